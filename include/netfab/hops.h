@@ -1,0 +1,38 @@
+/* Min-hop information in compact form: all-pairs switch-to-switch distances, one byte each,
+ * computed by breadth-first search from every switch in parallel over links that are up.
+ * With the fabric's port table this answers OpenSM's hops[lid][port] question in O(1). */
+#ifndef NETFAB_HOPS_H
+#define NETFAB_HOPS_H
+
+#include "core.h"
+#include "fabric.h"
+
+#define NF_HOPS_INF 255 /* unreachable */
+
+typedef struct nf_hops {
+    uint32_t n;   /* switches */
+    uint8_t *d;   /* n*n distances, row s holds distances from switch s */
+} nf_hops;
+
+/* Computes all-pairs switch distances over up links. threads <= 0 uses OpenMP's default.
+ * NF_ERANGE if some distance would exceed 254. The caller frees with nf_hops_free. */
+int nf_hops_compute(const nf_fabric *f, int threads, nf_hops **out);
+void nf_hops_free(nf_hops *h);
+
+static inline uint8_t nf_hops_sw(const nf_hops *h, nf_node s, nf_node t) {
+    return h->d[(size_t)s * h->n + t];
+}
+
+/* Links from switch s, leaving through port p, to the CA port dst (a global port index of a CA):
+ * 1 when p is cabled to dst itself, else 1 + (distance from p's peer switch to dst's switch) + 1.
+ * NF_HOPS_INF when p is down, unconnected, leads to another CA, or dst is unreachable. */
+uint8_t nf_hops_via(const nf_fabric *f, const nf_hops *h, nf_node s, unsigned p, nf_gport dst);
+
+/* Min over ports of nf_hops_via (OpenSM's column 0): 1 + distance to dst's switch + 0 when s is
+ * that switch, i.e. the links from s to the CA port. */
+uint8_t nf_hops_to_ca(const nf_fabric *f, const nf_hops *h, nf_node s, nf_gport dst);
+
+/* Largest finite switch-to-switch distance, and whether every pair is reachable. */
+uint8_t nf_hops_diameter(const nf_hops *h, int *connected);
+
+#endif

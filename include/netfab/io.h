@@ -1,0 +1,46 @@
+/* Reading and writing fabrics in real file formats. Formats are detected by content.
+ * Parsers never print: errors come back as NF_EPARSE with "file:line: what" in diag, and skipped
+ * material is reported through the warn callback. */
+#ifndef NETFAB_IO_H
+#define NETFAB_IO_H
+
+#include "core.h"
+#include "fabric.h"
+
+#include <stdio.h>
+
+typedef enum nf_format {
+    NF_FMT_AUTO = 0,
+    NF_FMT_IBNET, /* ibnetdiscover output */
+    NF_FMT_IBSIM, /* ibsim net file */
+    NF_FMT_DOT,   /* Graphviz (write only) */
+    NF_FMT_JSON,  /* netfab JSON (write only) */
+} nf_format;
+
+/* "ibnet", "ibsim", "dot", "json" -> format; NF_FMT_AUTO for an unknown name. */
+nf_format nf_format_from_name(const char *name);
+const char *nf_format_name(nf_format f);
+
+typedef struct nf_load_opts {
+    nf_warn_fn warn;
+    void *warn_ud;
+} nf_load_opts;
+
+/* Guesses the format of text: NF_FMT_IBNET when it carries ibnetdiscover's key lines
+ * (vendid=, switchguid=, caguid=) or S-/H- GUID node ids, NF_FMT_IBSIM for bare Switch/Hca
+ * blocks, NF_FMT_AUTO when it looks like neither. */
+nf_format nf_io_detect(const char *text, size_t len);
+
+/* Parses text (len bytes, need not be NUL-terminated) in format fmt (AUTO = detect). filename is
+ * used in messages only. On success *out owns a new fabric. */
+int nf_io_parse(const char *text, size_t len, nf_format fmt, const char *filename,
+                const nf_load_opts *opts, nf_fabric **out, nf_diag *diag);
+
+/* Reads path and parses it. NF_EIO (with the reason in diag) when it cannot be read. */
+int nf_io_load(const char *path, nf_format fmt, const nf_load_opts *opts, nf_fabric **out,
+               nf_diag *diag);
+
+/* Writes f to out in format fmt (not AUTO). Returns 0, NF_EIO on a write error. */
+int nf_io_write(const nf_fabric *f, nf_format fmt, FILE *out);
+
+#endif

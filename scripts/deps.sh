@@ -1,0 +1,36 @@
+#!/bin/sh
+# Installs the Debian packages that netfab's build, tests and tools need, when they are missing.
+# Idempotent and silent when everything is there. Usage: scripts/deps.sh [build|fuzz|bench]...
+set -eu
+
+want="cmake make gcc pkg-config libcmocka-dev libjansson-dev ibsim-utils"
+for group in "$@"; do
+    case "$group" in
+        build) ;;
+        fuzz) want="$want clang libclang-rt-dev" ;;
+        bench) want="$want hyperfine" ;;
+        *) echo "deps.sh: unknown group '$group' (build, fuzz, bench)" >&2; exit 2 ;;
+    esac
+done
+
+missing=""
+for p in $want; do
+    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+        missing="$missing $p"
+    fi
+done
+[ -z "$missing" ] && exit 0
+
+echo "deps.sh: installing missing Debian packages:$missing" >&2
+SUDO=""
+if [ "$(id -u)" != 0 ]; then
+    if command -v sudo >/dev/null 2>&1; then SUDO="sudo"; else
+        echo "deps.sh: not root and no sudo; install these by hand:$missing" >&2
+        exit 1
+    fi
+fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq >/dev/null
+# shellcheck disable=SC2086
+$SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
+echo "deps.sh: done" >&2
