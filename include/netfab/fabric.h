@@ -190,6 +190,9 @@ typedef struct nf_fabric_counts {
 } nf_fabric_counts;
 void nf_fabric_count(const nf_fabric *f, nf_fabric_counts *out);
 
+/* Bytes of heap the fabric's columns occupy. */
+size_t nf_fabric_bytes(const nf_fabric *f);
+
 /* Marks a link up or down. */
 static inline void nf_fabric_set_link_state(nf_fabric *f, nf_link l, nf_link_state s) {
     f->link_state[l] = (uint8_t)s;

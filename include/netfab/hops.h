@@ -23,14 +23,16 @@ static inline uint8_t nf_hops_sw(const nf_hops *h, nf_node s, nf_node t) {
     return h->d[(size_t)s * h->n + t];
 }
 
-/* Links from switch s, leaving through port p, to the CA port dst (a global port index of a CA):
- * 1 when p is cabled to dst itself, else 1 + (distance from p's peer switch to dst's switch) + 1.
- * NF_HOPS_INF when p is down, unconnected, leads to another CA, or dst is unreachable. */
-uint8_t nf_hops_via(const nf_fabric *f, const nf_hops *h, nf_node s, unsigned p, nf_gport dst);
+/* Links from switch s, leaving through port p, to port cp of CA ca: 1 when p is cabled to that
+ * CA port itself, else 1 + (distance from p's peer switch to the CA port's switch) + 1.
+ * NF_HOPS_INF when p is down or unconnected, leads to a CA (other than the target), or the target
+ * is unreachable. O(1). */
+uint8_t nf_hops_via(const nf_fabric *f, const nf_hops *h, nf_node s, unsigned p, nf_node ca,
+                    unsigned cp);
 
-/* Min over ports of nf_hops_via (OpenSM's column 0): 1 + distance to dst's switch + 0 when s is
- * that switch, i.e. the links from s to the CA port. */
-uint8_t nf_hops_to_ca(const nf_fabric *f, const nf_hops *h, nf_node s, nf_gport dst);
+/* Min over the ports of s of nf_hops_via (OpenSM's column 0): the links from s to the CA port,
+ * 1 + distance from s to the CA port's switch. O(1). */
+uint8_t nf_hops_to_ca(const nf_fabric *f, const nf_hops *h, nf_node s, nf_node ca, unsigned cp);
 
 /* Largest finite switch-to-switch distance, and whether every pair is reachable. */
 uint8_t nf_hops_diameter(const nf_hops *h, int *connected);

@@ -473,9 +473,11 @@ int nf_fabric_check(const nf_fabric *f, nf_diag *diag) {
                 return fail(diag, "node %lu port %lu: CA cabled straight to a CA", n, p);
         }
     }
-    for (nf_node i = 1; i < f->n_nodes; i++)
-        if (f->guid[f->guid_order[i]] == f->guid[f->guid_order[i - 1]])
-            return fail(diag, "nodes %lu and %lu share a GUID", f->guid_order[i - 1], f->guid_order[i]);
+    for (nf_node i = 1; i < f->n_nodes; i++) {
+        uint64_t g0 = f->guid[f->guid_order[i - 1]], g1 = f->guid[f->guid_order[i]];
+        if (g0 == g1) return fail(diag, "nodes %lu and %lu share a GUID", f->guid_order[i - 1], f->guid_order[i]);
+        if (g0 > g1) return fail(diag, "GUID index out of order at %lu (GUIDs changed after freeze?)", i, 0);
+    }
     for (nf_node s = 0; s < f->n_switches; s++)
         for (uint32_t e = f->sw_adj_off[s]; e < f->sw_adj_off[s + 1]; e++) {
             nf_gport g = nf_port_index(f, s, f->sw_adj_port[e]);
@@ -551,4 +553,21 @@ void nf_fabric_count(const nf_fabric *f, nf_fabric_counts *out) {
     for (nf_node c = f->n_switches; c < f->n_nodes; c++)
         for (unsigned p = 1; p <= f->nports[c]; p++)
             out->endpoint_ports += f->peer[nf_port_index(f, c, p)] != NF_NONE;
+}
+
+size_t nf_fabric_bytes(const nf_fabric *f) {
+    size_t N = f->n_nodes, P = f->n_ports, L = f->n_links, S = f->n_switches;
+    size_t per_node = 2 * sizeof(uint8_t) + sizeof(uint32_t) * 4 + sizeof(uint64_t) * 2 +
+                      sizeof(uint16_t) + 3 * sizeof(uint8_t) + sizeof(int32_t) + sizeof(nf_node);
+    size_t per_port = sizeof(nf_node) + 2 * sizeof(uint8_t) + sizeof(nf_link) + sizeof(uint64_t) +
+                      sizeof(uint16_t);
+    size_t per_link = 2 * sizeof(nf_node) + 7 * sizeof(uint8_t);
+    size_t adj = f->sw_adj_off[S];
+    size_t names = 0;
+    for (size_t n = 0; n < N; n++) {
+        size_t end = f->name_off[n] + strlen(f->names + f->name_off[n]) + 1;
+        if (end > names) names = end;
+    }
+    return sizeof *f + N * per_node + sizeof(uint32_t) + P * per_port + L * per_link +
+           (S + 1) * sizeof(uint32_t) + adj * (sizeof(nf_node) + sizeof(uint8_t) + sizeof(nf_link)) + names;
 }

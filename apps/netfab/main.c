@@ -1,0 +1,90 @@
+/* netfab: the command-line front end. Dispatches to one cmd_<name>.c per subcommand. */
+#include "cmd.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+static const struct {
+    const char *name, *help;
+    int (*run)(int, char **);
+} commands[] = {
+#define NF_X_ROW(name, help) {#name, help, nf_cmd_##name},
+    NF_COMMANDS(NF_X_ROW)
+#undef NF_X_ROW
+};
+
+static void usage(FILE *out) {
+    fprintf(out,
+            "usage: netfab <command> [options]\n"
+            "       netfab <command> --help\n"
+            "       netfab --version\n\n"
+            "commands:\n");
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].help);
+    fprintf(out, "\nexample:\n  netfab topo --topo dragonfly:a=18,p=9,h=9 --stats\n");
+}
+
+int nf_app_report(int rc, const nf_diag *d) {
+    if (d && d->file[0] && d->line > 0)
+        fprintf(stderr, "netfab: %s:%d: %s\n", d->file, d->line, d->msg);
+    else if (d && d->file[0])
+        fprintf(stderr, "netfab: %s: %s\n", d->file, d->msg[0] ? d->msg : nf_strerror(rc));
+    else if (d && d->msg[0])
+        fprintf(stderr, "netfab: %s\n", d->msg);
+    else
+        fprintf(stderr, "netfab: %s\n", nf_strerror(rc));
+    return rc == NF_EPARSE || rc == NF_EINVAL || rc == NF_ERANGE || rc == NF_EUNSUPPORTED
+               ? NF_EXIT_USAGE
+               : NF_EXIT_FAIL;
+}
+
+enum { WARN_LIMIT = 20 };
+static unsigned warn_count;
+
+void nf_app_warn(void *ud, const char *file, int line, const char *msg) {
+    (void)ud;
+    if (warn_count++ >= WARN_LIMIT) return;
+    if (line > 0)
+        fprintf(stderr, "netfab: warning: %s:%d: %s\n", file, line, msg);
+    else
+        fprintf(stderr, "netfab: warning: %s: %s\n", file, msg);
+}
+
+void nf_app_warn_summary(void) {
+    if (warn_count > WARN_LIMIT)
+        fprintf(stderr, "netfab: warning: %u more warnings not shown\n", warn_count - WARN_LIMIT);
+    warn_count = 0;
+}
+
+double nf_app_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+long nf_app_peak_rss_kib(void) {
+    struct rusage ru;
+    return getrusage(RUSAGE_SELF, &ru) == 0 ? ru.ru_maxrss : -1;
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) {
+        usage(stderr);
+        return NF_EXIT_USAGE;
+    }
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
+        usage(stdout);
+        return NF_EXIT_OK;
+    }
+    if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0) {
+        printf("netfab %s\n", NF_VERSION_STRING);
+        return NF_EXIT_OK;
+    }
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (strcmp(argv[1], commands[i].name) == 0) return commands[i].run(argc - 1, argv + 1);
+    fprintf(stderr, "netfab: unknown command '%s'\n\n", argv[1]);
+    usage(stderr);
+    return NF_EXIT_USAGE;
+}

@@ -1,0 +1,19 @@
+/* The ibnetdiscover text format: what ibnetdiscover prints on a real cluster.
+ * Reading is lenient where real dumps vary and strict where the structure is wrong. */
+#ifndef NETFAB_IBNET_H
+#define NETFAB_IBNET_H
+
+#include "fabric.h"
+#include "io.h"
+
+#include <stdio.h>
+
+/* Parses text (len bytes). On success *out owns a new fabric; on malformed input returns
+ * NF_EPARSE with "what is wrong" and the line in diag. filename is used in diag only. */
+int nf_ibnet_parse(const char *text, size_t len, const char *filename, const nf_load_opts *opts,
+                  nf_fabric **out, nf_diag *diag);
+
+/* Writes f in this format. Returns 0 or NF_EIO. */
+int nf_ibnet_write(const nf_fabric *f, FILE *out);
+
+#endif

@@ -1,0 +1,123 @@
+/* Format detection and dispatch: read a file, guess its format from its content, hand it to the
+ * right parser; write a fabric in a named format. */
+#include "netfab/io.h"
+#include "netfab/export.h"
+#include "netfab/ibnet.h"
+#include "netfab/ibsim.h"
+#include "util/mem.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+static const char *const fmt_names[] = {"auto", "ibnet", "ibsim", "dot", "json"};
+
+nf_format nf_format_from_name(const char *name) {
+    for (int i = 1; i < (int)(sizeof fmt_names / sizeof fmt_names[0]); i++)
+        if (strcmp(name, fmt_names[i]) == 0) return (nf_format)i;
+    if (strcmp(name, "ibnetdiscover") == 0) return NF_FMT_IBNET;
+    return NF_FMT_AUTO;
+}
+
+const char *nf_format_name(nf_format f) {
+    return (unsigned)f < sizeof fmt_names / sizeof fmt_names[0] ? fmt_names[f] : "?";
+}
+
+/* Does the line [p, e) start, after blanks, with word? */
+static bool starts_with(const char *p, const char *e, const char *word) {
+    while (p < e && (*p == ' ' || *p == '\t')) p++;
+    size_t n = strlen(word);
+    return (size_t)(e - p) >= n && memcmp(p, word, n) == 0;
+}
+
+/* ibnetdiscover output carries key lines and "S-"/"H-" GUID ids; an ibsim net file has node
+ * headers with bare ids. Look at node headers and key lines only, ignoring comments. */
+nf_format nf_io_detect(const char *text, size_t len) {
+    const char *p = text, *end = text + len;
+    int headers = 0;
+    bool guid_ids = false;
+    while (p < end) {
+        const char *e = memchr(p, '\n', (size_t)(end - p));
+        if (!e) e = end;
+        if (starts_with(p, e, "vendid=") || starts_with(p, e, "switchguid=") ||
+            starts_with(p, e, "caguid=") || starts_with(p, e, "sysimgguid="))
+            return NF_FMT_IBNET;
+        bool sw = starts_with(p, e, "Switch"), ca = starts_with(p, e, "Ca") || starts_with(p, e, "Hca") ||
+                                                     starts_with(p, e, "Rt");
+        if (sw || ca) {
+            const char *q = memchr(p, '"', (size_t)(e - p));
+            if (q) {
+                headers++;
+                if (e - q > 3 && (q[1] == 'S' || q[1] == 'H' || q[1] == 'R') && q[2] == '-') guid_ids = true;
+            }
+        }
+        p = e + 1;
+    }
+    if (headers == 0) return NF_FMT_AUTO;
+    return guid_ids ? NF_FMT_IBNET : NF_FMT_IBSIM;
+}
+
+int nf_io_parse(const char *text, size_t len, nf_format fmt, const char *filename,
+                const nf_load_opts *opts, nf_fabric **out, nf_diag *diag) {
+    *out = NULL;
+    if (fmt == NF_FMT_AUTO) fmt = nf_io_detect(text, len);
+    switch (fmt) {
+    case NF_FMT_IBNET: return nf_ibnet_parse(text, len, filename, opts, out, diag);
+    case NF_FMT_IBSIM: return nf_ibsim_parse(text, len, filename, opts, out, diag);
+    case NF_FMT_AUTO:
+        if (diag) {
+            snprintf(diag->file, sizeof diag->file, "%s", filename ? filename : "");
+            diag->line = 0;
+            snprintf(diag->msg, sizeof diag->msg,
+                     "not a fabric file: no Switch/Ca/Hca node header or ibnetdiscover key line found");
+        }
+        return NF_EPARSE;
+    default:
+        if (diag) {
+            snprintf(diag->file, sizeof diag->file, "%s", filename ? filename : "");
+            diag->line = 0;
+            snprintf(diag->msg, sizeof diag->msg, "%s is an output-only format", nf_format_name(fmt));
+        }
+        return NF_EUNSUPPORTED;
+    }
+}
+
+int nf_io_load(const char *path, nf_format fmt, const nf_load_opts *opts, nf_fabric **out,
+               nf_diag *diag) {
+    *out = NULL;
+    FILE *fp = fopen(path, "rb");
+    char *buf = NULL;
+    size_t len = 0, cap = 0;
+    int rc = NF_OK;
+    if (!fp) goto ioerr;
+    for (;;) {
+        if ((rc = NF_GROW(buf, cap, len + 65536))) goto done;
+        size_t n = fread(buf + len, 1, cap - len, fp);
+        len += n;
+        if (n == 0) break;
+    }
+    if (ferror(fp)) goto ioerr;
+    rc = nf_io_parse(buf, len, fmt, path, opts, out, diag);
+    goto done;
+ioerr:
+    if (diag) {
+        snprintf(diag->file, sizeof diag->file, "%s", path);
+        diag->line = 0;
+        snprintf(diag->msg, sizeof diag->msg, "cannot read: %s", strerror(errno));
+    }
+    rc = NF_EIO;
+done:
+    if (fp) fclose(fp);
+    nf__free(buf);
+    return rc;
+}
+
+int nf_io_write(const nf_fabric *f, nf_format fmt, FILE *out) {
+    switch (fmt) {
+    case NF_FMT_IBNET: return nf_ibnet_write(f, out);
+    case NF_FMT_IBSIM: return nf_ibsim_write(f, out);
+    case NF_FMT_DOT: return nf_dot_write(f, out);
+    case NF_FMT_JSON: return nf_json_write(f, out);
+    default: return NF_EINVAL;
+    }
+}
