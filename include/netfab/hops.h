@@ -12,6 +12,8 @@
 typedef struct nf_hops {
     uint32_t n;   /* switches */
     uint8_t *d;   /* n*n distances, row s holds distances from switch s */
+    uint8_t diameter; /* largest distance, when connected */
+    bool connected;   /* every pair of switches reachable */
 } nf_hops;
 
 /* Computes all-pairs switch distances over up links. threads <= 0 uses OpenMP's default.

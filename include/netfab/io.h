@@ -27,8 +27,8 @@ typedef struct nf_load_opts {
 } nf_load_opts;
 
 /* Guesses the format of text: NF_FMT_IBNET when it carries ibnetdiscover's key lines
- * (vendid=, switchguid=, caguid=) or S-/H- GUID node ids, NF_FMT_IBSIM for bare Switch/Hca
- * blocks, NF_FMT_AUTO when it looks like neither. */
+ * (vendid=, devid=, sysimgguid=, switchguid=, caguid=), NF_FMT_IBSIM for Switch/Hca/Ca blocks
+ * without them, NF_FMT_AUTO when it looks like neither. */
 nf_format nf_io_detect(const char *text, size_t len);
 
 /* Parses text (len bytes, need not be NUL-terminated) in format fmt (AUTO = detect). filename is

@@ -30,31 +30,25 @@ static bool starts_with(const char *p, const char *e, const char *word) {
     return (size_t)(e - p) >= n && memcmp(p, word, n) == 0;
 }
 
-/* ibnetdiscover output carries key lines and "S-"/"H-" GUID ids; an ibsim net file has node
- * headers with bare ids. Look at node headers and key lines only, ignoring comments. */
+/* ibnetdiscover prints key lines (vendid=, devid=, switchguid=, caguid=) before every node header;
+ * an ibsim net file has node headers without them. Comments and everything else are ignored. */
 nf_format nf_io_detect(const char *text, size_t len) {
     const char *p = text, *end = text + len;
-    int headers = 0;
-    bool guid_ids = false;
+    bool headers = false;
     while (p < end) {
         const char *e = memchr(p, '\n', (size_t)(end - p));
         if (!e) e = end;
-        if (starts_with(p, e, "vendid=") || starts_with(p, e, "switchguid=") ||
-            starts_with(p, e, "caguid=") || starts_with(p, e, "sysimgguid="))
+        if (starts_with(p, e, "vendid=") || starts_with(p, e, "devid=") ||
+            starts_with(p, e, "switchguid=") || starts_with(p, e, "caguid=") ||
+            starts_with(p, e, "sysimgguid="))
             return NF_FMT_IBNET;
-        bool sw = starts_with(p, e, "Switch"), ca = starts_with(p, e, "Ca") || starts_with(p, e, "Hca") ||
-                                                     starts_with(p, e, "Rt");
-        if (sw || ca) {
-            const char *q = memchr(p, '"', (size_t)(e - p));
-            if (q) {
-                headers++;
-                if (e - q > 3 && (q[1] == 'S' || q[1] == 'H' || q[1] == 'R') && q[2] == '-') guid_ids = true;
-            }
-        }
+        if ((starts_with(p, e, "Switch") || starts_with(p, e, "Ca") || starts_with(p, e, "Hca") ||
+             starts_with(p, e, "Rt")) &&
+            memchr(p, '"', (size_t)(e - p)))
+            headers = true;
         p = e + 1;
     }
-    if (headers == 0) return NF_FMT_AUTO;
-    return guid_ids ? NF_FMT_IBNET : NF_FMT_IBSIM;
+    return headers ? NF_FMT_IBSIM : NF_FMT_AUTO;
 }
 
 int nf_io_parse(const char *text, size_t len, nf_format fmt, const char *filename,

@@ -1,0 +1,12 @@
+#!/bin/sh
+# `make bench`: the README's benchmark tables. Usage: bench/run.sh BUILD_DIR
+set -eu
+build=${1:-build}
+echo "## Build + all-pairs switch distances (bench_topo)"
+"$build/bench_topo" 5
+echo
+if command -v hyperfine >/dev/null 2>&1; then
+    echo "## Whole command, netfab topo --stats, dragonfly a=18 p=9 h=9 (hyperfine)"
+    hyperfine -N --warmup 1 --runs 10 --export-markdown /dev/stdout --style none \
+        "$build/netfab topo --topo dragonfly:a=18,p=9,h=9" 2>/dev/null | grep '^|'
+fi
