@@ -1,6 +1,7 @@
 /* Topology generators and the --topo spec strings that name them.
  * Every generator returns a frozen fabric with GUIDs, LIDs (switches 1..S, then CA ports), names,
- * link classes, levels/supernodes/planes set; the exact wiring of each is documented in README.md. */
+ * link classes, levels/supernodes/planes set; the exact wiring of each is documented in
+ * README.md. */
 #ifndef NETFAB_GEN_H
 #define NETFAB_GEN_H
 
