@@ -33,88 +33,110 @@ static int build_up_csr(const nf_fabric *f, up_csr *g) {
     return NF_OK;
 }
 
-/* Bit-parallel breadth-first search (one search per source, 64 sources at once).
+/* Bit-parallel breadth-first search: one search per source, NF_LANES sources at once.
  *
  * A batch owns sources base..base+nb-1, lane k standing for source base+k. Per switch v it keeps
- * three 64-bit masks: seen (lanes that have reached v), frontier (lanes that reached v at the
+ * three lane masks: seen (lanes that have reached v), frontier (lanes that reached v at the
  * previous level) and next. One level is next[v] = OR of frontier[u] over neighbours u, minus
- * seen[v]; the lanes set in next[v] reach v at this level. Links are symmetric, so d(s, v) =
- * d(v, s) and the lanes of v are written into row v at columns base..base+nb-1: 64 consecutive
- * bytes, and different batches write disjoint bytes, so threads never write the same byte.
- * Each level costs one pass over the adjacency, whatever the number of sources, so a fabric is
- * done in (S/64) * (diameter+1) passes instead of S searches. A lane still in the frontier at
- * level 254 would need a distance of 255: NF_ERANGE. */
+ * seen[v]; the lanes set in next[v] reach v at this level, and their distance is written into a
+ * batch-local S x NF_LANES byte block (contiguous, so the writes stay in cache). Links are
+ * symmetric, so d(s, v) = d(v, s): at the end row v of the matrix receives the batch's nb
+ * consecutive columns base..base+nb-1. Batches write disjoint bytes, so threads never share one.
+ * Each level costs one pass over the adjacency for all lanes, so the fabric takes
+ * (S / NF_LANES) * (diameter + 1) passes instead of S searches. A lane still advancing at level
+ * 255 would need a distance that does not fit a byte: NF_ERANGE. */
+#define NF_LANE_WORDS 4
+#define NF_LANES (64 * NF_LANE_WORDS)
+typedef uint64_t lanes __attribute__((vector_size(8 * NF_LANE_WORDS), aligned(8)));
+
+static inline uint64_t lanes_or(lanes x) {
+    uint64_t r = 0;
+    for (int q = 0; q < NF_LANE_WORDS; q++) r |= x[q];
+    return r;
+}
+
 typedef struct bfs_scratch {
-    uint64_t *seen, *frontier, *next;
-    uint8_t *local; /* S x 64 distances of this batch, copied into the rows at the end */
+    lanes *seen, *frontier, *next;
+    uint8_t *local; /* S x NF_LANES distances of this batch */
 } bfs_scratch;
 
 /* expand[m]: byte i is 0xFF when bit i of m is set (a constant table, built by the preprocessor). */
 #define NF_E1(m, i) ((uint64_t)(((m) >> (i)) & 1) * ((uint64_t)0xFF << (8 * (i))))
-#define NF_E(m) (NF_E1(m, 0) | NF_E1(m, 1) | NF_E1(m, 2) | NF_E1(m, 3) | NF_E1(m, 4) | NF_E1(m, 5) | NF_E1(m, 6) | NF_E1(m, 7))
+#define NF_E(m)                                                                                   \
+    (NF_E1(m, 0) | NF_E1(m, 1) | NF_E1(m, 2) | NF_E1(m, 3) | NF_E1(m, 4) | NF_E1(m, 5) |          \
+     NF_E1(m, 6) | NF_E1(m, 7))
 #define NF_R4(m) NF_E(m), NF_E(m + 1), NF_E(m + 2), NF_E(m + 3)
 #define NF_R16(m) NF_R4(m), NF_R4(m + 4), NF_R4(m + 8), NF_R4(m + 12)
 #define NF_R64(m) NF_R16(m), NF_R16(m + 16), NF_R16(m + 32), NF_R16(m + 48)
 static const uint64_t expand[256] = {NF_R64(0), NF_R64(64), NF_R64(128), NF_R64(192)};
 
-/* Writes level into row[k] for every lane k set in bits (k < nb). */
-static void write_lanes(uint8_t *row, uint64_t bits, unsigned nb, uint8_t level) {
+/* Writes level into the 64 bytes row[k] for every bit k set in bits. */
+static inline void write_word(uint8_t *row, uint64_t bits, uint8_t level) {
     uint64_t lv = 0x0101010101010101ULL * level;
-    for (unsigned c = 0; c < 8 && bits; c++, bits >>= 8) {
+    for (unsigned c = 0; bits; c++, bits >>= 8) {
         unsigned m = bits & 0xFF;
         if (!m) continue;
-        if (8 * c + 8 <= nb) {
-            uint64_t w, mask = expand[m];
-            memcpy(&w, row + 8 * c, 8);
-            w = (w & ~mask) | (lv & mask);
-            memcpy(row + 8 * c, &w, 8);
-        } else {
-            for (unsigned i = 0; i < 8; i++)
-                if (m >> i & 1) row[8 * c + i] = level;
+        uint64_t w, mask = expand[m];
+        memcpy(&w, row + 8 * c, 8);
+        w = (w & ~mask) | (lv & mask);
+        memcpy(row + 8 * c, &w, 8);
+    }
+}
+
+/* The level loop, compiled twice on x86-64 (AVX2 and baseline) and picked at load time. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
+__attribute__((target_clones("avx2", "default")))
+#endif
+static int bfs_levels(const up_csr *g, uint32_t S, const lanes *fullp, bfs_scratch *w, unsigned *ecc) {
+    lanes full = *fullp;
+    for (unsigned level = 1;; level++) {
+        uint64_t any = 0;
+        for (uint32_t v = 0; v < S; v++) {
+            lanes sv = w->seen[v], acc = {0};
+            if (lanes_or(sv ^ full))
+                for (uint32_t e = g->off[v], end = g->off[v + 1]; e < end; e++) acc |= w->frontier[g->adj[e]];
+            acc &= ~sv;
+            w->next[v] = acc;
+            any |= lanes_or(acc);
         }
+        if (!any) {
+            uint64_t missing = 0;
+            for (uint32_t v = 0; v < S && !missing; v++) missing = lanes_or(w->seen[v] ^ full);
+            *ecc = missing ? NF_HOPS_INF : level - 1;
+            return NF_OK;
+        }
+        if (level >= NF_HOPS_INF) return NF_ERANGE;
+        for (uint32_t v = 0; v < S; v++) {
+            lanes bits = w->next[v];
+            if (!lanes_or(bits)) continue;
+            w->seen[v] |= bits;
+            for (int q = 0; q < NF_LANE_WORDS; q++)
+                if (bits[q]) write_word(w->local + (size_t)v * NF_LANES + 64 * q, bits[q], (uint8_t)level);
+        }
+        lanes *t = w->frontier;
+        w->frontier = w->next;
+        w->next = t;
     }
 }
 
 /* Runs one batch; returns its largest distance in *ecc (NF_HOPS_INF if some pair is unreachable). */
 static int bfs_batch(const up_csr *g, uint32_t S, uint32_t base, uint8_t *d, bfs_scratch *w,
                      unsigned *ecc) {
-    unsigned nb = S - base < 64 ? S - base : 64;
-    uint64_t full = nb == 64 ? ~(uint64_t)0 : (((uint64_t)1 << nb) - 1);
-    memset(w->seen, 0, (size_t)S * sizeof(uint64_t));
-    memset(w->frontier, 0, (size_t)S * sizeof(uint64_t));
-    memset(w->local, NF_HOPS_INF, (size_t)S * 64);
+    unsigned nb = S - base < NF_LANES ? S - base : NF_LANES;
+    lanes full = {0};
+    for (unsigned q = 0; q < NF_LANE_WORDS; q++)
+        full[q] = nb >= 64 * (q + 1) ? ~(uint64_t)0 : nb > 64 * q ? ((uint64_t)1 << (nb - 64 * q)) - 1 : 0;
+    memset(w->seen, 0, (size_t)S * sizeof(lanes));
+    memset(w->frontier, 0, (size_t)S * sizeof(lanes));
+    memset(w->local, NF_HOPS_INF, (size_t)S * NF_LANES);
     for (unsigned k = 0; k < nb; k++) {
-        w->seen[base + k] = w->frontier[base + k] = (uint64_t)1 << k;
-        w->local[(size_t)(base + k) * 64 + k] = 0;
+        w->seen[base + k][k / 64] = w->frontier[base + k][k / 64] = (uint64_t)1 << (k % 64);
+        w->local[(size_t)(base + k) * NF_LANES + k] = 0;
     }
-    for (unsigned level = 1;; level++) {
-        bool any = false;
-        for (uint32_t v = 0; v < S; v++) {
-            uint64_t acc = 0;
-            if (w->seen[v] != full)
-                for (uint32_t e = g->off[v], end = g->off[v + 1]; e < end; e++) acc |= w->frontier[g->adj[e]];
-            acc &= ~w->seen[v];
-            w->next[v] = acc;
-            any |= acc != 0;
-        }
-        if (!any) {
-            bool all = true;
-            for (uint32_t v = 0; v < S && all; v++) all = w->seen[v] == full;
-            *ecc = all ? level - 1 : NF_HOPS_INF;
-            for (uint32_t v = 0; v < S; v++) memcpy(d + (size_t)v * S + base, w->local + (size_t)v * 64, nb);
-            return NF_OK;
-        }
-        if (level >= NF_HOPS_INF) return NF_ERANGE;
-        for (uint32_t v = 0; v < S; v++) {
-            uint64_t bits = w->next[v];
-            if (!bits) continue;
-            w->seen[v] |= bits;
-            write_lanes(w->local + (size_t)v * 64, bits, 64, (uint8_t)level);
-        }
-        uint64_t *t = w->frontier;
-        w->frontier = w->next;
-        w->next = t;
-    }
+    int rc = bfs_levels(g, S, &full, w, ecc);
+    if (rc == NF_OK)
+        for (uint32_t v = 0; v < S; v++) memcpy(d + (size_t)v * S + base, w->local + (size_t)v * NF_LANES, nb);
+    return rc;
 }
 
 int nf_hops_compute(const nf_fabric *f, int threads, nf_hops **out) {
@@ -127,7 +149,6 @@ int nf_hops_compute(const nf_fabric *f, int threads, nf_hops **out) {
     h->n = S;
     if (!(h->d = nf__malloc((size_t)S * S))) goto done;
     if ((rc = build_up_csr(f, &g))) goto done;
-    memset(h->d, NF_HOPS_INF, (size_t)S * S);
     int nthr = threads > 0 ? threads : omp_get_max_threads();
     int err = NF_OK;
     bfs_scratch *scr = nf__calloc((size_t)nthr, sizeof *scr);
@@ -136,18 +157,18 @@ int nf_hops_compute(const nf_fabric *f, int threads, nf_hops **out) {
         goto done;
     }
     for (int t = 0; t < nthr; t++) {
-        size_t n = ((size_t)S + 1) * sizeof(uint64_t);
+        size_t n = ((size_t)S + 1) * sizeof(lanes);
         if (!(scr[t].seen = nf__malloc(n)) || !(scr[t].frontier = nf__malloc(n)) ||
-            !(scr[t].next = nf__malloc(n)) || !(scr[t].local = nf__malloc(n * 8)))
+            !(scr[t].next = nf__malloc(n)) || !(scr[t].local = nf__malloc(((size_t)S + 1) * NF_LANES)))
             err = NF_ENOMEM;
     }
     if (!err) {
-        int64_t batches = ((int64_t)S + 63) / 64;
+        int64_t batches = ((int64_t)S + NF_LANES - 1) / NF_LANES;
         unsigned diam = 0;
 #pragma omp parallel for num_threads(nthr) schedule(dynamic, 1) reduction(max : diam)
         for (int64_t b = 0; b < batches; b++) {
             unsigned ecc = 0;
-            int r = bfs_batch(&g, S, (uint32_t)(b * 64), h->d, &scr[omp_get_thread_num()], &ecc);
+            int r = bfs_batch(&g, S, (uint32_t)(b * NF_LANES), h->d, &scr[omp_get_thread_num()], &ecc);
             if (r) {
 #pragma omp atomic write
                 err = r;
