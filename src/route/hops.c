@@ -45,6 +45,10 @@ static int build_up_csr(const nf_fabric *f, up_csr *g) {
  * Each level costs one pass over the adjacency for all lanes, so the fabric takes
  * (S / NF_LANES) * (diameter + 1) passes instead of S searches. A lane still advancing at level
  * 255 would need a distance that does not fit a byte: NF_ERANGE. */
+#if defined(__GNUC__) && !defined(__clang__)
+/* lanes are passed by value only between static functions of this file, never across an ABI */
+#pragma GCC diagnostic ignored "-Wpsabi"
+#endif
 #define NF_LANE_WORDS 4
 #define NF_LANES (64 * NF_LANE_WORDS)
 typedef uint64_t lanes __attribute__((vector_size(8 * NF_LANE_WORDS), aligned(8)));
