@@ -1,0 +1,32 @@
+#!/bin/sh
+# `make install` layout: install the build into a scratch prefix, then compile and run a program
+# against the installed headers and library found through pkg-config.
+# Usage: install.sh NETFAB SOURCE_DIR FABRICS_DIR (the build directory is NETFAB's directory)
+set -eu
+build=$(dirname "$1")
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+cmake --install "$build" --prefix "$tmp/prefix" >/dev/null
+test -x "$tmp/prefix/bin/netfab"
+test -f "$tmp/prefix/include/netfab/fabric.h"
+pc=$(find "$tmp/prefix" -name netfab.pc | head -1)
+test -n "$pc"
+export PKG_CONFIG_PATH=$(dirname "$pc")
+cat >"$tmp/use.c" <<'C'
+#include <netfab/gen.h>
+#include <netfab/hops.h>
+#include <stdio.h>
+int main(void) {
+    nf_fabric *f;
+    nf_hops *h;
+    nf_diag d;
+    if (nf_topo_build("fattree:k=4", NULL, &f, &d) || nf_hops_compute(f, 1, &h)) return 1;
+    printf("%u %u %d\n", f->n_cas, f->n_switches, nf_hops_diameter(h, NULL));
+    nf_hops_free(h);
+    nf_fabric_free(f);
+    return 0;
+}
+C
+cc -std=c11 $(pkg-config --cflags netfab) "$tmp/use.c" -o "$tmp/use" $(pkg-config --libs netfab) \
+    -Wl,-rpath,"$(pkg-config --variable=libdir netfab)"
+out=$("$tmp/use")
+if [ "$out" = "16 20 4" ]; then echo "1 passed, 0 failed"; else echo "installed library said '$out', want '16 20 4'"; echo "0 passed, 1 failed"; exit 1; fi
