@@ -81,8 +81,9 @@ int main(int argc, char **argv) {
                                      "bluelight", "taihulight"};
     const char **specs = argc > 2 ? (const char **)argv + 2 : defaults;
     int nspecs = argc > 2 ? argc - 2 : (int)(sizeof defaults / sizeof defaults[0]);
-    printf("| fabric | endpoints | switches | build s (best / median) | distances s (best / median) "
-           "| total s (best) | peak RSS MiB |\n|---|---:|---:|---:|---:|---:|---:|\n");
+    printf(
+        "| fabric | endpoints | switches | build s (best / median) | distances s (best / median) "
+        "| total s (best) | peak RSS MiB |\n|---|---:|---:|---:|---:|---:|---:|\n");
     fflush(stdout);
     for (int i = 0; i < nspecs; i++) {
         double *b = calloc((size_t)reps, sizeof *b), *dd = calloc((size_t)reps, sizeof *dd),
@@ -105,7 +106,8 @@ int main(int argc, char **argv) {
             qsort(dd, (size_t)reps, sizeof *dd, cmp_double);
             qsort(tot, (size_t)reps, sizeof *tot, cmp_double);
             printf("| `%s` | %u | %u | %.3f / %.3f | %.3f / %.3f | %.3f | %.1f |\n", specs[i],
-                   r.endpoints, r.switches, b[0], b[reps / 2], dd[0], dd[reps / 2], tot[0], rss / 1024.0);
+                   r.endpoints, r.switches, b[0], b[reps / 2], dd[0], dd[reps / 2], tot[0],
+                   rss / 1024.0);
         }
         fflush(stdout);
         free(b);

@@ -13,7 +13,8 @@
  * npaths (optional) receives the number of shortest paths (saturating at UINT32_MAX). */
 static inline void ref_bfs(const nf_fabric *f, nf_node src, int *dist, uint64_t *npaths) {
     nf_node *queue = malloc(sizeof(nf_node) * (f->n_switches + 1));
-    for (uint32_t i = 0; i < f->n_switches; i++) dist[i] = -1;
+    for (uint32_t i = 0; i < f->n_switches; i++)
+        dist[i] = -1;
     if (npaths) memset(npaths, 0, sizeof(uint64_t) * f->n_switches);
     size_t head = 0, tail = 0;
     dist[src] = 0;

@@ -13,31 +13,33 @@
 #include <string.h>
 
 static void topo_usage(FILE *out) {
-    fprintf(out,
-            "usage: netfab topo --topo SPEC [--topo SPEC ...] [--stats] [--json]\n"
-            "                   [--out FILE [--format ibnet|ibsim|dot|json]] [--threads N]\n\n"
-            "Builds each fabric, computes all-pairs switch distances and prints its statistics\n"
-            "(the default), or writes it to FILE ('-' = stdout). With several --topo options the\n"
-            "statistics are one table row (or one JSON object in an array) per fabric.\n\n"
-            "specs:\n"
-            "  fattree:k=K                      3-level fat tree of K-port switches\n"
-            "  xgft:h=H,m=M1.M2..,w=W1.W2..     extended generalized fat tree\n"
-            "  torus:XxYxZ,c=C                  torus (any number of dimensions), C endpoints/switch\n"
-            "  dragonfly:a=A,p=P,h=H[,g=G][,arr=palmtree|consecutive]\n"
-            "  gft:preset=sunway-proto | gft:leaves=L,nodes=N,spines=S[,links=][,sib=][,rails=][,radix=]\n"
-            "  bluelight, taihulight            trimmed fat trees shaped like the Sunway machines\n"
-            "  file:PATH                        ibnetdiscover output or an ibsim net file\n\n"
-            "options:\n"
-            "  --stats        print statistics (default when --out is not given)\n"
-            "  --json         statistics as JSON (keys endpoints, switches, links, diameter,\n"
-            "                 build_s, distances_s, peak_rss_kib, ...)\n"
-            "  --out FILE     write the fabric; the format comes from --format or FILE's suffix\n"
-            "                 (.ibnet .net .dot .json)\n"
-            "  --threads N    threads for the distance computation (default: all cores)\n\n"
-            "examples:\n"
-            "  netfab topo --topo dragonfly:a=18,p=9,h=9\n"
-            "  netfab topo --topo fattree:k=4 --out ft4.ibnet\n"
-            "  netfab topo --topo file:cluster.ibnet --json\n");
+    fprintf(
+        out,
+        "usage: netfab topo --topo SPEC [--topo SPEC ...] [--stats] [--json]\n"
+        "                   [--out FILE [--format ibnet|ibsim|dot|json]] [--threads N]\n\n"
+        "Builds each fabric, computes all-pairs switch distances and prints its statistics\n"
+        "(the default), or writes it to FILE ('-' = stdout). With several --topo options the\n"
+        "statistics are one table row (or one JSON object in an array) per fabric.\n\n"
+        "specs:\n"
+        "  fattree:k=K                      3-level fat tree of K-port switches\n"
+        "  xgft:h=H,m=M1.M2..,w=W1.W2..     extended generalized fat tree\n"
+        "  torus:XxYxZ,c=C                  torus (any number of dimensions), C endpoints/switch\n"
+        "  dragonfly:a=A,p=P,h=H[,g=G][,arr=palmtree|consecutive]\n"
+        "  gft:preset=sunway-proto | "
+        "gft:leaves=L,nodes=N,spines=S[,links=][,sib=][,rails=][,radix=]\n"
+        "  bluelight, taihulight            trimmed fat trees shaped like the Sunway machines\n"
+        "  file:PATH                        ibnetdiscover output or an ibsim net file\n\n"
+        "options:\n"
+        "  --stats        print statistics (default when --out is not given)\n"
+        "  --json         statistics as JSON (keys endpoints, switches, links, diameter,\n"
+        "                 build_s, distances_s, peak_rss_kib, ...)\n"
+        "  --out FILE     write the fabric; the format comes from --format or FILE's suffix\n"
+        "                 (.ibnet .net .dot .json)\n"
+        "  --threads N    threads for the distance computation (default: all cores)\n\n"
+        "examples:\n"
+        "  netfab topo --topo dragonfly:a=18,p=9,h=9\n"
+        "  netfab topo --topo fattree:k=4 --out ft4.ibnet\n"
+        "  netfab topo --topo file:cluster.ibnet --json\n");
 }
 
 typedef struct topo_stats {
@@ -53,16 +55,18 @@ typedef struct topo_stats {
 static json_t *stats_json(const topo_stats *s) {
     json_t *cls = json_object();
     for (int c = 0; c < NF_LINK_NCLASSES; c++)
-        json_object_set_new(cls, nf_link_class_name((nf_link_class)c), json_integer(s->counts.links_by_class[c]));
-    return json_pack("{s:s, s:I, s:I, s:I, s:o, s:I, s:I, s:I, s:I, s:i, s:b, s:f, s:f, s:I, s:I, s:I}",
-                     "topo", s->spec, "endpoints", (json_int_t)s->endpoints, "switches",
-                     (json_int_t)s->switches, "links", (json_int_t)s->links, "links_by_class", cls,
-                     "loopback_links", (json_int_t)s->counts.loopback_links, "ports_used",
-                     (json_int_t)s->counts.ports_used, "ports_total", (json_int_t)s->counts.ports_total,
-                     "max_radix", (json_int_t)s->counts.max_radix, "diameter", s->diameter, "connected",
-                     s->connected, "build_s", s->build_s, "distances_s", s->distances_s, "fabric_bytes",
-                     (json_int_t)s->fabric_bytes, "hops_bytes", (json_int_t)s->hops_bytes, "peak_rss_kib",
-                     (json_int_t)s->peak_rss_kib);
+        json_object_set_new(cls, nf_link_class_name((nf_link_class)c),
+                            json_integer(s->counts.links_by_class[c]));
+    return json_pack(
+        "{s:s, s:I, s:I, s:I, s:o, s:I, s:I, s:I, s:I, s:i, s:b, s:f, s:f, s:I, s:I, s:I}", "topo",
+        s->spec, "endpoints", (json_int_t)s->endpoints, "switches", (json_int_t)s->switches,
+        "links", (json_int_t)s->links, "links_by_class", cls, "loopback_links",
+        (json_int_t)s->counts.loopback_links, "ports_used", (json_int_t)s->counts.ports_used,
+        "ports_total", (json_int_t)s->counts.ports_total, "max_radix",
+        (json_int_t)s->counts.max_radix, "diameter", s->diameter, "connected", s->connected,
+        "build_s", s->build_s, "distances_s", s->distances_s, "fabric_bytes",
+        (json_int_t)s->fabric_bytes, "hops_bytes", (json_int_t)s->hops_bytes, "peak_rss_kib",
+        (json_int_t)s->peak_rss_kib);
 }
 
 static void print_one(const topo_stats *s) {
@@ -72,11 +76,14 @@ static void print_one(const topo_stats *s) {
     printf("%-18s %u\n", "switches", s->switches);
     printf("%-18s %u (host %u, local %u, global %u, sibling %u; loop-back %u)\n", "links", s->links,
            c->links_by_class[NF_LINK_HOST], c->links_by_class[NF_LINK_LOCAL],
-           c->links_by_class[NF_LINK_GLOBAL], c->links_by_class[NF_LINK_SIBLING], c->loopback_links);
+           c->links_by_class[NF_LINK_GLOBAL], c->links_by_class[NF_LINK_SIBLING],
+           c->loopback_links);
     printf("%-18s %u of %u switch ports (%.1f%%), largest radix %u\n", "radix use", c->ports_used,
-           c->ports_total, c->ports_total ? 100.0 * c->ports_used / c->ports_total : 0.0, c->max_radix);
+           c->ports_total, c->ports_total ? 100.0 * c->ports_used / c->ports_total : 0.0,
+           c->max_radix);
     if (s->diameter >= 0)
-        printf("%-18s %d%s\n", "switch diameter", s->diameter, s->connected ? "" : " (not connected)");
+        printf("%-18s %d%s\n", "switch diameter", s->diameter,
+               s->connected ? "" : " (not connected)");
     printf("%-18s %.3f s\n", "build", s->build_s);
     printf("%-18s %.3f s\n", "distances", s->distances_s);
     printf("%-18s %.1f MiB model + %.1f MiB distances\n", "memory", s->fabric_bytes / 1048576.0,
@@ -86,8 +93,8 @@ static void print_one(const topo_stats *s) {
 
 static void print_row(const topo_stats *s, bool header) {
     if (header)
-        printf("%-26s %9s %8s %9s %5s %8s %8s %9s %9s\n", "fabric", "endpoints", "switches", "links",
-               "diam", "build_s", "dist_s", "model_MiB", "dist_MiB");
+        printf("%-26s %9s %8s %9s %5s %8s %8s %9s %9s\n", "fabric", "endpoints", "switches",
+               "links", "diam", "build_s", "dist_s", "model_MiB", "dist_MiB");
     printf("%-26s %9u %8u %9u %5d %8.3f %8.3f %9.1f %9.1f\n", s->spec, s->endpoints, s->switches,
            s->links, s->diameter, s->build_s, s->distances_s, s->fabric_bytes / 1048576.0,
            s->hops_bytes / 1048576.0);
@@ -121,10 +128,10 @@ static int write_fabric(const nf_fabric *f, const char *path, nf_format fmt) {
 
 int nf_cmd_topo(int argc, char **argv) {
     static const struct option longopts[] = {
-        {"topo", required_argument, NULL, 't'}, {"stats", no_argument, NULL, 's'},
-        {"json", no_argument, NULL, 'j'},       {"out", required_argument, NULL, 'o'},
+        {"topo", required_argument, NULL, 't'},   {"stats", no_argument, NULL, 's'},
+        {"json", no_argument, NULL, 'j'},         {"out", required_argument, NULL, 'o'},
         {"format", required_argument, NULL, 'f'}, {"threads", required_argument, NULL, 'T'},
-        {"help", no_argument, NULL, 'h'},       {NULL, 0, NULL, 0}};
+        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0}};
     const char **specs = calloc((size_t)argc, sizeof *specs);
     int nspecs = 0, threads = 0, status = NF_EXIT_OK;
     bool stats = false, as_json = false;
@@ -143,28 +150,40 @@ int nf_cmd_topo(int argc, char **argv) {
             char *end;
             long v = strtol(optarg, &end, 10);
             if (*end || v < 1 || v > 1024) {
-                fprintf(stderr, "netfab topo: --threads wants a number from 1 to 1024, not '%s'\n", optarg);
+                fprintf(stderr, "netfab topo: --threads wants a number from 1 to 1024, not '%s'\n",
+                        optarg);
                 free(specs);
                 return NF_EXIT_USAGE;
             }
             threads = (int)v;
             break;
         }
-        case 'h': topo_usage(stdout); free(specs); return NF_EXIT_OK;
-        default: topo_usage(stderr); free(specs); return NF_EXIT_USAGE;
+        case 'h':
+            topo_usage(stdout);
+            free(specs);
+            return NF_EXIT_OK;
+        default:
+            topo_usage(stderr);
+            free(specs);
+            return NF_EXIT_USAGE;
         }
     }
     const char *why = NULL;
     nf_format fmt = NF_FMT_AUTO;
-    if (optind < argc) why = "unexpected argument";
-    else if (nspecs == 0) why = "--topo SPEC is required";
-    else if (out_path && nspecs > 1) why = "--out takes a single --topo";
-    else if (fmt_name && !out_path) why = "--format needs --out";
+    if (optind < argc)
+        why = "unexpected argument";
+    else if (nspecs == 0)
+        why = "--topo SPEC is required";
+    else if (out_path && nspecs > 1)
+        why = "--out takes a single --topo";
+    else if (fmt_name && !out_path)
+        why = "--format needs --out";
     else if (out_path && (fmt = format_for(fmt_name, out_path)) == NF_FMT_AUTO)
         why = fmt_name ? "unknown --format (ibnet, ibsim, dot, json)"
                        : "cannot tell the format from the file name: give --format";
     if (why) {
-        fprintf(stderr, "netfab topo: %s%s%s\n", why, optind < argc ? ": " : "", optind < argc ? argv[optind] : "");
+        fprintf(stderr, "netfab topo: %s%s%s\n", why, optind < argc ? ": " : "",
+                optind < argc ? argv[optind] : "");
         fprintf(stderr, "try 'netfab topo --help'\n");
         free(specs);
         return NF_EXIT_USAGE;
@@ -195,7 +214,8 @@ int nf_cmd_topo(int argc, char **argv) {
                 s.diameter = nf_hops_diameter(h, &s.connected);
                 s.hops_bytes = (size_t)h->n * h->n;
             } else if (rc == NF_ERANGE) {
-                fprintf(stderr, "netfab: %s: distances exceed 254 hops; diameter not computed\n", specs[i]);
+                fprintf(stderr, "netfab: %s: distances exceed 254 hops; diameter not computed\n",
+                        specs[i]);
             } else {
                 status = nf_app_report(rc, NULL);
             }

@@ -16,11 +16,10 @@ static const struct {
 };
 
 static void usage(FILE *out) {
-    fprintf(out,
-            "usage: netfab <command> [options]\n"
-            "       netfab <command> --help\n"
-            "       netfab --version\n\n"
-            "commands:\n");
+    fprintf(out, "usage: netfab <command> [options]\n"
+                 "       netfab <command> --help\n"
+                 "       netfab --version\n\n"
+                 "commands:\n");
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].help);
     fprintf(out, "\nexample:\n  netfab topo --topo dragonfly:a=18,p=9,h=9 --stats\n");
@@ -74,7 +73,8 @@ int main(int argc, char **argv) {
         usage(stderr);
         return NF_EXIT_USAGE;
     }
-    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+        strcmp(argv[1], "help") == 0) {
         usage(stdout);
         return NF_EXIT_OK;
     }

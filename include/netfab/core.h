@@ -9,15 +9,15 @@
 #define NF_VERSION_STRING "0.1.0"
 
 /* Error codes: 0 is success, failures are negative. Codes and strings come from this one list. */
-#define NF_ERRNO_MAP(X)                                                 \
-    X(NOMEM, -1, "out of memory")                                       \
-    X(INVAL, -2, "invalid argument")                                    \
-    X(PARSE, -3, "malformed input")                                     \
-    X(IO, -4, "input/output error")                                     \
-    X(RANGE, -5, "value out of range")                                  \
-    X(BUSY, -6, "port already connected")                               \
-    X(NOTFOUND, -7, "not found")                                        \
-    X(UNSUPPORTED, -8, "unsupported")                                   \
+#define NF_ERRNO_MAP(X)                                                                            \
+    X(NOMEM, -1, "out of memory")                                                                  \
+    X(INVAL, -2, "invalid argument")                                                               \
+    X(PARSE, -3, "malformed input")                                                                \
+    X(IO, -4, "input/output error")                                                                \
+    X(RANGE, -5, "value out of range")                                                             \
+    X(BUSY, -6, "port already connected")                                                          \
+    X(NOTFOUND, -7, "not found")                                                                   \
+    X(UNSUPPORTED, -8, "unsupported")                                                              \
     X(UNREACHABLE, -9, "fabric is not connected")
 
 enum {

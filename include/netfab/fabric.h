@@ -11,8 +11,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-typedef uint32_t nf_node; /* node id; in a frozen fabric switches come first */
-typedef uint32_t nf_link; /* link id */
+typedef uint32_t nf_node;  /* node id; in a frozen fabric switches come first */
+typedef uint32_t nf_link;  /* link id */
 typedef uint32_t nf_gport; /* global port index: port_off[node] + port - 1 */
 
 #define NF_NONE UINT32_MAX
@@ -36,10 +36,10 @@ const char *nf_link_class_name(nf_link_class c);
 typedef enum nf_link_state { NF_LINK_UP = 0, NF_LINK_DOWN = 1 } nf_link_state;
 
 /* InfiniBand link speeds as ibnetdiscover prints them (with a width: 1x, 4x, 8x, 12x). */
-#define NF_SPEED_MAP(X)                                                                       \
-    X(SDR, "SDR", 2500) X(DDR, "DDR", 5000) X(QDR, "QDR", 10000) X(FDR10, "FDR10", 10313)      \
-        X(FDR, "FDR", 14063) X(EDR, "EDR", 25781) X(HDR, "HDR", 53125) X(NDR, "NDR", 106250) \
-            X(XDR, "XDR", 212500)
+#define NF_SPEED_MAP(X)                                                                            \
+    X(SDR, "SDR", 2500)                                                                            \
+    X(DDR, "DDR", 5000) X(QDR, "QDR", 10000) X(FDR10, "FDR10", 10313) X(FDR, "FDR", 14063)         \
+        X(EDR, "EDR", 25781) X(HDR, "HDR", 53125) X(NDR, "NDR", 106250) X(XDR, "XDR", 212500)
 typedef enum nf_speed {
     NF_SPEED_UNKNOWN = 0,
 #define NF_X_SPEED(id, str, mbps) NF_SPEED_##id,
@@ -57,21 +57,21 @@ typedef struct nf_builder nf_builder;
 
 /* Attributes of a node; zero-initialise and fill what is known. */
 typedef struct nf_node_attr {
-    uint64_t guid;       /* node GUID; 0 = let the builder assign one */
-    const char *name;    /* node description (copied); NULL = empty */
-    uint16_t lid;        /* switch LID (port 0); for CAs see nf_builder_set_port_lid */
+    uint64_t guid;    /* node GUID; 0 = let the builder assign one */
+    const char *name; /* node description (copied); NULL = empty */
+    uint16_t lid;     /* switch LID (port 0); for CAs see nf_builder_set_port_lid */
     uint8_t lmc;
     uint32_t vendid, devid;
     uint64_t sysimgguid;
-    int32_t supernode;   /* pod, group, supernode or -1 */
-    uint8_t level;       /* tree level (1 = leaf), 0 when not a tree */
-    uint8_t plane;       /* rail / plane number, 0 for single-plane fabrics */
+    int32_t supernode; /* pod, group, supernode or -1 */
+    uint8_t level;     /* tree level (1 = leaf), 0 when not a tree */
+    uint8_t plane;     /* rail / plane number, 0 for single-plane fabrics */
 } nf_node_attr;
 
 /* Attributes of a link. */
 typedef struct nf_link_attr {
     nf_link_class cls;
-    uint8_t width;   /* lanes: 1, 4, 8, 12; 0 = unknown */
+    uint8_t width; /* lanes: 1, 4, 8, 12; 0 = unknown */
     nf_speed speed;
     uint8_t plane;
 } nf_link_attr;
@@ -111,13 +111,13 @@ struct nf_fabric {
     uint32_t n_links;
 
     /* per node */
-    uint8_t *kind;      /* nf_node_kind */
+    uint8_t *kind; /* nf_node_kind */
     uint8_t *nports;
     uint32_t *port_off; /* n_nodes + 1 entries */
     uint64_t *guid;
     uint64_t *sysimgguid;
     uint32_t *vendid, *devid;
-    uint16_t *lid;      /* switch LID; for CAs the LID of the first port */
+    uint16_t *lid; /* switch LID; for CAs the LID of the first port */
     uint8_t *lmc;
     int32_t *supernode;
     uint8_t *level;
@@ -126,7 +126,7 @@ struct nf_fabric {
     char *names;
 
     /* per global port */
-    nf_node *peer;      /* NF_NONE when unconnected */
+    nf_node *peer; /* NF_NONE when unconnected */
     uint8_t *peer_port;
     nf_link *port_link; /* NF_NONE when unconnected */
     uint64_t *port_guid;
@@ -182,11 +182,11 @@ bool nf_fabric_equal(const nf_fabric *a, const nf_fabric *b, bool cmp_lids, bool
 /* Counts */
 typedef struct nf_fabric_counts {
     uint32_t links_by_class[NF_LINK_NCLASSES];
-    uint32_t loopback_links;  /* both ends on the same switch */
-    uint32_t ports_used;      /* connected switch ports */
-    uint32_t ports_total;     /* all switch ports */
-    uint32_t max_radix;       /* largest switch port count */
-    uint32_t endpoint_ports;  /* connected CA ports */
+    uint32_t loopback_links; /* both ends on the same switch */
+    uint32_t ports_used;     /* connected switch ports */
+    uint32_t ports_total;    /* all switch ports */
+    uint32_t max_radix;      /* largest switch port count */
+    uint32_t endpoint_ports; /* connected CA ports */
 } nf_fabric_counts;
 void nf_fabric_count(const nf_fabric *f, nf_fabric_counts *out);
 

@@ -32,13 +32,13 @@ int nf_gen_dragonfly(unsigned a, unsigned p, unsigned h, unsigned g, nf_df_arran
  * 2i+1 of the same level are siblings joined by `sib` links; with rails = 2 every node is one CA
  * with one port in each plane. */
 typedef struct nf_gft_params {
-    unsigned leaves;   /* leaf routers per plane (even) */
-    unsigned nodes;    /* endpoints per leaf */
-    unsigned spines;   /* spine routers per plane (even) */
-    unsigned links;    /* parallel links between each leaf and each spine */
-    unsigned sib;      /* links between the two routers of a sibling pair */
-    unsigned rails;    /* 1 or 2 */
-    unsigned radix;    /* router ports */
+    unsigned leaves; /* leaf routers per plane (even) */
+    unsigned nodes;  /* endpoints per leaf */
+    unsigned spines; /* spine routers per plane (even) */
+    unsigned links;  /* parallel links between each leaf and each spine */
+    unsigned sib;    /* links between the two routers of a sibling pair */
+    unsigned rails;  /* 1 or 2 */
+    unsigned radix;  /* router ports */
 } nf_gft_params;
 int nf_gen_gft(const nf_gft_params *prm, nf_fabric **out, nf_diag *diag);
 
@@ -50,8 +50,9 @@ typedef struct nf_topo_opts {
 
 /* Builds the fabric named by spec: "fattree:k=K", "xgft:h=H,m=a.b.c,w=a.b.c",
  * "torus:XxYxZ,c=C", "dragonfly:a=A,p=P,h=H[,g=G][,arr=palmtree|consecutive]",
- * "gft:preset=sunway-proto" or "gft:leaves=..,nodes=..,spines=..[,links=][,sib=][,rails=][,radix=]",
- * "bluelight", "taihulight", "file:PATH". opts may be NULL. On failure diag says why. */
+ * "gft:preset=sunway-proto" or
+ * "gft:leaves=..,nodes=..,spines=..[,links=][,sib=][,rails=][,radix=]", "bluelight", "taihulight",
+ * "file:PATH". opts may be NULL. On failure diag says why. */
 int nf_topo_build(const char *spec, const nf_topo_opts *opts, nf_fabric **out, nf_diag *diag);
 
 #endif

@@ -10,8 +10,8 @@
 #define NF_HOPS_INF 255 /* unreachable */
 
 typedef struct nf_hops {
-    uint32_t n;   /* switches */
-    uint8_t *d;   /* n*n distances, row s holds distances from switch s */
+    uint32_t n;       /* switches */
+    uint8_t *d;       /* n*n distances, row s holds distances from switch s */
     uint8_t diameter; /* largest distance, when connected */
     bool connected;   /* every pair of switches reachable */
 } nf_hops;

@@ -15,7 +15,7 @@ const char *nf_link_class_name(nf_link_class c) {
 
 const char *nf_speed_name(nf_speed s) {
     switch (s) {
-#define NF_X_SPEED(id, str, mbps) \
+#define NF_X_SPEED(id, str, mbps)                                                                  \
     case NF_SPEED_##id: return str;
         NF_SPEED_MAP(NF_X_SPEED)
 #undef NF_X_SPEED
@@ -26,7 +26,8 @@ const char *nf_speed_name(nf_speed s) {
 int nf_speed_parse(const char *s, size_t len, uint8_t *width, nf_speed *speed) {
     size_t i = 0;
     unsigned w = 0;
-    while (i < len && s[i] >= '0' && s[i] <= '9' && w < 100) w = w * 10 + (unsigned)(s[i++] - '0');
+    while (i < len && s[i] >= '0' && s[i] <= '9' && w < 100)
+        w = w * 10 + (unsigned)(s[i++] - '0');
     if (i == 0 || i >= len || s[i] != 'x' || (w != 1 && w != 2 && w != 4 && w != 8 && w != 12))
         return NF_EPARSE;
     i++;
@@ -90,12 +91,13 @@ nf_builder *nf_builder_new(size_t nodes_hint, size_t links_hint) {
 }
 
 static void builder_release(nf_builder *b) {
-    void *cols[] = {b->kind,  b->nports,   b->lmc,      b->level,     b->plane,     b->port_off,
-                    b->vendid, b->devid,   b->name_off, b->guid,      b->sysimgguid, b->lid,
-                    b->supernode, b->names, b->peer,    b->peer_port, b->port_lmc,  b->port_link,
-                    b->port_guid, b->port_lid, b->la,   b->lz,        b->lpa,       b->lpz,
-                    b->lcls,  b->lwidth,   b->lspeed,   b->lplane};
-    for (size_t i = 0; i < sizeof cols / sizeof cols[0]; i++) nf__free(cols[i]);
+    void *cols[] = {
+        b->kind,  b->nports,    b->lmc,      b->level,      b->plane,     b->port_off,  b->vendid,
+        b->devid, b->name_off,  b->guid,     b->sysimgguid, b->lid,       b->supernode, b->names,
+        b->peer,  b->peer_port, b->port_lmc, b->port_link,  b->port_guid, b->port_lid,  b->la,
+        b->lz,    b->lpa,       b->lpz,      b->lcls,       b->lwidth,    b->lspeed,    b->lplane};
+    for (size_t i = 0; i < sizeof cols / sizeof cols[0]; i++)
+        nf__free(cols[i]);
 }
 
 void nf_builder_free(nf_builder *b) {
@@ -123,15 +125,26 @@ size_t nf_builder_node_count(const nf_builder *b) { return b->n_nodes; }
 static int grow_nodes(nf_builder *b, size_t need) {
     if (need <= b->cap_nodes) return NF_OK;
     size_t cap = b->cap_nodes ? b->cap_nodes * 2 : 64;
-    while (cap < need) cap *= 2;
-#define G(col)                                                          \
-    do {                                                                \
-        void *p = nf__realloc(b->col, cap * sizeof(*b->col));           \
-        if (!p) return NF_ENOMEM;                                       \
-        b->col = p;                                                     \
+    while (cap < need)
+        cap *= 2;
+#define G(col)                                                                                     \
+    do {                                                                                           \
+        void *p = nf__realloc(b->col, cap * sizeof(*b->col));                                      \
+        if (!p) return NF_ENOMEM;                                                                  \
+        b->col = p;                                                                                \
     } while (0)
-    G(kind); G(nports); G(lmc); G(level); G(plane); G(vendid); G(devid); G(name_off);
-    G(guid); G(sysimgguid); G(lid); G(supernode);
+    G(kind);
+    G(nports);
+    G(lmc);
+    G(level);
+    G(plane);
+    G(vendid);
+    G(devid);
+    G(name_off);
+    G(guid);
+    G(sysimgguid);
+    G(lid);
+    G(supernode);
     {
         void *p = nf__realloc(b->port_off, (cap + 1) * sizeof(*b->port_off));
         if (!p) return NF_ENOMEM;
@@ -144,8 +157,14 @@ static int grow_nodes(nf_builder *b, size_t need) {
 static int grow_ports(nf_builder *b, size_t need) {
     if (need <= b->cap_ports) return NF_OK;
     size_t cap = b->cap_ports ? b->cap_ports * 2 : 256;
-    while (cap < need) cap *= 2;
-    G(peer); G(peer_port); G(port_lmc); G(port_link); G(port_guid); G(port_lid);
+    while (cap < need)
+        cap *= 2;
+    G(peer);
+    G(peer_port);
+    G(port_lmc);
+    G(port_link);
+    G(port_guid);
+    G(port_lid);
     b->cap_ports = cap;
     return NF_OK;
 }
@@ -153,8 +172,16 @@ static int grow_ports(nf_builder *b, size_t need) {
 static int grow_links(nf_builder *b, size_t need) {
     if (need <= b->cap_links) return NF_OK;
     size_t cap = b->cap_links ? b->cap_links * 2 : 256;
-    while (cap < need) cap *= 2;
-    G(la); G(lz); G(lpa); G(lpz); G(lcls); G(lwidth); G(lspeed); G(lplane);
+    while (cap < need)
+        cap *= 2;
+    G(la);
+    G(lz);
+    G(lpa);
+    G(lpz);
+    G(lcls);
+    G(lwidth);
+    G(lspeed);
+    G(lplane);
 #undef G
     b->cap_links = cap;
     return NF_OK;
@@ -166,7 +193,8 @@ int nf_builder_add_node(nf_builder *b, nf_node_kind kind, unsigned nports, const
         return NF_EINVAL;
     if (b->n_nodes >= NF_NONE - 1 || b->n_ports + nports >= NF_NONE) return NF_ERANGE;
     int rc;
-    if ((rc = grow_nodes(b, b->n_nodes + 1)) || (rc = grow_ports(b, b->n_ports + nports))) return rc;
+    if ((rc = grow_nodes(b, b->n_nodes + 1)) || (rc = grow_ports(b, b->n_ports + nports)))
+        return rc;
     static const nf_node_attr none = {.supernode = -1};
     if (!attr) attr = &none;
     uint32_t name_off = 0;
@@ -258,14 +286,15 @@ nf_node nf_builder_peer(const nf_builder *b, nf_node n, unsigned p, unsigned *pe
 
 void nf_fabric_free(nf_fabric *f) {
     if (!f) return;
-    void *cols[] = {f->kind,       f->nports,     f->port_off,   f->guid,       f->sysimgguid,
-                    f->vendid,     f->devid,      f->lid,        f->lmc,        f->supernode,
-                    f->level,      f->plane,      f->name_off,   f->names,      f->peer,
-                    f->peer_port,  f->port_link,  f->port_guid,  f->port_lid,   f->port_lmc,
-                    f->link_a,     f->link_z,     f->link_pa,    f->link_pz,    f->link_cls,
-                    f->link_width, f->link_speed, f->link_plane, f->link_state, f->sw_adj_off,
+    void *cols[] = {f->kind,       f->nports,      f->port_off,    f->guid,       f->sysimgguid,
+                    f->vendid,     f->devid,       f->lid,         f->lmc,        f->supernode,
+                    f->level,      f->plane,       f->name_off,    f->names,      f->peer,
+                    f->peer_port,  f->port_link,   f->port_guid,   f->port_lid,   f->port_lmc,
+                    f->link_a,     f->link_z,      f->link_pa,     f->link_pz,    f->link_cls,
+                    f->link_width, f->link_speed,  f->link_plane,  f->link_state, f->sw_adj_off,
                     f->sw_adj,     f->sw_adj_port, f->sw_adj_link, f->guid_order};
-    for (size_t i = 0; i < sizeof cols / sizeof cols[0]; i++) nf__free(cols[i]);
+    for (size_t i = 0; i < sizeof cols / sizeof cols[0]; i++)
+        nf__free(cols[i]);
     nf__free(f);
 }
 
@@ -287,10 +316,12 @@ int nf_builder_freeze(nf_builder *b, bool assign_lids, nf_fabric **out) {
     nf_node *perm = nf__malloc((N ? N : 1) * sizeof *perm); /* old id -> new id */
     if (!perm) goto nomem;
     uint32_t ns = 0;
-    for (size_t i = 0; i < N; i++) ns += b->kind[i] == NF_NODE_SWITCH;
+    for (size_t i = 0; i < N; i++)
+        ns += b->kind[i] == NF_NODE_SWITCH;
     {
         uint32_t s = 0, c = ns;
-        for (size_t i = 0; i < N; i++) perm[i] = b->kind[i] == NF_NODE_SWITCH ? s++ : c++;
+        for (size_t i = 0; i < N; i++)
+            perm[i] = b->kind[i] == NF_NODE_SWITCH ? s++ : c++;
     }
     f->n_nodes = (uint32_t)N;
     f->n_switches = ns;
@@ -298,17 +329,39 @@ int nf_builder_freeze(nf_builder *b, bool assign_lids, nf_fabric **out) {
     f->n_ports = (uint32_t)P;
     f->n_links = (uint32_t)L;
 
-#define A(col, n)                                                   \
-    do {                                                            \
-        if (!(f->col = nf__calloc((n) ? (n) : 1, sizeof(*f->col)))) \
-            goto nomem;                                             \
+#define A(col, n)                                                                                  \
+    do {                                                                                           \
+        if (!(f->col = nf__calloc((n) ? (n) : 1, sizeof(*f->col)))) goto nomem;                    \
     } while (0)
-    A(kind, N); A(nports, N); A(port_off, N + 1); A(guid, N); A(sysimgguid, N); A(vendid, N);
-    A(devid, N); A(lid, N); A(lmc, N); A(supernode, N); A(level, N); A(plane, N); A(name_off, N);
+    A(kind, N);
+    A(nports, N);
+    A(port_off, N + 1);
+    A(guid, N);
+    A(sysimgguid, N);
+    A(vendid, N);
+    A(devid, N);
+    A(lid, N);
+    A(lmc, N);
+    A(supernode, N);
+    A(level, N);
+    A(plane, N);
+    A(name_off, N);
     A(guid_order, N);
-    A(peer, P); A(peer_port, P); A(port_link, P); A(port_guid, P); A(port_lid, P); A(port_lmc, P);
-    A(link_a, L); A(link_z, L); A(link_pa, L); A(link_pz, L); A(link_cls, L); A(link_width, L);
-    A(link_speed, L); A(link_plane, L); A(link_state, L);
+    A(peer, P);
+    A(peer_port, P);
+    A(port_link, P);
+    A(port_guid, P);
+    A(port_lid, P);
+    A(port_lmc, P);
+    A(link_a, L);
+    A(link_z, L);
+    A(link_pa, L);
+    A(link_pz, L);
+    A(link_cls, L);
+    A(link_width, L);
+    A(link_speed, L);
+    A(link_plane, L);
+    A(link_state, L);
     A(sw_adj_off, (size_t)ns + 1);
     if (!(f->names = nf__malloc(b->names_len))) goto nomem;
     memcpy(f->names, b->names, b->names_len);
@@ -330,7 +383,8 @@ int nf_builder_freeze(nf_builder *b, bool assign_lids, nf_fabric **out) {
         f->name_off[n] = b->name_off[i];
     }
     f->port_off[0] = 0;
-    for (size_t n = 0; n < N; n++) f->port_off[n + 1] = f->port_off[n] + f->nports[n];
+    for (size_t n = 0; n < N; n++)
+        f->port_off[n + 1] = f->port_off[n] + f->nports[n];
     for (size_t i = 0; i < N; i++) {
         nf_node n = perm[i];
         for (unsigned p = 0; p < b->nports[i]; p++) {
@@ -341,7 +395,8 @@ int nf_builder_freeze(nf_builder *b, bool assign_lids, nf_fabric **out) {
             f->port_guid[gn] = b->port_guid[go];
             f->port_lid[gn] = b->port_lid[go];
             f->port_lmc[gn] = b->port_lmc[go];
-            if (!f->port_guid[gn]) f->port_guid[gn] = f->guid[n] + (f->kind[n] == NF_NODE_CA ? p : 0);
+            if (!f->port_guid[gn])
+                f->port_guid[gn] = f->guid[n] + (f->kind[n] == NF_NODE_CA ? p : 0);
         }
     }
     for (size_t l = 0; l < L; l++) {
@@ -390,7 +445,9 @@ int nf_builder_freeze(nf_builder *b, bool assign_lids, nf_fabric **out) {
             }
         }
         f->sw_adj_off[ns] = (uint32_t)m;
-        A(sw_adj, m); A(sw_adj_port, m); A(sw_adj_link, m);
+        A(sw_adj, m);
+        A(sw_adj_port, m);
+        A(sw_adj_link, m);
         m = 0;
         for (nf_node s = 0; s < ns; s++)
             for (unsigned p = 0; p < f->nports[s]; p++) {
@@ -404,7 +461,8 @@ int nf_builder_freeze(nf_builder *b, bool assign_lids, nf_fabric **out) {
             }
     }
 #undef A
-    for (nf_node n = 0; n < f->n_nodes; n++) f->guid_order[n] = n;
+    for (nf_node n = 0; n < f->n_nodes; n++)
+        f->guid_order[n] = n;
     sort_fabric = f;
     qsort(f->guid_order, f->n_nodes, sizeof(nf_node), cmp_guid);
     sort_fabric = NULL;
@@ -445,7 +503,8 @@ static int fail(nf_diag *d, const char *fmt, unsigned long a, unsigned long b2) 
 
 int nf_fabric_check(const nf_fabric *f, nf_diag *diag) {
     if (f->n_switches + f->n_cas != f->n_nodes) return fail(diag, "node counts disagree", 0, 0);
-    if (f->port_off[f->n_nodes] != f->n_ports) return fail(diag, "port offsets end at %lu, not %lu", f->port_off[f->n_nodes], f->n_ports);
+    if (f->port_off[f->n_nodes] != f->n_ports)
+        return fail(diag, "port offsets end at %lu, not %lu", f->port_off[f->n_nodes], f->n_ports);
     for (nf_node n = 0; n < f->n_nodes; n++) {
         if ((f->kind[n] == NF_NODE_SWITCH) != (n < f->n_switches))
             return fail(diag, "node %lu: kind out of order", n, 0);
@@ -455,28 +514,37 @@ int nf_fabric_check(const nf_fabric *f, nf_diag *diag) {
             nf_gport g = nf_port_index(f, n, p);
             nf_node q = f->peer[g];
             if (q == NF_NONE) {
-                if (f->port_link[g] != NF_NONE) return fail(diag, "node %lu port %lu: link without peer", n, p);
+                if (f->port_link[g] != NF_NONE)
+                    return fail(diag, "node %lu port %lu: link without peer", n, p);
                 continue;
             }
             if (q >= f->n_nodes) return fail(diag, "node %lu port %lu: peer out of range", n, p);
             unsigned qp = f->peer_port[g];
-            if (qp < 1 || qp > f->nports[q]) return fail(diag, "node %lu port %lu: peer port out of range", n, p);
+            if (qp < 1 || qp > f->nports[q])
+                return fail(diag, "node %lu port %lu: peer port out of range", n, p);
             nf_gport h = nf_port_index(f, q, qp);
             if (f->peer[h] != n || f->peer_port[h] != p)
                 return fail(diag, "node %lu port %lu: peer does not point back", n, p);
             nf_link l = f->port_link[g];
-            if (l >= f->n_links || f->port_link[h] != l) return fail(diag, "node %lu port %lu: link id disagrees", n, p);
-            bool ends = (f->link_a[l] == n && f->link_pa[l] == p && f->link_z[l] == q && f->link_pz[l] == qp) ||
-                        (f->link_z[l] == n && f->link_pz[l] == p && f->link_a[l] == q && f->link_pa[l] == qp);
-            if (!ends) return fail(diag, "link %lu: ends disagree with port table at node %lu", l, n);
+            if (l >= f->n_links || f->port_link[h] != l)
+                return fail(diag, "node %lu port %lu: link id disagrees", n, p);
+            bool ends = (f->link_a[l] == n && f->link_pa[l] == p && f->link_z[l] == q &&
+                         f->link_pz[l] == qp) ||
+                        (f->link_z[l] == n && f->link_pz[l] == p && f->link_a[l] == q &&
+                         f->link_pa[l] == qp);
+            if (!ends)
+                return fail(diag, "link %lu: ends disagree with port table at node %lu", l, n);
             if (f->kind[n] == NF_NODE_CA && f->kind[q] == NF_NODE_CA)
                 return fail(diag, "node %lu port %lu: CA cabled straight to a CA", n, p);
         }
     }
     for (nf_node i = 1; i < f->n_nodes; i++) {
         uint64_t g0 = f->guid[f->guid_order[i - 1]], g1 = f->guid[f->guid_order[i]];
-        if (g0 == g1) return fail(diag, "nodes %lu and %lu share a GUID", f->guid_order[i - 1], f->guid_order[i]);
-        if (g0 > g1) return fail(diag, "GUID index out of order at %lu (GUIDs changed after freeze?)", i, 0);
+        if (g0 == g1)
+            return fail(diag, "nodes %lu and %lu share a GUID", f->guid_order[i - 1],
+                        f->guid_order[i]);
+        if (g0 > g1)
+            return fail(diag, "GUID index out of order at %lu (GUIDs changed after freeze?)", i, 0);
     }
     for (nf_node s = 0; s < f->n_switches; s++)
         for (uint32_t e = f->sw_adj_off[s]; e < f->sw_adj_off[s + 1]; e++) {
@@ -491,8 +559,8 @@ static bool differ(nf_diag *d, const char *what, uint64_t guid, unsigned port) {
     if (d) {
         d->file[0] = '\0';
         d->line = 0;
-        snprintf(d->msg, sizeof d->msg, "node 0x%016llx port %u: %s differs", (unsigned long long)guid,
-                 port, what);
+        snprintf(d->msg, sizeof d->msg, "node 0x%016llx port %u: %s differs",
+                 (unsigned long long)guid, port, what);
     }
     return false;
 }
@@ -524,7 +592,8 @@ bool nf_fabric_equal(const nf_fabric *a, const nf_fabric *b, bool cmp_lids, bool
             if (pa == NF_NONE) continue;
             if (a->guid[pa] != b->guid[pb] || a->peer_port[ga] != b->peer_port[gb])
                 return differ(diag, "peer", g, p);
-            if (cmp_lids && a->port_lid[ga] != b->port_lid[gb]) return differ(diag, "port LID", g, p);
+            if (cmp_lids && a->port_lid[ga] != b->port_lid[gb])
+                return differ(diag, "port LID", g, p);
             if (a->kind[n] == NF_NODE_CA && a->port_guid[ga] != b->port_guid[gb])
                 return differ(diag, "port GUID", g, p);
             if (cmp_attrs) {
@@ -569,5 +638,6 @@ size_t nf_fabric_bytes(const nf_fabric *f) {
         if (end > names) names = end;
     }
     return sizeof *f + N * per_node + sizeof(uint32_t) + P * per_port + L * per_link +
-           (S + 1) * sizeof(uint32_t) + adj * (sizeof(nf_node) + sizeof(uint8_t) + sizeof(nf_link)) + names;
+           (S + 1) * sizeof(uint32_t) +
+           adj * (sizeof(nf_node) + sizeof(uint8_t) + sizeof(nf_link)) + names;
 }

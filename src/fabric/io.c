@@ -25,7 +25,8 @@ const char *nf_format_name(nf_format f) {
 
 /* Does the line [p, e) start, after blanks, with word? */
 static bool starts_with(const char *p, const char *e, const char *word) {
-    while (p < e && (*p == ' ' || *p == '\t')) p++;
+    while (p < e && (*p == ' ' || *p == '\t'))
+        p++;
     size_t n = strlen(word);
     return (size_t)(e - p) >= n && memcmp(p, word, n) == 0;
 }
@@ -62,15 +63,17 @@ int nf_io_parse(const char *text, size_t len, nf_format fmt, const char *filenam
         if (diag) {
             snprintf(diag->file, sizeof diag->file, "%s", filename ? filename : "");
             diag->line = 0;
-            snprintf(diag->msg, sizeof diag->msg,
-                     "not a fabric file: no Switch/Ca/Hca node header or ibnetdiscover key line found");
+            snprintf(
+                diag->msg, sizeof diag->msg,
+                "not a fabric file: no Switch/Ca/Hca node header or ibnetdiscover key line found");
         }
         return NF_EPARSE;
     default:
         if (diag) {
             snprintf(diag->file, sizeof diag->file, "%s", filename ? filename : "");
             diag->line = 0;
-            snprintf(diag->msg, sizeof diag->msg, "%s is an output-only format", nf_format_name(fmt));
+            snprintf(diag->msg, sizeof diag->msg, "%s is an output-only format",
+                     nf_format_name(fmt));
         }
         return NF_EUNSUPPORTED;
     }

@@ -25,7 +25,8 @@ static int build_up_csr(const nf_fabric *f, up_csr *g) {
             if (f->link_state[f->sw_adj_link[e]] != NF_LINK_UP) continue;
             nf_node t = f->sw_adj[e];
             bool dup = false; /* parallel links are rare and short runs: a linear look back */
-            for (uint32_t k = g->off[s]; k < m && !dup; k++) dup = g->adj[k] == t;
+            for (uint32_t k = g->off[s]; k < m && !dup; k++)
+                dup = g->adj[k] == t;
             if (!dup) g->adj[m++] = t;
         }
     }
@@ -55,7 +56,8 @@ typedef uint64_t lanes __attribute__((vector_size(8 * NF_LANE_WORDS), aligned(8)
 
 static inline uint64_t lanes_or(lanes x) {
     uint64_t r = 0;
-    for (int q = 0; q < NF_LANE_WORDS; q++) r |= x[q];
+    for (int q = 0; q < NF_LANE_WORDS; q++)
+        r |= x[q];
     return r;
 }
 
@@ -64,10 +66,11 @@ typedef struct bfs_scratch {
     uint8_t *local; /* S x NF_LANES distances of this batch */
 } bfs_scratch;
 
-/* expand[m]: byte i is 0xFF when bit i of m is set (a constant table, built by the preprocessor). */
+/* expand[m]: byte i is 0xFF when bit i of m is set (a constant table, built by the preprocessor).
+ */
 #define NF_E1(m, i) ((uint64_t)(((m) >> (i)) & 1) * ((uint64_t)0xFF << (8 * (i))))
-#define NF_E(m)                                                                                   \
-    (NF_E1(m, 0) | NF_E1(m, 1) | NF_E1(m, 2) | NF_E1(m, 3) | NF_E1(m, 4) | NF_E1(m, 5) |          \
+#define NF_E(m)                                                                                    \
+    (NF_E1(m, 0) | NF_E1(m, 1) | NF_E1(m, 2) | NF_E1(m, 3) | NF_E1(m, 4) | NF_E1(m, 5) |           \
      NF_E1(m, 6) | NF_E1(m, 7))
 #define NF_R4(m) NF_E(m), NF_E(m + 1), NF_E(m + 2), NF_E(m + 3)
 #define NF_R16(m) NF_R4(m), NF_R4(m + 4), NF_R4(m + 8), NF_R4(m + 12)
@@ -88,24 +91,28 @@ static inline void write_word(uint8_t *row, uint64_t bits, uint8_t level) {
 }
 
 /* The level loop, compiled twice on x86-64 (AVX2 and baseline) and picked at load time. */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) &&                             \
+    !defined(__SANITIZE_ADDRESS__)
 __attribute__((target_clones("avx2", "default")))
 #endif
-static int bfs_levels(const up_csr *g, uint32_t S, const lanes *fullp, bfs_scratch *w, unsigned *ecc) {
+static int
+bfs_levels(const up_csr *g, uint32_t S, const lanes *fullp, bfs_scratch *w, unsigned *ecc) {
     lanes full = *fullp;
     for (unsigned level = 1;; level++) {
         uint64_t any = 0;
         for (uint32_t v = 0; v < S; v++) {
             lanes sv = w->seen[v], acc = {0};
             if (lanes_or(sv ^ full))
-                for (uint32_t e = g->off[v], end = g->off[v + 1]; e < end; e++) acc |= w->frontier[g->adj[e]];
+                for (uint32_t e = g->off[v], end = g->off[v + 1]; e < end; e++)
+                    acc |= w->frontier[g->adj[e]];
             acc &= ~sv;
             w->next[v] = acc;
             any |= lanes_or(acc);
         }
         if (!any) {
             uint64_t missing = 0;
-            for (uint32_t v = 0; v < S && !missing; v++) missing = lanes_or(w->seen[v] ^ full);
+            for (uint32_t v = 0; v < S && !missing; v++)
+                missing = lanes_or(w->seen[v] ^ full);
             *ecc = missing ? NF_HOPS_INF : level - 1;
             return NF_OK;
         }
@@ -115,7 +122,8 @@ static int bfs_levels(const up_csr *g, uint32_t S, const lanes *fullp, bfs_scrat
             if (!lanes_or(bits)) continue;
             w->seen[v] |= bits;
             for (int q = 0; q < NF_LANE_WORDS; q++)
-                if (bits[q]) write_word(w->local + (size_t)v * NF_LANES + 64 * q, bits[q], (uint8_t)level);
+                if (bits[q])
+                    write_word(w->local + (size_t)v * NF_LANES + 64 * q, bits[q], (uint8_t)level);
         }
         lanes *t = w->frontier;
         w->frontier = w->next;
@@ -123,13 +131,16 @@ static int bfs_levels(const up_csr *g, uint32_t S, const lanes *fullp, bfs_scrat
     }
 }
 
-/* Runs one batch; returns its largest distance in *ecc (NF_HOPS_INF if some pair is unreachable). */
+/* Runs one batch; returns its largest distance in *ecc (NF_HOPS_INF if some pair is unreachable).
+ */
 static int bfs_batch(const up_csr *g, uint32_t S, uint32_t base, uint8_t *d, bfs_scratch *w,
                      unsigned *ecc) {
     unsigned nb = S - base < NF_LANES ? S - base : NF_LANES;
     lanes full = {0};
     for (unsigned q = 0; q < NF_LANE_WORDS; q++)
-        full[q] = nb >= 64 * (q + 1) ? ~(uint64_t)0 : nb > 64 * q ? ((uint64_t)1 << (nb - 64 * q)) - 1 : 0;
+        full[q] = nb >= 64 * (q + 1) ? ~(uint64_t)0
+                  : nb > 64 * q      ? ((uint64_t)1 << (nb - 64 * q)) - 1
+                                     : 0;
     memset(w->seen, 0, (size_t)S * sizeof(lanes));
     memset(w->frontier, 0, (size_t)S * sizeof(lanes));
     memset(w->local, NF_HOPS_INF, (size_t)S * NF_LANES);
@@ -139,7 +150,8 @@ static int bfs_batch(const up_csr *g, uint32_t S, uint32_t base, uint8_t *d, bfs
     }
     int rc = bfs_levels(g, S, &full, w, ecc);
     if (rc == NF_OK)
-        for (uint32_t v = 0; v < S; v++) memcpy(d + (size_t)v * S + base, w->local + (size_t)v * NF_LANES, nb);
+        for (uint32_t v = 0; v < S; v++)
+            memcpy(d + (size_t)v * S + base, w->local + (size_t)v * NF_LANES, nb);
     return rc;
 }
 
@@ -163,7 +175,8 @@ int nf_hops_compute(const nf_fabric *f, int threads, nf_hops **out) {
     for (int t = 0; t < nthr; t++) {
         size_t n = ((size_t)S + 1) * sizeof(lanes);
         if (!(scr[t].seen = nf__malloc(n)) || !(scr[t].frontier = nf__malloc(n)) ||
-            !(scr[t].next = nf__malloc(n)) || !(scr[t].local = nf__malloc(((size_t)S + 1) * NF_LANES)))
+            !(scr[t].next = nf__malloc(n)) ||
+            !(scr[t].local = nf__malloc(((size_t)S + 1) * NF_LANES)))
             err = NF_ENOMEM;
     }
     if (!err) {
@@ -172,7 +185,8 @@ int nf_hops_compute(const nf_fabric *f, int threads, nf_hops **out) {
 #pragma omp parallel for num_threads(nthr) schedule(dynamic, 1) reduction(max : diam)
         for (int64_t b = 0; b < batches; b++) {
             unsigned ecc = 0;
-            int r = bfs_batch(&g, S, (uint32_t)(b * NF_LANES), h->d, &scr[omp_get_thread_num()], &ecc);
+            int r =
+                bfs_batch(&g, S, (uint32_t)(b * NF_LANES), h->d, &scr[omp_get_thread_num()], &ecc);
             if (r) {
 #pragma omp atomic write
                 err = r;

@@ -8,7 +8,7 @@
 const char *nf_strerror(int err) {
     switch (err) {
     case NF_OK: return "success";
-#define NF_X_STR(name, val, str) \
+#define NF_X_STR(name, val, str)                                                                   \
     case NF_E##name: return str;
         NF_ERRNO_MAP(NF_X_STR)
 #undef NF_X_STR
@@ -16,9 +16,18 @@ const char *nf_strerror(int err) {
     }
 }
 
-static void *std_malloc(size_t n, void *ud) { (void)ud; return malloc(n); }
-static void *std_realloc(void *p, size_t n, void *ud) { (void)ud; return realloc(p, n); }
-static void std_free(void *p, void *ud) { (void)ud; free(p); }
+static void *std_malloc(size_t n, void *ud) {
+    (void)ud;
+    return malloc(n);
+}
+static void *std_realloc(void *p, size_t n, void *ud) {
+    (void)ud;
+    return realloc(p, n);
+}
+static void std_free(void *p, void *ud) {
+    (void)ud;
+    free(p);
+}
 
 static nf_allocator cur = {std_malloc, std_realloc, std_free, NULL};
 

@@ -17,11 +17,19 @@ static int build_small(nf_fabric **out) {
     if (!b) return NF_ENOMEM;
     nf_node h0, sw, h1;
     int rc;
-    if ((rc = nf_builder_add_node(b, NF_NODE_CA, 1, &(nf_node_attr){.guid = 0x100, .name = "h0", .supernode = -1}, &h0)) ||
-        (rc = nf_builder_add_node(b, NF_NODE_SWITCH, 4, &(nf_node_attr){.guid = 0x200, .name = "sw", .lid = 7}, &sw)) ||
-        (rc = nf_builder_add_node(b, NF_NODE_CA, 2, &(nf_node_attr){.guid = 0x300, .name = "h1"}, &h1)) ||
-        (rc = nf_builder_connect(b, h0, 1, sw, 1, &(nf_link_attr){.cls = NF_LINK_HOST, .width = 4, .speed = NF_SPEED_EDR})) ||
-        (rc = nf_builder_connect(b, sw, 2, h1, 2, &(nf_link_attr){.cls = NF_LINK_HOST, .width = 1, .speed = NF_SPEED_SDR})) ||
+    if ((rc = nf_builder_add_node(b, NF_NODE_CA, 1,
+                                  &(nf_node_attr){.guid = 0x100, .name = "h0", .supernode = -1},
+                                  &h0)) ||
+        (rc = nf_builder_add_node(b, NF_NODE_SWITCH, 4,
+                                  &(nf_node_attr){.guid = 0x200, .name = "sw", .lid = 7}, &sw)) ||
+        (rc = nf_builder_add_node(b, NF_NODE_CA, 2, &(nf_node_attr){.guid = 0x300, .name = "h1"},
+                                  &h1)) ||
+        (rc = nf_builder_connect(
+             b, h0, 1, sw, 1,
+             &(nf_link_attr){.cls = NF_LINK_HOST, .width = 4, .speed = NF_SPEED_EDR})) ||
+        (rc = nf_builder_connect(
+             b, sw, 2, h1, 2,
+             &(nf_link_attr){.cls = NF_LINK_HOST, .width = 1, .speed = NF_SPEED_SDR})) ||
         (rc = nf_builder_connect(b, sw, 3, sw, 4, &(nf_link_attr){.cls = NF_LINK_LOCAL})) ||
         (rc = nf_builder_set_port(b, h1, 2, 0x302, 12, 1))) {
         nf_builder_free(b);
@@ -114,7 +122,8 @@ static void test_assign_lids(void **state) {
     assert_int_equal(f->lid[2], 3);
     /* unique automatic GUIDs, port GUIDs distinct on a two-port CA */
     assert_int_not_equal(f->guid[0], f->guid[1]);
-    assert_int_not_equal(f->port_guid[nf_port_index(f, 2, 1)], f->port_guid[nf_port_index(f, 2, 2)]);
+    assert_int_not_equal(f->port_guid[nf_port_index(f, 2, 1)],
+                         f->port_guid[nf_port_index(f, 2, 2)]);
     nf_fabric_free(f);
 }
 
@@ -184,9 +193,18 @@ static void test_speed_tokens(void **state) {
 /* Fail the k-th allocation for k = 0, 1, 2, ... until the build succeeds; every failure must be a
  * clean NF_ENOMEM (the sanitizer build checks nothing leaks). */
 static long alloc_budget;
-static void *fail_malloc(size_t n, void *ud) { (void)ud; return alloc_budget-- > 0 ? malloc(n) : NULL; }
-static void *fail_realloc(void *p, size_t n, void *ud) { (void)ud; return alloc_budget-- > 0 ? realloc(p, n) : NULL; }
-static void plain_free(void *p, void *ud) { (void)ud; free(p); }
+static void *fail_malloc(size_t n, void *ud) {
+    (void)ud;
+    return alloc_budget-- > 0 ? malloc(n) : NULL;
+}
+static void *fail_realloc(void *p, size_t n, void *ud) {
+    (void)ud;
+    return alloc_budget-- > 0 ? realloc(p, n) : NULL;
+}
+static void plain_free(void *p, void *ud) {
+    (void)ud;
+    free(p);
+}
 
 static void test_allocation_failures(void **state) {
     (void)state;
@@ -213,9 +231,12 @@ static void test_allocation_failures(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_builder_errors),       cmocka_unit_test(test_freeze_layout),
-        cmocka_unit_test(test_assign_lids),          cmocka_unit_test(test_check_catches_corruption),
-        cmocka_unit_test(test_equal),                cmocka_unit_test(test_speed_tokens),
+        cmocka_unit_test(test_builder_errors),
+        cmocka_unit_test(test_freeze_layout),
+        cmocka_unit_test(test_assign_lids),
+        cmocka_unit_test(test_check_catches_corruption),
+        cmocka_unit_test(test_equal),
+        cmocka_unit_test(test_speed_tokens),
         cmocka_unit_test(test_allocation_failures),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

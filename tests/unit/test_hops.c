@@ -19,8 +19,12 @@ static nf_fabric *chain(unsigned n, bool ring) {
     for (unsigned i = 0; i < n; i++) {
         assert_int_equal(nf_builder_add_node(b, NF_NODE_SWITCH, 3, NULL, &sw[i]), 0);
         assert_int_equal(nf_builder_add_node(b, NF_NODE_CA, 1, NULL, &ca[i]), 0);
-        assert_int_equal(nf_builder_connect(b, sw[i], 1, ca[i], 1, &(nf_link_attr){.cls = NF_LINK_HOST}), 0);
-        if (i) assert_int_equal(nf_builder_connect(b, sw[i - 1], 2, sw[i], 3, &(nf_link_attr){.cls = NF_LINK_LOCAL}), 0);
+        assert_int_equal(
+            nf_builder_connect(b, sw[i], 1, ca[i], 1, &(nf_link_attr){.cls = NF_LINK_HOST}), 0);
+        if (i)
+            assert_int_equal(nf_builder_connect(b, sw[i - 1], 2, sw[i], 3,
+                                                &(nf_link_attr){.cls = NF_LINK_LOCAL}),
+                             0);
     }
     if (ring) assert_int_equal(nf_builder_connect(b, sw[n - 1], 2, sw[0], 3, NULL), 0);
     nf_fabric *f;
@@ -36,7 +40,8 @@ static void test_chain_by_hand(void **state) {
     nf_hops *h;
     assert_int_equal(nf_hops_compute(f, 2, &h), 0);
     for (unsigned i = 0; i < 5; i++)
-        for (unsigned j = 0; j < 5; j++) assert_int_equal(nf_hops_sw(h, i, j), i > j ? i - j : j - i);
+        for (unsigned j = 0; j < 5; j++)
+            assert_int_equal(nf_hops_sw(h, i, j), i > j ? i - j : j - i);
     int conn = 0;
     assert_int_equal(nf_hops_diameter(h, &conn), 4);
     assert_true(conn);
@@ -100,7 +105,8 @@ static void compare_with_reference(const nf_fabric *f, int threads, unsigned str
     assert_int_equal(nf_hops_compute(f, threads, &h), 0);
     size_t S = f->n_switches;
     int *ref = malloc(sizeof(int) * S * S);
-    for (nf_node s = 0; s < S; s++) ref_bfs(f, s, ref + s * S, NULL);
+    for (nf_node s = 0; s < S; s++)
+        ref_bfs(f, s, ref + s * S, NULL);
     for (nf_node s = 0; s < S; s += stride) {
         for (nf_node t = 0; t < S; t++) {
             int want = ref[s * S + t] < 0 ? NF_HOPS_INF : ref[s * S + t];
@@ -131,8 +137,11 @@ static void compare_with_reference(const nf_fabric *f, int threads, unsigned str
 
 static void test_generated_against_reference(void **state) {
     (void)state;
-    const char *specs[] = {"fattree:k=8", "torus:5x4x3,c=1", "dragonfly:a=4,p=2,h=2",
-                           "dragonfly:a=6,p=3,h=3,arr=consecutive", "gft:preset=sunway-proto",
+    const char *specs[] = {"fattree:k=8",
+                           "torus:5x4x3,c=1",
+                           "dragonfly:a=4,p=2,h=2",
+                           "dragonfly:a=6,p=3,h=3,arr=consecutive",
+                           "gft:preset=sunway-proto",
                            "xgft:h=3,m=4.4.6,w=1.2.2"};
     for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
         nf_fabric *f;

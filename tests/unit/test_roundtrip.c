@@ -13,10 +13,16 @@
 #include <stdlib.h>
 
 static const char *const specs[] = {
-    "fattree:k=4",        "fattree:k=8",           "xgft:h=3,m=4.4.6,w=1.2.2",
-    "torus:4x3x2,c=2",    "torus:5,c=1",           "dragonfly:a=4,p=2,h=2",
-    "dragonfly:a=6,p=3,h=3,arr=consecutive",       "dragonfly:a=4,p=2,h=2,g=5",
-    "gft:preset=sunway-proto", "gft:leaves=4,nodes=3,spines=2,links=2,sib=2,rails=1,radix=16",
+    "fattree:k=4",
+    "fattree:k=8",
+    "xgft:h=3,m=4.4.6,w=1.2.2",
+    "torus:4x3x2,c=2",
+    "torus:5,c=1",
+    "dragonfly:a=4,p=2,h=2",
+    "dragonfly:a=6,p=3,h=3,arr=consecutive",
+    "dragonfly:a=4,p=2,h=2,g=5",
+    "gft:preset=sunway-proto",
+    "gft:leaves=4,nodes=3,spines=2,links=2,sib=2,rails=1,radix=16",
     "bluelight",
 };
 
