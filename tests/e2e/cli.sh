@@ -66,5 +66,15 @@ for f in "$fabrics"/*.ibnet; do
 done
 expect 0 "$nf" topo --topo "file:$fabrics/nvidia-kb-ufm-lab-edr-fdr.ibnet"; has err "warning"
 
+# the partial dump: a port listed twice with different peers is a structural error, said clearly
+expect 2 "$nf" topo --topo "file:$fabrics/llnl-atlas-2006-voltaire.partial.ibnet"
+has err "llnl-atlas-2006-voltaire.partial.ibnet:16: port 23"
+has err "listed twice"
+
+# Debian's ibsim examples are ibsim net files
+for f in /usr/share/doc/ibsim-utils/net-examples/net*; do
+    expect 0 "$nf" topo --topo "file:$f" --json
+done
+
 echo "$pass passed, $failn failed"
 [ "$failn" = 0 ]
