@@ -26,9 +26,10 @@ typedef struct nf_load_opts {
     void *warn_ud;
 } nf_load_opts;
 
-/* Guesses the format of text: NF_FMT_IBNET when it carries ibnetdiscover's key lines
- * (vendid=, devid=, sysimgguid=, switchguid=, caguid=), NF_FMT_IBSIM for Switch/Hca/Ca blocks
- * without them, NF_FMT_AUTO when it looks like neither. */
+/* Guesses the format of text: NF_FMT_IBSIM when a node header says "Hca" or names its node with a
+ * free-form id (not S-/H-/R- and 16 hex digits); else NF_FMT_IBNET when ibnetdiscover's key lines
+ * (vendid=, devid=, sysimgguid=, switchguid=, caguid=) appear; else NF_FMT_IBSIM when there are
+ * node headers; NF_FMT_AUTO when it looks like neither. */
 nf_format nf_io_detect(const char *text, size_t len);
 
 /* Parses text (len bytes, need not be NUL-terminated) in format fmt (AUTO = detect). filename is

@@ -6,6 +6,7 @@
 #include "netfab/ibsim.h"
 #include "util/mem.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -31,25 +32,41 @@ static bool starts_with(const char *p, const char *e, const char *word) {
     return (size_t)(e - p) >= n && memcmp(p, word, n) == 0;
 }
 
-/* ibnetdiscover prints key lines (vendid=, devid=, switchguid=, caguid=) before every node header;
- * an ibsim net file has node headers without them. Comments and everything else are ignored. */
+/* Is the quoted node id at q (just past the opening quote, line end e) an ibnetdiscover id,
+ * "S-", "H-" or "R-" followed by 16 hex digits and a closing quote? */
+static bool guid_id(const char *q, const char *e) {
+    if (e - q < 19 || (q[0] != 'S' && q[0] != 'H' && q[0] != 'R') || q[1] != '-') return false;
+    for (int i = 2; i < 18; i++)
+        if (!isxdigit((unsigned char)q[i])) return false;
+    return q[18] == '"';
+}
+
+/* ibnetdiscover prints key lines (vendid=, devid=, sysimgguid=, switchguid=, caguid=) before every
+ * node header, names CAs "Ca" and nodes by S-/H-<guid>. ibsim net files name CAs "Hca" (or "Ca")
+ * and nodes freely, and may carry key lines too. So: a header with "Hca" or a free-form id makes
+ * the file ibsim; otherwise key lines make it ibnetdiscover; plain headers make it ibsim. */
 nf_format nf_io_detect(const char *text, size_t len) {
     const char *p = text, *end = text + len;
-    bool headers = false;
+    bool headers = false, keys = false;
     while (p < end) {
         const char *e = memchr(p, '\n', (size_t)(end - p));
         if (!e) e = end;
         if (starts_with(p, e, "vendid=") || starts_with(p, e, "devid=") ||
             starts_with(p, e, "switchguid=") || starts_with(p, e, "caguid=") ||
             starts_with(p, e, "sysimgguid="))
-            return NF_FMT_IBNET;
-        if ((starts_with(p, e, "Switch") || starts_with(p, e, "Ca") || starts_with(p, e, "Hca") ||
-             starts_with(p, e, "Rt")) &&
-            memchr(p, '"', (size_t)(e - p)))
-            headers = true;
+            keys = true;
+        bool hca = starts_with(p, e, "Hca");
+        if (hca || starts_with(p, e, "Switch") || starts_with(p, e, "Ca") ||
+            starts_with(p, e, "Rt")) {
+            const char *q = memchr(p, '"', (size_t)(e - p));
+            if (q) {
+                headers = true;
+                if (hca || !guid_id(q + 1, e)) return NF_FMT_IBSIM;
+            }
+        }
         p = e + 1;
     }
-    return headers ? NF_FMT_IBSIM : NF_FMT_AUTO;
+    return keys ? NF_FMT_IBNET : headers ? NF_FMT_IBSIM : NF_FMT_AUTO;
 }
 
 int nf_io_parse(const char *text, size_t len, nf_format fmt, const char *filename,

@@ -46,7 +46,7 @@ static int build_up_csr(const nf_fabric *f, up_csr *g) {
  * Each level costs one pass over the adjacency for all lanes, so the fabric takes
  * (S / NF_LANES) * (diameter + 1) passes instead of S searches. A lane still advancing at level
  * 255 would need a distance that does not fit a byte: NF_ERANGE. */
-#if defined(__GNUC__) && !defined(__clang__)
+#if defined(__GNUC__)
 /* lanes are passed by value only between static functions of this file, never across an ABI */
 #pragma GCC diagnostic ignored "-Wpsabi"
 #endif
