@@ -29,7 +29,7 @@ if [ "$(id -u)" != 0 ]; then
         exit 1
     fi
 fi
-export DEBIAN_FRONTEND=noninteractive
+export DEBIAN_FRONTEND=noninteractive DEBCONF_NOWARNINGS=yes
 $SUDO apt-get update -qq >/dev/null
 # shellcheck disable=SC2086
 $SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
