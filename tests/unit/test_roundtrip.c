@@ -24,6 +24,9 @@ static const char *const specs[] = {
     "gft:preset=sunway-proto",
     "gft:leaves=4,nodes=3,spines=2,links=2,sib=2,rails=1,radix=16",
     "bluelight",
+    "taihulight",
+    "dragonfly:a=18,p=9,h=9",
+    "torus:30x20x20,c=2",
 };
 
 static char *write_to_memory(const nf_fabric *f, nf_format fmt, size_t *len) {
