@@ -1,5 +1,6 @@
 /* Shared helpers for the unit tests: a deliberately plain reference BFS over the port table (not
- * the CSR the library uses), shortest-path counting, and fixture paths. Header-only. */
+ * the CSR the library uses), shortest-path counting, and the allocation-failure sweep.
+ * Header-only; include it after cmocka.h. */
 #ifndef NF_TESTUTIL_H
 #define NF_TESTUTIL_H
 
@@ -35,6 +36,49 @@ static inline void ref_bfs(const nf_fabric *f, nf_node src, int *dist, uint64_t 
         }
     }
     free(queue);
+}
+
+/* Allocation-failure sweep. attempt(ctx, &f, &d) runs with the library's k-th allocation failing,
+ * for k = 0, 1, 2, ... until it succeeds; every failed run must return NF_ENOMEM and leave f NULL
+ * (the sanitizer build checks that nothing leaks) and, when want_msg is given, say so in its diag.
+ * Returns the successful fabric (the caller frees it) and the number of failed runs in *failures.
+ */
+typedef int (*sweep_attempt)(void *ctx, nf_fabric **out, nf_diag *d);
+
+static long sweep_budget;
+static inline void *sweep_malloc(size_t n, void *ud) {
+    (void)ud;
+    return sweep_budget-- > 0 ? malloc(n) : NULL;
+}
+static inline void *sweep_realloc(void *p, size_t n, void *ud) {
+    (void)ud;
+    return sweep_budget-- > 0 ? realloc(p, n) : NULL;
+}
+static inline void sweep_free(void *p, void *ud) {
+    (void)ud;
+    free(p);
+}
+
+static inline nf_fabric *alloc_sweep(sweep_attempt attempt, void *ctx, const char *want_msg,
+                                     long *failures) {
+    nf_allocator failing = {sweep_malloc, sweep_realloc, sweep_free, NULL};
+    for (long k = 0;; k++) {
+        sweep_budget = k;
+        nf_set_allocator(&failing);
+        nf_fabric *f = (nf_fabric *)&failing; /* must be overwritten */
+        nf_diag d = {{0}, 0, {0}};
+        int rc = attempt(ctx, &f, &d);
+        nf_set_allocator(NULL);
+        if (rc == NF_OK) {
+            *failures = k;
+            return f;
+        }
+        if (rc != NF_ENOMEM) fail_msg("allocation %ld failing gave %d (%s)", k, rc, d.msg);
+        assert_null(f);
+        if (want_msg && !strstr(d.msg, want_msg))
+            fail_msg("allocation %ld: message '%s' lacks '%s'", k, d.msg, want_msg);
+        assert_true(k < 100000);
+    }
 }
 
 #endif

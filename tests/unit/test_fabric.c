@@ -6,6 +6,7 @@
 #include <cmocka.h>
 
 #include "netfab/fabric.h"
+#include "testutil.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 /* CA "h0" (guid 0x100), switch "sw" (guid 0x200, 4 ports), CA "h1" (0x300, 2 ports):
  * h0[1] - sw[1], sw[2] - h1[2], sw[3] - sw[4] (a loop-back cable). Added CA first on purpose. */
 static int build_small(nf_fabric **out) {
+    *out = NULL;
     nf_builder *b = nf_builder_new(0, 0);
     if (!b) return NF_ENOMEM;
     nf_node h0, sw, h1;
@@ -190,42 +192,19 @@ static void test_speed_tokens(void **state) {
     assert_string_equal(nf_strerror(NF_EBUSY), "port already connected");
 }
 
-/* Fail the k-th allocation for k = 0, 1, 2, ... until the build succeeds; every failure must be a
- * clean NF_ENOMEM (the sanitizer build checks nothing leaks). */
-static long alloc_budget;
-static void *fail_malloc(size_t n, void *ud) {
-    (void)ud;
-    return alloc_budget-- > 0 ? malloc(n) : NULL;
-}
-static void *fail_realloc(void *p, size_t n, void *ud) {
-    (void)ud;
-    return alloc_budget-- > 0 ? realloc(p, n) : NULL;
-}
-static void plain_free(void *p, void *ud) {
-    (void)ud;
-    free(p);
+static int attempt_small(void *ctx, nf_fabric **out, nf_diag *d) {
+    (void)ctx;
+    (void)d;
+    return build_small(out);
 }
 
 static void test_allocation_failures(void **state) {
     (void)state;
-    nf_allocator failing = {fail_malloc, fail_realloc, plain_free, NULL};
-    int failures = 0;
-    for (long k = 0;; k++) {
-        alloc_budget = k;
-        nf_set_allocator(&failing);
-        nf_fabric *f = NULL;
-        int rc = build_small(&f);
-        nf_set_allocator(NULL);
-        if (rc == 0) {
-            assert_int_equal(nf_fabric_check(f, NULL), 0);
-            nf_fabric_free(f);
-            break;
-        }
-        assert_int_equal(rc, NF_ENOMEM);
-        assert_null(f);
-        failures++;
-        assert_true(k < 10000);
-    }
+    long failures;
+    nf_fabric *f = alloc_sweep(attempt_small, NULL, NULL, &failures);
+    assert_int_equal(nf_fabric_check(f, NULL), 0);
+    assert_int_equal(f->n_links, 3);
+    nf_fabric_free(f);
     assert_true(failures > 20); /* the sweep really went through the builder and the freeze */
 }
 

@@ -919,22 +919,8 @@ static void test_file_spec(void **state) {
 
 /* ---- allocation failures -------------------------------------------------------------------- */
 
-static long alloc_left; /* allocations still allowed; < 0 = unlimited */
-static void *fail_malloc(size_t n, void *ud) {
-    (void)ud;
-    if (alloc_left == 0) return NULL;
-    if (alloc_left > 0) alloc_left--;
-    return malloc(n);
-}
-static void *fail_realloc(void *p, size_t n, void *ud) {
-    (void)ud;
-    if (alloc_left == 0) return NULL;
-    if (alloc_left > 0) alloc_left--;
-    return realloc(p, n);
-}
-static void fail_free(void *p, void *ud) {
-    (void)ud;
-    free(p);
+static int attempt_spec(void *ctx, nf_fabric **out, nf_diag *d) {
+    return nf_topo_build(ctx, NULL, out, d);
 }
 
 static void test_allocation_failures(void **state) {
@@ -942,26 +928,12 @@ static void test_allocation_failures(void **state) {
     static const char *specs[] = {"fattree:k=4", "xgft:h=2,m=2.3,w=1.2", "torus:3x2,c=2",
                                   "dragonfly:a=2,p=1,h=1",
                                   "gft:leaves=2,nodes=2,spines=2,sib=1,rails=2,radix=8"};
-    nf_allocator fa = {fail_malloc, fail_realloc, fail_free, NULL};
     for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
-        long k = 0;
-        for (;; k++) {
-            alloc_left = k;
-            nf_set_allocator(&fa);
-            nf_fabric *f = (nf_fabric *)(uintptr_t)1;
-            nf_diag d = {0};
-            int rc = nf_topo_build(specs[i], NULL, &f, &d);
-            nf_set_allocator(NULL);
-            if (rc == 0) {
-                assert_int_equal(nf_fabric_check(f, NULL), 0);
-                nf_fabric_free(f);
-                break;
-            }
-            if (rc != NF_ENOMEM) fail_msg("%s, allocation %ld: rc %d (%s)", specs[i], k, rc, d.msg);
-            assert_null(f);
-            assert_non_null(strstr(d.msg, "out of memory"));
-        }
-        assert_true(k > 3);
+        long failures;
+        nf_fabric *f = alloc_sweep(attempt_spec, (void *)specs[i], "out of memory", &failures);
+        assert_int_equal(nf_fabric_check(f, NULL), 0);
+        nf_fabric_free(f);
+        assert_true(failures > 3);
     }
 }
 

@@ -8,6 +8,7 @@
 
 #include "netfab/ibnet.h"
 #include "netfab/io.h"
+#include "testutil.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -587,20 +588,14 @@ static void test_writer_names_and_errors(void **state) {
 
 /* ---- allocation failures ------------------------------------------------------------------- */
 
-static long alloc_budget;
-static void *fail_malloc(size_t n, void *ud) {
-    (void)ud;
-    return alloc_budget-- > 0 ? malloc(n) : NULL;
-}
+struct text_ctx {
+    const char *text;
+    size_t len;
+};
 
-static void *fail_realloc(void *p, size_t n, void *ud) {
-    (void)ud;
-    return alloc_budget-- > 0 ? realloc(p, n) : NULL;
-}
-
-static void plain_free(void *p, void *ud) {
-    (void)ud;
-    free(p);
+static int attempt_parse(void *ctx, nf_fabric **out, nf_diag *d) {
+    const struct text_ctx *t = ctx;
+    return nf_ibnet_parse(t->text, t->len, "small.ibnet", NULL, out, d);
 }
 
 static void test_allocation_failures(void **state) {
@@ -610,28 +605,13 @@ static void test_allocation_failures(void **state) {
     FILE *fp = fopen(path, "rb");
     assert_non_null(fp);
     static char text[8192];
-    size_t len = fread(text, 1, sizeof text, fp);
+    struct text_ctx t = {text, fread(text, 1, sizeof text, fp)};
     fclose(fp);
-    nf_allocator failing = {fail_malloc, fail_realloc, plain_free, NULL};
-    int failures = 0;
-    for (long k = 0;; k++) {
-        alloc_budget = k;
-        nf_set_allocator(&failing);
-        nf_fabric *f = (nf_fabric *)1;
-        nf_diag d = {0};
-        int rc = nf_ibnet_parse(text, len, "small.ibnet", NULL, &f, &d);
-        nf_set_allocator(NULL);
-        if (rc == 0) {
-            assert_int_equal(f->n_links, 6);
-            assert_int_equal(nf_fabric_check(f, NULL), 0);
-            nf_fabric_free(f);
-            break;
-        }
-        assert_int_equal(rc, NF_ENOMEM);
-        assert_null(f);
-        failures++;
-        assert_true(k < 10000);
-    }
+    long failures;
+    nf_fabric *f = alloc_sweep(attempt_parse, &t, NULL, &failures);
+    assert_int_equal(f->n_links, 6);
+    assert_int_equal(nf_fabric_check(f, NULL), 0);
+    nf_fabric_free(f);
     assert_true(failures > 30);
 }
 
