@@ -10,6 +10,7 @@
 #include "testutil.h"
 
 #include <stdio.h>
+#include <string.h>
 
 /* A chain of n switches s0 - s1 - ... with one CA on each; ports: 1 = CA, 2 = right, 3 = left.
  * Switch i is node i after freeze; CA i is node n + i. */
@@ -186,6 +187,38 @@ static void test_thread_count_invariance(void **state) {
     nf_fabric_free(f);
 }
 
+/* The paper fabrics' switch diameters over all pairs: fat tree 4 (edge-agg-core-agg-edge), torus
+ * 15 + 10 + 10, Dragonfly local-global-local, the XGFT shapes 2(h-1). */
+static void test_paper_diameters(void **state) {
+    (void)state;
+    static const struct {
+        const char *spec;
+        int diameter;
+    } cases[] = {{"fattree:k=40", 4},
+                 {"torus:30x20x20,c=2", 35},
+                 {"dragonfly:a=18,p=9,h=9", 3},
+                 {"dragonfly:a=18,p=9,h=9,arr=consecutive", 3},
+                 {"bluelight", 4},
+                 {"taihulight", 6},
+                 {"gft:preset=sunway-proto", 2}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        nf_fabric *f;
+        nf_hops *h;
+        nf_diag d;
+        assert_int_equal(nf_topo_build(cases[i].spec, NULL, &f, &d), 0);
+        assert_int_equal(nf_hops_compute(f, 2, &h), 0);
+        int conn = -1;
+        int got = nf_hops_diameter(h, &conn);
+        /* sunway-proto's two planes are joined only through the dual-port CAs */
+        int want_conn = strncmp(cases[i].spec, "gft", 3) != 0;
+        if (got != cases[i].diameter || conn != want_conn)
+            fail_msg("%s: diameter %d connected %d, want %d %d", cases[i].spec, got, conn,
+                     cases[i].diameter, want_conn);
+        nf_hops_free(h);
+        nf_fabric_free(f);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_chain_by_hand),
@@ -194,6 +227,7 @@ int main(void) {
         cmocka_unit_test(test_generated_against_reference),
         cmocka_unit_test(test_real_dumps_against_reference),
         cmocka_unit_test(test_thread_count_invariance),
+        cmocka_unit_test(test_paper_diameters),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
