@@ -7,6 +7,7 @@ build=$(dirname "$1")
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 cmake --install "$build" --prefix "$tmp/prefix" >/dev/null
 test -x "$tmp/prefix/bin/netfab"
+"$tmp/prefix/bin/netfab" --version | grep -q "^netfab " # runs without LD_LIBRARY_PATH
 test -f "$tmp/prefix/include/netfab/fabric.h"
 pc=$(find "$tmp/prefix" -name netfab.pc | head -1)
 test -n "$pc"
