@@ -6,6 +6,7 @@
 #include "netfab/hops.h"
 #include "netfab/io.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
 #include <stdio.h>
@@ -114,7 +115,7 @@ static nf_format format_for(const char *fmt, const char *path) {
 static int write_fabric(const nf_fabric *f, const char *path, nf_format fmt) {
     FILE *out = strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
     if (!out) {
-        perror(path);
+        fprintf(stderr, "netfab: %s: %s\n", path, strerror(errno));
         return NF_EXIT_FAIL;
     }
     int rc = nf_io_write(f, fmt, out);
