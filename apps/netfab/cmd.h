@@ -4,7 +4,9 @@
 
 #include "netfab/core.h"
 
-#define NF_COMMANDS(X) X(topo, "build, read or convert a fabric and print its statistics")
+#define NF_COMMANDS(X)                                                                             \
+    X(topo, "build, read or convert a fabric and print its statistics")                            \
+    X(mcast, "route multicast groups with the MINIHOP, SSSP and FULB engines; EFI and trees")
 
 #define NF_X_DECL(name, help) int nf_cmd_##name(int argc, char **argv);
 NF_COMMANDS(NF_X_DECL)

@@ -1,0 +1,287 @@
+/* `netfab mcast`: route a multicast workload on a fabric with one or more engines, print max and
+ * mean EFI, tree heights and routing time per engine, verify the trees, export them. */
+#define _GNU_SOURCE
+#include "cmd.h"
+#include "netfab/gen.h"
+#include "netfab/groups.h"
+#include "netfab/hops.h"
+#include "netfab/mcast.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void mcast_usage(FILE *out) {
+    fprintf(out,
+            "usage: netfab mcast --topo SPEC --groups PATTERN [--engine LIST|all]\n"
+            "                    [--procs-per-node N] [--mapping aware|random] [--seed S]\n"
+            "                    [--verify] [--json] [--dump-mft FILE] [--dump-groups FILE]\n"
+            "                    [--threads N]\n\n"
+            "Routes every group of the workload with each engine (groups in order, each seeing\n"
+            "the link loads of those before it) and prints one row per engine.\n\n"
+            "patterns:\n"
+            "  grid2d:RxC            every row and every column of an R x C rank grid\n"
+            "  grid3d:XxYxZ          every line along each dimension of a rank grid\n"
+            "  random:n=G,size=S     G groups of S random ranks\n"
+            "  hier:n=N,s=A.B...     hierarchical communicators and their leaders\n"
+            "  file:PATH             one group per line, ranks separated by blanks\n\n"
+            "engines: ");
+    for (size_t i = 0; i < nf_mcast_engine_count(); i++)
+        fprintf(out, "%s%s", i ? ", " : "", nf_mcast_engine_name(nf_mcast_engine_at(i)));
+    fprintf(out,
+            " (default all)\n\n"
+            "options:\n"
+            "  --procs-per-node N    ranks per endpoint (default 1)\n"
+            "  --mapping M           aware: ranks laid on endpoints in order (default);\n"
+            "                        random: ranks shuffled over the endpoints\n"
+            "  --seed S              seed of random groups and random mapping (default 1)\n"
+            "  --verify              recount every tree and every load from the forwarding tables\n"
+            "  --json                one JSON object per engine, in an array\n"
+            "  --dump-mft FILE       the switches' multicast forwarding tables, OpenSM mcfdbs\n"
+            "                        layout (one engine only)\n"
+            "  --dump-groups FILE    one line per group: MLID and member port GUIDs\n\n"
+            "examples:\n"
+            "  netfab mcast --topo fattree:k=40 --groups grid2d:160x100 --engine fulb,minihop-new\n"
+            "  netfab mcast --topo dragonfly:a=18,p=9,h=9 --groups grid3d:81x27x12 --json\n");
+}
+
+static int parse_uint(const char *opt, const char *s, unsigned long max, unsigned long *out) {
+    char *end;
+    errno = 0;
+    unsigned long v = strtoul(s, &end, 10);
+    if (!*s || *end || errno || v > max || s[0] == '-') {
+        fprintf(stderr, "netfab mcast: %s wants a number from 0 to %lu, not '%s'\n", opt, max, s);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+/* Splits a comma list of engine names (or "all") into engines; returns the count or -1. */
+static int parse_engines(const char *list, const nf_mcast_engine **out, int cap) {
+    if (strcmp(list, "all") == 0) {
+        int n = 0;
+        for (size_t i = 0; i < nf_mcast_engine_count() && n < cap; i++)
+            out[n++] = nf_mcast_engine_at(i);
+        return n;
+    }
+    int n = 0;
+    const char *p = list;
+    while (*p) {
+        const char *q = strchr(p, ',');
+        size_t len = q ? (size_t)(q - p) : strlen(p);
+        char name[64];
+        if (len == 0 || len >= sizeof name || n >= cap) {
+            fprintf(stderr, "netfab mcast: bad --engine list '%s'\n", list);
+            return -1;
+        }
+        memcpy(name, p, len);
+        name[len] = '\0';
+        const nf_mcast_engine *e = nf_mcast_engine_find(name);
+        if (!e) {
+            fprintf(stderr, "netfab mcast: unknown engine '%s' (try --help)\n", name);
+            return -1;
+        }
+        out[n++] = e;
+        p += len + (q != NULL);
+    }
+    return n;
+}
+
+static FILE *open_out(const char *path) {
+    FILE *fp = strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
+    if (!fp) fprintf(stderr, "netfab: %s: %s\n", path, strerror(errno));
+    return fp;
+}
+
+static int close_out(FILE *fp, const char *path, int rc) {
+    if (fp != stdout ? fclose(fp) != 0 : fflush(fp) != 0) rc = rc ? rc : NF_EIO;
+    if (rc) {
+        fprintf(stderr, "netfab: %s: %s\n", path, nf_strerror(rc));
+        return NF_EXIT_FAIL;
+    }
+    return NF_EXIT_OK;
+}
+
+int nf_cmd_mcast(int argc, char **argv) {
+    static const struct option longopts[] = {{"topo", required_argument, NULL, 't'},
+                                             {"groups", required_argument, NULL, 'g'},
+                                             {"engine", required_argument, NULL, 'e'},
+                                             {"procs-per-node", required_argument, NULL, 'p'},
+                                             {"mapping", required_argument, NULL, 'm'},
+                                             {"seed", required_argument, NULL, 's'},
+                                             {"verify", no_argument, NULL, 'v'},
+                                             {"json", no_argument, NULL, 'j'},
+                                             {"dump-mft", required_argument, NULL, 'M'},
+                                             {"dump-groups", required_argument, NULL, 'G'},
+                                             {"threads", required_argument, NULL, 'T'},
+                                             {"help", no_argument, NULL, 'h'},
+                                             {NULL, 0, NULL, 0}};
+    const char *topo = NULL, *pattern = NULL, *engine_list = "all", *mft_path = NULL,
+               *groups_path = NULL;
+    nf_workload_opts wopts = {.procs_per_node = 1, .mapping = NF_MAP_AWARE, .seed = 1};
+    bool verify = false, as_json = false;
+    unsigned long v, threads = 0;
+    optind = 1;
+    int c;
+    while ((c = getopt_long(argc, argv, "t:g:e:p:m:s:vjM:G:T:h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 't': topo = optarg; break;
+        case 'g': pattern = optarg; break;
+        case 'e': engine_list = optarg; break;
+        case 'p':
+            if (parse_uint("--procs-per-node", optarg, 1024, &v)) return NF_EXIT_USAGE;
+            if (v == 0) {
+                fprintf(stderr, "netfab mcast: --procs-per-node must be at least 1\n");
+                return NF_EXIT_USAGE;
+            }
+            wopts.procs_per_node = (unsigned)v;
+            break;
+        case 'm':
+            if (strcmp(optarg, "aware") == 0)
+                wopts.mapping = NF_MAP_AWARE;
+            else if (strcmp(optarg, "random") == 0)
+                wopts.mapping = NF_MAP_RANDOM;
+            else {
+                fprintf(stderr, "netfab mcast: --mapping is aware or random, not '%s'\n", optarg);
+                return NF_EXIT_USAGE;
+            }
+            break;
+        case 's':
+            if (parse_uint("--seed", optarg, ~0UL, &v)) return NF_EXIT_USAGE;
+            wopts.seed = v;
+            break;
+        case 'v': verify = true; break;
+        case 'j': as_json = true; break;
+        case 'M': mft_path = optarg; break;
+        case 'G': groups_path = optarg; break;
+        case 'T':
+            if (parse_uint("--threads", optarg, 1024, &threads) || threads == 0)
+                return NF_EXIT_USAGE;
+            break;
+        case 'h': mcast_usage(stdout); return NF_EXIT_OK;
+        default: mcast_usage(stderr); return NF_EXIT_USAGE;
+        }
+    }
+    const nf_mcast_engine *engines[32];
+    int n_eng = 0;
+    const char *why = NULL;
+    if (optind < argc)
+        why = "unexpected argument";
+    else if (!topo)
+        why = "--topo SPEC is required";
+    else if (!pattern)
+        why = "--groups PATTERN is required";
+    if (why) {
+        fprintf(stderr, "netfab mcast: %s%s%s\ntry 'netfab mcast --help'\n", why,
+                optind < argc ? ": " : "", optind < argc ? argv[optind] : "");
+        return NF_EXIT_USAGE;
+    }
+    if ((n_eng = parse_engines(engine_list, engines, 32)) <= 0) return NF_EXIT_USAGE;
+    if (mft_path && n_eng != 1) {
+        fprintf(stderr, "netfab mcast: --dump-mft writes one engine's tables: give one --engine\n");
+        return NF_EXIT_USAGE;
+    }
+
+    int status = NF_EXIT_OK;
+    nf_fabric *f = NULL;
+    nf_hops *h = NULL;
+    nf_groups *g = NULL;
+    json_t *arr = as_json ? json_array() : NULL;
+    nf_diag d = {{0}, 0, {0}};
+    nf_topo_opts topts = {.warn = nf_app_warn};
+    int rc = nf_topo_build(topo, &topts, &f, &d);
+    nf_app_warn_summary();
+    if (rc) {
+        status = nf_app_report(rc, &d);
+        goto done;
+    }
+    if ((rc = nf_hops_compute(f, (int)threads, &h))) {
+        d = (nf_diag){{0}, 0, {0}};
+        snprintf(d.msg, sizeof d.msg, "%s: distances: %s", topo, nf_strerror(rc));
+        status = nf_app_report(rc, &d);
+        goto done;
+    }
+    if ((rc = nf_groups_build(f, pattern, &wopts, &g, &d))) {
+        status = nf_app_report(rc, &d);
+        goto done;
+    }
+    if (groups_path) {
+        FILE *fp = open_out(groups_path);
+        if (!fp) {
+            status = NF_EXIT_FAIL;
+            goto done;
+        }
+        if ((status = close_out(fp, groups_path, nf_mcast_write_groups(f, g, fp)))) goto done;
+    }
+    uint32_t lb = nf_mcast_lower_bound(f, h, g);
+    if (!as_json)
+        printf("%-12s %7s %11s %7s %8s %6s %7s %8s %8s %8s %6s\n", "engine", "groups",
+               "memberships", "max_efi", "mean_efi", "max_h", "mean_h", "root_s", "tree_s",
+               "route_s", "failed");
+    for (int i = 0; i < n_eng && status == NF_EXIT_OK; i++) {
+        nf_mcast *m = NULL;
+        if ((rc = nf_mcast_route(f, h, g, engines[i], &m, &d))) {
+            status = nf_app_report(rc, &d);
+            break;
+        }
+        nf_mcast_stats st;
+        nf_mcast_stats_compute(f, g, m, &st);
+        double route_s = m->root_s + m->tree_s + m->refine_s;
+        if (verify && (rc = nf_mcast_verify(f, h, g, m, &d))) {
+            fprintf(stderr, "netfab mcast: %s: verification failed: %s\n",
+                    nf_mcast_engine_name(engines[i]), d.msg);
+            status = NF_EXIT_FAIL;
+        }
+        if (mft_path && status == NF_EXIT_OK) {
+            FILE *fp = open_out(mft_path);
+            status = fp ? close_out(fp, mft_path, nf_mcast_write_mft(f, m, fp)) : NF_EXIT_FAIL;
+        }
+        for (uint32_t k = 0; k < m->n_groups && st.failed; k++)
+            if (m->status[k] != NF_OK) {
+                fprintf(stderr, "netfab mcast: %s: group %u (MLID 0x%04X) not routed: %s\n",
+                        nf_mcast_engine_name(engines[i]), k, NF_MLID_BASE + k,
+                        nf_strerror(m->status[k]));
+                break; /* one example is enough; the count is in the table */
+            }
+        if (as_json) {
+            json_t *o = json_pack(
+                "{s:s, s:s, s:s, s:I, s:I, s:I, s:f, s:I, s:f, s:I, s:f, s:I, s:f, s:f, s:f, s:f, "
+                "s:I, s:b, s:I}",
+                "engine", nf_mcast_engine_name(engines[i]), "topo", topo, "groups_spec", pattern,
+                "groups", (json_int_t)st.groups, "memberships", (json_int_t)st.memberships,
+                "max_efi", (json_int_t)st.max_efi, "mean_efi", st.mean_efi, "max_efi_host",
+                (json_int_t)st.max_efi_host, "mean_efi_host", st.mean_efi_host, "max_height",
+                (json_int_t)st.max_height, "mean_height", st.mean_height, "lower_bound",
+                (json_int_t)lb, "route_s", route_s, "root_s", m->root_s, "tree_s", m->tree_s,
+                "refine_s", m->refine_s, "failed", (json_int_t)st.failed, "verified",
+                verify && status == NF_EXIT_OK, "peak_rss_kib", (json_int_t)nf_app_peak_rss_kib());
+            json_array_append_new(arr, o);
+        } else {
+            printf("%-12s %7u %11llu %7u %8.2f %6u %7.2f %8.4f %8.4f %8.4f %6u\n",
+                   nf_mcast_engine_name(engines[i]), st.groups, (unsigned long long)st.memberships,
+                   st.max_efi, st.mean_efi, st.max_height, st.mean_height, m->root_s,
+                   m->tree_s + m->refine_s, route_s, st.failed);
+            fflush(stdout);
+        }
+        nf_mcast_free(m);
+    }
+    if (status == NF_EXIT_OK) {
+        if (as_json) {
+            json_dumpf(arr, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+            putchar('\n');
+        } else {
+            printf("lower bound on max_efi for this workload: %u%s\n", lb,
+                   verify ? "; every tree verified" : "");
+        }
+    }
+done:
+    json_decref(arr);
+    nf_groups_free(g);
+    nf_hops_free(h);
+    nf_fabric_free(f);
+    return status;
+}

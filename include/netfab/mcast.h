@@ -1,0 +1,91 @@
+/* Multicast routing: engines that give every group a minimal-height tree rooted at a switch,
+ * link loads (EFI: the number of groups whose tree uses a link), statistics, an independent
+ * verifier, and OpenSM-format exports. */
+#ifndef NETFAB_MCAST_H
+#define NETFAB_MCAST_H
+
+#include "core.h"
+#include "fabric.h"
+#include "groups.h"
+#include "hops.h"
+
+#include <stdio.h>
+
+typedef struct nf_mcast_engine nf_mcast_engine;
+
+/* The engines, by name: "minihop", "minihop-new", "sssp", "sssp-new", "fulb", "fulb+".
+ * NULL for an unknown name. */
+const nf_mcast_engine *nf_mcast_engine_find(const char *name);
+size_t nf_mcast_engine_count(void);
+const nf_mcast_engine *nf_mcast_engine_at(size_t i);
+const char *nf_mcast_engine_name(const nf_mcast_engine *e);
+const char *nf_mcast_engine_summary(const nf_mcast_engine *e);
+
+/* The routed state of a set of groups. Group g has root switch root[g] and its tree is the set
+ * of links tree_link[tree_off[g] .. tree_off[g+1]): switch-to-switch links and the host link of
+ * every member. A group that cannot be routed (a member unreachable from every switch that
+ * reaches the others, a member with no cabled port) has status[g] < 0, root NF_NONE and an
+ * empty tree; the other groups are routed regardless. */
+typedef struct nf_mcast {
+    uint32_t n_groups;
+    nf_node *root;
+    uint8_t *height; /* links from the root switch to the farthest member endpoint */
+    int32_t *status; /* 0, or a negative NF_E* code for a group that could not be routed */
+    uint32_t *tree_off;
+    nf_link *tree_link;
+    uint32_t *efi;   /* per link: groups whose tree uses it */
+    double root_s;   /* time spent choosing roots */
+    double tree_s;   /* time spent building trees */
+    double refine_s; /* time spent in a refinement pass (fulb+) */
+} nf_mcast;
+
+/* Routes every group of g in order with engine e; loads start at zero. threads is unused by the
+ * sequential engines (routing is inherently ordered: each group sees the loads of those before).
+ * Returns 0 (even when some groups failed: see status), NF_ENOMEM, or NF_EINVAL. */
+int nf_mcast_route(const nf_fabric *f, const nf_hops *h, const nf_groups *g,
+                   const nf_mcast_engine *e, nf_mcast **out, nf_diag *diag);
+void nf_mcast_free(nf_mcast *m);
+
+typedef struct nf_mcast_stats {
+    uint32_t groups, routed, failed;
+    uint64_t memberships;
+    uint32_t max_efi;      /* over inter-switch links */
+    double mean_efi;       /* over inter-switch links that carry at least one group */
+    uint32_t links_used;   /* inter-switch links that carry at least one group */
+    uint32_t max_efi_host; /* the same over host (endpoint) links */
+    double mean_efi_host;
+    uint32_t max_height;
+    double mean_height; /* over routed groups */
+} nf_mcast_stats;
+void nf_mcast_stats_compute(const nf_fabric *f, const nf_groups *g, const nf_mcast *m,
+                            nf_mcast_stats *out);
+
+/* A lower bound on the max EFI of inter-switch links that any routing of g must reach, with
+ * trees of any height: the larger of (a) over every switch s, the groups with a member on s and a
+ * member elsewhere, divided by s's inter-switch links, rounded up (each such tree uses one of
+ * them), and (b) the sum over groups of max(k - 1, r) (a tree over k member switches has at least
+ * k - 1 links and reaches r hops), divided by the number of inter-switch links, rounded up.
+ * 0 on allocation failure. */
+uint32_t nf_mcast_lower_bound(const nf_fabric *f, const nf_hops *h, const nf_groups *g);
+
+/* Recounts everything from the forwarding tables (the per-switch port masks the trees imply),
+ * independently of how they were built: from each routed group's root, following the masks
+ * reaches every member exactly once, the tree has no cycle and no switch outside it forwards
+ * the group, its height equals the least possible (1 + the least max distance from a switch to
+ * the members' switches), the recorded height is right, and the EFI recount equals m->efi.
+ * Returns 0 or NF_EINVAL with the first problem in diag. */
+int nf_mcast_verify(const nf_fabric *f, const nf_hops *h, const nf_groups *g, const nf_mcast *m,
+                    nf_diag *diag);
+
+/* First MLID; group g gets MLID NF_MLID_BASE + g. */
+#define NF_MLID_BASE 0xC000u
+#define NF_MLID_MAX 0xFFFEu
+
+/* Writes every switch's multicast forwarding table in the layout of OpenSM's opensm.mcfdbs dump.
+ * Returns 0, NF_ERANGE when there are more groups than MLIDs, NF_EIO on a write error. */
+int nf_mcast_write_mft(const nf_fabric *f, const nf_mcast *m, FILE *out);
+
+/* One line per group: its MLID in hex, then the port GUID of every member in hex. */
+int nf_mcast_write_groups(const nf_fabric *f, const nf_groups *g, FILE *out);
+
+#endif

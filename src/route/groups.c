@@ -1,0 +1,563 @@
+/* Multicast workloads: a communicator pattern expands to groups of ranks, ranks are laid on rank
+ * slots (in order, or shuffled with the seed), slots on endpoints, and every group is reduced to
+ * its distinct member endpoints in ascending order. Spec strings: include/netfab/groups.h. */
+#include "netfab/groups.h"
+#include "util/mem.h"
+#include "util/rng.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define GR_NUM_MAX 1000000000u            /* spec numbers: digits only, at most 10^9 */
+#define GR_RANKS_MAX (1ull << 31)         /* ranks and rank slots */
+#define GR_HIER_MAX 16                    /* hier levels */
+#define GR_MAP_STREAM 0x6d617070696e6721u /* "mapping!": the mapping's stream is seed ^ this */
+
+#if defined(__GNUC__)
+#define GR_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define GR_PRINTF(a, b)
+#endif
+
+/* The build in progress: the fabric's endpoint count and rank slots, then the ranks of every
+ * group in CSR form (off has n + 1 entries) as the pattern emits them. */
+typedef struct gctx {
+    const char *spec; /* the whole spec, for messages */
+    const char *name; /* the pattern name */
+    nf_diag *diag;
+    uint32_t n_ep, ppn;
+    uint64_t slots;  /* n_ep * ppn */
+    uint64_t nranks; /* the pattern uses ranks 0 .. nranks-1 (at most) */
+    uint32_t n;
+    uint32_t *off;
+    size_t offcap;
+    uint32_t *rank;
+    size_t len, cap;
+} gctx;
+
+GR_PRINTF(5, 6)
+static int gr_fail_at(nf_diag *d, int rc, const char *file, int line, const char *fmt, ...) {
+    if (d) {
+        snprintf(d->file, sizeof d->file, "%s", file);
+        d->line = line;
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(d->msg, sizeof d->msg, fmt, ap);
+        va_end(ap);
+    }
+    return rc;
+}
+#define gr_fail(d, rc, ...) gr_fail_at((d), (rc), "", 0, __VA_ARGS__)
+
+static uint64_t sat_mul(uint64_t a, uint64_t b) {
+    if (a && b > UINT64_MAX / a) return UINT64_MAX;
+    return a * b;
+}
+
+/* Refuses a pattern of need ranks that is too large or does not fit on the rank slots. */
+static int check_ranks(const gctx *c, uint64_t need) {
+    if (need > GR_RANKS_MAX)
+        return gr_fail(c->diag, NF_EINVAL, "%.100s: too many ranks (more than 2^31)", c->spec);
+    if (need > c->slots)
+        return gr_fail(
+            c->diag, NF_EINVAL,
+            "%.100s needs %llu ranks but the fabric has %u endpoints x %u procs per node", c->spec,
+            (unsigned long long)need, c->n_ep, c->ppn);
+    return NF_OK;
+}
+
+/* ---- the rank CSR ---------------------------------------------------------------------------- */
+
+/* Allocates room for exactly `groups` groups of `entries` ranks in all (the patterns that know
+ * their sizes), so that gb_add and gb_close cannot fail within it: those patterns ignore their
+ * results. The file pattern reserves nothing and grows as it reads. */
+static int gb_reserve(gctx *c, uint64_t groups, uint64_t entries) {
+    if (groups >= UINT32_MAX || entries > UINT32_MAX)
+        return gr_fail(c->diag, NF_EINVAL, "%.100s: too many group members (more than 2^32)",
+                       c->spec);
+    uint32_t *o = nf__realloc(c->off, (size_t)(groups + 1) * sizeof *o);
+    if (!o) return NF_ENOMEM;
+    c->off = o;
+    c->offcap = (size_t)groups + 1;
+    uint32_t *r = nf__realloc(c->rank, (size_t)entries * sizeof *r);
+    if (!r) return NF_ENOMEM;
+    c->rank = r;
+    c->cap = (size_t)entries;
+    if (c->n == 0) c->off[0] = 0;
+    return NF_OK;
+}
+
+static inline int gb_add(gctx *c, uint32_t r) {
+    if (c->len == c->cap) {
+        if (c->len == UINT32_MAX)
+            return gr_fail(c->diag, NF_EINVAL, "%.100s: too many group members (more than 2^32)",
+                           c->spec);
+        if (NF_GROW(c->rank, c->cap, c->len + 1)) return NF_ENOMEM;
+    }
+    c->rank[c->len++] = r;
+    return NF_OK;
+}
+
+/* Ends the current group (the ranks added since the last close). */
+static int gb_close(gctx *c) {
+    if (c->n + 2u > c->offcap) {
+        if (c->n == UINT32_MAX - 1)
+            return gr_fail(c->diag, NF_EINVAL, "%.100s: too many groups", c->spec);
+        if (NF_GROW(c->off, c->offcap, (size_t)c->n + 2)) return NF_ENOMEM;
+    }
+    c->off[++c->n] = (uint32_t)c->len;
+    return NF_OK;
+}
+
+/* ---- spec parsing ---------------------------------------------------------------------------- */
+
+/* A decimal number of 1..GR_NUM_MAX, digits only. */
+static int parse_num(const gctx *c, const char *what, const char *s, size_t len, uint32_t *out) {
+    int wl = (int)(len > 40 ? 40 : len);
+    if (len == 0) return gr_fail(c->diag, NF_EINVAL, "%s: %s has no value", c->name, what);
+    uint64_t v = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (s[i] < '0' || s[i] > '9')
+            return gr_fail(c->diag, NF_EINVAL, "%s: %s '%.*s' is not a number", c->name, what, wl,
+                           s);
+        v = v * 10 + (unsigned)(s[i] - '0');
+        if (v > GR_NUM_MAX)
+            return gr_fail(c->diag, NF_EINVAL, "%s: %s %.*s is too large", c->name, what, wl, s);
+    }
+    if (v == 0) return gr_fail(c->diag, NF_EINVAL, "%s: %s must be at least 1", c->name, what);
+    *out = (uint32_t)v;
+    return NF_OK;
+}
+
+/* Exactly n numbers separated by sep (the grid dimensions "RxC", the hier sizes "A.B.C"); with
+ * at_most, 1..n of them and their count in *got. */
+static int parse_list(const gctx *c, const char *what, const char *form, const char *s, size_t len,
+                      char sep, unsigned n, bool at_most, uint32_t *vals, unsigned *got) {
+    unsigned k = 0;
+    size_t i = 0;
+    for (;;) {
+        size_t j = i;
+        while (j < len && s[j] != sep)
+            j++;
+        if (k == n || j == i) break; /* too many or an empty value: the form message below */
+        int rc = parse_num(c, what, s + i, j - i, &vals[k++]);
+        if (rc) return rc;
+        if (j == len) {
+            if (k != n && !at_most) break;
+            if (got) *got = k;
+            return NF_OK;
+        }
+        i = j + 1;
+    }
+    return gr_fail(c->diag, NF_EINVAL, "%s: expected %s, got '%.*s'", c->name, form,
+                   (int)(len > 80 ? 80 : len), s);
+}
+
+typedef struct kv {
+    const char *key;
+    uint32_t *num;    /* a number, or */
+    const char **str; /* the raw value (with its length in *slen) */
+    size_t *slen;
+    bool seen;
+} kv;
+
+/* Splits "key=value,key=value" into the known keys; every key is required. */
+static int parse_keys(const gctx *c, const char *args, kv *keys, unsigned nkeys) {
+    char known[120];
+    size_t pos = 0;
+    known[0] = '\0';
+    for (unsigned k = 0; k < nkeys; k++)
+        pos +=
+            (size_t)snprintf(known + pos, sizeof known - pos, "%s%s", k ? ", " : "", keys[k].key);
+    const char *s = args ? args : "";
+    while (*s) {
+        const char *end = strchr(s, ',');
+        size_t len = end ? (size_t)(end - s) : strlen(s);
+        int wl = (int)(len > 80 ? 80 : len);
+        const char *eq = memchr(s, '=', len);
+        if (len == 0)
+            return gr_fail(c->diag, NF_EINVAL, "%s: empty item in '%.80s'", c->name, args);
+        if (!eq)
+            return gr_fail(c->diag, NF_EINVAL, "%s: expected key=value, got '%.*s'", c->name, wl,
+                           s);
+        size_t klen = (size_t)(eq - s);
+        kv *hit = NULL;
+        for (unsigned k = 0; k < nkeys && !hit; k++)
+            if (strlen(keys[k].key) == klen && memcmp(keys[k].key, s, klen) == 0) hit = &keys[k];
+        if (!hit)
+            return gr_fail(c->diag, NF_EINVAL, "%s: unknown key '%.*s' (known: %s)", c->name,
+                           (int)(klen > 80 ? 80 : klen), s, known);
+        if (hit->seen)
+            return gr_fail(c->diag, NF_EINVAL, "%s: key '%s' given twice", c->name, hit->key);
+        hit->seen = true;
+        size_t vlen = len - klen - 1;
+        if (hit->num) {
+            int rc = parse_num(c, hit->key, eq + 1, vlen, hit->num);
+            if (rc) return rc;
+        } else {
+            *hit->str = eq + 1;
+            *hit->slen = vlen;
+        }
+        if (!end) break;
+        s = end + 1;
+        if (!*s) return gr_fail(c->diag, NF_EINVAL, "%s: empty item in '%.80s'", c->name, args);
+    }
+    for (unsigned k = 0; k < nkeys; k++)
+        if (!keys[k].seen)
+            return gr_fail(c->diag, NF_EINVAL, "%s: missing %s", c->name, keys[k].key);
+    return NF_OK;
+}
+
+/* ---- patterns -------------------------------------------------------------------------------- */
+
+static int pat_grid2d(gctx *c, const char *args) {
+    uint32_t d[2];
+    const char *a = args ? args : "";
+    int rc = parse_list(c, "dimension", "RxC", a, strlen(a), 'x', 2, false, d, NULL);
+    if (rc) return rc;
+    uint64_t R = d[0], C = d[1], N = R * C;
+    if ((rc = check_ranks(c, N)) || (rc = gb_reserve(c, R + C, 2 * N))) return rc;
+    c->nranks = N;
+    for (uint64_t r = 0; r < R; r++) {
+        for (uint64_t k = 0; k < C; k++)
+            gb_add(c, (uint32_t)(r * C + k));
+        gb_close(c);
+    }
+    for (uint64_t k = 0; k < C; k++) {
+        for (uint64_t r = 0; r < R; r++)
+            gb_add(c, (uint32_t)(r * C + k));
+        gb_close(c);
+    }
+    return NF_OK;
+}
+
+/* Rank (x, y, z) = (x*Y + y)*Z + z. Lines along Z for every (x, y) in x-major order, then lines
+ * along Y for every (x, z), then lines along X for every (y, z). */
+static int pat_grid3d(gctx *c, const char *args) {
+    uint32_t d[3];
+    const char *a = args ? args : "";
+    int rc = parse_list(c, "dimension", "XxYxZ", a, strlen(a), 'x', 3, false, d, NULL);
+    if (rc) return rc;
+    uint64_t X = d[0], Y = d[1], Z = d[2], N = sat_mul(sat_mul(X, Y), Z);
+    if ((rc = check_ranks(c, N)) || (rc = gb_reserve(c, X * Y + X * Z + Y * Z, 3 * N))) return rc;
+    c->nranks = N;
+    for (uint64_t x = 0; x < X; x++)
+        for (uint64_t y = 0; y < Y; y++) {
+            for (uint64_t z = 0; z < Z; z++)
+                gb_add(c, (uint32_t)((x * Y + y) * Z + z));
+            gb_close(c);
+        }
+    for (uint64_t x = 0; x < X; x++)
+        for (uint64_t z = 0; z < Z; z++) {
+            for (uint64_t y = 0; y < Y; y++)
+                gb_add(c, (uint32_t)((x * Y + y) * Z + z));
+            gb_close(c);
+        }
+    for (uint64_t y = 0; y < Y; y++)
+        for (uint64_t z = 0; z < Z; z++) {
+            for (uint64_t x = 0; x < X; x++)
+                gb_add(c, (uint32_t)((x * Y + y) * Z + z));
+            gb_close(c);
+        }
+    return NF_OK;
+}
+
+/* Each group is the first S entries of a partial Fisher-Yates pass over a pool holding every rank
+ * once. The pass leaves the pool a permutation, so the next group's pass from that state is again
+ * a uniform selection of S distinct ranks: the pool is never reset. */
+static int pat_random(gctx *c, const char *args, uint64_t seed) {
+    uint32_t G = 0, S = 0;
+    kv keys[] = {{.key = "n", .num = &G}, {.key = "size", .num = &S}};
+    int rc = parse_keys(c, args, keys, 2);
+    if (rc || (rc = check_ranks(c, S))) return rc;
+    if ((rc = gb_reserve(c, G, (uint64_t)G * S))) return rc;
+    c->nranks = c->slots;
+    uint32_t *pool = nf__malloc((size_t)c->slots * sizeof *pool);
+    if (!pool) return NF_ENOMEM;
+    for (uint32_t i = 0; i < c->slots; i++)
+        pool[i] = i;
+    nf__rng rng;
+    nf__rng_seed(&rng, seed);
+    for (uint32_t g = 0; g < G; g++) {
+        nf__rng_sample_u32(&rng, pool, (size_t)c->slots, S);
+        for (uint32_t i = 0; i < S; i++)
+            gb_add(c, pool[i]);
+        gb_close(c);
+    }
+    nf__free(pool);
+    return NF_OK;
+}
+
+/* The leaders at level i (1-based) are the ranks k * P_i for k < L_i, where P_i = s_1 * ... * s_i
+ * and L_i = ceil(N / P_i), so level i's group j holds the level-(i-1) leaders j*s_i .. j*s_i +
+ * s_i - 1 (those below L_{i-1}), i.e. ranks (j*s_i + t) * P_{i-1}. Level 1 is always emitted;
+ * a later level, and the final group of the remaining leaders, only while more than one leader
+ * remains. */
+static int pat_hier(gctx *c, const char *args) {
+    uint32_t N = 0, s[GR_HIER_MAX];
+    const char *sv = NULL;
+    size_t slen = 0;
+    unsigned ns = 0;
+    kv keys[] = {{.key = "n", .num = &N}, {.key = "s", .str = &sv, .slen = &slen}};
+    int rc = parse_keys(c, args, keys, 2);
+    if (rc ||
+        (rc = parse_list(c, "s", "s=A.B... (1 to 16 sizes)", sv, slen, '.', GR_HIER_MAX, true, s,
+                         &ns)) ||
+        (rc = check_ranks(c, N)))
+        return rc;
+    /* sizes first, so everything is allocated once */
+    uint64_t groups = 0, entries = 0, L = N;
+    for (unsigned i = 0; i < ns && (i == 0 || L > 1); i++) {
+        entries += L;
+        L = (L + s[i] - 1) / s[i];
+        groups += L;
+    }
+    if (L > 1) {
+        entries += L;
+        groups++;
+    }
+    if ((rc = gb_reserve(c, groups, entries))) return rc;
+    c->nranks = N;
+    uint64_t P = 1; /* P_{i-1} */
+    L = N;
+    for (unsigned i = 0; i < ns && (i == 0 || L > 1); i++) {
+        for (uint64_t j = 0; j * s[i] < L; j++) {
+            for (uint64_t t = j * s[i]; t < (j + 1) * s[i] && t < L; t++)
+                gb_add(c, (uint32_t)(t * P));
+            gb_close(c);
+        }
+        L = (L + s[i] - 1) / s[i];
+        P *= s[i];
+    }
+    if (L > 1) {
+        for (uint64_t t = 0; t < L; t++)
+            gb_add(c, (uint32_t)(t * P));
+        gb_close(c);
+    }
+    return NF_OK;
+}
+
+static bool is_space(char ch) {
+    return ch == ' ' || ch == '\t' || ch == '\r' || ch == '\n' || ch == '\v' || ch == '\f';
+}
+
+/* One group per line of decimal ranks separated by white space; '#' to the end of the line is a
+ * comment; lines left empty are skipped. */
+static int parse_file(gctx *c, const char *path, const char *text, size_t len) {
+    int line = 0;
+    uint64_t max = 0;
+    for (size_t i = 0; i < len;) {
+        line++;
+        size_t eol = i;
+        while (eol < len && text[eol] != '\n')
+            eol++;
+        size_t stop = i;
+        while (stop < eol && text[stop] != '#')
+            stop++;
+        size_t before = c->len;
+        for (size_t p = i; p < stop;) {
+            if (is_space(text[p])) {
+                p++;
+                continue;
+            }
+            size_t q = p;
+            while (q < stop && !is_space(text[q]))
+                q++;
+            int wl = (int)(q - p > 40 ? 40 : q - p);
+            uint64_t v = 0;
+            for (size_t k = p; k < q; k++) {
+                if (text[k] < '0' || text[k] > '9')
+                    return gr_fail_at(c->diag, NF_EPARSE, path, line,
+                                      "'%.*s' is not a rank (a decimal number)", wl, text + p);
+                if (v < c->slots) v = v * 10 + (unsigned)(text[k] - '0');
+            }
+            if (v >= c->slots)
+                return gr_fail_at(c->diag, NF_EPARSE, path, line,
+                                  "rank %.*s is beyond the %llu rank slots (%u endpoints x %u "
+                                  "procs per node)",
+                                  wl, text + p, (unsigned long long)c->slots, c->n_ep, c->ppn);
+            int rc = gb_add(c, (uint32_t)v);
+            if (rc) return rc;
+            if (v > max) max = v;
+            p = q;
+        }
+        if (c->len > before) {
+            int rc = gb_close(c);
+            if (rc) return rc;
+        }
+        i = eol + 1;
+    }
+    if (c->n == 0) return gr_fail_at(c->diag, NF_EPARSE, path, 0, "no groups in the file");
+    c->nranks = max + 1;
+    return NF_OK;
+}
+
+static int pat_file(gctx *c, const char *path) {
+    if (!path || !*path) return gr_fail(c->diag, NF_EINVAL, "file: missing path (file:PATH)");
+    FILE *fp = fopen(path, "rb");
+    if (!fp) return gr_fail_at(c->diag, NF_EIO, path, 0, "cannot read: %s", strerror(errno));
+    char *buf = NULL;
+    size_t len = 0, cap = 0;
+    int rc = NF_OK;
+    for (;;) {
+        if ((rc = NF_GROW(buf, cap, len + 65536))) goto done;
+        size_t got = fread(buf + len, 1, cap - len, fp);
+        len += got;
+        if (got == 0) break;
+    }
+    if (ferror(fp)) {
+        rc = gr_fail_at(c->diag, NF_EIO, path, 0, "cannot read: %s", strerror(errno));
+        goto done;
+    }
+    if ((rc = gb_reserve(c, 0, 0))) goto done;
+    rc = parse_file(c, path, buf, len);
+done:
+    fclose(fp);
+    nf__free(buf);
+    return rc;
+}
+
+/* ---- ranks to members ------------------------------------------------------------------------ */
+
+static bool is_endpoint(const nf_fabric *f, nf_node n) {
+    if (f->nports[n] < 1) return false;
+    nf_node peer = f->peer[nf_port_index(f, n, 1)];
+    return peer != NF_NONE && peer < f->n_switches;
+}
+
+static int cmp_u32(const void *a, const void *b) {
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Rewrites the rank CSR in place into the member CSR: rank -> slot (P[rank], or the rank itself)
+ * -> endpoint index slot / ppn; repeats inside a group are dropped with a per-endpoint stamp
+ * holding the last group that took it, the survivors sorted (only when not already ascending,
+ * which aware mappings of ordered patterns always are) and turned into CA ids, which ascend with
+ * the endpoint index. The write position never passes the read position. */
+static int map_members(gctx *c, const nf_fabric *f, const nf_workload_opts *o) {
+    int rc = NF_ENOMEM;
+    uint32_t *ep = nf__malloc((size_t)c->n_ep * sizeof *ep);
+    uint32_t *stamp = nf__malloc((size_t)c->n_ep * sizeof *stamp);
+    uint32_t *perm = NULL;
+    if (!ep || !stamp) goto done;
+    uint32_t e = 0;
+    for (nf_node n = f->n_switches; n < f->n_nodes; n++)
+        if (is_endpoint(f, n)) ep[e++] = n;
+    assert(e == c->n_ep);
+    memset(stamp, 0xff, (size_t)c->n_ep * sizeof *stamp);
+    if (o->mapping == NF_MAP_RANDOM) {
+        if (!(perm = nf__malloc((size_t)c->slots * sizeof *perm))) goto done;
+        for (uint32_t i = 0; i < c->slots; i++)
+            perm[i] = i;
+        nf__rng rng;
+        nf__rng_seed(&rng, o->seed ^ GR_MAP_STREAM);
+        nf__rng_sample_u32(&rng, perm, (size_t)c->slots, (size_t)c->nranks);
+    }
+    uint32_t w = 0;
+    for (uint32_t g = 0; g < c->n; g++) {
+        uint32_t b = c->off[g], end = c->off[g + 1], start = w;
+        bool sorted = true;
+        c->off[g] = w;
+        for (uint32_t i = b; i < end; i++) {
+            uint32_t r = c->rank[i];
+            uint32_t x = (perm ? perm[r] : r) / c->ppn;
+            if (stamp[x] == g) continue;
+            stamp[x] = g;
+            if (w > start && x < c->rank[w - 1]) sorted = false;
+            c->rank[w++] = x;
+        }
+        if (!sorted) qsort(c->rank + start, w - start, sizeof *c->rank, cmp_u32);
+        for (uint32_t i = start; i < w; i++)
+            c->rank[i] = ep[c->rank[i]];
+    }
+    c->off[c->n] = w;
+    c->len = w;
+    rc = NF_OK;
+done:
+    nf__free(ep);
+    nf__free(stamp);
+    nf__free(perm);
+    return rc;
+}
+
+/* ---- entry points ---------------------------------------------------------------------------- */
+
+static const char *const pattern_names = "grid2d, grid3d, random, hier, file";
+
+int nf_groups_build(const nf_fabric *f, const char *spec, const nf_workload_opts *opts,
+                    nf_groups **out, nf_diag *diag) {
+    assert(out);
+    *out = NULL;
+    if (!f || !spec) return gr_fail(diag, NF_EINVAL, "no fabric or no groups spec given");
+    nf_workload_opts o = opts ? *opts : (nf_workload_opts){0};
+    if (o.procs_per_node == 0) o.procs_per_node = 1;
+    if (o.mapping != NF_MAP_AWARE && o.mapping != NF_MAP_RANDOM)
+        return gr_fail(diag, NF_EINVAL, "unknown mapping %d (aware or random)", (int)o.mapping);
+
+    const char *colon = strchr(spec, ':');
+    size_t nlen = colon ? (size_t)(colon - spec) : strlen(spec);
+    const char *args = colon ? colon + 1 : NULL;
+    static const char *const names[] = {"grid2d", "grid3d", "random", "hier", "file"};
+    const char *name = NULL;
+    for (size_t i = 0; i < sizeof names / sizeof names[0] && !name; i++)
+        if (strlen(names[i]) == nlen && memcmp(names[i], spec, nlen) == 0) name = names[i];
+    if (!name)
+        return gr_fail(diag, NF_EINVAL, "unknown groups pattern '%.*s' (known: %s)",
+                       (int)(nlen > 60 ? 60 : nlen), spec, pattern_names);
+
+    gctx c = {.spec = spec, .name = name, .diag = diag, .ppn = o.procs_per_node};
+    for (nf_node n = f->n_switches; n < f->n_nodes; n++)
+        c.n_ep += is_endpoint(f, n);
+    c.slots = (uint64_t)c.n_ep * c.ppn;
+    if (c.slots > GR_RANKS_MAX)
+        return gr_fail(diag, NF_EINVAL,
+                       "%u endpoints x %u procs per node make more than 2^31 rank slots", c.n_ep,
+                       c.ppn);
+
+    int rc;
+    if (name == names[0])
+        rc = pat_grid2d(&c, args);
+    else if (name == names[1])
+        rc = pat_grid3d(&c, args);
+    else if (name == names[2])
+        rc = pat_random(&c, args, o.seed);
+    else if (name == names[3])
+        rc = pat_hier(&c, args);
+    else
+        rc = pat_file(&c, args);
+    if (rc) goto fail;
+    assert(c.n > 0 && c.nranks <= c.slots);
+    if ((rc = map_members(&c, f, &o))) goto fail;
+
+    nf_groups *g = nf__malloc(sizeof *g);
+    if (!g) {
+        rc = NF_ENOMEM;
+        goto fail;
+    }
+    /* give back what duplicate endpoints freed; a failed shrink keeps the larger block */
+    if (c.len < c.cap) {
+        uint32_t *m = nf__realloc(c.rank, c.len * sizeof *m);
+        if (m) c.rank = m;
+    }
+    *g = (nf_groups){.n = c.n, .off = c.off, .member = c.rank};
+    *out = g;
+    return NF_OK;
+fail:
+    if (rc == NF_ENOMEM) gr_fail(diag, rc, "%s: out of memory while building groups", name);
+    nf__free(c.off);
+    nf__free(c.rank);
+    return rc;
+}
+
+void nf_groups_free(nf_groups *g) {
+    if (!g) return;
+    nf__free(g->off);
+    nf__free(g->member);
+    nf__free(g);
+}

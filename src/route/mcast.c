@@ -1,0 +1,364 @@
+/* Multicast routing driver: the engine registry, root candidates found from the members outwards,
+ * the loop that routes groups one after another while keeping link loads (EFI) exact, and the
+ * statistics of the result. Verification and exports live in mcast_check.c. */
+#include "route/mcast_engine.h"
+#include "util/mem.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* ---- registry ------------------------------------------------------------------------------ */
+
+#define NF_MCAST_ENGINES(X) X(minihop) X(minihop_new) X(sssp) X(sssp_new) X(fulb) X(fulb_plus)
+
+static const nf_mcast_engine *const engines[] = {
+#define NF_X_ENGINE(id) &nf__mc_##id,
+    NF_MCAST_ENGINES(NF_X_ENGINE)
+#undef NF_X_ENGINE
+};
+
+size_t nf_mcast_engine_count(void) { return sizeof engines / sizeof engines[0]; }
+
+const nf_mcast_engine *nf_mcast_engine_at(size_t i) {
+    return i < nf_mcast_engine_count() ? engines[i] : NULL;
+}
+
+const nf_mcast_engine *nf_mcast_engine_find(const char *name) {
+    for (size_t i = 0; i < nf_mcast_engine_count(); i++)
+        if (strcmp(engines[i]->name, name) == 0) return engines[i];
+    return NULL;
+}
+
+const char *nf_mcast_engine_name(const nf_mcast_engine *e) { return e->name; }
+const char *nf_mcast_engine_summary(const nf_mcast_engine *e) { return e->summary; }
+
+/* ---- root candidates ----------------------------------------------------------------------- */
+
+static uint32_t next_stamp(nf__mc_scratch *s, uint32_t n_switches) {
+    if (++s->stamp_now == 0) {
+        memset(s->stamp, 0, n_switches * sizeof *s->stamp);
+        s->stamp_now = 1;
+    }
+    return s->stamp_now;
+}
+
+uint32_t nf__mc_new_stamp(const nf__mc_view *v) { return next_stamp(v->scr, v->f->n_switches); }
+
+/* Every switch s with max_i d(leaf_i, s) <= r lies within distance r of leaf 0 (the pivot), so the
+ * candidates are found inside the pivot's ball. With e0 = max_i d(pivot, leaf_i), the least max
+ * distance r* lies in [ceil(e0/2), e0] (the pivot itself achieves e0, and no switch can be closer
+ * than e0/2 to both the pivot and its farthest leaf). So the ball is grown layer by layer to
+ * ceil(e0/2), then for r = ceil(e0/2), ... every switch of the ball is tested against all leaves,
+ * farthest-from-the-pivot first so that most switches fail on the first test, until some pass. The
+ * work is the pivot's ball times a few tests, not every switch times every leaf. */
+uint32_t nf__mc_candidates(const nf__mc_view *v, const nf_node *leaf, uint32_t n,
+                           unsigned *radius) {
+    const nf_fabric *f = v->f;
+    const nf_hops *h = v->h;
+    nf__mc_scratch *s = v->scr;
+    nf_node pivot = leaf[0];
+    const uint8_t *dp = h->d + (size_t)pivot * h->n;
+    unsigned e0 = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        uint8_t d = dp[leaf[i]];
+        if (d == NF_HOPS_INF) return 0;
+        if (d > e0) e0 = d;
+    }
+    /* leaves in decreasing distance from the pivot: the usual first to rule a switch out */
+    nf_node *order = s->next_layer;
+    uint32_t *bucket = s->next_off; /* counting sort by distance, e0 + 1 buckets */
+    memset(bucket, 0, (e0 + 2) * sizeof *bucket);
+    for (uint32_t i = 0; i < n; i++)
+        bucket[e0 - dp[leaf[i]] + 1]++;
+    for (unsigned k = 1; k <= e0 + 1; k++)
+        bucket[k] += bucket[k - 1];
+    for (uint32_t i = 0; i < n; i++)
+        order[bucket[e0 - dp[leaf[i]]]++] = leaf[i];
+
+    /* at the fabric's diameter every switch qualifies: list them without testing */
+    if ((e0 + 1) / 2 >= h->diameter && h->connected) {
+        for (nf_node c = 0; c < f->n_switches; c++)
+            s->cand[c] = c;
+        *radius = h->diameter;
+        return f->n_switches;
+    }
+    uint32_t stamp = next_stamp(s, f->n_switches);
+    nf_node *ball = s->layer;
+    uint32_t ball_n = 0, layer_start = 0;
+    ball[ball_n++] = pivot;
+    s->stamp[pivot] = stamp;
+    unsigned grown = 0; /* the ball holds every switch within distance grown of the pivot */
+    for (unsigned r = (e0 + 1) / 2;; r++) {
+        while (grown < r) {
+            uint32_t end = ball_n;
+            for (uint32_t k = layer_start; k < end; k++) {
+                nf_node u = ball[k];
+                for (uint32_t e = f->sw_adj_off[u]; e < f->sw_adj_off[u + 1]; e++) {
+                    nf_node w = f->sw_adj[e];
+                    if (s->stamp[w] == stamp || dp[w] != grown + 1) continue;
+                    s->stamp[w] = stamp;
+                    ball[ball_n++] = w;
+                }
+            }
+            layer_start = end;
+            grown++;
+        }
+        uint32_t nc = 0;
+        for (uint32_t k = 0; k < ball_n; k++) {
+            nf_node c = ball[k];
+            const uint8_t *dc = h->d + (size_t)c * h->n;
+            uint32_t i = 0;
+            while (i < n && dc[order[i]] <= r)
+                i++;
+            if (i == n) s->cand[nc++] = c;
+        }
+        if (!nc && r + 1 >= h->diameter && h->connected && r + 1 <= e0) {
+            for (nf_node c = 0; c < f->n_switches; c++)
+                s->cand[c] = c;
+            *radius = r + 1;
+            return f->n_switches;
+        }
+        if (nc) {
+            /* ascending ids, as a full scan would list them */
+            for (uint32_t a = 1; a < nc; a++) {
+                nf_node x = s->cand[a];
+                uint32_t b = a;
+                for (; b > 0 && s->cand[b - 1] > x; b--)
+                    s->cand[b] = s->cand[b - 1];
+                s->cand[b] = x;
+            }
+            *radius = r;
+            return nc;
+        }
+        if (r >= e0) return 0; /* cannot happen: the pivot passes at r = e0 */
+    }
+}
+
+int nf__mc_root_opensm(void *ctx, const nf__mc_view *v, const nf_node *leaf, uint32_t n,
+                       nf_node *root) {
+    (void)ctx;
+    unsigned r;
+    uint32_t nc = nf__mc_candidates(v, leaf, n, &r);
+    if (!nc) return NF_EUNREACHABLE;
+    const nf_node *cand = v->scr->cand;
+    nf_node best = cand[0];
+    for (uint32_t i = 1; i < nc; i++)
+        if (nf__mc_opensm_key(v->f->guid[cand[i]]) < nf__mc_opensm_key(v->f->guid[best]))
+            best = cand[i];
+    *root = best;
+    return NF_OK;
+}
+
+int nf__mc_root_rotate(void *ctx, const nf__mc_view *v, const nf_node *leaf, uint32_t n,
+                       nf_node *root) {
+    (void)ctx;
+    unsigned r;
+    uint32_t nc = nf__mc_candidates(v, leaf, n, &r);
+    if (!nc) return NF_EUNREACHABLE;
+    const nf_node *cand = v->scr->cand;
+    nf_node best = cand[0];
+    for (uint32_t i = 1; i < nc; i++) {
+        nf_node c = cand[i];
+        if (v->sw_load[c] < v->sw_load[best] ||
+            (v->sw_load[c] == v->sw_load[best] &&
+             nf__mc_opensm_key(v->f->guid[c]) < nf__mc_opensm_key(v->f->guid[best])))
+            best = c;
+    }
+    *root = best;
+    return NF_OK;
+}
+
+/* ---- the routing loop ---------------------------------------------------------------------- */
+
+void nf_mcast_free(nf_mcast *m) {
+    if (!m) return;
+    nf__free(m->root);
+    nf__free(m->height);
+    nf__free(m->status);
+    nf__free(m->tree_off);
+    nf__free(m->tree_link);
+    nf__free(m->efi);
+    nf__free(m);
+}
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void scratch_free(nf__mc_scratch *s) {
+    nf__free(s->count);
+    nf__free(s->stamp);
+    nf__free(s->layer);
+    nf__free(s->next_layer);
+    nf__free(s->layer_off);
+    nf__free(s->next_off);
+    nf__free(s->cand);
+    nf__free(s->work);
+    nf__free(s->key);
+}
+
+static int scratch_init(nf__mc_scratch *s, uint32_t S, uint32_t max_leaves) {
+    memset(s, 0, sizeof *s);
+    size_t n = (size_t)S + 2, l = (size_t)(max_leaves > S ? max_leaves : S) + 2;
+    s->count = nf__calloc(n, sizeof *s->count);
+    s->stamp = nf__calloc(n, sizeof *s->stamp);
+    s->layer = nf__malloc(n * sizeof *s->layer);
+    s->next_layer = nf__malloc(l * sizeof *s->next_layer);
+    s->layer_off = nf__malloc(n * sizeof *s->layer_off);
+    s->next_off = nf__malloc((256 + n) * sizeof *s->next_off);
+    s->cand = nf__malloc(n * sizeof *s->cand);
+    s->work = nf__malloc(l * sizeof *s->work);
+    s->key = nf__malloc(l * sizeof *s->key);
+    if (!s->count || !s->stamp || !s->layer || !s->next_layer || !s->layer_off || !s->next_off ||
+        !s->cand || !s->work || !s->key) {
+        scratch_free(s);
+        return NF_ENOMEM;
+    }
+    return NF_OK;
+}
+
+nf_node nf__mc_member_switch(const nf_fabric *f, nf_node ca, nf_link *host_link) {
+    nf_gport g = nf_port_index(f, ca, 1);
+    nf_node s = f->peer[g];
+    if (s == NF_NONE || s >= f->n_switches || f->link_state[f->port_link[g]] != NF_LINK_UP)
+        return NF_NONE;
+    *host_link = f->port_link[g];
+    return s;
+}
+
+static int cmp_node(const void *a, const void *b) {
+    nf_node x = *(const nf_node *)a, y = *(const nf_node *)b;
+    return x < y ? -1 : x > y;
+}
+
+int nf_mcast_route(const nf_fabric *f, const nf_hops *h, const nf_groups *g,
+                   const nf_mcast_engine *e, nf_mcast **out, nf_diag *diag) {
+    *out = NULL;
+    if (h->n != f->n_switches || !e) return NF_EINVAL;
+    uint32_t S = f->n_switches, G = g->n, max_members = 0;
+    for (uint32_t k = 0; k < G; k++)
+        if (g->off[k + 1] - g->off[k] > max_members) max_members = g->off[k + 1] - g->off[k];
+    nf_mcast *m = nf__calloc(1, sizeof *m);
+    nf__mc_scratch scr;
+    uint32_t *sw_load = NULL;
+    nf_node *leaf = NULL;
+    nf_link *links = NULL;
+    size_t tree_cap = 0, tree_n = 0;
+    void *ctx = NULL;
+    int rc = NF_ENOMEM;
+    bool scratch = false;
+    if (!m) return NF_ENOMEM;
+    m->n_groups = G;
+    m->root = nf__malloc(((size_t)G + 1) * sizeof *m->root);
+    m->height = nf__calloc((size_t)G + 1, sizeof *m->height);
+    m->status = nf__calloc((size_t)G + 1, sizeof *m->status);
+    m->tree_off = nf__calloc((size_t)G + 1, sizeof *m->tree_off);
+    m->efi = nf__calloc((size_t)f->n_links + 1, sizeof *m->efi);
+    sw_load = nf__calloc((size_t)S + 1, sizeof *sw_load);
+    leaf = nf__malloc(((size_t)max_members + 1) * sizeof *leaf);
+    links = nf__malloc(((size_t)S + (size_t)max_members + 1) * sizeof *links);
+    if (!m->root || !m->height || !m->status || !m->tree_off || !m->efi || !sw_load || !leaf ||
+        !links)
+        goto fail;
+    if ((rc = scratch_init(&scr, S, max_members))) goto fail;
+    scratch = true;
+    if (e->init && (rc = e->init(&ctx, f, h))) goto fail;
+
+    nf__mc_view view = {.f = f, .h = h, .efi = m->efi, .sw_load = sw_load, .scr = &scr};
+    for (nf_link l = 0; l < f->n_links; l++)
+        view.has_global |= f->link_cls[l] == NF_LINK_GLOBAL;
+
+    for (uint32_t k = 0; k < G; k++) {
+        m->tree_off[k] = (uint32_t)tree_n;
+        m->root[k] = NF_NONE;
+        uint32_t nm = g->off[k + 1] - g->off[k], nl = 0;
+        /* members' switches (distinct, ascending) and their host links */
+        uint32_t n_host = 0;
+        int status = NF_OK;
+        for (uint32_t i = 0; i < nm; i++) {
+            nf_link hl;
+            nf_node s = nf__mc_member_switch(f, g->member[g->off[k] + i], &hl);
+            if (s == NF_NONE) {
+                status = NF_EUNREACHABLE;
+                break;
+            }
+            links[S + n_host++] = hl;
+            leaf[nl++] = s;
+        }
+        if (status == NF_OK && nl > 0) {
+            qsort(leaf, nl, sizeof *leaf, cmp_node);
+            uint32_t w = 1;
+            for (uint32_t i = 1; i < nl; i++)
+                if (leaf[i] != leaf[w - 1]) leaf[w++] = leaf[i];
+            nl = w;
+            double t0 = now_s();
+            nf_node root = NF_NONE;
+            rc = e->root(ctx, &view, leaf, nl, &root);
+            double t1 = now_s();
+            uint32_t nt = 0;
+            if (rc == NF_OK) rc = e->tree(ctx, &view, leaf, nl, root, links, &nt);
+            m->tree_s += now_s() - t1;
+            m->root_s += t1 - t0;
+            if (rc == NF_ENOMEM) goto fail;
+            if (rc == NF_OK) {
+                /* record the tree: switch links, then host links; update the loads */
+                if ((rc = NF_GROW(m->tree_link, tree_cap, tree_n + nt + n_host))) goto fail;
+                unsigned far = 0;
+                for (uint32_t i = 0; i < nl; i++)
+                    if (nf_hops_sw(h, root, leaf[i]) > far) far = nf_hops_sw(h, root, leaf[i]);
+                m->root[k] = root;
+                m->height[k] = (uint8_t)(far + 1);
+                uint32_t stamp = next_stamp(&scr, S);
+                scr.stamp[root] = stamp;
+                sw_load[root]++;
+                for (uint32_t i = 0; i < nt; i++) {
+                    nf_link l = links[i];
+                    m->tree_link[tree_n++] = l;
+                    m->efi[l]++;
+                    nf_node ends[2] = {f->link_a[l], f->link_z[l]};
+                    for (int x = 0; x < 2; x++)
+                        if (scr.stamp[ends[x]] != stamp) {
+                            scr.stamp[ends[x]] = stamp;
+                            sw_load[ends[x]]++;
+                        }
+                }
+                for (uint32_t i = 0; i < n_host; i++) {
+                    m->tree_link[tree_n++] = links[S + i];
+                    m->efi[links[S + i]]++;
+                }
+            } else {
+                status = rc;
+            }
+        } else if (status == NF_OK) {
+            status = NF_EINVAL; /* an empty group */
+        }
+        m->status[k] = status;
+    }
+    m->tree_off[G] = (uint32_t)tree_n;
+    if (e->refine) {
+        double t0 = now_s();
+        rc = e->refine(ctx, &view, g, m);
+        m->refine_s = now_s() - t0;
+        if (rc) goto fail;
+    }
+    if (!m->tree_link && !(m->tree_link = nf__malloc(sizeof *m->tree_link))) goto fail;
+    rc = NF_OK;
+    *out = m;
+    m = NULL;
+fail:
+    if (e->fini && ctx) e->fini(ctx);
+    if (scratch) scratch_free(&scr);
+    nf__free(sw_load);
+    nf__free(leaf);
+    nf__free(links);
+    nf_mcast_free(m);
+    if (rc && diag) {
+        diag->file[0] = '\0';
+        diag->line = 0;
+        snprintf(diag->msg, sizeof diag->msg, "%s: %s", e->name, nf_strerror(rc));
+    }
+    return rc;
+}

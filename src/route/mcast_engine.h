@@ -1,0 +1,79 @@
+/* Internal: what a multicast engine is, what it sees, and the helpers engines share (root
+ * candidates, the switch each member hangs off). One file per engine family implements these. */
+#ifndef NF_ROUTE_MCAST_ENGINE_H
+#define NF_ROUTE_MCAST_ENGINE_H
+
+#include "netfab/mcast.h"
+
+#include <stdbool.h>
+
+/* Scratch owned by the routing driver, sized for the fabric; engines borrow it per call. */
+typedef struct nf__mc_scratch {
+    uint32_t *count; /* per switch: leaves whose ball reaches it (root candidates) */
+    uint32_t *stamp; /* per switch: pass stamp for de-duplication */
+    uint32_t stamp_now;
+    nf_node *layer, *next_layer; /* flat per-leaf BFS layers */
+    uint32_t *layer_off, *next_off;
+    size_t layer_cap, next_cap;
+    nf_node *cand; /* root candidates */
+    nf_node *work; /* a copy of a group's leaves an engine may reorder */
+    uint64_t *key; /* per leaf sort keys */
+} nf__mc_scratch;
+
+/* The state of the fabric as the next group sees it. */
+typedef struct nf__mc_view {
+    const nf_fabric *f;
+    const nf_hops *h;
+    const uint32_t *efi;     /* per link: groups routed over it so far */
+    const uint32_t *sw_load; /* per switch: groups whose tree contains it so far */
+    bool has_global;         /* the fabric has Dragonfly global links */
+    nf__mc_scratch *scr;
+} nf__mc_view;
+
+/* An engine. root() picks the root switch of a group whose members hang off the n distinct
+ * switches leaf[0..n) (ascending); tree() adds the switch-to-switch links of a minimal-height tree
+ * from root to every leaf to links (room for n_switches - 1) and sets *n_links. refine() is
+ * optional: a pass over all routed groups after the last one (fulb+). */
+struct nf_mcast_engine {
+    const char *name;
+    const char *summary;
+    int (*init)(void **ctx, const nf_fabric *f, const nf_hops *h);
+    int (*root)(void *ctx, const nf__mc_view *v, const nf_node *leaf, uint32_t n, nf_node *root);
+    int (*tree)(void *ctx, const nf__mc_view *v, const nf_node *leaf, uint32_t n, nf_node root,
+                nf_link *links, uint32_t *n_links);
+    int (*refine)(void *ctx, const nf__mc_view *v, const nf_groups *g, nf_mcast *m);
+    void (*fini)(void *ctx);
+};
+
+/* The switches at the least max distance from the leaves (the root candidates of every engine),
+ * found from the leaves outwards: balls of radius 0, 1, 2, ... grow around every leaf, and the
+ * first radius at which some switch lies in all of them gives the candidates, in ascending id
+ * order, in v->scr->cand. Touches only the balls, never every switch. Returns the number of
+ * candidates and the radius in *radius; 0 when the leaves are not all connected. */
+uint32_t nf__mc_candidates(const nf__mc_view *v, const nf_node *leaf, uint32_t n, unsigned *radius);
+
+/* The switch member CA ca hangs off (the peer of its port 1 over an up link), or NF_NONE; its
+ * host link in *host_link. */
+nf_node nf__mc_member_switch(const nf_fabric *f, nf_node ca, nf_link *host_link);
+
+/* A fresh value for scr->stamp marks: every switch counts as unmarked afterwards. */
+uint32_t nf__mc_new_stamp(const nf__mc_view *v);
+
+/* OpenSM keeps its switches in a map keyed by the GUID in network byte order, compared as a
+ * native integer: on the little-endian machines it runs on, the order of the byte-swapped GUID
+ * (docs/opensm-mcast.md). This is that order's key. */
+static inline uint64_t nf__mc_opensm_key(uint64_t guid) { return __builtin_bswap64(guid); }
+
+/* Root choices shared by the engines, usable as nf_mcast_engine.root: among the candidates,
+ * the first in OpenSM's switch order (MINIHOP-MC, SSSP-MC), or the least-loaded (groups whose
+ * tree contains the switch), ties to OpenSM's order (root rotation: the -new engines and FULB-MC).
+ * NF_EUNREACHABLE when the members are not all connected. */
+int nf__mc_root_opensm(void *ctx, const nf__mc_view *v, const nf_node *leaf, uint32_t n,
+                       nf_node *root);
+int nf__mc_root_rotate(void *ctx, const nf__mc_view *v, const nf_node *leaf, uint32_t n,
+                       nf_node *root);
+
+extern const nf_mcast_engine nf__mc_minihop, nf__mc_minihop_new, nf__mc_sssp, nf__mc_sssp_new,
+    nf__mc_fulb, nf__mc_fulb_plus;
+
+#endif

@@ -1,0 +1,355 @@
+/* FULB-MC (seed 000): root rotation, then bottom-up link rotation: from each member's switch walk
+ * towards the root, at every hop taking among the links on a shortest path to the root the one
+ * with the fewest groups, and stop as soon as the walk meets the tree. On a Dragonfly the walk
+ * first prefers the hops that keep the fewest global links to the root. fulb+ adds a refinement
+ * pass that moves groups off the most loaded links while keeping every tree of minimal height. */
+#include "route/mcast_engine.h"
+#include "util/mem.h"
+
+#include <string.h>
+
+typedef struct fulb_ctx {
+    uint8_t *gmin;   /* per switch: fewest global links on a shortest path to the root */
+    uint32_t *gseen; /* stamp for gmin */
+    uint32_t gstamp;
+    /* fulb+ */
+    uint64_t *cost;
+    nf_link *parent;
+    nf_node *queue;
+    uint32_t *seen;
+    uint32_t stamp;
+} fulb_ctx;
+
+static void fulb_fini(void *ctx) {
+    fulb_ctx *c = ctx;
+    nf__free(c->gmin);
+    nf__free(c->gseen);
+    nf__free(c->cost);
+    nf__free(c->parent);
+    nf__free(c->queue);
+    nf__free(c->seen);
+    nf__free(c);
+}
+
+static int fulb_init(void **out, const nf_fabric *f, const nf_hops *h) {
+    (void)h;
+    size_t S = (size_t)f->n_switches + 1;
+    fulb_ctx *c = nf__calloc(1, sizeof *c);
+    if (!c) return NF_ENOMEM;
+    c->gmin = nf__malloc(S);
+    c->gseen = nf__calloc(S, sizeof *c->gseen);
+    c->cost = nf__malloc(S * sizeof *c->cost);
+    c->parent = nf__malloc(S * sizeof *c->parent);
+    c->queue = nf__malloc(S * sizeof *c->queue);
+    c->seen = nf__calloc(S, sizeof *c->seen);
+    if (!c->gmin || !c->gseen || !c->cost || !c->parent || !c->queue || !c->seen) {
+        fulb_fini(c);
+        return NF_ENOMEM;
+    }
+    *out = c;
+    return NF_OK;
+}
+
+/* Fewest global links on a shortest path from u to the root whose distances are dr, memoised for
+ * the current group. The recursion follows only hops that get one closer to the root, so its
+ * depth is at most the distance (3 on a Dragonfly) and it visits the shortest-path DAG once. */
+static uint8_t global_hops(fulb_ctx *c, const nf_fabric *f, const uint8_t *dr, nf_node u) {
+    if (dr[u] == 0) return 0;
+    if (c->gseen[u] == c->gstamp) return c->gmin[u];
+    uint8_t best = UINT8_MAX;
+    for (uint32_t e = f->sw_adj_off[u]; e < f->sw_adj_off[u + 1]; e++) {
+        nf_node w = f->sw_adj[e];
+        nf_link l = f->sw_adj_link[e];
+        if (dr[w] + 1 != dr[u] || f->link_state[l] != NF_LINK_UP) continue;
+        unsigned g = global_hops(c, f, dr, w) + (f->link_cls[l] == NF_LINK_GLOBAL);
+        if (g < best) best = (uint8_t)g;
+    }
+    c->gseen[u] = c->gstamp;
+    c->gmin[u] = best;
+    return best;
+}
+
+/* The bottom-up walk. Every switch joins the tree through the link chosen when the walk first
+ * reached it, and a walk stops at the first switch already in the tree, so each switch has one
+ * parent: the links form a tree, and each leaf's path is a shortest path to the root, so its
+ * height is minimal. Choice at switch u: among up links to a switch one hop closer to the root,
+ * the fewest global links to the root (Dragonfly only), then the fewest groups, then the lowest
+ * port. */
+static int fulb_tree(void *ctx, const nf__mc_view *v, const nf_node *leaf, uint32_t n, nf_node root,
+                     nf_link *links, uint32_t *n_links) {
+    fulb_ctx *c = ctx;
+    const nf_fabric *f = v->f;
+    const uint8_t *dr = v->h->d + (size_t)root * v->h->n;
+    if (v->has_global && ++c->gstamp == 0) {
+        memset(c->gseen, 0, (size_t)f->n_switches * sizeof *c->gseen);
+        c->gstamp = 1;
+    }
+    uint32_t stamp = nf__mc_new_stamp(v);
+    uint32_t *mark = v->scr->stamp;
+    mark[root] = stamp;
+    *n_links = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        nf_node u = leaf[i];
+        if (dr[u] == NF_HOPS_INF) return NF_EUNREACHABLE;
+        while (mark[u] != stamp) {
+            mark[u] = stamp;
+            nf_link best = NF_NONE;
+            nf_node next = NF_NONE;
+            unsigned best_g = UINT32_MAX, best_load = UINT32_MAX;
+            for (uint32_t e = f->sw_adj_off[u]; e < f->sw_adj_off[u + 1]; e++) {
+                nf_node w = f->sw_adj[e];
+                nf_link l = f->sw_adj_link[e];
+                if (dr[w] + 1 != dr[u] || f->link_state[l] != NF_LINK_UP) continue;
+                unsigned g = v->has_global
+                                 ? global_hops(c, f, dr, w) + (f->link_cls[l] == NF_LINK_GLOBAL)
+                                 : 0;
+                if (g < best_g || (g == best_g && v->efi[l] < best_load)) {
+                    best_g = g;
+                    best_load = v->efi[l];
+                    best = l;
+                    next = w;
+                }
+            }
+            if (best == NF_NONE) return NF_EUNREACHABLE;
+            links[(*n_links)++] = best;
+            u = next;
+        }
+    }
+    return NF_OK;
+}
+
+const nf_mcast_engine nf__mc_fulb = {
+    .name = "fulb",
+    .summary = "FULB-MC: root rotation, bottom-up least-loaded shortest paths, path reuse",
+    .init = fulb_init,
+    .root = nf__mc_root_rotate,
+    .tree = fulb_tree,
+    .fini = fulb_fini,
+};
+
+/* ---- fulb+: refinement --------------------------------------------------------------------- */
+
+static bool is_host(const nf_fabric *f, nf_link l) {
+    return f->link_a[l] >= f->n_switches || f->link_z[l] >= f->n_switches;
+}
+
+/* A minimal-height tree for the leaves from root that uses no link whose load is at or above
+ * limit - 1 (so that with this group added no link reaches limit), the lightest such (as SSSP-MC,
+ * by load sum along shortest paths). Only the switches on some shortest path from a leaf to the
+ * root matter: they are marked first, walking up from the leaves, and the layered search from the
+ * root stays inside them, so the cost follows the group, not the fabric. Returns the number of
+ * links written, or -1 if there is no such tree. */
+static int32_t tree_below(fulb_ctx *c, const nf__mc_view *v, const nf_node *leaf, uint32_t n,
+                          nf_node root, uint32_t limit, nf_link *links) {
+    const nf_fabric *f = v->f;
+    const uint8_t *dr = v->h->d + (size_t)root * v->h->n;
+    if (++c->stamp >= UINT32_MAX - 1) {
+        memset(c->seen, 0, (size_t)f->n_switches * sizeof *c->seen);
+        c->stamp = 1;
+    }
+    /* mark the shortest-path DAG between the leaves and the root: seen = stamp */
+    uint32_t in_dag = c->stamp, reached = ++c->stamp;
+    uint32_t tail = 0;
+    for (uint32_t i = 0; i < n; i++)
+        if (c->seen[leaf[i]] != in_dag) {
+            c->seen[leaf[i]] = in_dag;
+            c->queue[tail++] = leaf[i];
+        }
+    for (uint32_t head = 0; head < tail; head++) {
+        nf_node u = c->queue[head];
+        for (uint32_t e = f->sw_adj_off[u]; e < f->sw_adj_off[u + 1]; e++) {
+            nf_node w = f->sw_adj[e];
+            if (dr[w] + 1 != dr[u] || c->seen[w] == in_dag) continue;
+            c->seen[w] = in_dag;
+            c->queue[tail++] = w;
+        }
+    }
+    /* layered search from the root inside the DAG: seen goes from in_dag to reached */
+    uint32_t head = 0;
+    tail = 0;
+    c->queue[tail++] = root;
+    c->seen[root] = reached;
+    c->cost[root] = 0;
+    while (head < tail) {
+        nf_node u = c->queue[head++];
+        for (uint32_t e = f->sw_adj_off[u]; e < f->sw_adj_off[u + 1]; e++) {
+            nf_node w = f->sw_adj[e];
+            nf_link l = f->sw_adj_link[e];
+            if (dr[w] != dr[u] + 1 || f->link_state[l] != NF_LINK_UP || v->efi[l] + 1 >= limit)
+                continue;
+            if (c->seen[w] != in_dag && c->seen[w] != reached) continue;
+            uint64_t cw = c->cost[u] + v->efi[l];
+            if (c->seen[w] != reached) {
+                c->seen[w] = reached;
+                c->queue[tail++] = w;
+            } else if (cw >= c->cost[w]) {
+                continue;
+            }
+            c->cost[w] = cw;
+            c->parent[w] = l;
+        }
+    }
+    uint32_t stamp = nf__mc_new_stamp(v);
+    uint32_t *mark = v->scr->stamp;
+    mark[root] = stamp;
+    int32_t k = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        nf_node u = leaf[i];
+        if (c->seen[u] != reached) return -1;
+        while (mark[u] != stamp) {
+            mark[u] = stamp;
+            nf_link l = c->parent[u];
+            links[k++] = l;
+            u = f->link_a[l] == u ? f->link_z[l] : f->link_a[l];
+        }
+    }
+    return k;
+}
+
+/* Up to want candidates to try as roots: the group's current root first, then the least-loaded
+ * others (loads as routing left them), ties to the lower id. */
+enum { REFINE_ROOTS = 8 };
+static uint32_t pick_roots(const nf__mc_view *v, nf_node current, uint32_t nc, nf_node *out) {
+    const nf_node *cand = v->scr->cand;
+    uint32_t k = 0;
+    out[k++] = current;
+    while (k < REFINE_ROOTS) {
+        nf_node best = NF_NONE;
+        for (uint32_t i = 0; i < nc; i++) {
+            nf_node x = cand[i];
+            bool taken = false;
+            for (uint32_t j = 0; j < k && !taken; j++)
+                taken = out[j] == x;
+            if (!taken && (best == NF_NONE || v->sw_load[x] < v->sw_load[best])) best = x;
+        }
+        if (best == NF_NONE) break;
+        out[k++] = best;
+    }
+    return k;
+}
+
+/* The refinement. Let M be the largest load of an inter-switch link. For every group that uses a
+ * link at M, take the group out of the loads and look, over its current root and a few of the
+ * least-loaded other root candidates (all give the same minimal height), for a tree that keeps
+ * every link below M; if one exists, move the group
+ * there. Every move lowers the number of links at M by at least one and raises none to M, so M
+ * falls once they are all cleared; the pass repeats until a whole round moves nothing (then no
+ * single-group move can lower M) or M is 1. Trees that moved are kept aside and the tree table
+ * is rebuilt at the end. */
+static int fulb_refine(void *ctx, const nf__mc_view *v, const nf_groups *g, nf_mcast *m) {
+    fulb_ctx *c = ctx;
+    const nf_fabric *f = v->f;
+    uint32_t *efi = m->efi;
+    uint32_t S = f->n_switches, G = m->n_groups;
+    nf_link **moved = nf__calloc((size_t)G + 1, sizeof *moved);
+    uint32_t *moved_n = nf__calloc((size_t)G + 1, sizeof *moved_n);
+    nf_node *leaf = nf__malloc(((size_t)S + 1) * sizeof *leaf);
+    nf_link *buf = nf__malloc(((size_t)S + 1) * sizeof *buf);
+    int rc = NF_ENOMEM;
+    if (!moved || !moved_n || !leaf || !buf) goto done;
+
+    for (;;) {
+        uint32_t M = 0, hot = 0;
+        for (nf_link l = 0; l < f->n_links; l++)
+            if (!is_host(f, l)) {
+                if (efi[l] > M) M = efi[l], hot = 0;
+                if (efi[l] == M) hot++;
+            }
+        if (M <= 1) break;
+        bool progress = false;
+        for (uint32_t k = 0; k < G && hot > 0; k++) {
+            if (m->status[k] != NF_OK) continue;
+            const nf_link *tl = moved[k] ? moved[k] : m->tree_link + m->tree_off[k];
+            uint32_t tn = moved[k] ? moved_n[k] : m->tree_off[k + 1] - m->tree_off[k];
+            bool uses_hot = false;
+            for (uint32_t i = 0; i < tn && !uses_hot; i++)
+                uses_hot = !is_host(f, tl[i]) && efi[tl[i]] == M;
+            if (!uses_hot) continue;
+            /* the group's leaves */
+            uint32_t nl = 0;
+            for (uint32_t i = g->off[k]; i < g->off[k + 1]; i++) {
+                nf_link hl;
+                nf_node s = nf__mc_member_switch(f, g->member[i], &hl);
+                bool dup = false;
+                for (uint32_t j = 0; j < nl && !dup; j++)
+                    dup = leaf[j] == s;
+                if (!dup) leaf[nl++] = s;
+            }
+            uint32_t hot_here = 0;
+            for (uint32_t i = 0; i < tn; i++)
+                if (!is_host(f, tl[i])) hot_here += efi[tl[i]]-- == M;
+            unsigned r;
+            uint32_t nc = nf__mc_candidates(v, leaf, nl, &r);
+            nf_node roots[REFINE_ROOTS];
+            uint32_t nr = nc ? pick_roots(v, m->root[k], nc, roots) : 0;
+            int32_t found = -1;
+            nf_node root = NF_NONE;
+            for (uint32_t ci = 0; ci < nr && found < 0; ci++) {
+                root = roots[ci];
+                found = tree_below(c, v, leaf, nl, root, M, buf);
+            }
+            if (found < 0) {
+                for (uint32_t i = 0; i < tn; i++)
+                    if (!is_host(f, tl[i])) efi[tl[i]]++;
+                continue;
+            }
+            /* keep the host links, replace the switch links */
+            uint32_t n_host = 0;
+            for (uint32_t i = 0; i < tn; i++)
+                n_host += is_host(f, tl[i]);
+            nf_link *nt = nf__malloc(((size_t)found + n_host + 1) * sizeof *nt);
+            if (!nt) goto done;
+            uint32_t w = 0;
+            for (int32_t i = 0; i < found; i++) {
+                nt[w++] = buf[i];
+                efi[buf[i]]++;
+            }
+            for (uint32_t i = 0; i < tn; i++)
+                if (is_host(f, tl[i])) nt[w++] = tl[i];
+            nf__free(moved[k]);
+            moved[k] = nt;
+            moved_n[k] = w;
+            m->root[k] = root;
+            hot -= hot_here;
+            progress = true;
+        }
+        if (!progress) break;
+    }
+    /* rebuild the tree table with the moved trees */
+    size_t total = 0;
+    for (uint32_t k = 0; k < G; k++)
+        total += moved[k] ? moved_n[k] : m->tree_off[k + 1] - m->tree_off[k];
+    nf_link *all = nf__malloc((total + 1) * sizeof *all);
+    if (!all) goto done;
+    size_t w = 0;
+    for (uint32_t k = 0; k < G; k++) {
+        const nf_link *tl = moved[k] ? moved[k] : m->tree_link + m->tree_off[k];
+        uint32_t tn = moved[k] ? moved_n[k] : m->tree_off[k + 1] - m->tree_off[k];
+        m->tree_off[k] = (uint32_t)w;
+        memcpy(all + w, tl, tn * sizeof *all);
+        w += tn;
+    }
+    m->tree_off[G] = (uint32_t)w;
+    nf__free(m->tree_link);
+    m->tree_link = all;
+    rc = NF_OK;
+done:
+    if (moved)
+        for (uint32_t k = 0; k < G; k++)
+            nf__free(moved[k]);
+    nf__free(moved);
+    nf__free(moved_n);
+    nf__free(leaf);
+    nf__free(buf);
+    return rc;
+}
+
+const nf_mcast_engine nf__mc_fulb_plus = {
+    .name = "fulb+",
+    .summary = "FULB-MC, then moves groups off the most loaded links while heights stay minimal",
+    .init = fulb_init,
+    .root = nf__mc_root_rotate,
+    .tree = fulb_tree,
+    .refine = fulb_refine,
+    .fini = fulb_fini,
+};
