@@ -45,94 +45,111 @@ static uint32_t next_stamp(nf__mc_scratch *s, uint32_t n_switches) {
 
 uint32_t nf__mc_new_stamp(const nf__mc_view *v) { return next_stamp(v->scr, v->f->n_switches); }
 
-/* Every switch s with max_i d(leaf_i, s) <= r lies within distance r of leaf 0 (the pivot), so the
- * candidates are found inside the pivot's ball. With e0 = max_i d(pivot, leaf_i), the least max
- * distance r* lies in [ceil(e0/2), e0] (the pivot itself achieves e0, and no switch can be closer
- * than e0/2 to both the pivot and its farthest leaf). So the ball is grown layer by layer to
- * ceil(e0/2), then for r = ceil(e0/2), ... every switch of the ball is tested against all leaves,
- * farthest-from-the-pivot first so that most switches fail on the first test, until some pass. The
- * work is the pivot's ball times a few tests, not every switch times every leaf. */
-uint32_t nf__mc_candidates(const nf__mc_view *v, const nf_node *leaf, uint32_t n,
-                           unsigned *radius) {
+/* The root candidates are the switches s minimising max_i d(leaf_i, s); r* is that minimum.
+ * Two far-apart leaves steer the search: a, the leaf farthest from leaf 0, and b, the leaf
+ * farthest from a, at distance D. No switch is closer than D/2 to both, and a itself is within D
+ * of every leaf, so ceil(D/2) <= r* <= D. For a radius r, every switch with max distance <= r lies
+ * within r of both a and b; probe(r) finds them all with a breadth-first search from a that keeps
+ * a switch u at depth k only if d(b, u) <= 2r - k: a switch u on a shortest path from a to such a
+ * switch s (at depth k) has d(b, u) <= d(b, s) + d(s, u) <= r + (r - k), so none is lost, while the
+ * search stays in the region around the shortest paths between a and b. Each switch found within
+ * r of b is tested against the leaves, the one that last ruled a switch out first (neighbouring
+ * switches tend to fail on the same leaf). Whether probe(r) finds any switch is monotone in r, so
+ * r* comes from a search over [ceil(D/2), D] (binary while the range is wide, then upwards), and
+ * the candidates from probe(r*). At the
+ * fabric's diameter every switch qualifies and no search is needed. */
+static uint32_t probe(const nf__mc_view *v, nf_node a, nf_node b, nf_node *order, uint32_t n,
+                      unsigned r) {
     const nf_fabric *f = v->f;
     const nf_hops *h = v->h;
     nf__mc_scratch *s = v->scr;
-    nf_node pivot = leaf[0];
-    const uint8_t *dp = h->d + (size_t)pivot * h->n;
-    unsigned e0 = 0;
-    for (uint32_t i = 0; i < n; i++) {
-        uint8_t d = dp[leaf[i]];
-        if (d == NF_HOPS_INF) return 0;
-        if (d > e0) e0 = d;
-    }
-    /* leaves in decreasing distance from the pivot: the usual first to rule a switch out */
-    nf_node *order = s->next_layer;
-    uint32_t *bucket = s->next_off; /* counting sort by distance, e0 + 1 buckets */
-    memset(bucket, 0, (e0 + 2) * sizeof *bucket);
-    for (uint32_t i = 0; i < n; i++)
-        bucket[e0 - dp[leaf[i]] + 1]++;
-    for (unsigned k = 1; k <= e0 + 1; k++)
-        bucket[k] += bucket[k - 1];
-    for (uint32_t i = 0; i < n; i++)
-        order[bucket[e0 - dp[leaf[i]]]++] = leaf[i];
-
-    /* at the fabric's diameter every switch qualifies: list them without testing */
-    if ((e0 + 1) / 2 >= h->diameter && h->connected) {
+    if (r >= h->diameter && h->connected) {
         for (nf_node c = 0; c < f->n_switches; c++)
             s->cand[c] = c;
-        *radius = h->diameter;
         return f->n_switches;
     }
-    uint32_t stamp = next_stamp(s, f->n_switches);
-    nf_node *ball = s->layer;
-    uint32_t ball_n = 0, layer_start = 0;
-    ball[ball_n++] = pivot;
-    s->stamp[pivot] = stamp;
-    unsigned grown = 0; /* the ball holds every switch within distance grown of the pivot */
-    for (unsigned r = (e0 + 1) / 2;; r++) {
-        while (grown < r) {
-            uint32_t end = ball_n;
-            for (uint32_t k = layer_start; k < end; k++) {
-                nf_node u = ball[k];
-                for (uint32_t e = f->sw_adj_off[u]; e < f->sw_adj_off[u + 1]; e++) {
-                    nf_node w = f->sw_adj[e];
-                    if (s->stamp[w] == stamp || dp[w] != grown + 1) continue;
-                    s->stamp[w] = stamp;
-                    ball[ball_n++] = w;
-                }
-            }
-            layer_start = end;
-            grown++;
-        }
-        uint32_t nc = 0;
-        for (uint32_t k = 0; k < ball_n; k++) {
-            nf_node c = ball[k];
-            const uint8_t *dc = h->d + (size_t)c * h->n;
+    const uint8_t *da = h->d + (size_t)a * h->n, *db = h->d + (size_t)b * h->n;
+    uint32_t stamp = next_stamp(s, f->n_switches), nc = 0;
+    nf_node *q = s->layer;
+    uint32_t head = 0, tail = 0;
+    q[tail++] = a;
+    s->stamp[a] = stamp;
+    while (head < tail) {
+        nf_node u = q[head++];
+        unsigned k = da[u];
+        if (db[u] <= r) {
+            const uint8_t *du = h->d + (size_t)u * h->n;
             uint32_t i = 0;
-            while (i < n && dc[order[i]] <= r)
+            while (i < n && du[order[i]] <= r)
                 i++;
-            if (i == n) s->cand[nc++] = c;
-        }
-        if (!nc && r + 1 >= h->diameter && h->connected && r + 1 <= e0) {
-            for (nf_node c = 0; c < f->n_switches; c++)
-                s->cand[c] = c;
-            *radius = r + 1;
-            return f->n_switches;
-        }
-        if (nc) {
-            /* ascending ids, as a full scan would list them */
-            for (uint32_t a = 1; a < nc; a++) {
-                nf_node x = s->cand[a];
-                uint32_t b = a;
-                for (; b > 0 && s->cand[b - 1] > x; b--)
-                    s->cand[b] = s->cand[b - 1];
-                s->cand[b] = x;
+            if (i == n) {
+                s->cand[nc++] = u;
+            } else if (i > 0) { /* move the leaf that ruled u out to the front */
+                nf_node t = order[i];
+                order[i] = order[0];
+                order[0] = t;
             }
-            *radius = r;
-            return nc;
         }
-        if (r >= e0) return 0; /* cannot happen: the pivot passes at r = e0 */
+        if (k == r) continue;
+        for (uint32_t e = f->sw_adj_off[u]; e < f->sw_adj_off[u + 1]; e++) {
+            nf_node w = f->sw_adj[e];
+            if (s->stamp[w] == stamp || da[w] != k + 1 || db[w] + k + 1 > 2 * r) continue;
+            s->stamp[w] = stamp;
+            q[tail++] = w;
+        }
     }
+    return nc;
+}
+
+uint32_t nf__mc_candidates(const nf__mc_view *v, const nf_node *leaf, uint32_t n,
+                           unsigned *radius) {
+    const nf_hops *h = v->h;
+    nf__mc_scratch *s = v->scr;
+    const uint8_t *d0 = h->d + (size_t)leaf[0] * h->n;
+    nf_node a = leaf[0];
+    for (uint32_t i = 0; i < n; i++) {
+        if (d0[leaf[i]] == NF_HOPS_INF) return 0;
+        if (d0[leaf[i]] > d0[a]) a = leaf[i];
+    }
+    const uint8_t *da = h->d + (size_t)a * h->n;
+    nf_node b = a;
+    for (uint32_t i = 0; i < n; i++)
+        if (da[leaf[i]] > da[b]) b = leaf[i];
+    unsigned D = da[b];
+    nf_node *order = s->next_layer; /* farthest from a first, to begin with */
+    uint32_t *bucket = s->next_off;
+    memset(bucket, 0, (D + 2) * sizeof *bucket);
+    for (uint32_t i = 0; i < n; i++)
+        bucket[D - da[leaf[i]] + 1]++;
+    for (unsigned k = 1; k <= D + 1; k++)
+        bucket[k] += bucket[k - 1];
+    for (uint32_t i = 0; i < n; i++)
+        order[bucket[D - da[leaf[i]]]++] = leaf[i];
+
+    /* small radii (most groups) go up one by one: a probe above r* searches a wider region than
+     * needed, so the binary search only pays when the range is wide */
+    unsigned lo = (D + 1) / 2, hi = D < h->diameter ? D : h->diameter;
+    uint32_t nc = 0;
+    while (lo < hi && hi - lo > 3) {
+        unsigned mid = lo + (hi - lo) / 2;
+        if (probe(v, a, b, order, n, mid))
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    while (!(nc = probe(v, a, b, order, n, lo)) && lo < hi)
+        lo++;
+    /* ascending ids, as a full scan would list them (the list is short unless it is everything,
+     * and then it is already in order) */
+    for (uint32_t x = 1; x < nc; x++) {
+        nf_node y = s->cand[x];
+        uint32_t z = x;
+        for (; z > 0 && s->cand[z - 1] > y; z--)
+            s->cand[z] = s->cand[z - 1];
+        s->cand[z] = y;
+    }
+    *radius = lo;
+    return nc;
 }
 
 int nf__mc_root_opensm(void *ctx, const nf__mc_view *v, const nf_node *leaf, uint32_t n,

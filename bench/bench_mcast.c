@@ -1,0 +1,102 @@
+/* Benchmark: seed 000's experiment grid. For each paper fabric, 2D-grid, 3D-grid and random groups
+ * under aware and random mapping, every engine routes the whole workload; prints a Markdown table
+ * of max EFI, mean EFI and routing time (root selection + trees + refinement), with the lower
+ * bound of the workload. Usage: bench_mcast [--quick] [ENGINE,...] */
+#define _GNU_SOURCE
+#include "netfab/gen.h"
+#include "netfab/groups.h"
+#include "netfab/hops.h"
+#include "netfab/mcast.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct fabric_case {
+    const char *topo;
+    unsigned ppn;
+    const char *workloads[3];
+} fabric_case;
+
+static const fabric_case cases[] = {
+    {"fattree:k=40", 1, {"grid2d:160x100", "grid3d:40x20x20", "random:n=2000,size=32"}},
+    {"torus:30x20x20,c=2", 1, {"grid2d:240x100", "grid3d:40x30x20", "random:n=2000,size=32"}},
+    {"dragonfly:a=18,p=9,h=9", 1, {"grid2d:240x100", "grid3d:81x27x12", "random:n=2000,size=32"}},
+    {"bluelight", 4, {"grid2d:272x128", "grid3d:34x32x32", "random:n=2000,size=32"}},
+    {"taihulight", 1, {"grid2d:320x128", "grid3d:40x32x32", "random:n=2000,size=32"}},
+};
+
+static const fabric_case quick_cases[] = {
+    {"fattree:k=12", 1, {"grid2d:24x18", "grid3d:12x6x6", "random:n=200,size=16"}},
+    {"dragonfly:a=6,p=3,h=3", 1, {"grid2d:19x18", "grid3d:19x6x3", "random:n=200,size=16"}},
+};
+
+int main(int argc, char **argv) {
+    const fabric_case *cs = cases;
+    size_t ncs = sizeof cases / sizeof cases[0];
+    const char *list = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--quick") == 0) {
+            cs = quick_cases;
+            ncs = sizeof quick_cases / sizeof quick_cases[0];
+        } else {
+            list = argv[i];
+        }
+    }
+    const nf_mcast_engine *eng[16];
+    size_t ne = 0;
+    for (size_t i = 0; i < nf_mcast_engine_count() && ne < 16; i++) {
+        const nf_mcast_engine *e = nf_mcast_engine_at(i);
+        if (!list || strstr(list, nf_mcast_engine_name(e))) eng[ne++] = e;
+    }
+    printf("| fabric | workload | mapping | groups | LB |");
+    for (size_t i = 0; i < ne; i++)
+        printf(" %s max/mean EFI, ms |", nf_mcast_engine_name(eng[i]));
+    printf("\n|---|---|---|---:|---:|");
+    for (size_t i = 0; i < ne; i++)
+        printf("---:|");
+    printf("\n");
+    fflush(stdout);
+    for (size_t c = 0; c < ncs; c++) {
+        nf_fabric *f;
+        nf_hops *h;
+        nf_diag d;
+        if (nf_topo_build(cs[c].topo, NULL, &f, &d) || nf_hops_compute(f, 0, &h)) {
+            fprintf(stderr, "bench_mcast: %s: %s\n", cs[c].topo, d.msg);
+            return 1;
+        }
+        for (int w = 0; w < 3; w++)
+            for (int map = 0; map < 2; map++) {
+                nf_workload_opts o = {.procs_per_node = cs[c].ppn,
+                                      .mapping = map ? NF_MAP_RANDOM : NF_MAP_AWARE,
+                                      .seed = 1};
+                nf_groups *g;
+                if (nf_groups_build(f, cs[c].workloads[w], &o, &g, &d)) {
+                    fprintf(stderr, "bench_mcast: %s: %s\n", cs[c].workloads[w], d.msg);
+                    return 1;
+                }
+                printf("| `%s`%s | `%s` | %s | %u | %u |", cs[c].topo,
+                       cs[c].ppn > 1 ? " (4/node)" : "", cs[c].workloads[w],
+                       map ? "random" : "aware", g->n, nf_mcast_lower_bound(f, h, g));
+                for (size_t i = 0; i < ne; i++) {
+                    nf_mcast *m;
+                    if (nf_mcast_route(f, h, g, eng[i], &m, &d)) {
+                        printf(" failed |");
+                        continue;
+                    }
+                    nf_mcast_stats st;
+                    nf_mcast_stats_compute(f, g, m, &st);
+                    printf(" %u / %.2f, %.1f |", st.max_efi, st.mean_efi,
+                           1e3 * (m->root_s + m->tree_s + m->refine_s));
+                    fflush(stdout);
+                    nf_mcast_free(m);
+                }
+                printf("\n");
+                fflush(stdout);
+                nf_groups_free(g);
+            }
+        nf_hops_free(h);
+        nf_fabric_free(f);
+    }
+    return 0;
+}
