@@ -58,8 +58,10 @@ uint32_t nf__mc_new_stamp(const nf__mc_view *v) { return next_stamp(v->scr, v->f
  * r* comes from a search over [ceil(D/2), D] (binary while the range is wide, then upwards), and
  * the candidates from probe(r*). At the
  * fabric's diameter every switch qualifies and no search is needed. */
+#define PROBE_OVER UINT32_MAX /* probe() ran out of its work budget */
+
 static uint32_t probe(const nf__mc_view *v, nf_node a, nf_node b, nf_node *order, uint32_t n,
-                      unsigned r) {
+                      unsigned r, uint64_t *budget) {
     const nf_fabric *f = v->f;
     const nf_hops *h = v->h;
     nf__mc_scratch *s = v->scr;
@@ -77,11 +79,15 @@ static uint32_t probe(const nf__mc_view *v, nf_node a, nf_node b, nf_node *order
     while (head < tail) {
         nf_node u = q[head++];
         unsigned k = da[u];
+        /* work in the scan's unit (one 16-byte vector of a row): a link followed or a leaf looked
+         * at counts one */
+        uint64_t cost = f->sw_adj_off[u + 1] - f->sw_adj_off[u];
         if (db[u] <= r) {
             const uint8_t *du = h->d + (size_t)u * h->n;
             uint32_t i = 0;
             while (i < n && du[order[i]] <= r)
                 i++;
+            cost += i + 1;
             if (i == n) {
                 s->cand[nc++] = u;
             } else if (i > 0) { /* move the leaf that ruled u out to the front */
@@ -90,6 +96,8 @@ static uint32_t probe(const nf__mc_view *v, nf_node a, nf_node b, nf_node *order
                 order[0] = t;
             }
         }
+        if (cost >= *budget) return PROBE_OVER;
+        *budget -= cost;
         if (k == r) continue;
         for (uint32_t e = f->sw_adj_off[u]; e < f->sw_adj_off[u + 1]; e++) {
             nf_node w = f->sw_adj[e];
@@ -98,6 +106,49 @@ static uint32_t probe(const nf__mc_view *v, nf_node a, nf_node b, nf_node *order
             q[tail++] = w;
         }
     }
+    return nc;
+}
+
+/* The same candidates by looking at every switch: the running max of the leaves' distance rows
+ * (nf__mc_max_rows), then the switches at the least max. Used when the search above would cost
+ * more than this scan (groups spread over much of the fabric, where the region between two far
+ * members is most of it): the work is the leaves' rows, read in order. */
+/* 16-byte vectors: what baseline x86-64 (SSE2) computes natively, with a signed byte compare */
+typedef int8_t sbytes16 __attribute__((vector_size(16), aligned(1)));
+
+uint8_t nf__mc_max_rows(const nf_hops *h, const nf_node *leaf, uint32_t n, uint8_t *mx) {
+    uint32_t S = h->n, S16 = S / 16 * 16;
+    /* unsigned bytes compared as signed after flipping the top bit (SSE2 has a signed compare) */
+    const sbytes16 flip = (sbytes16){0} - (int8_t)0x80;
+    memcpy(mx, h->d + (size_t)leaf[0] * S, S);
+    for (uint32_t i = 1; i < n; i++) {
+        const uint8_t *row = h->d + (size_t)leaf[i] * S;
+        for (uint32_t u = 0; u < S16; u += 16) {
+            sbytes16 x, y;
+            memcpy(&x, mx + u, 16);
+            memcpy(&y, row + u, 16);
+            sbytes16 gt = (x ^ flip) > (y ^ flip); /* all ones where x is larger */
+            x = (x & gt) | (y & ~gt);
+            memcpy(mx + u, &x, 16);
+        }
+        for (uint32_t u = S16; u < S; u++)
+            if (row[u] > mx[u]) mx[u] = row[u];
+    }
+    uint8_t best = NF_HOPS_INF;
+    for (uint32_t u = 0; u < S; u++)
+        if (mx[u] < best) best = mx[u];
+    return best;
+}
+
+static uint32_t scan_candidates(const nf__mc_view *v, const nf_node *leaf, uint32_t n,
+                                unsigned *radius) {
+    uint8_t *mx = (uint8_t *)v->scr->layer; /* S bytes fit in the S-entry layer buffer */
+    uint8_t best = nf__mc_max_rows(v->h, leaf, n, mx);
+    if (best == NF_HOPS_INF) return 0;
+    uint32_t nc = 0;
+    for (uint32_t u = 0; u < v->h->n; u++)
+        if (mx[u] == best) v->scr->cand[nc++] = u;
+    *radius = best;
     return nc;
 }
 
@@ -129,16 +180,22 @@ uint32_t nf__mc_candidates(const nf__mc_view *v, const nf_node *leaf, uint32_t n
     /* small radii (most groups) go up one by one: a probe above r* searches a wider region than
      * needed, so the binary search only pays when the range is wide */
     unsigned lo = (D + 1) / 2, hi = D < h->diameter ? D : h->diameter;
+    /* the search may spend what the full scan would (n rows of S bytes, 16 at a time) before it
+     * gives up and scans: never much more than twice the cheaper of the two */
+    uint64_t budget = (uint64_t)n * v->f->n_switches / 16 + 64;
     uint32_t nc = 0;
     while (lo < hi && hi - lo > 3) {
         unsigned mid = lo + (hi - lo) / 2;
-        if (probe(v, a, b, order, n, mid))
+        nc = probe(v, a, b, order, n, mid, &budget);
+        if (nc == PROBE_OVER) return scan_candidates(v, leaf, n, radius);
+        if (nc)
             hi = mid;
         else
             lo = mid + 1;
     }
-    while (!(nc = probe(v, a, b, order, n, lo)) && lo < hi)
+    while (!(nc = probe(v, a, b, order, n, lo, &budget)) && lo < hi)
         lo++;
+    if (nc == PROBE_OVER) return scan_candidates(v, leaf, n, radius);
     /* ascending ids, as a full scan would list them (the list is short unless it is everything,
      * and then it is already in order) */
     for (uint32_t x = 1; x < nc; x++) {

@@ -23,8 +23,9 @@ static uint32_t lower_bound(const nf_fabric *f, const nf_hops *h, const nf_group
     uint32_t *n_s = nf__calloc((size_t)S + 1, sizeof *n_s),
              *deg = nf__calloc((size_t)S + 1, sizeof *deg);
     nf_node *sw = nf__malloc(((size_t)g->off[g->n] + 1) * sizeof *sw);
+    uint8_t *mx = nf__malloc((size_t)S + 1);
     uint32_t best = 0;
-    if (!n_s || !deg || !sw) goto done;
+    if (!n_s || !deg || !sw || !mx) goto done;
     uint64_t links = 0, need = 0;
     for (nf_link l = 0; l < f->n_links; l++)
         if (!host_link(f, l) && f->link_a[l] != f->link_z[l] && f->link_state[l] == NF_LINK_UP) {
@@ -53,16 +54,7 @@ static uint32_t lower_bound(const nf_fabric *f, const nf_hops *h, const nf_group
         if (d < 2) continue;
         for (uint32_t i = 0; i < d; i++)
             n_s[sw[i]]++;
-        /* least max distance, by a full scan (this is a statistic, not the routing) */
-        unsigned r = UINT32_MAX;
-        for (nf_node c = 0; c < S; c++) {
-            unsigned mx = 0;
-            for (uint32_t i = 0; i < d && mx < r; i++) {
-                unsigned x = nf_hops_sw(h, c, sw[i]);
-                if (x > mx) mx = x;
-            }
-            if (mx < r) r = mx;
-        }
+        unsigned r = nf__mc_max_rows(h, sw, d, mx);
         need += d - 1 > r ? d - 1 : r;
     }
     for (nf_node s = 0; s < S; s++)
@@ -78,6 +70,7 @@ done:
     nf__free(n_s);
     nf__free(deg);
     nf__free(sw);
+    nf__free(mx);
     return best;
 }
 

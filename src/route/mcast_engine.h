@@ -56,6 +56,11 @@ uint32_t nf__mc_candidates(const nf__mc_view *v, const nf_node *leaf, uint32_t n
  * host link in *host_link. */
 nf_node nf__mc_member_switch(const nf_fabric *f, nf_node ca, nf_link *host_link);
 
+/* mx[u] = max over the leaves of d(leaf, u) for every switch u, from the leaves' rows of the
+ * distance matrix read in order, 16 bytes at a time; returns the least of them (NF_HOPS_INF when
+ * no switch reaches every leaf). */
+uint8_t nf__mc_max_rows(const nf_hops *h, const nf_node *leaf, uint32_t n, uint8_t *mx);
+
 /* A fresh value for scr->stamp marks: every switch counts as unmarked afterwards. */
 uint32_t nf__mc_new_stamp(const nf__mc_view *v);
 
