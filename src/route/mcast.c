@@ -179,10 +179,12 @@ uint32_t nf__mc_candidates(const nf__mc_view *v, const nf_node *leaf, uint32_t n
 
     /* small radii (most groups) go up one by one: a probe above r* searches a wider region than
      * needed, so the binary search only pays when the range is wide */
-    unsigned lo = (D + 1) / 2, hi = D < h->diameter ? D : h->diameter;
-    /* the search may spend what the full scan would (n rows of S bytes, 16 at a time) before it
+    unsigned lo = (D + 1) / 2, hi = D;
+    if (h->connected && h->diameter < hi) hi = h->diameter; /* diameter is 0 when not connected */
+    /* the search may spend about what the full scan would (n rows of S bytes; a search step is a
+     * random access, weighed as 64 streamed bytes) before it
      * gives up and scans: never much more than twice the cheaper of the two */
-    uint64_t budget = (uint64_t)n * v->f->n_switches / 16 + 64;
+    uint64_t budget = (uint64_t)n * v->f->n_switches / 64 + 64;
     uint32_t nc = 0;
     while (lo < hi && hi - lo > 3) {
         unsigned mid = lo + (hi - lo) / 2;
