@@ -1,0 +1,106 @@
+#!/bin/sh
+# End-to-end checks of `netfab mcast`: exit statuses and messages, JSON keys, hand-known numbers
+# on a small fat tree, verification, and the mcfdbs and group dumps.
+# Usage: mcast.sh NETFAB SOURCE_DIR FABRICS_DIR
+set -u
+nf=$1
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+pass=0; failn=0
+ok() { pass=$((pass + 1)); }
+bad() { failn=$((failn + 1)); echo "FAIL: $*"; }
+# expect STATUS CMD...: run, keep stdout/stderr in $tmp/out and $tmp/err, compare the exit status
+expect() {
+    want=$1; shift
+    "$@" >"$tmp/out" 2>"$tmp/err"; got=$?
+    if [ "$got" = "$want" ]; then ok; else bad "exit $got (want $want): $*"; sed 's/^/  | /' "$tmp/err" | head -5; fi
+}
+has() { if grep -q -- "$2" "$tmp/$1"; then ok; else bad "$1 lacks '$2'"; fi; }
+# line FILE N EXPECTED: line N of FILE is exactly EXPECTED
+line() {
+    got=$(sed -n "$2p" "$1")
+    if [ "$got" = "$3" ]; then ok; else bad "$1 line $2 is '$got', want '$3'"; fi
+}
+# line_re FILE N REGEX: line N of FILE matches the extended regex
+line_re() {
+    if sed -n "$2p" "$1" | grep -Eq -- "$3"; then ok; else bad "$1 line $2 '$(sed -n "$2p" "$1")' !~ $3"; fi
+}
+
+ft="--topo fattree:k=4"
+
+# usage
+expect 0 "$nf" mcast --help;                        has out "usage: netfab mcast"
+has out "fulb+"
+expect 2 "$nf" mcast $ft;                           has err "--groups PATTERN is required"
+expect 2 "$nf" mcast --groups grid2d:4x4;           has err "--topo SPEC is required"
+expect 2 "$nf" mcast $ft --groups grid2d:4x4 --engine nosuch; has err "unknown engine 'nosuch'"
+expect 2 "$nf" mcast $ft --groups grid2d:4x4 --engine fulb,,sssp; has err "bad --engine list"
+expect 2 "$nf" mcast $ft --groups grid2d:4x4 --engine fulb,sssp --dump-mft "$tmp/x.mft"
+has err "one engine"
+[ ! -e "$tmp/x.mft" ] && ok || bad "--dump-mft with two engines wrote a file"
+expect 2 "$nf" mcast $ft --groups grid2d:4x4 --dump-mft "$tmp/x.mft"; has err "one engine"
+expect 2 "$nf" mcast $ft --groups bogus:1;          has err "unknown groups pattern 'bogus'"
+expect 2 "$nf" mcast $ft --groups grid2d:3;         has err "grid2d"
+expect 2 "$nf" mcast $ft --groups grid2d:8x8;       has err "needs 64 ranks"
+expect 2 "$nf" mcast $ft --groups grid2d:4x4 --mapping sideways; has err "--mapping"
+expect 2 "$nf" mcast $ft --groups grid2d:4x4 --procs-per-node 0;  has err "at least 1"
+expect 2 "$nf" mcast $ft --groups grid2d:4x4 --seed -3;           has err "--seed"
+expect 2 "$nf" mcast $ft --groups grid2d:4x4 stray;               has err "unexpected argument"
+expect 1 "$nf" mcast $ft --groups "file:$tmp/does-not-exist";     has err "does-not-exist"
+expect 2 "$nf" mcast --topo nosuch:x=1 --groups grid2d:4x4;       has err "unknown topology"
+
+# a small workload known by hand on the k=4 fat tree (2 endpoints per edge switch, 2 edge
+# switches per pod): ranks 0 1 share an edge switch (height 1), 0 2 share a pod (height 2),
+# 0 4 are in different pods (height 3, through a core switch)
+printf '0 1\n0 2\n# a comment\n\n0 4\n' >"$tmp/g.txt"
+expect 0 "$nf" mcast $ft --groups "file:$tmp/g.txt" --json --verify
+for key in '"engine": "minihop"' '"engine": "fulb+"' '"groups": 3' '"memberships": 6' \
+    '"max_efi"' '"mean_efi"' '"max_height": 3' '"mean_height": 2.0' '"route_s"' '"root_s"' \
+    '"failed": 0' '"verified": true'; do
+    has out "$key"
+done
+n=$(grep -c '"engine":' "$tmp/out")
+[ "$n" = 6 ] && ok || bad "--json with every engine gave $n objects, want 6"
+if command -v python3 >/dev/null 2>&1; then
+    python3 -c 'import json,sys; a=json.load(open(sys.argv[1])); assert len(a) == 6; assert all(o["max_efi"] >= o["lower_bound"] for o in a)' "$tmp/out" && ok || bad "--json is not a valid array of 6 objects"
+fi
+
+# the text table: one row per engine, the lower bound line
+expect 0 "$nf" mcast --topo torus:4x4,c=1 --groups grid2d:4x4 --engine minihop,fulb --verify
+has out "^engine"
+has out "^minihop "
+has out "^fulb "
+has out "every tree verified"
+
+# verification on every engine, random mapping and 4 ranks per node
+expect 0 "$nf" mcast --topo dragonfly:a=4,p=2,h=2 --groups grid3d:4x6x12 --procs-per-node 4 \
+    --mapping random --seed 3 --verify --json
+has out '"verified": true'
+has out '"groups": 144'
+if grep -q '"failed": [1-9]' "$tmp/out"; then bad "dragonfly groups failed"; else ok; fi
+
+# dumps: groups file exactly by hand (CA node n has GUID 0x0002c90000000000 + ((n + 1) << 4),
+# and its port 1 the same; the 20 switches come first, so rank r is node 20 + r)
+expect 0 "$nf" mcast $ft --groups "file:$tmp/g.txt" --engine minihop --dump-mft "$tmp/m.mft" \
+    --dump-groups "$tmp/g.out"
+line "$tmp/g.out" 1 "0xC000 0x0002c90000000150 0x0002c90000000160"
+line "$tmp/g.out" 2 "0xC001 0x0002c90000000150 0x0002c90000000170"
+line "$tmp/g.out" 3 "0xC002 0x0002c90000000150 0x0002c90000000190"
+n=$(wc -l <"$tmp/g.out"); [ "$n" -eq 3 ] && ok || bad "groups dump has $n lines, want 3"
+# mcfdbs: an empty line, the switch, the column header, then MLID rows
+line "$tmp/m.mft" 1 ""
+line_re "$tmp/m.mft" 2 '^Switch 0x[0-9a-f]{16}$'
+line "$tmp/m.mft" 3 "LID    : Out Port(s)"
+line_re "$tmp/m.mft" 4 '^0xC00[0-2] :( 0x0[0-9A-F]{2} )+$'
+# every group's MLID appears; group 0 (one edge switch, ports 1 and 2) exactly once
+grep -q '^0xC000 : 0x001  0x002 $' "$tmp/m.mft" && ok || bad "mcfdbs lacks group 0's row"
+n=$(grep -c '^0xC000 ' "$tmp/m.mft"); [ "$n" = 1 ] && ok || bad "0xC000 on $n switches, want 1"
+n=$(grep -c '^0xC001 ' "$tmp/m.mft"); [ "$n" = 3 ] && ok || bad "0xC001 on $n switches, want 3"
+n=$(grep -c '^0xC002 ' "$tmp/m.mft"); [ "$n" = 5 ] && ok || bad "0xC002 on $n switches, want 5"
+# to stdout, and to an unwritable place
+expect 0 "$nf" mcast $ft --groups "file:$tmp/g.txt" --engine fulb --dump-mft - --json
+has out "LID    : Out Port(s)"
+expect 1 "$nf" mcast $ft --groups grid2d:4x4 --engine fulb --dump-mft /nonexistent-dir/x.mft
+has err "/nonexistent-dir/x.mft"
+
+echo "$pass passed, $failn failed"
+[ "$failn" -eq 0 ]
