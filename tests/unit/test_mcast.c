@@ -970,7 +970,7 @@ static void engines_on(const char *spec, const char *const *patterns, size_t np,
                     fail_msg("%s %s %s: %s", spec, patterns[p], name, d.msg);
                 for (uint32_t k = 0; k < g->n; k++) {
                     uint32_t n = leaves_of(f, g, k, leaf);
-                    int radius;
+                    int radius = -1;
                     assert_true(n > 0 && scan_candidates(f, dist, leaf, n, cand, &radius) > 0);
                     assert_int_equal(m->status[k], 0);
                     if (m->height[k] != radius + 1)
