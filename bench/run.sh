@@ -10,3 +10,6 @@ if command -v hyperfine >/dev/null 2>&1; then
     hyperfine -N --warmup 1 --runs 10 --export-markdown /dev/stdout --style none \
         "$build/netfab topo --topo dragonfly:a=18,p=9,h=9" 2>/dev/null | grep '^|'
 fi
+echo
+echo "## Multicast routing: seed 000's grid (bench_mcast): max / mean EFI over inter-switch links, routing ms"
+"$build/bench_mcast"
