@@ -211,24 +211,9 @@ uint32_t nf__mc_candidates(const nf__mc_view *v, const nf_node *leaf, uint32_t n
     return nc;
 }
 
-int nf__mc_root_opensm(void *ctx, const nf__mc_view *v, const nf_node *leaf, uint32_t n,
-                       nf_node *root) {
-    (void)ctx;
-    unsigned r;
-    uint32_t nc = nf__mc_candidates(v, leaf, n, &r);
-    if (!nc) return NF_EUNREACHABLE;
-    const nf_node *cand = v->scr->cand;
-    nf_node best = cand[0];
-    for (uint32_t i = 1; i < nc; i++)
-        if (nf__mc_opensm_key(v->f->guid[cand[i]]) < nf__mc_opensm_key(v->f->guid[best]))
-            best = cand[i];
-    *root = best;
-    return NF_OK;
-}
-
-int nf__mc_root_rotate(void *ctx, const nf__mc_view *v, const nf_node *leaf, uint32_t n,
-                       nf_node *root) {
-    (void)ctx;
+/* The candidate that comes first by (load if rotating, then OpenSM's switch order). */
+static int pick_root(const nf__mc_view *v, const nf_node *leaf, uint32_t n, bool rotate,
+                     nf_node *root) {
     unsigned r;
     uint32_t nc = nf__mc_candidates(v, leaf, n, &r);
     if (!nc) return NF_EUNREACHABLE;
@@ -236,13 +221,25 @@ int nf__mc_root_rotate(void *ctx, const nf__mc_view *v, const nf_node *leaf, uin
     nf_node best = cand[0];
     for (uint32_t i = 1; i < nc; i++) {
         nf_node c = cand[i];
-        if (v->sw_load[c] < v->sw_load[best] ||
-            (v->sw_load[c] == v->sw_load[best] &&
-             nf__mc_opensm_key(v->f->guid[c]) < nf__mc_opensm_key(v->f->guid[best])))
+        uint32_t lc = rotate ? v->sw_load[c] : 0, lb = rotate ? v->sw_load[best] : 0;
+        if (lc < lb ||
+            (lc == lb && nf__mc_opensm_key(v->f->guid[c]) < nf__mc_opensm_key(v->f->guid[best])))
             best = c;
     }
     *root = best;
     return NF_OK;
+}
+
+int nf__mc_root_opensm(void *ctx, const nf__mc_view *v, const nf_node *leaf, uint32_t n,
+                       nf_node *root) {
+    (void)ctx;
+    return pick_root(v, leaf, n, false, root);
+}
+
+int nf__mc_root_rotate(void *ctx, const nf__mc_view *v, const nf_node *leaf, uint32_t n,
+                       nf_node *root) {
+    (void)ctx;
+    return pick_root(v, leaf, n, true, root);
 }
 
 /* ---- the routing loop ---------------------------------------------------------------------- */
@@ -264,36 +261,112 @@ static double now_s(void) {
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static void scratch_free(nf__mc_scratch *s) {
-    nf__free(s->count);
+void nf__mc_scratch_fini(nf__mc_scratch *s) {
     nf__free(s->stamp);
     nf__free(s->layer);
     nf__free(s->next_layer);
-    nf__free(s->layer_off);
     nf__free(s->next_off);
     nf__free(s->cand);
     nf__free(s->work);
     nf__free(s->key);
+    nf__free(s->cost);
+    nf__free(s->parent);
+    nf__free(s->seen);
 }
 
-static int scratch_init(nf__mc_scratch *s, uint32_t S, uint32_t max_leaves) {
+int nf__mc_scratch_init(nf__mc_scratch *s, uint32_t S, uint32_t max_leaves) {
     memset(s, 0, sizeof *s);
     size_t n = (size_t)S + 2, l = (size_t)(max_leaves > S ? max_leaves : S) + 2;
-    s->count = nf__calloc(n, sizeof *s->count);
     s->stamp = nf__calloc(n, sizeof *s->stamp);
     s->layer = nf__malloc(n * sizeof *s->layer);
     s->next_layer = nf__malloc(l * sizeof *s->next_layer);
-    s->layer_off = nf__malloc(n * sizeof *s->layer_off);
     s->next_off = nf__malloc((256 + n) * sizeof *s->next_off);
     s->cand = nf__malloc(n * sizeof *s->cand);
     s->work = nf__malloc(l * sizeof *s->work);
     s->key = nf__malloc(l * sizeof *s->key);
-    if (!s->count || !s->stamp || !s->layer || !s->next_layer || !s->layer_off || !s->next_off ||
-        !s->cand || !s->work || !s->key) {
-        scratch_free(s);
+    s->cost = nf__malloc(n * sizeof *s->cost);
+    s->parent = nf__malloc(n * sizeof *s->parent);
+    s->seen = nf__calloc(n, sizeof *s->seen);
+    if (!s->stamp || !s->layer || !s->next_layer || !s->next_off || !s->cand || !s->work ||
+        !s->key || !s->cost || !s->parent || !s->seen) {
+        nf__mc_scratch_fini(s);
         return NF_ENOMEM;
     }
     return NF_OK;
+}
+
+/* With weights base + load and the base above any sum of loads along a path, Dijkstra's order is
+ * lexicographic: (hops, load sum). So the search runs breadth-first from the root, layer by layer
+ * of hop distance, and every switch keeps the cheapest load sum over its parents in the previous
+ * layer: when a layer is done its costs are final, exactly as Dijkstra would settle them, without
+ * a heap. Ties keep the first parent found (parents in search order, then port order). */
+int32_t nf__mc_light_tree(const nf__mc_view *v, const nf_node *leaf, uint32_t n, nf_node root,
+                          uint32_t limit, bool dag_only, nf_link *links) {
+    const nf_fabric *f = v->f;
+    nf__mc_scratch *s = v->scr;
+    const uint8_t *dr = v->h->d + (size_t)root * v->h->n;
+    if (s->seen_now >= UINT32_MAX - 2) {
+        memset(s->seen, 0, (size_t)f->n_switches * sizeof *s->seen);
+        s->seen_now = 0;
+    }
+    uint32_t in_dag = ++s->seen_now, reached = ++s->seen_now;
+    nf_node *q = s->layer;
+    uint32_t head = 0, tail = 0;
+    if (dag_only) { /* mark the switches on shortest paths from the leaves up to the root */
+        for (uint32_t i = 0; i < n; i++)
+            if (s->seen[leaf[i]] != in_dag) {
+                s->seen[leaf[i]] = in_dag;
+                q[tail++] = leaf[i];
+            }
+        for (; head < tail; head++) {
+            nf_node u = q[head];
+            for (uint32_t e = f->sw_adj_off[u]; e < f->sw_adj_off[u + 1]; e++) {
+                nf_node w = f->sw_adj[e];
+                if (dr[w] + 1 != dr[u] || s->seen[w] == in_dag) continue;
+                s->seen[w] = in_dag;
+                q[tail++] = w;
+            }
+        }
+        head = tail = 0;
+    }
+    q[tail++] = root;
+    s->seen[root] = reached;
+    s->cost[root] = 0;
+    while (head < tail) {
+        nf_node u = q[head++];
+        for (uint32_t e = f->sw_adj_off[u]; e < f->sw_adj_off[u + 1]; e++) {
+            nf_node w = f->sw_adj[e];
+            nf_link l = f->sw_adj_link[e];
+            if (dr[w] != dr[u] + 1 || f->link_state[l] != NF_LINK_UP ||
+                (limit != UINT32_MAX && v->efi[l] + 1 >= limit))
+                continue;
+            if (dag_only && s->seen[w] != in_dag && s->seen[w] != reached) continue;
+            uint64_t cw = s->cost[u] + v->efi[l];
+            if (s->seen[w] != reached) {
+                s->seen[w] = reached;
+                q[tail++] = w;
+            } else if (cw >= s->cost[w]) {
+                continue;
+            }
+            s->cost[w] = cw;
+            s->parent[w] = l;
+        }
+    }
+    /* the union of the leaves' paths: walk up to the root or a switch already taken */
+    uint32_t stamp = next_stamp(s, f->n_switches);
+    s->stamp[root] = stamp;
+    int32_t k = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        nf_node u = leaf[i];
+        if (s->seen[u] != reached) return -1;
+        while (s->stamp[u] != stamp) {
+            s->stamp[u] = stamp;
+            nf_link l = s->parent[u];
+            links[k++] = l;
+            u = f->link_a[l] == u ? f->link_z[l] : f->link_a[l];
+        }
+    }
+    return k;
 }
 
 nf_node nf__mc_member_switch(const nf_fabric *f, nf_node ca, nf_link *host_link) {
@@ -339,7 +412,7 @@ int nf_mcast_route(const nf_fabric *f, const nf_hops *h, const nf_groups *g,
     if (!m->root || !m->height || !m->status || !m->tree_off || !m->efi || !sw_load || !leaf ||
         !links)
         goto fail;
-    if ((rc = scratch_init(&scr, S, max_members))) goto fail;
+    if ((rc = nf__mc_scratch_init(&scr, S, max_members))) goto fail;
     scratch = true;
     if (e->init && (rc = e->init(&ctx, f, h))) goto fail;
 
@@ -426,7 +499,7 @@ int nf_mcast_route(const nf_fabric *f, const nf_hops *h, const nf_groups *g,
     m = NULL;
 fail:
     if (e->fini && ctx) e->fini(ctx);
-    if (scratch) scratch_free(&scr);
+    if (scratch) nf__mc_scratch_fini(&scr);
     nf__free(sw_load);
     nf__free(leaf);
     nf__free(links);

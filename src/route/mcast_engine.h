@@ -9,16 +9,24 @@
 
 /* Scratch owned by the routing driver, sized for the fabric; engines borrow it per call. */
 typedef struct nf__mc_scratch {
-    uint32_t *count; /* per switch: leaves whose ball reaches it (root candidates) */
     uint32_t *stamp; /* per switch: pass stamp for de-duplication */
     uint32_t stamp_now;
-    nf_node *layer, *next_layer; /* flat per-leaf BFS layers */
-    uint32_t *layer_off, *next_off;
-    size_t layer_cap, next_cap;
-    nf_node *cand; /* root candidates */
-    nf_node *work; /* a copy of a group's leaves an engine may reorder */
-    uint64_t *key; /* per leaf sort keys */
+    nf_node *layer, *next_layer; /* search queue; leaf order */
+    uint32_t *next_off;          /* counting-sort buckets */
+    nf_node *cand;               /* root candidates */
+    nf_node *work;               /* a copy of a group's leaves an engine may reorder */
+    uint64_t *key;               /* per leaf sort keys */
+    /* the layered shortest-path search of nf__mc_light_tree */
+    uint64_t *cost;
+    nf_link *parent;
+    uint32_t *seen;
+    uint32_t seen_now;
 } nf__mc_scratch;
+
+/* Allocates the scratch for a fabric of S switches and groups of up to max_leaves distinct member
+ * switches; NF_ENOMEM. fini frees it. */
+int nf__mc_scratch_init(nf__mc_scratch *s, uint32_t S, uint32_t max_leaves);
+void nf__mc_scratch_fini(nf__mc_scratch *s);
 
 /* The state of the fabric as the next group sees it. */
 typedef struct nf__mc_view {
@@ -55,6 +63,17 @@ uint32_t nf__mc_candidates(const nf__mc_view *v, const nf_node *leaf, uint32_t n
 /* The switch member CA ca hangs off (the peer of its port 1 over an up link), or NF_NONE; its
  * host link in *host_link. */
 nf_node nf__mc_member_switch(const nf_fabric *f, nf_node ca, nf_link *host_link);
+
+/* The lightest minimal-height tree from root to the leaves: among shortest paths from the root,
+ * each switch takes the parent link that minimises the sum of loads (v->efi) along its path, as
+ * Dijkstra with weights (large base + load) would, and the tree is the union of the leaves' paths.
+ * Links whose load is limit - 1 or more are not used (UINT32_MAX: no limit). With dag_only the
+ * search stays inside the switches that lie on some shortest path from a leaf to the root (found
+ * first by walking up from the leaves), so its cost follows the group; otherwise it explores every
+ * switch reachable from the root. Writes the switch links to links (room for n_switches - 1) and
+ * returns their number, or -1 when some leaf cannot be reached. */
+int32_t nf__mc_light_tree(const nf__mc_view *v, const nf_node *leaf, uint32_t n, nf_node root,
+                          uint32_t limit, bool dag_only, nf_link *links);
 
 /* mx[u] = max over the leaves of d(leaf, u) for every switch u, from the leaves' rows of the
  * distance matrix read in order, 16 bytes at a time; returns the least of them (NF_HOPS_INF when

@@ -12,22 +12,12 @@ typedef struct fulb_ctx {
     uint8_t *gmin;   /* per switch: fewest global links on a shortest path to the root */
     uint32_t *gseen; /* stamp for gmin */
     uint32_t gstamp;
-    /* fulb+ */
-    uint64_t *cost;
-    nf_link *parent;
-    nf_node *queue;
-    uint32_t *seen;
-    uint32_t stamp;
 } fulb_ctx;
 
 static void fulb_fini(void *ctx) {
     fulb_ctx *c = ctx;
     nf__free(c->gmin);
     nf__free(c->gseen);
-    nf__free(c->cost);
-    nf__free(c->parent);
-    nf__free(c->queue);
-    nf__free(c->seen);
     nf__free(c);
 }
 
@@ -38,11 +28,7 @@ static int fulb_init(void **out, const nf_fabric *f, const nf_hops *h) {
     if (!c) return NF_ENOMEM;
     c->gmin = nf__malloc(S);
     c->gseen = nf__calloc(S, sizeof *c->gseen);
-    c->cost = nf__malloc(S * sizeof *c->cost);
-    c->parent = nf__malloc(S * sizeof *c->parent);
-    c->queue = nf__malloc(S * sizeof *c->queue);
-    c->seen = nf__calloc(S, sizeof *c->seen);
-    if (!c->gmin || !c->gseen || !c->cost || !c->parent || !c->queue || !c->seen) {
+    if (!c->gmin || !c->gseen) {
         fulb_fini(c);
         return NF_ENOMEM;
     }
@@ -133,79 +119,6 @@ static bool is_host(const nf_fabric *f, nf_link l) {
     return f->link_a[l] >= f->n_switches || f->link_z[l] >= f->n_switches;
 }
 
-/* A minimal-height tree for the leaves from root that uses no link whose load is at or above
- * limit - 1 (so that with this group added no link reaches limit), the lightest such (as SSSP-MC,
- * by load sum along shortest paths). Only the switches on some shortest path from a leaf to the
- * root matter: they are marked first, walking up from the leaves, and the layered search from the
- * root stays inside them, so the cost follows the group, not the fabric. Returns the number of
- * links written, or -1 if there is no such tree. */
-static int32_t tree_below(fulb_ctx *c, const nf__mc_view *v, const nf_node *leaf, uint32_t n,
-                          nf_node root, uint32_t limit, nf_link *links) {
-    const nf_fabric *f = v->f;
-    const uint8_t *dr = v->h->d + (size_t)root * v->h->n;
-    if (++c->stamp >= UINT32_MAX - 1) {
-        memset(c->seen, 0, (size_t)f->n_switches * sizeof *c->seen);
-        c->stamp = 1;
-    }
-    /* mark the shortest-path DAG between the leaves and the root: seen = stamp */
-    uint32_t in_dag = c->stamp, reached = ++c->stamp;
-    uint32_t tail = 0;
-    for (uint32_t i = 0; i < n; i++)
-        if (c->seen[leaf[i]] != in_dag) {
-            c->seen[leaf[i]] = in_dag;
-            c->queue[tail++] = leaf[i];
-        }
-    for (uint32_t head = 0; head < tail; head++) {
-        nf_node u = c->queue[head];
-        for (uint32_t e = f->sw_adj_off[u]; e < f->sw_adj_off[u + 1]; e++) {
-            nf_node w = f->sw_adj[e];
-            if (dr[w] + 1 != dr[u] || c->seen[w] == in_dag) continue;
-            c->seen[w] = in_dag;
-            c->queue[tail++] = w;
-        }
-    }
-    /* layered search from the root inside the DAG: seen goes from in_dag to reached */
-    uint32_t head = 0;
-    tail = 0;
-    c->queue[tail++] = root;
-    c->seen[root] = reached;
-    c->cost[root] = 0;
-    while (head < tail) {
-        nf_node u = c->queue[head++];
-        for (uint32_t e = f->sw_adj_off[u]; e < f->sw_adj_off[u + 1]; e++) {
-            nf_node w = f->sw_adj[e];
-            nf_link l = f->sw_adj_link[e];
-            if (dr[w] != dr[u] + 1 || f->link_state[l] != NF_LINK_UP || v->efi[l] + 1 >= limit)
-                continue;
-            if (c->seen[w] != in_dag && c->seen[w] != reached) continue;
-            uint64_t cw = c->cost[u] + v->efi[l];
-            if (c->seen[w] != reached) {
-                c->seen[w] = reached;
-                c->queue[tail++] = w;
-            } else if (cw >= c->cost[w]) {
-                continue;
-            }
-            c->cost[w] = cw;
-            c->parent[w] = l;
-        }
-    }
-    uint32_t stamp = nf__mc_new_stamp(v);
-    uint32_t *mark = v->scr->stamp;
-    mark[root] = stamp;
-    int32_t k = 0;
-    for (uint32_t i = 0; i < n; i++) {
-        nf_node u = leaf[i];
-        if (c->seen[u] != reached) return -1;
-        while (mark[u] != stamp) {
-            mark[u] = stamp;
-            nf_link l = c->parent[u];
-            links[k++] = l;
-            u = f->link_a[l] == u ? f->link_z[l] : f->link_a[l];
-        }
-    }
-    return k;
-}
-
 /* Up to want candidates to try as roots: the group's current root first, then the least-loaded
  * others (loads as routing left them), ties to the lower id. */
 enum { REFINE_ROOTS = 8 };
@@ -237,7 +150,7 @@ static uint32_t pick_roots(const nf__mc_view *v, nf_node current, uint32_t nc, n
  * single-group move can lower M) or M is 1. Trees that moved are kept aside and the tree table
  * is rebuilt at the end. */
 static int fulb_refine(void *ctx, const nf__mc_view *v, const nf_groups *g, nf_mcast *m) {
-    fulb_ctx *c = ctx;
+    (void)ctx;
     const nf_fabric *f = v->f;
     uint32_t *efi = m->efi;
     uint32_t S = f->n_switches, G = m->n_groups;
@@ -286,7 +199,7 @@ static int fulb_refine(void *ctx, const nf__mc_view *v, const nf_groups *g, nf_m
             nf_node root = NF_NONE;
             for (uint32_t ci = 0; ci < nr && found < 0; ci++) {
                 root = roots[ci];
-                found = tree_below(c, v, leaf, nl, root, M, buf);
+                found = nf__mc_light_tree(v, leaf, nl, root, M, true, buf);
             }
             if (found < 0) {
                 for (uint32_t i = 0; i < tn; i++)

@@ -172,30 +172,14 @@ typedef struct test_view {
 static void view_init(test_view *t, const nf_fabric *f, const nf_hops *h) {
     size_t n = (size_t)f->n_switches + 2;
     memset(t, 0, sizeof *t);
-    t->scr.count = calloc(n, sizeof(uint32_t));
-    t->scr.stamp = calloc(n, sizeof(uint32_t));
-    t->scr.layer = malloc(n * sizeof(nf_node));
-    t->scr.next_layer = malloc(n * sizeof(nf_node));
-    t->scr.layer_off = malloc(n * sizeof(uint32_t));
-    t->scr.next_off = malloc((256 + n) * sizeof(uint32_t));
-    t->scr.cand = malloc(n * sizeof(nf_node));
-    t->scr.work = malloc(n * sizeof(nf_node));
-    t->scr.key = malloc(n * sizeof(uint64_t));
+    assert_int_equal(nf__mc_scratch_init(&t->scr, f->n_switches, f->n_switches), 0);
     t->efi = calloc((size_t)f->n_links + 1, sizeof(uint32_t));
     t->load = calloc(n, sizeof(uint32_t));
     t->v = (nf__mc_view){.f = f, .h = h, .efi = t->efi, .sw_load = t->load, .scr = &t->scr};
 }
 
 static void view_fini(test_view *t) {
-    free(t->scr.count);
-    free(t->scr.stamp);
-    free(t->scr.layer);
-    free(t->scr.next_layer);
-    free(t->scr.layer_off);
-    free(t->scr.next_off);
-    free(t->scr.cand);
-    free(t->scr.work);
-    free(t->scr.key);
+    nf__mc_scratch_fini(&t->scr);
     free(t->efi);
     free(t->load);
 }
