@@ -5,6 +5,7 @@
 #define NF_TESTUTIL_H
 
 #include "netfab/fabric.h"
+#include "netfab/io.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -79,6 +80,11 @@ static inline nf_fabric *alloc_sweep(sweep_attempt attempt, void *ctx, const cha
             fail_msg("allocation %ld: message '%s' lacks '%s'", k, d.msg, want_msg);
         assert_true(k < 100000);
     }
+}
+
+/* An attempt for alloc_sweep: loads the file at path (a char *) with format detection. */
+static inline int sweep_load_file(void *path, nf_fabric **out, nf_diag *d) {
+    return nf_io_load(path, NF_FMT_AUTO, NULL, out, d);
 }
 
 #endif

@@ -416,27 +416,10 @@ static void test_ibsim_reads_our_output(void **state) {
 
 /* ---- allocation failures ------------------------------------------------------------------- */
 
-struct text_ctx {
-    const char *text;
-    size_t len;
-};
-
-static int attempt_parse(void *ctx, nf_fabric **out, nf_diag *d) {
-    const struct text_ctx *t = ctx;
-    return nf_ibsim_parse(t->text, t->len, "small.net", NULL, out, d);
-}
-
 static void test_allocation_failures(void **state) {
     (void)state;
-    char path[1024];
-    snprintf(path, sizeof path, "%s/small.net", NF_TEST_DATA);
-    FILE *fp = fopen(path, "rb");
-    assert_non_null(fp);
-    static char text[8192];
-    struct text_ctx t = {text, fread(text, 1, sizeof text, fp)};
-    fclose(fp);
     long failures;
-    nf_fabric *f = alloc_sweep(attempt_parse, &t, NULL, &failures);
+    nf_fabric *f = alloc_sweep(sweep_load_file, NF_TEST_DATA "/small.net", NULL, &failures);
     assert_int_equal(f->n_links, 4);
     assert_int_equal(nf_fabric_check(f, NULL), 0);
     nf_fabric_free(f);
