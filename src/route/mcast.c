@@ -460,19 +460,15 @@ int nf_mcast_route(const nf_fabric *f, const nf_hops *h, const nf_groups *g,
                     if (nf_hops_sw(h, root, leaf[i]) > far) far = nf_hops_sw(h, root, leaf[i]);
                 m->root[k] = root;
                 m->height[k] = (uint8_t)(far + 1);
-                uint32_t stamp = next_stamp(&scr, S);
-                scr.stamp[root] = stamp;
+                /* a switch's load: the groups it roots plus the tree links at its ports, i.e. the
+                 * sum of the EFI of its inter-switch links plus its roots */
                 sw_load[root]++;
                 for (uint32_t i = 0; i < nt; i++) {
                     nf_link l = links[i];
                     m->tree_link[tree_n++] = l;
                     m->efi[l]++;
-                    nf_node ends[2] = {f->link_a[l], f->link_z[l]};
-                    for (int x = 0; x < 2; x++)
-                        if (scr.stamp[ends[x]] != stamp) {
-                            scr.stamp[ends[x]] = stamp;
-                            sw_load[ends[x]]++;
-                        }
+                    sw_load[f->link_a[l]]++;
+                    sw_load[f->link_z[l]]++;
                 }
                 for (uint32_t i = 0; i < n_host; i++) {
                     m->tree_link[tree_n++] = links[S + i];

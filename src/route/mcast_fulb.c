@@ -9,14 +9,14 @@
 #include <string.h>
 
 typedef struct fulb_ctx {
-    uint8_t *gmin;   /* per switch: fewest global links on a shortest path to the root */
-    uint32_t *gseen; /* stamp for gmin */
+    uint64_t *gkey; /* per switch: (global links << 32 | bottleneck) of its best path to the root */
+    uint32_t *gseen; /* stamp for gkey */
     uint32_t gstamp;
 } fulb_ctx;
 
 static void fulb_fini(void *ctx) {
     fulb_ctx *c = ctx;
-    nf__free(c->gmin);
+    nf__free(c->gkey);
     nf__free(c->gseen);
     nf__free(c);
 }
@@ -26,9 +26,9 @@ static int fulb_init(void **out, const nf_fabric *f, const nf_hops *h) {
     size_t S = (size_t)f->n_switches + 1;
     fulb_ctx *c = nf__calloc(1, sizeof *c);
     if (!c) return NF_ENOMEM;
-    c->gmin = nf__malloc(S);
+    c->gkey = nf__malloc(S * sizeof *c->gkey);
     c->gseen = nf__calloc(S, sizeof *c->gseen);
-    if (!c->gmin || !c->gseen) {
+    if (!c->gkey || !c->gseen) {
         fulb_fini(c);
         return NF_ENOMEM;
     }
@@ -36,31 +36,46 @@ static int fulb_init(void **out, const nf_fabric *f, const nf_hops *h) {
     return NF_OK;
 }
 
-/* Fewest global links on a shortest path from u to the root whose distances are dr, memoised for
- * the current group. The recursion follows only hops that get one closer to the root, so its
- * depth is at most the distance (3 on a Dragonfly) and it visits the shortest-path DAG once. */
-static uint8_t global_hops(fulb_ctx *c, const nf_fabric *f, const uint8_t *dr, nf_node u) {
+/* The Dragonfly rule with a look-ahead. Among the shortest paths from u to the root (whose
+ * distances are dr), the key of a path is (number of global links, then the load of its most
+ * loaded link); path_key(u) is the least key, computed by memoised recursion over the hops that get
+ * one closer to the root: at most the distance deep (3 on a Dragonfly), each switch once per group.
+ * The loads do not change while a group is routed, so the memo holds for the whole group. */
+static uint64_t step_key(fulb_ctx *c, const nf__mc_view *v, const uint8_t *dr, nf_node w,
+                         nf_link l);
+
+static uint64_t path_key(fulb_ctx *c, const nf__mc_view *v, const uint8_t *dr, nf_node u) {
     if (dr[u] == 0) return 0;
-    if (c->gseen[u] == c->gstamp) return c->gmin[u];
-    uint8_t best = UINT8_MAX;
+    if (c->gseen[u] == c->gstamp) return c->gkey[u];
+    const nf_fabric *f = v->f;
+    uint64_t best = UINT64_MAX;
     for (uint32_t e = f->sw_adj_off[u]; e < f->sw_adj_off[u + 1]; e++) {
         nf_node w = f->sw_adj[e];
         nf_link l = f->sw_adj_link[e];
         if (dr[w] + 1 != dr[u] || f->link_state[l] != NF_LINK_UP) continue;
-        unsigned g = global_hops(c, f, dr, w) + (f->link_cls[l] == NF_LINK_GLOBAL);
-        if (g < best) best = (uint8_t)g;
+        uint64_t k = step_key(c, v, dr, w, l);
+        if (k < best) best = k;
     }
     c->gseen[u] = c->gstamp;
-    c->gmin[u] = best;
+    c->gkey[u] = best;
     return best;
+}
+
+/* The key of the best path that leaves through link l to w. */
+static uint64_t step_key(fulb_ctx *c, const nf__mc_view *v, const uint8_t *dr, nf_node w,
+                         nf_link l) {
+    uint64_t kw = path_key(c, v, dr, w);
+    uint64_t g = (kw >> 32) + (v->f->link_cls[l] == NF_LINK_GLOBAL);
+    uint32_t bn = (uint32_t)kw > v->efi[l] ? (uint32_t)kw : v->efi[l];
+    return g << 32 | bn;
 }
 
 /* The bottom-up walk. Every switch joins the tree through the link chosen when the walk first
  * reached it, and a walk stops at the first switch already in the tree, so each switch has one
  * parent: the links form a tree, and each leaf's path is a shortest path to the root, so its
  * height is minimal. Choice at switch u: among up links to a switch one hop closer to the root,
- * the fewest global links to the root (Dragonfly only), then the fewest groups, then the lowest
- * port. */
+ * on a Dragonfly first the least path key (fewest global links to the root, then the least loaded
+ * bottleneck), then the fewest groups on the link, then the lowest port. */
 static int fulb_tree(void *ctx, const nf__mc_view *v, const nf_node *leaf, uint32_t n, nf_node root,
                      nf_link *links, uint32_t *n_links) {
     fulb_ctx *c = ctx;
@@ -81,14 +96,13 @@ static int fulb_tree(void *ctx, const nf__mc_view *v, const nf_node *leaf, uint3
             mark[u] = stamp;
             nf_link best = NF_NONE;
             nf_node next = NF_NONE;
-            unsigned best_g = UINT32_MAX, best_load = UINT32_MAX;
+            uint64_t best_g = UINT64_MAX;
+            unsigned best_load = UINT32_MAX;
             for (uint32_t e = f->sw_adj_off[u]; e < f->sw_adj_off[u + 1]; e++) {
                 nf_node w = f->sw_adj[e];
                 nf_link l = f->sw_adj_link[e];
                 if (dr[w] + 1 != dr[u] || f->link_state[l] != NF_LINK_UP) continue;
-                unsigned g = v->has_global
-                                 ? global_hops(c, f, dr, w) + (f->link_cls[l] == NF_LINK_GLOBAL)
-                                 : 0;
+                uint64_t g = v->has_global ? step_key(c, v, dr, w, l) : 0;
                 if (g < best_g || (g == best_g && v->efi[l] < best_load)) {
                     best_g = g;
                     best_load = v->efi[l];

@@ -533,7 +533,7 @@ typedef struct ref_state {
     const nf_fabric *f;
     const int *dist; /* reference all-pairs switch distances */
     uint32_t *efi;   /* per link, from the engine's trees so far */
-    uint32_t *load;  /* per switch: groups whose tree holds it */
+    uint32_t *load;  /* per switch: groups rooted there plus tree links at its ports */
     uint32_t *mark;
     uint32_t stamp;
 } ref_state;
@@ -546,11 +546,13 @@ static nf_node other_end(const nf_fabric *f, nf_link l, nf_node u) {
     return f->link_a[l] == u ? f->link_z[l] : f->link_a[l];
 }
 
-/* Fewest global links on a shortest path from u to root (by recursion over the port table). */
-static int ref_global_min(const ref_state *rs, nf_node u, nf_node root) {
+/* The Dragonfly key of the best shortest path from u to the root, by plain recursion (no memo):
+ * fewest global links, then the least loaded bottleneck link; returned as global * 2^32 +
+ * bottleneck so that comparing numbers compares keys. */
+static uint64_t ref_path_key(const ref_state *rs, nf_node u, nf_node root) {
     const nf_fabric *f = rs->f;
     if (u == root) return 0;
-    int best = 1000;
+    uint64_t best = UINT64_MAX;
     for (unsigned p = 1; p <= f->nports[u]; p++) {
         nf_gport gp = nf_port_index(f, u, p);
         nf_node w = f->peer[gp];
@@ -558,8 +560,11 @@ static int ref_global_min(const ref_state *rs, nf_node u, nf_node root) {
         nf_link l = f->port_link[gp];
         if (f->link_state[l] != NF_LINK_UP || rdist(rs, w, root) + 1 != rdist(rs, u, root))
             continue;
-        int g = ref_global_min(rs, w, root) + (f->link_cls[l] == NF_LINK_GLOBAL);
-        if (g < best) best = g;
+        uint64_t kw = ref_path_key(rs, w, root);
+        uint64_t g = (kw >> 32) + (f->link_cls[l] == NF_LINK_GLOBAL);
+        uint64_t bn = (kw & 0xFFFFFFFFu) > rs->efi[l] ? (kw & 0xFFFFFFFFu) : rs->efi[l];
+        uint64_t key = g << 32 | bn;
+        if (key < best) best = key;
     }
     return best;
 }
@@ -594,9 +599,10 @@ static uint32_t ref_minihop_tree(ref_state *rs, nf_node root, const nf_node *lea
 }
 
 /* FULB-MC's tree: from each leaf (ascending) walk towards the root, at each switch taking among
- * the up links to a switch one closer to the root the fewest global links to the root (when
- * global is set), then the least load, then the lowest port; stop at a switch already in the
- * tree. Switch marks use rs->mark offset by the link count. */
+ * the up links to a switch one closer to the root the least Dragonfly path key through that link
+ * (when global is set: fewest global links, then least loaded bottleneck), then the least load,
+ * then the lowest port; stop at a switch already in the tree. Switch marks use rs->mark offset by
+ * the link count. */
 static uint32_t ref_fulb_tree(ref_state *rs, nf_node root, const nf_node *leaf, uint32_t n,
                               bool global, nf_link *out) {
     const nf_fabric *f = rs->f;
@@ -609,7 +615,7 @@ static uint32_t ref_fulb_tree(ref_state *rs, nf_node root, const nf_node *leaf, 
         while (smark[u] != rs->stamp) {
             smark[u] = rs->stamp;
             nf_link best = NF_NONE;
-            int best_g = 1 << 30;
+            uint64_t best_g = UINT64_MAX;
             uint32_t best_load = UINT32_MAX;
             for (unsigned p = 1; p <= f->nports[u]; p++) {
                 nf_gport gp = nf_port_index(f, u, p);
@@ -618,8 +624,12 @@ static uint32_t ref_fulb_tree(ref_state *rs, nf_node root, const nf_node *leaf, 
                 nf_link l = f->port_link[gp];
                 if (f->link_state[l] != NF_LINK_UP || rdist(rs, w, root) + 1 != rdist(rs, u, root))
                     continue;
-                int g =
-                    global ? ref_global_min(rs, w, root) + (f->link_cls[l] == NF_LINK_GLOBAL) : 0;
+                uint64_t g = 0;
+                if (global) {
+                    uint64_t kw = ref_path_key(rs, w, root);
+                    uint64_t bn = (kw & 0xFFFFFFFFu) > rs->efi[l] ? (kw & 0xFFFFFFFFu) : rs->efi[l];
+                    g = ((kw >> 32) + (f->link_cls[l] == NF_LINK_GLOBAL)) << 32 | bn;
+                }
                 if (g < best_g || (g == best_g && rs->efi[l] < best_load)) {
                     best_g = g;
                     best_load = rs->efi[l];
@@ -784,19 +794,14 @@ static void compare_with_reference(const nf_fabric *f, const nf_hops *h, const n
                     fail_msg("%s: group %u: link %u differs from the reference's %u", name, k,
                              got[i], want[i]);
         }
-        /* the loads as the next group sees them */
-        rs.stamp++;
-        uint32_t *smark = rs.mark + f->n_links;
-        smark[root] = rs.stamp;
+        /* the loads as the next group sees them: a switch's load is the groups it roots plus the
+         * tree links at its ports (host links excluded) */
         rs.load[root]++;
         for (uint32_t i = 0; i < gn; i++) {
             rs.efi[got[i]]++;
-            nf_node ends[2] = {f->link_a[got[i]], f->link_z[got[i]]};
-            for (int x = 0; x < 2; x++)
-                if (smark[ends[x]] != rs.stamp) {
-                    smark[ends[x]] = rs.stamp;
-                    rs.load[ends[x]]++;
-                }
+            if (is_host_link(f, got[i])) continue;
+            rs.load[f->link_a[got[i]]]++;
+            rs.load[f->link_z[got[i]]]++;
         }
     }
     for (nf_link l = 0; l < f->n_links; l++)
@@ -1341,6 +1346,62 @@ static void test_alloc_sweep(void **state) {
     nf_fabric_free(f);
 }
 
+/* The look-ahead of FULB-MC's Dragonfly rule. From a router u two hops from the root in another
+ * group there are two shortest paths with one global link each: global then local (through w1)
+ * and local then global (through w2). Loads are set so that the first hop alone favours w1
+ * (global link 1 against local link 2) while the paths' bottlenecks favour w2 (5 against 2): fulb
+ * must take w2. With 5 groups every pair of groups has two global links, so both shapes exist. */
+static void test_dragonfly_bottleneck(void **state) {
+    (void)state;
+    nf_fabric *f = topo("dragonfly:a=4,p=1,h=2,g=5");
+    nf_hops *h = hops(f);
+    test_view t;
+    view_init(&t, f, h);
+    t.v.has_global = true;
+    bool found = false;
+    for (nf_node u = 0; u < f->n_switches && !found; u++)
+        for (nf_node root = 0; root < f->n_switches && !found; root++) {
+            if (nf_hops_sw(h, u, root) != 2 || f->supernode[u] == f->supernode[root]) continue;
+            nf_link g1 = NF_NONE, l1 = NF_NONE, l2 = NF_NONE, g2 = NF_NONE;
+            nf_node w1 = NF_NONE, w2 = NF_NONE;
+            for (uint32_t e = f->sw_adj_off[u]; e < f->sw_adj_off[u + 1]; e++) {
+                nf_node w = f->sw_adj[e];
+                if (nf_hops_sw(h, w, root) != 1) continue;
+                /* the link from w to root */
+                nf_link wr = NF_NONE;
+                for (uint32_t x = f->sw_adj_off[w]; x < f->sw_adj_off[w + 1]; x++)
+                    if (f->sw_adj[x] == root) wr = f->sw_adj_link[x];
+                bool first_global = f->link_cls[f->sw_adj_link[e]] == NF_LINK_GLOBAL;
+                bool second_global = f->link_cls[wr] == NF_LINK_GLOBAL;
+                if (first_global && !second_global && w1 == NF_NONE)
+                    w1 = w, g1 = f->sw_adj_link[e], l1 = wr;
+                if (!first_global && second_global && w2 == NF_NONE)
+                    w2 = w, l2 = f->sw_adj_link[e], g2 = wr;
+            }
+            if (w1 == NF_NONE || w2 == NF_NONE) continue;
+            found = true;
+            memset(t.efi, 0, (size_t)f->n_links * sizeof *t.efi);
+            t.efi[g1] = 1;
+            t.efi[l1] = 5;
+            t.efi[l2] = 2;
+            t.efi[g2] = 2;
+            void *ctx = NULL;
+            assert_int_equal(nf__mc_fulb.init(&ctx, f, h), 0);
+            nf_link links[8];
+            uint32_t nl = 0;
+            assert_int_equal(nf__mc_fulb.tree(ctx, &t.v, &u, 1, root, links, &nl), 0);
+            nf__mc_fulb.fini(ctx);
+            assert_int_equal(nl, 2);
+            if (links[0] != l2 || links[1] != g2)
+                fail_msg("u %u root %u: took links %u, %u; want %u (to %u), %u", u, root, links[0],
+                         links[1], l2, w2, g2);
+        }
+    assert_true(found);
+    view_fini(&t);
+    nf_hops_free(h);
+    nf_fabric_free(f);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fat_tree_by_hand),
@@ -1351,6 +1412,7 @@ int main(void) {
         cmocka_unit_test(test_candidates_full_scan),
         cmocka_unit_test(test_engines_generated),
         cmocka_unit_test(test_dragonfly_global_links),
+        cmocka_unit_test(test_dragonfly_bottleneck),
         cmocka_unit_test(test_verify_catches_corruption),
         cmocka_unit_test(test_determinism),
         cmocka_unit_test(test_exports),
