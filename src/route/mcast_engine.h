@@ -33,7 +33,7 @@ typedef struct nf__mc_view {
     const nf_fabric *f;
     const nf_hops *h;
     const uint32_t *efi;     /* per link: groups routed over it so far */
-    const uint32_t *sw_load; /* per switch: groups whose tree contains it so far */
+    const uint32_t *sw_load; /* per switch: groups rooted there + tree links at its ports */
     bool has_global;         /* the fabric has Dragonfly global links */
     nf__mc_scratch *scr;
 } nf__mc_view;
@@ -89,8 +89,8 @@ uint32_t nf__mc_new_stamp(const nf__mc_view *v);
 static inline uint64_t nf__mc_opensm_key(uint64_t guid) { return __builtin_bswap64(guid); }
 
 /* Root choices shared by the engines, usable as nf_mcast_engine.root: among the candidates,
- * the first in OpenSM's switch order (MINIHOP-MC, SSSP-MC), or the least-loaded (groups whose
- * tree contains the switch), ties to OpenSM's order (root rotation: the -new engines and FULB-MC).
+ * the first in OpenSM's switch order (MINIHOP-MC, SSSP-MC), or the least-loaded (sw_load), ties
+ * to OpenSM's order (root rotation: the -new engines and FULB-MC).
  * NF_EUNREACHABLE when the members are not all connected. */
 int nf__mc_root_opensm(void *ctx, const nf__mc_view *v, const nf_node *leaf, uint32_t n,
                        nf_node *root);
