@@ -113,27 +113,23 @@ static uint32_t probe(const nf__mc_view *v, nf_node a, nf_node b, nf_node *order
  * (nf__mc_max_rows), then the switches at the least max. Used when the search above would cost
  * more than this scan (groups spread over much of the fabric, where the region between two far
  * members is most of it): the work is the leaves' rows, read in order. */
-/* 16-byte vectors: what baseline x86-64 (SSE2) computes natively, with a signed byte compare */
-typedef int8_t sbytes16 __attribute__((vector_size(16), aligned(1)));
+/* mx[u] = max(mx[u], row[u]): written plainly for the compiler to vectorise (pmaxub), compiled for
+ * AVX2 and for baseline x86-64 and picked at load time with GCC. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) &&                             \
+    !defined(__SANITIZE_ADDRESS__)
+__attribute__((target_clones("avx2", "default"), optimize("vect-cost-model=dynamic")))
+#endif
+static void
+max_into(uint8_t *restrict mx, const uint8_t *restrict row, uint32_t S) {
+    for (uint32_t u = 0; u < S; u++)
+        mx[u] = row[u] > mx[u] ? row[u] : mx[u];
+}
 
 uint8_t nf__mc_max_rows(const nf_hops *h, const nf_node *leaf, uint32_t n, uint8_t *mx) {
-    uint32_t S = h->n, S16 = S / 16 * 16;
-    /* unsigned bytes compared as signed after flipping the top bit (SSE2 has a signed compare) */
-    const sbytes16 flip = (sbytes16){0} - (int8_t)0x80;
+    uint32_t S = h->n;
     memcpy(mx, h->d + (size_t)leaf[0] * S, S);
-    for (uint32_t i = 1; i < n; i++) {
-        const uint8_t *row = h->d + (size_t)leaf[i] * S;
-        for (uint32_t u = 0; u < S16; u += 16) {
-            sbytes16 x, y;
-            memcpy(&x, mx + u, 16);
-            memcpy(&y, row + u, 16);
-            sbytes16 gt = (x ^ flip) > (y ^ flip); /* all ones where x is larger */
-            x = (x & gt) | (y & ~gt);
-            memcpy(mx + u, &x, 16);
-        }
-        for (uint32_t u = S16; u < S; u++)
-            if (row[u] > mx[u]) mx[u] = row[u];
-    }
+    for (uint32_t i = 1; i < n; i++)
+        max_into(mx, h->d + (size_t)leaf[i] * S, S);
     uint8_t best = NF_HOPS_INF;
     for (uint32_t u = 0; u < S; u++)
         if (mx[u] < best) best = mx[u];
@@ -182,9 +178,9 @@ uint32_t nf__mc_candidates(const nf__mc_view *v, const nf_node *leaf, uint32_t n
     unsigned lo = (D + 1) / 2, hi = D;
     if (h->connected && h->diameter < hi) hi = h->diameter; /* diameter is 0 when not connected */
     /* the search may spend about what the full scan would (n rows of S bytes; a search step is a
-     * random access, weighed as 64 streamed bytes) before it
+     * random access, weighed as 256 streamed bytes) before it
      * gives up and scans: never much more than twice the cheaper of the two */
-    uint64_t budget = (uint64_t)n * v->f->n_switches / 64 + 64;
+    uint64_t budget = (uint64_t)n * v->f->n_switches / 256 + 64;
     uint32_t nc = 0;
     while (lo < hi && hi - lo > 3) {
         unsigned mid = lo + (hi - lo) / 2;

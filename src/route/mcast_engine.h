@@ -76,7 +76,7 @@ int32_t nf__mc_light_tree(const nf__mc_view *v, const nf_node *leaf, uint32_t n,
                           uint32_t limit, bool dag_only, nf_link *links);
 
 /* mx[u] = max over the leaves of d(leaf, u) for every switch u, from the leaves' rows of the
- * distance matrix read in order, 16 bytes at a time; returns the least of them (NF_HOPS_INF when
+ * distance matrix read in order (vectorised); returns the least of them (NF_HOPS_INF when
  * no switch reaches every leaf). */
 uint8_t nf__mc_max_rows(const nf_hops *h, const nf_node *leaf, uint32_t n, uint8_t *mx);
 
