@@ -43,6 +43,11 @@ static uint32_t next_stamp(nf__mc_scratch *s, uint32_t n_switches) {
     return s->stamp_now;
 }
 
+static int cmp_node(const void *a, const void *b) {
+    nf_node x = *(const nf_node *)a, y = *(const nf_node *)b;
+    return x < y ? -1 : x > y;
+}
+
 uint32_t nf__mc_new_stamp(const nf__mc_view *v) { return next_stamp(v->scr, v->f->n_switches); }
 
 /* The root candidates are the switches s minimising max_i d(leaf_i, s); r* is that minimum.
@@ -56,8 +61,8 @@ uint32_t nf__mc_new_stamp(const nf__mc_view *v) { return next_stamp(v->scr, v->f
  * r of b is tested against the leaves, the one that last ruled a switch out first (neighbouring
  * switches tend to fail on the same leaf). Whether probe(r) finds any switch is monotone in r, so
  * r* comes from a search over [ceil(D/2), D] (binary while the range is wide, then upwards), and
- * the candidates from probe(r*). At the
- * fabric's diameter every switch qualifies and no search is needed. */
+ * the candidates from probe(r*). At the fabric's diameter every switch qualifies and no search is
+ * needed. The search runs on a work budget; past it the members' rows are scanned instead. */
 #define PROBE_OVER UINT32_MAX /* probe() ran out of its work budget */
 
 static uint32_t probe(const nf__mc_view *v, nf_node a, nf_node b, nf_node *order, uint32_t n,
@@ -178,8 +183,8 @@ uint32_t nf__mc_candidates(const nf__mc_view *v, const nf_node *leaf, uint32_t n
     unsigned lo = (D + 1) / 2, hi = D;
     if (h->connected && h->diameter < hi) hi = h->diameter; /* diameter is 0 when not connected */
     /* the search may spend about what the full scan would (n rows of S bytes; a search step is a
-     * random access, weighed as 256 streamed bytes) before it
-     * gives up and scans: never much more than twice the cheaper of the two */
+     * random access, weighed as 256 streamed bytes) before it gives up and scans: never much more
+     * than twice the cheaper of the two */
     uint64_t budget = (uint64_t)n * v->f->n_switches / 256 + 64;
     uint32_t nc = 0;
     while (lo < hi && hi - lo > 3) {
@@ -194,15 +199,8 @@ uint32_t nf__mc_candidates(const nf__mc_view *v, const nf_node *leaf, uint32_t n
     while (!(nc = probe(v, a, b, order, n, lo, &budget)) && lo < hi)
         lo++;
     if (nc == PROBE_OVER) return scan_candidates(v, leaf, n, radius);
-    /* ascending ids, as a full scan would list them (the list is short unless it is everything,
-     * and then it is already in order) */
-    for (uint32_t x = 1; x < nc; x++) {
-        nf_node y = s->cand[x];
-        uint32_t z = x;
-        for (; z > 0 && s->cand[z - 1] > y; z--)
-            s->cand[z] = s->cand[z - 1];
-        s->cand[z] = y;
-    }
+    /* ascending ids, as a full scan would list them */
+    qsort(s->cand, nc, sizeof *s->cand, cmp_node);
     *radius = lo;
     return nc;
 }
@@ -372,11 +370,6 @@ nf_node nf__mc_member_switch(const nf_fabric *f, nf_node ca, nf_link *host_link)
         return NF_NONE;
     *host_link = f->port_link[g];
     return s;
-}
-
-static int cmp_node(const void *a, const void *b) {
-    nf_node x = *(const nf_node *)a, y = *(const nf_node *)b;
-    return x < y ? -1 : x > y;
 }
 
 int nf_mcast_route(const nf_fabric *f, const nf_hops *h, const nf_groups *g,
