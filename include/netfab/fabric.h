@@ -38,8 +38,9 @@ typedef enum nf_link_state { NF_LINK_UP = 0, NF_LINK_DOWN = 1 } nf_link_state;
 /* InfiniBand link speeds as ibnetdiscover prints them (with a width: 1x, 4x, 8x, 12x). */
 #define NF_SPEED_MAP(X)                                                                            \
     X(SDR, "SDR", 2500)                                                                            \
-    X(DDR, "DDR", 5000) X(QDR, "QDR", 10000) X(FDR10, "FDR10", 10313) X(FDR, "FDR", 14063)         \
-        X(EDR, "EDR", 25781) X(HDR, "HDR", 53125) X(NDR, "NDR", 106250) X(XDR, "XDR", 212500)
+    X(DDR, "DDR", 5000)                                                                            \
+    X(QDR, "QDR", 10000) X(FDR10, "FDR10", 10313) X(FDR, "FDR", 14063) X(EDR, "EDR", 25781)        \
+        X(HDR, "HDR", 53125) X(NDR, "NDR", 106250) X(XDR, "XDR", 212500)
 typedef enum nf_speed {
     NF_SPEED_UNKNOWN = 0,
 #define NF_X_SPEED(id, str, mbps) NF_SPEED_##id,
@@ -59,7 +60,7 @@ typedef struct nf_builder nf_builder;
 typedef struct nf_node_attr {
     uint64_t guid;    /* node GUID; 0 = let the builder assign one */
     const char *name; /* node description (copied); NULL = empty */
-    uint16_t lid;     /* switch LID (port 0); for CAs see nf_builder_set_port_lid */
+    uint16_t lid;     /* switch LID (port 0); for CAs see nf_builder_set_port */
     uint8_t lmc;
     uint32_t vendid, devid;
     uint64_t sysimgguid;

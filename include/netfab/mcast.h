@@ -39,8 +39,8 @@ typedef struct nf_mcast {
     double refine_s; /* time spent in a refinement pass (fulb+) */
 } nf_mcast;
 
-/* Routes every group of g in order with engine e; loads start at zero. threads is unused by the
- * sequential engines (routing is inherently ordered: each group sees the loads of those before).
+/* Routes every group of g in order with engine e; loads start at zero. Routing is sequential by
+ * nature: each group sees the loads of those before it.
  * Returns 0 (even when some groups failed: see status), NF_ENOMEM, or NF_EINVAL. */
 int nf_mcast_route(const nf_fabric *f, const nf_hops *h, const nf_groups *g,
                    const nf_mcast_engine *e, nf_mcast **out, nf_diag *diag);

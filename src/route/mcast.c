@@ -372,6 +372,26 @@ nf_node nf__mc_member_switch(const nf_fabric *f, nf_node ca, nf_link *host_link)
     return s;
 }
 
+uint32_t nf__mc_group_leaves(const nf_fabric *f, const nf_groups *g, uint32_t k, nf_node *leaf,
+                             bool *all_cabled) {
+    uint32_t n = 0;
+    bool all = true;
+    for (uint32_t i = g->off[k]; i < g->off[k + 1]; i++) {
+        nf_link hl;
+        nf_node s = nf__mc_member_switch(f, g->member[i], &hl);
+        if (s == NF_NONE)
+            all = false;
+        else
+            leaf[n++] = s;
+    }
+    qsort(leaf, n, sizeof *leaf, cmp_node);
+    uint32_t w = 0;
+    for (uint32_t i = 0; i < n; i++)
+        if (w == 0 || leaf[i] != leaf[w - 1]) leaf[w++] = leaf[i];
+    if (all_cabled) *all_cabled = all;
+    return w;
+}
+
 int nf_mcast_route(const nf_fabric *f, const nf_hops *h, const nf_groups *g,
                    const nf_mcast_engine *e, nf_mcast **out, nf_diag *diag) {
     *out = NULL;
@@ -412,26 +432,13 @@ int nf_mcast_route(const nf_fabric *f, const nf_hops *h, const nf_groups *g,
     for (uint32_t k = 0; k < G; k++) {
         m->tree_off[k] = (uint32_t)tree_n;
         m->root[k] = NF_NONE;
-        uint32_t nm = g->off[k + 1] - g->off[k], nl = 0;
         /* members' switches (distinct, ascending) and their host links */
-        uint32_t n_host = 0;
-        int status = NF_OK;
-        for (uint32_t i = 0; i < nm; i++) {
-            nf_link hl;
-            nf_node s = nf__mc_member_switch(f, g->member[g->off[k] + i], &hl);
-            if (s == NF_NONE) {
-                status = NF_EUNREACHABLE;
-                break;
-            }
-            links[S + n_host++] = hl;
-            leaf[nl++] = s;
-        }
+        bool cabled;
+        uint32_t nl = nf__mc_group_leaves(f, g, k, leaf, &cabled), n_host = 0;
+        int status = cabled ? NF_OK : NF_EUNREACHABLE;
+        for (uint32_t i = g->off[k]; i < g->off[k + 1] && cabled; i++)
+            nf__mc_member_switch(f, g->member[i], &links[S + n_host++]);
         if (status == NF_OK && nl > 0) {
-            qsort(leaf, nl, sizeof *leaf, cmp_node);
-            uint32_t w = 1;
-            for (uint32_t i = 1; i < nl; i++)
-                if (leaf[i] != leaf[w - 1]) leaf[w++] = leaf[i];
-            nl = w;
             double t0 = now_s();
             nf_node root = NF_NONE;
             rc = e->root(ctx, &view, leaf, nl, &root);

@@ -18,7 +18,7 @@ static bool host_link(const nf_fabric *f, nf_link l) {
  * members hang off k distinct switches needs at least max(k - 1, r) inter-switch links, r being
  * its least max distance (the height of any tree is at least r + 1): the loads sum to at least
  * that over all groups, spread over L inter-switch links. The bound is the larger of the two. */
-static uint32_t lower_bound(const nf_fabric *f, const nf_hops *h, const nf_groups *g) {
+uint32_t nf_mcast_lower_bound(const nf_fabric *f, const nf_hops *h, const nf_groups *g) {
     uint32_t S = f->n_switches;
     uint32_t *n_s = nf__calloc((size_t)S + 1, sizeof *n_s),
              *deg = nf__calloc((size_t)S + 1, sizeof *deg);
@@ -34,23 +34,7 @@ static uint32_t lower_bound(const nf_fabric *f, const nf_hops *h, const nf_group
             links++;
         }
     for (uint32_t k = 0; k < g->n; k++) {
-        uint32_t n = 0;
-        for (uint32_t i = g->off[k]; i < g->off[k + 1]; i++) {
-            nf_link hl;
-            nf_node s = nf__mc_member_switch(f, g->member[i], &hl);
-            if (s != NF_NONE) sw[n++] = s;
-        }
-        /* distinct switches: the members are few per group, sort them */
-        for (uint32_t a = 1; a < n; a++) {
-            nf_node x = sw[a];
-            uint32_t b = a;
-            for (; b > 0 && sw[b - 1] > x; b--)
-                sw[b] = sw[b - 1];
-            sw[b] = x;
-        }
-        uint32_t d = 0;
-        for (uint32_t i = 0; i < n; i++)
-            if (i == 0 || sw[i] != sw[i - 1]) sw[d++] = sw[i];
+        uint32_t d = nf__mc_group_leaves(f, g, k, sw, NULL);
         if (d < 2) continue;
         for (uint32_t i = 0; i < d; i++)
             n_s[sw[i]]++;
@@ -106,10 +90,6 @@ void nf_mcast_stats_compute(const nf_fabric *f, const nf_groups *g, const nf_mca
         if (m->height[k] > out->max_height) out->max_height = m->height[k];
     }
     out->mean_height = out->routed ? (double)hsum / out->routed : 0.0;
-}
-
-uint32_t nf_mcast_lower_bound(const nf_fabric *f, const nf_hops *h, const nf_groups *g) {
-    return lower_bound(f, h, g);
 }
 
 /* ---- verification -------------------------------------------------------------------------- */

@@ -80,6 +80,12 @@ int32_t nf__mc_light_tree(const nf__mc_view *v, const nf_node *leaf, uint32_t n,
  * no switch reaches every leaf). */
 uint8_t nf__mc_max_rows(const nf_hops *h, const nf_node *leaf, uint32_t n, uint8_t *mx);
 
+/* The distinct switches the members of group k hang off, ascending, into leaf (room for the
+ * group's size); returns their number. *all_cabled (optional) is false when some member has no
+ * up link to a switch (that member is left out). */
+uint32_t nf__mc_group_leaves(const nf_fabric *f, const nf_groups *g, uint32_t k, nf_node *leaf,
+                             bool *all_cabled);
+
 /* A fresh value for scr->stamp marks: every switch counts as unmarked afterwards. */
 uint32_t nf__mc_new_stamp(const nf__mc_view *v);
 

@@ -192,16 +192,7 @@ static int fulb_refine(void *ctx, const nf__mc_view *v, const nf_groups *g, nf_m
             for (uint32_t i = 0; i < tn && !uses_hot; i++)
                 uses_hot = !is_host(f, tl[i]) && efi[tl[i]] == M;
             if (!uses_hot) continue;
-            /* the group's leaves */
-            uint32_t nl = 0;
-            for (uint32_t i = g->off[k]; i < g->off[k + 1]; i++) {
-                nf_link hl;
-                nf_node s = nf__mc_member_switch(f, g->member[i], &hl);
-                bool dup = false;
-                for (uint32_t j = 0; j < nl && !dup; j++)
-                    dup = leaf[j] == s;
-                if (!dup) leaf[nl++] = s;
-            }
+            uint32_t nl = nf__mc_group_leaves(f, g, k, leaf, NULL);
             uint32_t hot_here = 0;
             for (uint32_t i = 0; i < tn; i++)
                 if (!is_host(f, tl[i])) hot_here += efi[tl[i]]-- == M;
