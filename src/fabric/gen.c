@@ -1,4 +1,4 @@
-/* Topology generators: standard fat tree, XGFT (and the BlueLight/TaihuLight shapes built on it),
+/* Topology generators: standard fat tree, XGFT, the BlueLight/TaihuLight trimmed fat trees,
  * any-D torus, Dragonfly with palm-tree or consecutive global links, the Sunway generalized fat
  * tree; and nf_topo_build, the parser of --topo spec strings. Wiring: README.md, "Generators: exact wiring". */
 #include "netfab/gen.h"
@@ -678,17 +678,104 @@ static int build_gft(const spec_args *sa, nf_fabric **out, nf_diag *diag) {
     return nf_gen_gft(&prm, out, diag);
 }
 
-/* BlueLight and TaihuLight: trimmed fat trees of 256-endpoint supernodes (README.md, "Generators: exact wiring"). */
+/* ---- BlueLight and TaihuLight: trimmed fat trees -------------------------------------------- */
+
+/* A trimmed fat tree of supernodes (README.md, "Generators: exact wiring"). A supernode is `leaves`
+ * leaf switches of `hosts` endpoints and `l2` level-2 switches, every leaf joined to every level-2
+ * switch of its supernode. Three levels (l3 == 0): every level-2 switch is joined to every one of
+ * the `tops` top switches. Four levels: supernodes form groups of `sn_per_group`; a group has `l3`
+ * level-3 switches, every level-2 switch of the group joined to each; level-3 switch k of every
+ * group is joined to the `tops` top switches of plane k. Either way a leaf reaches every top switch
+ * by exactly `l2` shortest paths, one through each level-2 switch of its supernode. */
+typedef struct trimmed_shape {
+    unsigned hosts, leaves, l2, n_sn; /* per leaf, per supernode, per supernode, supernodes */
+    unsigned sn_per_group, l3;        /* four levels only (l3 > 0) */
+    unsigned tops;                    /* three levels: top switches; four: per plane */
+} trimmed_shape;
+
+static int trimmed_build(const char *topo, const trimmed_shape *t, nf_fabric **out,
+                         nf_diag *diag) {
+    *out = NULL;
+    unsigned groups = t->l3 ? t->n_sn / t->sn_per_group : 0;
+    unsigned n1 = t->n_sn * t->leaves, n2 = t->n_sn * t->l2, n3 = groups * t->l3;
+    unsigned n4 = t->l3 ? t->l3 * t->tops : t->tops, nca = n1 * t->hosts;
+    int rc = check_size(diag, topo, (uint64_t)n1 + n2 + n3 + n4, nca);
+    if (rc) return rc;
+    gen g;
+    gen_begin(&g, topo);
+    nf_node b1 = gen_next(&g);
+    for (unsigned i = 0; i < n1; i++)
+        gen_node(&g, NF_NODE_SWITCH, t->hosts + t->l2, 1, (int32_t)(i / t->leaves), 0, "%s L1 %u",
+                 topo, i);
+    nf_node b2 = gen_next(&g);
+    unsigned up2 = t->l3 ? t->l3 : t->tops;
+    for (unsigned i = 0; i < n2; i++)
+        gen_node(&g, NF_NODE_SWITCH, t->leaves + up2, 2, (int32_t)(i / t->l2), 0, "%s L2 %u", topo,
+                 i);
+    nf_node b3 = gen_next(&g);
+    unsigned down3 = t->sn_per_group * t->l2;
+    for (unsigned i = 0; i < n3; i++)
+        gen_node(&g, NF_NODE_SWITCH, down3 + t->tops, 3, -1, 0, "%s L3 %u", topo, i);
+    nf_node bt = gen_next(&g);
+    unsigned top_level = t->l3 ? 4 : 3;
+    for (unsigned i = 0; i < n4; i++)
+        gen_node(&g, NF_NODE_SWITCH, t->l3 ? groups : n2, top_level, -1, 0, "%s L%u %u", topo,
+                 top_level, i);
+    nf_node bc = gen_next(&g);
+    for (unsigned i = 0; i < nca; i++)
+        gen_node(&g, NF_NODE_CA, 1, 0, (int32_t)(i / (t->hosts * t->leaves)), 0, "%s node %u",
+                 topo, i);
+    /* leaf i: ports 1..hosts to its endpoints, hosts+1+j to level-2 switch j of its supernode,
+     * arriving at that switch's down port (i mod leaves) + 1 */
+    for (unsigned i = 0; i < n1; i++) {
+        for (unsigned e = 0; e < t->hosts; e++)
+            gen_link(&g, b1 + i, e + 1, bc + i * t->hosts + e, 1, NF_LINK_HOST, 0);
+        unsigned sn = i / t->leaves;
+        for (unsigned j = 0; j < t->l2; j++)
+            gen_link(&g, b1 + i, t->hosts + 1 + j, b2 + sn * t->l2 + j, i % t->leaves + 1,
+                     NF_LINK_LOCAL, 0);
+    }
+    if (!t->l3) {
+        /* level-2 switch x: port leaves+1+k to top k, arriving at the top's port x + 1 */
+        for (unsigned x = 0; x < n2; x++)
+            for (unsigned k = 0; k < t->tops; k++)
+                gen_link(&g, b2 + x, t->leaves + 1 + k, bt + k, x + 1, NF_LINK_LOCAL, 0);
+        return gen_end(&g, out, diag);
+    }
+    /* level-2 switch x of group q (local index x mod down3): port leaves+1+k to level-3 switch k
+     * of the group, arriving at its port (x mod down3) + 1; level-3 switch k of group q: port
+     * down3+1+p to top p of plane k, arriving at the top's port q + 1 */
+    for (unsigned x = 0; x < n2; x++) {
+        unsigned q = x / down3;
+        for (unsigned k = 0; k < t->l3; k++)
+            gen_link(&g, b2 + x, t->leaves + 1 + k, b3 + q * t->l3 + k, x % down3 + 1,
+                     NF_LINK_LOCAL, 0);
+    }
+    for (unsigned y = 0; y < n3; y++) {
+        unsigned q = y / t->l3, k = y % t->l3;
+        for (unsigned p = 0; p < t->tops; p++)
+            gen_link(&g, b3 + y, down3 + 1 + p, bt + k * t->tops + p, q + 1, NF_LINK_LOCAL, 0);
+    }
+    return gen_end(&g, out, diag);
+}
+
+/* BlueLight: 17 supernodes of 512 endpoints (32 leaves x 16, 8 level-2 switches), 4 top
+ * switches: 8 shortest paths from every leaf to every top switch. TaihuLight: 160 supernodes of
+ * 256 (16 leaves x 16, 2 level-2 switches), 10 groups of 16 supernodes with 16 level-3 switches
+ * each, 16 planes of 4 top switches: 2 shortest paths from every leaf to every top switch. */
+static const trimmed_shape shape_bluelight = {
+    .hosts = 16, .leaves = 32, .l2 = 8, .n_sn = 17, .tops = 4};
+static const trimmed_shape shape_taihulight = {
+    .hosts = 16, .leaves = 16, .l2 = 2, .n_sn = 160, .sn_per_group = 16, .l3 = 16, .tops = 4};
+
 static int build_bluelight(const spec_args *sa, nf_fabric **out, nf_diag *diag) {
     (void)sa;
-    static const unsigned m[] = {16, 16, 34}, w[] = {1, 8, 8};
-    return xgft_build("bluelight", 3, m, w, out, diag);
+    return trimmed_build("bluelight", &shape_bluelight, out, diag);
 }
 
 static int build_taihulight(const spec_args *sa, nf_fabric **out, nf_diag *diag) {
     (void)sa;
-    static const unsigned m[] = {16, 16, 16, 10}, w[] = {1, 2, 8, 8};
-    return xgft_build("taihulight", 4, m, w, out, diag);
+    return trimmed_build("taihulight", &shape_taihulight, out, diag);
 }
 
 static const char *const keys_fattree[] = {"k", NULL};

@@ -9,15 +9,19 @@
 #include <string.h>
 
 typedef struct fulb_ctx {
-    uint64_t *gkey; /* per switch: (global links << 32 | bottleneck) of its best path to the root */
+    uint64_t *gkey;  /* per switch: the look-ahead key of its best way on (path_key) */
     uint32_t *gseen; /* stamp for gkey */
     uint32_t gstamp;
+    uint8_t *tg;     /* per tree switch: global links on its tree path to the root */
+    nf_node *path;   /* the switches of the current walk */
 } fulb_ctx;
 
 static void fulb_fini(void *ctx) {
     fulb_ctx *c = ctx;
     nf__free(c->gkey);
     nf__free(c->gseen);
+    nf__free(c->tg);
+    nf__free(c->path);
     nf__free(c);
 }
 
@@ -28,7 +32,9 @@ static int fulb_init(void **out, const nf_fabric *f, const nf_hops *h) {
     if (!c) return NF_ENOMEM;
     c->gkey = nf__malloc(S * sizeof *c->gkey);
     c->gseen = nf__calloc(S, sizeof *c->gseen);
-    if (!c->gkey || !c->gseen) {
+    c->tg = nf__malloc(S * sizeof *c->tg);
+    c->path = nf__malloc(S * sizeof *c->path);
+    if (!c->gkey || !c->gseen || !c->tg || !c->path) {
         fulb_fini(c);
         return NF_ENOMEM;
     }
@@ -36,75 +42,112 @@ static int fulb_init(void **out, const nf_fabric *f, const nf_hops *h) {
     return NF_OK;
 }
 
-/* The Dragonfly rule with a look-ahead. Among the shortest paths from u to the root (whose
- * distances are dr), the key of a path is (number of global links, then the load of its most
- * loaded link); path_key(u) is the least key, computed by memoised recursion over the hops that get
- * one closer to the root: at most the distance deep (3 on a Dragonfly), each switch once per group.
- * The loads do not change while a group is routed, so the memo holds for the whole group. */
-static uint64_t step_key(fulb_ctx *c, const nf__mc_view *v, const uint8_t *dr, nf_node w,
-                         nf_link l);
+/* The look-ahead. At switch u the walk may take any up link to a switch one hop closer to the root.
+ * The key of a way on from u is (global links on it, the load of its most loaded link, links it
+ * adds to the tree), compared in that order; a way ends where it meets the tree (the root is in
+ * it from the start) or after `depth` hops, whatever comes first, because from there on the walk
+ * adds nothing; meeting the tree at w counts the global links of w's tree path, so a member's
+ * whole path to the root has the fewest global links. path_key(u) is the least key over the ways from u, by memoised recursion over the
+ * hops that get one closer to the root; the memo holds for one step of the walk, and within it a
+ * switch's remaining depth is fixed by its distance to the root, so one entry per switch is
+ * right. Off the Dragonfly the look-ahead is 2 hops (from a leaf of a fat tree: the leaf's up link
+ * and the link above it, the one a merge would spare); on the Dragonfly it is the whole path, at
+ * most 3 hops there, because counting global links needs all of it. */
+#define KEY_G(k) ((k) >> 48)
+#define KEY_BN(k) ((uint32_t)((k) >> 16))
+#define KEY_NEW(k) ((uint32_t)((k)&0xFFFF))
+static inline uint64_t make_key(uint64_t g, uint64_t bn, uint64_t nl) {
+    if (g > 0xFFFF) g = 0xFFFF;
+    if (nl > 0xFFFF) nl = 0xFFFF;
+    return g << 48 | bn << 16 | nl;
+}
 
-static uint64_t path_key(fulb_ctx *c, const nf__mc_view *v, const uint8_t *dr, nf_node u) {
-    if (dr[u] == 0) return 0;
+typedef struct walk {
+    fulb_ctx *c;
+    const nf__mc_view *v;
+    const uint8_t *dr;
+    const uint32_t *mark;
+    uint32_t tree; /* mark value of the switches in the tree */
+    unsigned horizon; /* dr below which the look-ahead stops */
+} walk;
+
+static uint64_t step_key(walk *k, nf_node w, nf_link l);
+
+static uint64_t path_key(walk *k, nf_node u) {
+    fulb_ctx *c = k->c;
     if (c->gseen[u] == c->gstamp) return c->gkey[u];
-    const nf_fabric *f = v->f;
+    const nf_fabric *f = k->v->f;
     uint64_t best = UINT64_MAX;
     for (uint32_t e = f->sw_adj_off[u]; e < f->sw_adj_off[u + 1]; e++) {
         nf_node w = f->sw_adj[e];
         nf_link l = f->sw_adj_link[e];
-        if (dr[w] + 1 != dr[u] || f->link_state[l] != NF_LINK_UP) continue;
-        uint64_t k = step_key(c, v, dr, w, l);
-        if (k < best) best = k;
+        if (k->dr[w] + 1 != k->dr[u] || f->link_state[l] != NF_LINK_UP) continue;
+        uint64_t kw = step_key(k, w, l);
+        if (kw < best) best = kw;
     }
     c->gseen[u] = c->gstamp;
     c->gkey[u] = best;
     return best;
 }
 
-/* The key of the best path that leaves through link l to w. */
-static uint64_t step_key(fulb_ctx *c, const nf__mc_view *v, const uint8_t *dr, nf_node w,
-                         nf_link l) {
-    uint64_t kw = path_key(c, v, dr, w);
-    uint64_t g = (kw >> 32) + (v->f->link_cls[l] == NF_LINK_GLOBAL);
-    uint32_t bn = (uint32_t)kw > v->efi[l] ? (uint32_t)kw : v->efi[l];
-    return g << 32 | bn;
+/* The key of the best way on that leaves through link l to w. */
+static uint64_t step_key(walk *k, nf_node w, nf_link l) {
+    uint64_t g = k->v->f->link_cls[l] == NF_LINK_GLOBAL, bn = k->v->efi[l], nl = 1;
+    if (k->mark[w] == k->tree) {
+        g += k->c->tg[w];
+    } else if (k->dr[w] > k->horizon) {
+        uint64_t kw = path_key(k, w);
+        if (kw == UINT64_MAX) return kw;
+        g += KEY_G(kw);
+        if (KEY_BN(kw) > bn) bn = KEY_BN(kw);
+        nl += KEY_NEW(kw);
+    }
+    return make_key(g, bn, nl);
 }
 
 /* The bottom-up walk. Every switch joins the tree through the link chosen when the walk first
  * reached it, and a walk stops at the first switch already in the tree, so each switch has one
  * parent: the links form a tree, and each leaf's path is a shortest path to the root, so its
  * height is minimal. Choice at switch u: among up links to a switch one hop closer to the root,
- * on a Dragonfly first the least path key (fewest global links to the root, then the least loaded
- * bottleneck), then the fewest groups on the link, then the lowest port. */
+ * the least look-ahead key (on a Dragonfly fewest global links first; then the least loaded
+ * bottleneck; then the fewest links added, which prefers meeting the tree), then the fewest
+ * groups on the link itself, then the lowest port. */
 static int fulb_tree(void *ctx, const nf__mc_view *v, const nf_node *leaf, uint32_t n, nf_node root,
                      nf_link *links, uint32_t *n_links) {
     fulb_ctx *c = ctx;
     const nf_fabric *f = v->f;
     const uint8_t *dr = v->h->d + (size_t)root * v->h->n;
-    if (v->has_global && ++c->gstamp == 0) {
-        memset(c->gseen, 0, (size_t)f->n_switches * sizeof *c->gseen);
-        c->gstamp = 1;
-    }
     uint32_t stamp = nf__mc_new_stamp(v);
     uint32_t *mark = v->scr->stamp;
     mark[root] = stamp;
+    c->tg[root] = 0;
+    walk k = {.c = c, .v = v, .dr = dr, .mark = mark, .tree = stamp};
+    unsigned ahead = v->has_global ? 255 : 2;
     *n_links = 0;
     for (uint32_t i = 0; i < n; i++) {
         nf_node u = leaf[i];
         if (dr[u] == NF_HOPS_INF) return NF_EUNREACHABLE;
+        uint32_t np = 0;
         while (mark[u] != stamp) {
             mark[u] = stamp;
+            c->path[np++] = u;
+            if (++c->gstamp == 0) {
+                memset(c->gseen, 0, (size_t)f->n_switches * sizeof *c->gseen);
+                c->gstamp = 1;
+            }
+            /* ways from u stop ahead hops on: at distance dr[u] - ahead from the root */
+            k.horizon = dr[u] > ahead ? dr[u] - ahead : 0;
             nf_link best = NF_NONE;
             nf_node next = NF_NONE;
-            uint64_t best_g = UINT64_MAX;
+            uint64_t best_key = UINT64_MAX;
             unsigned best_load = UINT32_MAX;
             for (uint32_t e = f->sw_adj_off[u]; e < f->sw_adj_off[u + 1]; e++) {
                 nf_node w = f->sw_adj[e];
                 nf_link l = f->sw_adj_link[e];
                 if (dr[w] + 1 != dr[u] || f->link_state[l] != NF_LINK_UP) continue;
-                uint64_t g = v->has_global ? step_key(c, v, dr, w, l) : 0;
-                if (g < best_g || (g == best_g && v->efi[l] < best_load)) {
-                    best_g = g;
+                uint64_t key = step_key(&k, w, l);
+                if (key < best_key || (key == best_key && v->efi[l] < best_load)) {
+                    best_key = key;
                     best_load = v->efi[l];
                     best = l;
                     next = w;
@@ -113,6 +156,12 @@ static int fulb_tree(void *ctx, const nf__mc_view *v, const nf_node *leaf, uint3
             if (best == NF_NONE) return NF_EUNREACHABLE;
             links[(*n_links)++] = best;
             u = next;
+        }
+        /* the walk met the tree at u: its switches' tree paths, top down */
+        for (uint32_t j = np; j-- > 0;) {
+            nf_link l = links[*n_links - np + j];
+            c->tg[c->path[j]] = (uint8_t)(c->tg[u] + (f->link_cls[l] == NF_LINK_GLOBAL));
+            u = c->path[j];
         }
     }
     return NF_OK;

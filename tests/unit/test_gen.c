@@ -332,35 +332,64 @@ static void test_xgft_equals_fattree(void **state) {
     check_fattree_xgft(12);
 }
 
+/* Every leaf among `leaves` reaches every top-level switch by exactly `want` shortest paths
+ * (counted by a plain BFS over the port table), and those are its only shortest paths upward:
+ * the unit-capacity max flow to the top level is the same number. */
+static void assert_paths_to_every_top(const nf_fabric *f, const nf_node *leaves, size_t n,
+                                      unsigned top, int top_dist, uint64_t want) {
+    int *dist = malloc(sizeof(int) * f->n_switches);
+    uint64_t *np = malloc(sizeof(uint64_t) * f->n_switches);
+    for (size_t i = 0; i < n; i++) {
+        assert_int_equal(f->level[leaves[i]], 1);
+        ref_bfs(f, leaves[i], dist, np);
+        unsigned tops = 0;
+        for (nf_node s = 0; s < f->n_switches; s++) {
+            if (f->level[s] != top) continue;
+            tops++;
+            assert_int_equal(dist[s], top_dist);
+            if (np[s] != want)
+                fail_msg("leaf %u -> top %u: %llu shortest paths, want %llu", leaves[i], s,
+                         (unsigned long long)np[s], (unsigned long long)want);
+        }
+        assert_true(tops > 0);
+        assert_int_equal(maxflow_up(f, leaves[i], top), want);
+    }
+    free(dist);
+    free(np);
+}
+
 static void test_bluelight(void **state) {
     (void)state;
     nf_fabric *f = build("bluelight");
     assert_int_equal(f->n_cas, 8704);
-    assert_int_equal(f->n_switches, 544 + 272 + 64);
-    unsigned per_level[4] = {0};
+    assert_int_equal(f->n_switches, 544 + 136 + 4);
+    unsigned per_level[5] = {0};
     for (nf_node s = 0; s < f->n_switches; s++)
         per_level[f->level[s]]++;
     assert_int_equal(per_level[1], 544);
-    assert_int_equal(per_level[2], 272);
-    assert_int_equal(per_level[3], 64);
-    nf_fabric_counts c;
-    nf_fabric_count(f, &c);
-    assert_true(c.max_radix <= 36);
-    assert_int_equal(c.max_radix, 34);
-    /* supernodes of 256 endpoints: 16 leaves and 8 level-2 switches each */
-    assert_int_equal(f->supernode[f->n_switches + 255], 0);
-    assert_int_equal(f->supernode[f->n_switches + 256], 1);
-    assert_int_equal(f->supernode[f->n_nodes - 1], 33);
-    assert_int_equal(f->supernode[15], 0);
-    assert_int_equal(f->supernode[16], 1);
-    assert_int_equal(f->supernode[544 + 271], 33);
+    assert_int_equal(per_level[2], 136);
+    assert_int_equal(per_level[3], 4);
+    assert_int_equal(per_level[4], 0);
+    assert_int_equal(f->nports[0], 16 + 8);
+    assert_int_equal(f->nports[544], 32 + 4);
+    assert_int_equal(f->nports[544 + 136], 136);
+    /* supernodes of 512 endpoints: 32 leaves and 8 level-2 switches each */
+    assert_int_equal(f->supernode[f->n_switches + 511], 0);
+    assert_int_equal(f->supernode[f->n_switches + 512], 1);
+    assert_int_equal(f->supernode[f->n_nodes - 1], 16);
+    assert_int_equal(f->supernode[31], 0);
+    assert_int_equal(f->supernode[32], 1);
+    assert_int_equal(f->supernode[544 + 135], 16);
+    assert_int_equal(f->supernode[544 + 136], -1);
+    assert_wire(f, "bluelight L1 33", 17, "bluelight L2 8", 2);
+    assert_wire(f, "bluelight L1 33", 24, "bluelight L2 15", 2);
+    assert_wire(f, "bluelight L2 9", 36, "bluelight L3 3", 10);
+    assert_wire(f, "bluelight L1 33", 1, "bluelight node 528", 1);
     static const nf_node leaves[] = {0, 1, 17, 255, 300, 543};
-    for (size_t i = 0; i < sizeof leaves / sizeof leaves[0]; i++) {
-        assert_int_equal(f->level[leaves[i]], 1);
-        assert_int_equal(maxflow_up(f, leaves[i], 3), 8);
-    }
+    assert_paths_to_every_top(f, leaves, sizeof leaves / sizeof leaves[0], 3, 2, 8);
     assert_int_equal(ecc(f, 0), 4);
     assert_all_links_edr(f);
+    assert_lids(f);
     nf_fabric_free(f);
 }
 
@@ -368,20 +397,33 @@ static void test_taihulight(void **state) {
     (void)state;
     nf_fabric *f = build("taihulight");
     assert_int_equal(f->n_cas, 40960);
-    assert_int_equal(f->n_switches, 2560 + 320 + 160 + 128);
+    assert_int_equal(f->n_switches, 2560 + 320 + 160 + 64);
+    unsigned per_level[5] = {0};
+    for (nf_node s = 0; s < f->n_switches; s++)
+        per_level[f->level[s]]++;
+    assert_int_equal(per_level[1], 2560);
+    assert_int_equal(per_level[2], 320);
+    assert_int_equal(per_level[3], 160);
+    assert_int_equal(per_level[4], 64);
     nf_fabric_counts c;
     nf_fabric_count(f, &c);
-    assert_int_equal(c.max_radix, 24);
+    assert_int_equal(c.max_radix, 36);
     assert_int_equal(f->nports[0], 18);
+    assert_int_equal(f->nports[2560], 32);
+    assert_int_equal(f->nports[2560 + 320], 36);
+    assert_int_equal(f->nports[2560 + 320 + 160], 10);
+    /* level-2 switch 33 is switch 1 of supernode 16, the first of group 1: local index 1 */
+    assert_wire(f, "taihulight L2 33", 17, "taihulight L3 16", 2);
+    assert_wire(f, "taihulight L2 33", 32, "taihulight L3 31", 2);
+    /* level-3 switch 17 is switch 1 of group 1: its tops are plane 1, 4 to 7 */
+    assert_wire(f, "taihulight L3 17", 33, "taihulight L4 4", 2);
+    assert_wire(f, "taihulight L3 17", 36, "taihulight L4 7", 2);
     static const nf_node leaves[] = {0, 5, 16, 1000, 2559};
-    for (size_t i = 0; i < sizeof leaves / sizeof leaves[0]; i++) {
-        assert_int_equal(f->level[leaves[i]], 1);
-        assert_int_equal(maxflow_up(f, leaves[i], 4), 2);
-    }
-    /* from a level-2 switch the top is reached by 8 disjoint paths */
-    assert_int_equal(maxflow_up(f, 2560, 4), 8);
+    assert_paths_to_every_top(f, leaves, sizeof leaves / sizeof leaves[0], 4, 3, 2);
     assert_int_equal(f->supernode[f->n_switches + 40959], 159);
     assert_int_equal(ecc(f, 0), 6);
+    assert_all_links_edr(f);
+    assert_lids(f);
     nf_fabric_free(f);
 }
 
@@ -748,13 +790,6 @@ static void test_spec_matches_api(void **state) {
         .leaves = 32, .nodes = 16, .spines = 18, .links = 1, .sib = 4, .rails = 2, .radix = 40};
     assert_int_equal(nf_gen_gft(&prm, &b, &d), 0);
     assert_true(nf_fabric_equal(a, b, true, true, &d));
-    nf_fabric_free(a), nf_fabric_free(b);
-    a = build("bluelight");
-    unsigned bm[] = {16, 16, 34}, bw[] = {1, 8, 8};
-    assert_int_equal(nf_gen_xgft(3, bm, bw, &b, &d), 0);
-    assert_int_equal(a->n_links, b->n_links);
-    assert_string_equal(nf_node_name(a, 0), "bluelight L1 0");
-    assert_string_equal(nf_node_name(b, 0), "xgft L1 0");
     nf_fabric_free(a), nf_fabric_free(b);
     /* two builds of one spec are identical, LIDs and GUIDs included */
     a = build("dragonfly:a=6,p=3,h=3");

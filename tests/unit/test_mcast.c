@@ -546,12 +546,14 @@ static nf_node other_end(const nf_fabric *f, nf_link l, nf_node u) {
     return f->link_a[l] == u ? f->link_z[l] : f->link_a[l];
 }
 
-/* The Dragonfly key of the best shortest path from u to the root, by plain recursion (no memo):
- * fewest global links, then the least loaded bottleneck link; returned as global * 2^32 +
- * bottleneck so that comparing numbers compares keys. */
-static uint64_t ref_path_key(const ref_state *rs, nf_node u, nf_node root) {
+/* FULB's look-ahead key of the best way on from u towards the root, by plain recursion (no memo):
+ * a way stops at a switch in the tree (smark == stamp; it then adds the global links of that
+ * switch's tree path, tg) or at distance horizon from the root; its key is (global links, most
+ * loaded link, links added), packed as g * 2^48 + bottleneck * 2^16 + links so that comparing
+ * numbers compares keys. UINT64_MAX when u has no way on. */
+static uint64_t ref_way_key(const ref_state *rs, nf_node u, nf_node root, const uint32_t *smark,
+                            const uint8_t *tg, int horizon) {
     const nf_fabric *f = rs->f;
-    if (u == root) return 0;
     uint64_t best = UINT64_MAX;
     for (unsigned p = 1; p <= f->nports[u]; p++) {
         nf_gport gp = nf_port_index(f, u, p);
@@ -560,10 +562,17 @@ static uint64_t ref_path_key(const ref_state *rs, nf_node u, nf_node root) {
         nf_link l = f->port_link[gp];
         if (f->link_state[l] != NF_LINK_UP || rdist(rs, w, root) + 1 != rdist(rs, u, root))
             continue;
-        uint64_t kw = ref_path_key(rs, w, root);
-        uint64_t g = (kw >> 32) + (f->link_cls[l] == NF_LINK_GLOBAL);
-        uint64_t bn = (kw & 0xFFFFFFFFu) > rs->efi[l] ? (kw & 0xFFFFFFFFu) : rs->efi[l];
-        uint64_t key = g << 32 | bn;
+        uint64_t g = f->link_cls[l] == NF_LINK_GLOBAL, bn = rs->efi[l], nl = 1;
+        if (smark[w] == rs->stamp) {
+            g += tg[w];
+        } else if (rdist(rs, w, root) > horizon) {
+            uint64_t kw = ref_way_key(rs, w, root, smark, tg, horizon);
+            if (kw == UINT64_MAX) continue;
+            g += kw >> 48;
+            if (((kw >> 16) & 0xFFFFFFFFu) > bn) bn = (kw >> 16) & 0xFFFFFFFFu;
+            nl += kw & 0xFFFF;
+        }
+        uint64_t key = g << 48 | bn << 16 | nl;
         if (key < best) best = key;
     }
     return best;
@@ -598,24 +607,33 @@ static uint32_t ref_minihop_tree(ref_state *rs, nf_node root, const nf_node *lea
     return k;
 }
 
-/* FULB-MC's tree: from each leaf (ascending) walk towards the root, at each switch taking among
- * the up links to a switch one closer to the root the least Dragonfly path key through that link
- * (when global is set: fewest global links, then least loaded bottleneck), then the least load,
- * then the lowest port; stop at a switch already in the tree. Switch marks use rs->mark offset by
+/* FULB-MC's tree: from each leaf (ascending) walk towards the root and stop at a switch already
+ * in the tree. With look_ahead (our fulb) the walk takes at each switch, among the up links to a
+ * switch one closer to the root, the least ref_way_key through that link (on a Dragonfly over the
+ * whole path, elsewhere 2 hops), then the least load, then the lowest port; without it (the
+ * paper's plain rule) the least load, then the lowest port. Switch marks use rs->mark offset by
  * the link count. */
 static uint32_t ref_fulb_tree(ref_state *rs, nf_node root, const nf_node *leaf, uint32_t n,
-                              bool global, nf_link *out) {
+                              bool look_ahead, nf_link *out) {
     const nf_fabric *f = rs->f;
     uint32_t *smark = rs->mark + f->n_links;
+    uint8_t *tg = calloc(f->n_switches, 1);
+    nf_node *path = malloc(sizeof(nf_node) * f->n_switches);
+    bool dragonfly = false;
+    for (nf_link l = 0; l < f->n_links; l++)
+        dragonfly |= f->link_cls[l] == NF_LINK_GLOBAL;
     uint32_t k = 0;
     rs->stamp++;
     smark[root] = rs->stamp;
     for (uint32_t i = 0; i < n; i++) {
         nf_node u = leaf[i];
+        uint32_t np = 0;
         while (smark[u] != rs->stamp) {
             smark[u] = rs->stamp;
+            path[np++] = u;
+            int du = rdist(rs, u, root), horizon = dragonfly || du < 2 ? 0 : du - 2;
             nf_link best = NF_NONE;
-            uint64_t best_g = UINT64_MAX;
+            uint64_t best_key = UINT64_MAX;
             uint32_t best_load = UINT32_MAX;
             for (unsigned p = 1; p <= f->nports[u]; p++) {
                 nf_gport gp = nf_port_index(f, u, p);
@@ -624,14 +642,22 @@ static uint32_t ref_fulb_tree(ref_state *rs, nf_node root, const nf_node *leaf, 
                 nf_link l = f->port_link[gp];
                 if (f->link_state[l] != NF_LINK_UP || rdist(rs, w, root) + 1 != rdist(rs, u, root))
                     continue;
-                uint64_t g = 0;
-                if (global) {
-                    uint64_t kw = ref_path_key(rs, w, root);
-                    uint64_t bn = (kw & 0xFFFFFFFFu) > rs->efi[l] ? (kw & 0xFFFFFFFFu) : rs->efi[l];
-                    g = ((kw >> 32) + (f->link_cls[l] == NF_LINK_GLOBAL)) << 32 | bn;
+                uint64_t key = 0;
+                if (look_ahead) {
+                    uint64_t g = f->link_cls[l] == NF_LINK_GLOBAL, bn = rs->efi[l], nl = 1;
+                    if (smark[w] == rs->stamp) {
+                        g += tg[w];
+                    } else if (rdist(rs, w, root) > horizon) {
+                        uint64_t kw = ref_way_key(rs, w, root, smark, tg, horizon);
+                        assert_int_not_equal(kw, UINT64_MAX);
+                        g += kw >> 48;
+                        if (((kw >> 16) & 0xFFFFFFFFu) > bn) bn = (kw >> 16) & 0xFFFFFFFFu;
+                        nl += kw & 0xFFFF;
+                    }
+                    key = g << 48 | bn << 16 | nl;
                 }
-                if (g < best_g || (g == best_g && rs->efi[l] < best_load)) {
-                    best_g = g;
+                if (key < best_key || (key == best_key && rs->efi[l] < best_load)) {
+                    best_key = key;
                     best_load = rs->efi[l];
                     best = l;
                 }
@@ -640,7 +666,14 @@ static uint32_t ref_fulb_tree(ref_state *rs, nf_node root, const nf_node *leaf, 
             out[k++] = best;
             u = other_end(f, best, u);
         }
+        for (uint32_t j = np; j-- > 0;) {
+            nf_link l = out[k - np + j];
+            tg[path[j]] = (uint8_t)(tg[u] + (f->link_cls[l] == NF_LINK_GLOBAL));
+            u = path[j];
+        }
     }
+    free(tg);
+    free(path);
     return k;
 }
 
@@ -747,9 +780,6 @@ static void compare_with_reference(const nf_fabric *f, const nf_hops *h, const n
     nf_node *leaf = malloc(sizeof(nf_node) * (S + 1)), *cand = malloc(sizeof(nf_node) * (S + 1));
     nf_link *want = malloc(sizeof(nf_link) * (S + 1)), *got = malloc(sizeof(nf_link) * (S + 1));
     uint64_t *dcost = malloc(sizeof(uint64_t) * S), *tcost = malloc(sizeof(uint64_t) * S);
-    bool global = false;
-    for (nf_link l = 0; l < f->n_links; l++)
-        global |= f->link_cls[l] == NF_LINK_GLOBAL;
     bool rotate = strcmp(name, "minihop") != 0 && strcmp(name, "sssp") != 0;
     bool sssp = strncmp(name, "sssp", 4) == 0, fulb = strcmp(name, "fulb") == 0;
     nf_mcast *m = route(f, h, g, name);
@@ -784,7 +814,7 @@ static void compare_with_reference(const nf_fabric *f, const nf_hops *h, const n
                     fail_msg("%s: group %u leaf %u path cost %llu, Dijkstra %llu", name, k, leaf[i],
                              (unsigned long long)tcost[i], (unsigned long long)dcost[leaf[i]]);
         } else if (fulb || strncmp(name, "minihop", 7) == 0) {
-            uint32_t wn = fulb ? ref_fulb_tree(&rs, root, leaf, n, global, want)
+            uint32_t wn = fulb ? ref_fulb_tree(&rs, root, leaf, n, true, want)
                                : ref_minihop_tree(&rs, root, leaf, n, want);
             qsort(want, wn, sizeof *want, cmp_u32);
             qsort(got, gn, sizeof *got, cmp_u32);
@@ -834,6 +864,7 @@ static void test_engines_match_reference(void **state) {
         {"dragonfly:a=4,p=1,h=2,arr=consecutive", "grid2d:6x6", NF_MAP_RANDOM},
         {"xgft:h=3,m=4.4.3,w=1.2.2", "hier:n=48,s=4.3", NF_MAP_RANDOM},
         {"gft:preset=sunway-proto", "random:n=20,size=10", NF_MAP_AWARE},
+        {"bluelight", "random:n=30,size=40", NF_MAP_RANDOM},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         nf_fabric *f = topo(cases[c].topo);
