@@ -1,6 +1,7 @@
 /* Topology generators: standard fat tree, XGFT, the BlueLight/TaihuLight trimmed fat trees,
  * any-D torus, Dragonfly with palm-tree or consecutive global links, the Sunway generalized fat
- * tree; and nf_topo_build, the parser of --topo spec strings. Wiring: README.md, "Generators: exact wiring". */
+ * tree; and nf_topo_build, the parser of --topo spec strings. Wiring: README.md, "Generators: exact
+ * wiring". */
 #include "netfab/gen.h"
 #include "netfab/io.h"
 
@@ -661,7 +662,8 @@ static int build_gft(const spec_args *sa, nf_fabric **out, nf_diag *diag) {
         if (!spec_is(preset, "sunway-proto"))
             return gen_fail(diag, NF_EINVAL, "gft: unknown preset '%.*s' (known: sunway-proto)",
                             (int)(preset->vlen > 40 ? 40 : preset->vlen), preset->val);
-        /* Sunway prototype, seed 001: see README.md, "Generators: exact wiring" for the counts we had to choose */
+        /* Sunway prototype, seed 001: see README.md, "Generators: exact wiring" for the counts we
+         * had to choose */
         prm = (nf_gft_params){
             .leaves = 32, .nodes = 16, .spines = 18, .links = 1, .sib = 4, .rails = 2, .radix = 40};
         req = false;
@@ -693,8 +695,7 @@ typedef struct trimmed_shape {
     unsigned tops;                    /* three levels: top switches; four: per plane */
 } trimmed_shape;
 
-static int trimmed_build(const char *topo, const trimmed_shape *t, nf_fabric **out,
-                         nf_diag *diag) {
+static int trimmed_build(const char *topo, const trimmed_shape *t, nf_fabric **out, nf_diag *diag) {
     *out = NULL;
     unsigned groups = t->l3 ? t->n_sn / t->sn_per_group : 0;
     unsigned n1 = t->n_sn * t->leaves, n2 = t->n_sn * t->l2, n3 = groups * t->l3;
@@ -723,8 +724,8 @@ static int trimmed_build(const char *topo, const trimmed_shape *t, nf_fabric **o
                  top_level, i);
     nf_node bc = gen_next(&g);
     for (unsigned i = 0; i < nca; i++)
-        gen_node(&g, NF_NODE_CA, 1, 0, (int32_t)(i / (t->hosts * t->leaves)), 0, "%s node %u",
-                 topo, i);
+        gen_node(&g, NF_NODE_CA, 1, 0, (int32_t)(i / (t->hosts * t->leaves)), 0, "%s node %u", topo,
+                 i);
     /* leaf i: ports 1..hosts to its endpoints, hosts+1+j to level-2 switch j of its supernode,
      * arriving at that switch's down port (i mod leaves) + 1 */
     for (unsigned i = 0; i < n1; i++) {

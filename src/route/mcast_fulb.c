@@ -12,8 +12,11 @@ typedef struct fulb_ctx {
     uint64_t *gkey;  /* per switch: the look-ahead key of its best way on (path_key) */
     uint32_t *gseen; /* stamp for gkey */
     uint32_t gstamp;
-    uint8_t *tg;     /* per tree switch: global links on its tree path to the root */
-    nf_node *path;   /* the switches of the current walk */
+    uint8_t *tg;           /* per tree switch: global links on its tree path to the root */
+    nf_node *path;         /* the switches of the current walk */
+    nf_link *kept, *trial; /* Dragonfly root trials: the best tree so far, the one being tried */
+    uint32_t kept_n;
+    nf_node kept_root; /* root of the kept tree, NF_NONE when there is none */
 } fulb_ctx;
 
 static void fulb_fini(void *ctx) {
@@ -22,6 +25,8 @@ static void fulb_fini(void *ctx) {
     nf__free(c->gseen);
     nf__free(c->tg);
     nf__free(c->path);
+    nf__free(c->kept);
+    nf__free(c->trial);
     nf__free(c);
 }
 
@@ -34,7 +39,10 @@ static int fulb_init(void **out, const nf_fabric *f, const nf_hops *h) {
     c->gseen = nf__calloc(S, sizeof *c->gseen);
     c->tg = nf__malloc(S * sizeof *c->tg);
     c->path = nf__malloc(S * sizeof *c->path);
-    if (!c->gkey || !c->gseen || !c->tg || !c->path) {
+    c->kept = nf__malloc(S * sizeof *c->kept);
+    c->trial = nf__malloc(S * sizeof *c->trial);
+    c->kept_root = NF_NONE;
+    if (!c->gkey || !c->gseen || !c->tg || !c->path || !c->kept || !c->trial) {
         fulb_fini(c);
         return NF_ENOMEM;
     }
@@ -42,17 +50,17 @@ static int fulb_init(void **out, const nf_fabric *f, const nf_hops *h) {
     return NF_OK;
 }
 
-/* The look-ahead. At switch u the walk may take any up link to a switch one hop closer to the root.
- * The key of a way on from u is (global links on it, the load of its most loaded link, links it
- * adds to the tree), compared in that order; a way ends where it meets the tree (the root is in
- * it from the start) or after `depth` hops, whatever comes first, because from there on the walk
- * adds nothing; meeting the tree at w counts the global links of w's tree path, so a member's
- * whole path to the root has the fewest global links. path_key(u) is the least key over the ways from u, by memoised recursion over the
- * hops that get one closer to the root; the memo holds for one step of the walk, and within it a
- * switch's remaining depth is fixed by its distance to the root, so one entry per switch is
- * right. Off the Dragonfly the look-ahead is 2 hops (from a leaf of a fat tree: the leaf's up link
- * and the link above it, the one a merge would spare); on the Dragonfly it is the whole path, at
- * most 3 hops there, because counting global links needs all of it. */
+/* The look-ahead. At switch u the walk may take any up link to a switch one hop closer to the
+ * root. The key of a way on from u is (global links on it, the load of its most loaded link,
+ * links it adds to the tree), compared in that order. A way ends where it meets the tree (the root
+ * is in it from the start), because from there on the walk adds nothing, or at the horizon: 2 hops
+ * off the Dragonfly (from a fat-tree leaf: its up link and the link above it, the one a merge
+ * would spare), the whole path on a Dragonfly (at most 3 hops there), where counting global links
+ * needs all of it. Meeting the tree at w adds the global links of w's tree path, so a member's
+ * whole path to the root has the fewest global links. path_key(u) is the least key over the ways
+ * from u, by memoised recursion over the hops that get one closer to the root. The memo holds for
+ * one step of the walk (the whole walk on a Dragonfly); within it a switch's remaining depth is
+ * fixed by its distance to the root, so one entry per switch is right. */
 #define KEY_G(k) ((k) >> 48)
 #define KEY_BN(k) ((uint32_t)((k) >> 16))
 #define KEY_NEW(k) ((uint32_t)((k)&0xFFFF))
@@ -67,8 +75,9 @@ typedef struct walk {
     const nf__mc_view *v;
     const uint8_t *dr;
     const uint32_t *mark;
-    uint32_t tree; /* mark value of the switches in the tree */
+    uint32_t tree;    /* mark value of the switches in the tree */
     unsigned horizon; /* dr below which the look-ahead stops */
+    uint32_t limit;   /* links whose load is limit - 1 or more are not used (UINT32_MAX: none) */
 } walk;
 
 static uint64_t step_key(walk *k, nf_node w, nf_link l);
@@ -92,6 +101,7 @@ static uint64_t path_key(walk *k, nf_node u) {
 
 /* The key of the best way on that leaves through link l to w. */
 static uint64_t step_key(walk *k, nf_node w, nf_link l) {
+    if (k->limit != UINT32_MAX && k->v->efi[l] + 1 >= k->limit) return UINT64_MAX;
     uint64_t g = k->v->f->link_cls[l] == NF_LINK_GLOBAL, bn = k->v->efi[l], nl = 1;
     if (k->mark[w] == k->tree) {
         g += k->c->tg[w];
@@ -111,17 +121,18 @@ static uint64_t step_key(walk *k, nf_node w, nf_link l) {
  * height is minimal. Choice at switch u: among up links to a switch one hop closer to the root,
  * the least look-ahead key (on a Dragonfly fewest global links first; then the least loaded
  * bottleneck; then the fewest links added, which prefers meeting the tree), then the fewest
- * groups on the link itself, then the lowest port. */
-static int fulb_tree(void *ctx, const nf__mc_view *v, const nf_node *leaf, uint32_t n, nf_node root,
-                     nf_link *links, uint32_t *n_links) {
-    fulb_ctx *c = ctx;
+ * groups on the link itself, then the lowest port. With a limit (fulb+), links whose load is
+ * limit - 1 or more are not used, and a walk that finds no way on within the horizon gives up:
+ * NF_ERANGE. */
+static int walk_tree(fulb_ctx *c, const nf__mc_view *v, const nf_node *leaf, uint32_t n,
+                     nf_node root, uint32_t limit, nf_link *links, uint32_t *n_links) {
     const nf_fabric *f = v->f;
     const uint8_t *dr = v->h->d + (size_t)root * v->h->n;
     uint32_t stamp = nf__mc_new_stamp(v);
     uint32_t *mark = v->scr->stamp;
     mark[root] = stamp;
     c->tg[root] = 0;
-    walk k = {.c = c, .v = v, .dr = dr, .mark = mark, .tree = stamp};
+    walk k = {.c = c, .v = v, .dr = dr, .mark = mark, .tree = stamp, .limit = limit};
     unsigned ahead = v->has_global ? 255 : 2;
     *n_links = 0;
     for (uint32_t i = 0; i < n; i++) {
@@ -131,7 +142,10 @@ static int fulb_tree(void *ctx, const nf__mc_view *v, const nf_node *leaf, uint3
         while (mark[u] != stamp) {
             mark[u] = stamp;
             c->path[np++] = u;
-            if (++c->gstamp == 0) {
+            /* a memo entry depends on the horizon and on the tree; with the whole path in view
+             * the horizon stays 0, and the switches this walk adds are farther from the root
+             * than anything it looks at later, so the memo holds for the whole walk */
+            if ((np == 1 || ahead != 255) && ++c->gstamp == 0) {
                 memset(c->gseen, 0, (size_t)f->n_switches * sizeof *c->gseen);
                 c->gstamp = 1;
             }
@@ -146,6 +160,7 @@ static int fulb_tree(void *ctx, const nf__mc_view *v, const nf_node *leaf, uint3
                 nf_link l = f->sw_adj_link[e];
                 if (dr[w] + 1 != dr[u] || f->link_state[l] != NF_LINK_UP) continue;
                 uint64_t key = step_key(&k, w, l);
+                if (key == UINT64_MAX) continue;
                 if (key < best_key || (key == best_key && v->efi[l] < best_load)) {
                     best_key = key;
                     best_load = v->efi[l];
@@ -153,7 +168,7 @@ static int fulb_tree(void *ctx, const nf__mc_view *v, const nf_node *leaf, uint3
                     next = w;
                 }
             }
-            if (best == NF_NONE) return NF_EUNREACHABLE;
+            if (best == NF_NONE) return limit == UINT32_MAX ? NF_EUNREACHABLE : NF_ERANGE;
             links[(*n_links)++] = best;
             u = next;
         }
@@ -167,11 +182,93 @@ static int fulb_tree(void *ctx, const nf__mc_view *v, const nf_node *leaf, uint3
     return NF_OK;
 }
 
+/* The root on a Dragonfly. There the fewest-global-links rule leaves a member one way to a given
+ * root (its group's global link towards the root's group is unique in a palm-tree Dragonfly), so
+ * the walk has almost nothing to balance and the root is the lever: the tree is built from each of
+ * the ROOT_TRIALS least-loaded candidates (sw_load, ties to OpenSM's order), and the root whose
+ * tree has the least loaded bottleneck wins (then fewer links at that load, then fewer links,
+ * then the earlier candidate). The winning tree is kept for fulb_tree. Off the Dragonfly the walk
+ * has real choices and plain root rotation (the least-loaded candidate) is kept: trials there cost
+ * 3-6x the time for little (measured: bluelight random:n=2000,size=32 57 -> 55, torus
+ * grid3d:40x30x20 11 -> 12), except on the k=40 fat tree (random:n=2000,size=32: 14 -> 8). */
+enum { ROOT_TRIALS = 8 };
+
+static int fulb_root(void *ctx, const nf__mc_view *v, const nf_node *leaf, uint32_t n,
+                     nf_node *root) {
+    fulb_ctx *c = ctx;
+    c->kept_root = NF_NONE;
+    if (!v->has_global) return nf__mc_root_rotate(ctx, v, leaf, n, root);
+    unsigned r;
+    uint32_t nc = nf__mc_candidates(v, leaf, n, &r);
+    if (!nc) return NF_EUNREACHABLE;
+    const nf_node *cand = v->scr->cand;
+    /* the K least-loaded candidates, in one pass: an insertion into a sorted array of K */
+    const uint32_t want = ROOT_TRIALS;
+    nf_node tried[ROOT_TRIALS];
+    uint32_t tload[ROOT_TRIALS];
+    uint64_t tkey[ROOT_TRIALS];
+    uint32_t nt = 0;
+    for (uint32_t i = 0; i < nc; i++) {
+        nf_node x = cand[i];
+        uint32_t lx = v->sw_load[x];
+        if (nt == want && lx > tload[nt - 1]) continue;
+        uint64_t kx = nf__mc_opensm_key(v->f->guid[x]);
+        if (nt == want && lx == tload[nt - 1] && kx >= tkey[nt - 1]) continue;
+        uint32_t j = nt < want ? nt++ : nt - 1;
+        while (j > 0 && (tload[j - 1] > lx || (tload[j - 1] == lx && tkey[j - 1] > kx))) {
+            tload[j] = tload[j - 1];
+            tkey[j] = tkey[j - 1];
+            tried[j] = tried[j - 1];
+            j--;
+        }
+        tload[j] = lx;
+        tkey[j] = kx;
+        tried[j] = x;
+    }
+    uint64_t best_score = UINT64_MAX;
+    for (uint32_t t = 0; t < nt; t++) {
+        nf_node pick = tried[t];
+        uint32_t k = 0;
+        int rc = walk_tree(c, v, leaf, n, pick, UINT32_MAX, c->trial, &k);
+        if (rc) return rc;
+        uint32_t bn = 0, at_bn = 0;
+        for (uint32_t i = 0; i < k; i++) {
+            uint32_t e = v->efi[c->trial[i]];
+            if (e > bn) bn = e, at_bn = 0;
+            at_bn += e == bn;
+        }
+        uint64_t score = (uint64_t)bn << 40 | (uint64_t)(at_bn > 0xFFFFF ? 0xFFFFF : at_bn) << 20 |
+                         (k > 0xFFFFF ? 0xFFFFF : k);
+        if (score < best_score) {
+            best_score = score;
+            nf_link *tmp = c->kept;
+            c->kept = c->trial;
+            c->trial = tmp;
+            c->kept_n = k;
+            c->kept_root = pick;
+        }
+    }
+    *root = c->kept_root;
+    return NF_OK;
+}
+
+static int fulb_tree(void *ctx, const nf__mc_view *v, const nf_node *leaf, uint32_t n, nf_node root,
+                     nf_link *links, uint32_t *n_links) {
+    fulb_ctx *c = ctx;
+    if (c->kept_root == root) {
+        memcpy(links, c->kept, (size_t)c->kept_n * sizeof *links);
+        *n_links = c->kept_n;
+        c->kept_root = NF_NONE;
+        return NF_OK;
+    }
+    return walk_tree(c, v, leaf, n, root, UINT32_MAX, links, n_links);
+}
+
 const nf_mcast_engine nf__mc_fulb = {
     .name = "fulb",
     .summary = "FULB-MC: root rotation, bottom-up least-loaded shortest paths, path reuse",
     .init = fulb_init,
-    .root = nf__mc_root_rotate,
+    .root = fulb_root,
     .tree = fulb_tree,
     .fini = fulb_fini,
 };
@@ -205,15 +302,16 @@ static uint32_t pick_roots(const nf__mc_view *v, nf_node current, uint32_t nc, n
 }
 
 /* The refinement. Let M be the largest load of an inter-switch link. For every group that uses a
- * link at M, take the group out of the loads and look, over its current root and a few of the
- * least-loaded other root candidates (all give the same minimal height), for a tree that keeps
- * every link below M; if one exists, move the group
- * there. Every move lowers the number of links at M by at least one and raises none to M, so M
- * falls once they are all cleared; the pass repeats until a whole round moves nothing (then no
- * single-group move can lower M) or M is 1. Trees that moved are kept aside and the tree table
- * is rebuilt at the end. */
+ * link at M, take the group out of the loads and look for a tree that keeps every link below M:
+ * the look-ahead walk under that limit from its current root and from the least-loaded other root
+ * candidates (all give the same minimal height), then the lightest tree under the limit from the
+ * current root; if one is found, move the group there. Every move lowers the number of links at M
+ * by at least one and raises none to M, so M falls once they are all cleared; the pass repeats
+ * until a whole round moves nothing or M is 1. The search is a heuristic (a few roots, a greedy
+ * walk), so the end is a local optimum, not a proof that no move helps. Trees that moved are kept
+ * aside and the tree table is rebuilt at the end. */
 static int fulb_refine(void *ctx, const nf__mc_view *v, const nf_groups *g, nf_mcast *m) {
-    (void)ctx;
+    fulb_ctx *c = ctx;
     const nf_fabric *f = v->f;
     uint32_t *efi = m->efi;
     uint32_t S = f->n_switches, G = m->n_groups;
@@ -251,8 +349,16 @@ static int fulb_refine(void *ctx, const nf__mc_view *v, const nf_groups *g, nf_m
             uint32_t nr = nc ? pick_roots(v, m->root[k], nc, roots) : 0;
             int32_t found = -1;
             nf_node root = NF_NONE;
+            /* the walk under the limit from each root first (cheap: it follows the members'
+             * paths), then the lightest tree from the current root (it sees every shortest
+             * path inside the group's DAG, which the walk's look-ahead cannot) */
             for (uint32_t ci = 0; ci < nr && found < 0; ci++) {
                 root = roots[ci];
+                uint32_t wn = 0;
+                if (walk_tree(c, v, leaf, nl, root, M, buf, &wn) == NF_OK) found = (int32_t)wn;
+            }
+            if (found < 0 && nr > 0) {
+                root = roots[0];
                 found = nf__mc_light_tree(v, leaf, nl, root, M, true, buf);
             }
             if (found < 0) {
@@ -315,7 +421,7 @@ const nf_mcast_engine nf__mc_fulb_plus = {
     .name = "fulb+",
     .summary = "FULB-MC, then moves groups off the most loaded links while heights stay minimal",
     .init = fulb_init,
-    .root = nf__mc_root_rotate,
+    .root = fulb_root,
     .tree = fulb_tree,
     .refine = fulb_refine,
     .fini = fulb_fini,

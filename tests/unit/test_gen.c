@@ -442,8 +442,8 @@ static unsigned *df_matrix(const nf_fabric *f, unsigned g) {
 }
 
 /* Every global port of every group, checked from its own side against the documented formulas
- * (README.md, "Generators: exact wiring"), so both directions of every pairing are exercised; ports past the last
- * whole copy must be unconnected. */
+ * (README.md, "Generators: exact wiring"), so both directions of every pairing are exercised; ports
+ * past the last whole copy must be unconnected. */
 static void check_df_ports(const nf_fabric *f, unsigned a, unsigned p, unsigned h, unsigned g,
                            bool consecutive) {
     unsigned n = g - 1, used = a * h / n * n;

@@ -780,7 +780,9 @@ static void compare_with_reference(const nf_fabric *f, const nf_hops *h, const n
     nf_node *leaf = malloc(sizeof(nf_node) * (S + 1)), *cand = malloc(sizeof(nf_node) * (S + 1));
     nf_link *want = malloc(sizeof(nf_link) * (S + 1)), *got = malloc(sizeof(nf_link) * (S + 1));
     uint64_t *dcost = malloc(sizeof(uint64_t) * S), *tcost = malloc(sizeof(uint64_t) * S);
-    bool rotate = strcmp(name, "minihop") != 0 && strcmp(name, "sssp") != 0;
+    bool rotate = strcmp(name, "minihop") != 0 && strcmp(name, "sssp") != 0, dragonfly = false;
+    for (nf_link l = 0; l < f->n_links; l++)
+        dragonfly |= f->link_cls[l] == NF_LINK_GLOBAL;
     bool sssp = strncmp(name, "sssp", 4) == 0, fulb = strcmp(name, "fulb") == 0;
     nf_mcast *m = route(f, h, g, name);
     verify_ok(f, h, g, m, name);
@@ -800,6 +802,30 @@ static void compare_with_reference(const nf_fabric *f, const nf_hops *h, const n
             bool less = opensm_key(f->guid[c]) < opensm_key(f->guid[root]);
             if (rotate ? rs.load[c] < rs.load[root] || (rs.load[c] == rs.load[root] && less) : less)
                 root = c;
+        }
+        if (fulb && dragonfly) {
+            /* root trials: the 8 least-loaded candidates by (load, OpenSM order), each tree built,
+             * the least (bottleneck load, links at it, links) wins, the earlier on a tie */
+            for (uint32_t i = 1; i < nc; i++) /* insertion sort, the lists are short here */
+                for (uint32_t j = i; j > 0; j--) {
+                    nf_node a = cand[j - 1], b = cand[j];
+                    if (rs.load[a] < rs.load[b] ||
+                        (rs.load[a] == rs.load[b] &&
+                         opensm_key(f->guid[a]) < opensm_key(f->guid[b])))
+                        break;
+                    cand[j - 1] = b, cand[j] = a;
+                }
+            uint64_t best = UINT64_MAX;
+            for (uint32_t t = 0; t < nc && t < 8; t++) {
+                uint32_t wn = ref_fulb_tree(&rs, cand[t], leaf, n, true, want);
+                uint64_t bn = 0, at = 0;
+                for (uint32_t i = 0; i < wn; i++) {
+                    if (rs.efi[want[i]] > bn) bn = rs.efi[want[i]], at = 0;
+                    at += rs.efi[want[i]] == bn;
+                }
+                uint64_t score = bn << 40 | at << 20 | wn;
+                if (score < best) best = score, root = cand[t];
+            }
         }
         if (m->root[k] != root)
             fail_msg("%s: group %u root %u, reference %u", name, k, m->root[k], root);
@@ -963,9 +989,8 @@ static void test_candidates_full_scan(void **state) {
 /* Every engine on every pattern (as given, and with 4 ranks per node randomly mapped): verified,
  * all routed, minimal heights by a full scan, max EFI at least the lower bound, fulb+ never above
  * fulb. With fulb_vs_minihop_new, also fulb's max EFI never above minihop-new's (SPEC's Dragonfly
- * rule, checked on the paper-shaped aware grid patterns only: on small random workloads the greedy
- * FULB-MC ends 1 or 2 above MINIHOP-MC-new now and then, e.g. 7 vs 6 on dragonfly:a=4,p=2,h=2
- * with grid3d:2x6x6). */
+ * aim, checked on a paper-shaped grid under both mappings: on the smallest Dragonflies it does not
+ * always hold, e.g. 5 vs 4 on dragonfly:a=4,p=2,h=2 with grid2d:8x9). */
 static void engines_on(const char *spec, const char *const *patterns, size_t np,
                        bool fulb_vs_minihop_new) {
     nf_fabric *f = topo(spec);
@@ -1013,7 +1038,7 @@ static void engines_on(const char *spec, const char *const *patterns, size_t np,
             if (max_efi[i_plus] > max_efi[i_fulb])
                 fail_msg("%s %s: fulb+ max EFI %u above fulb's %u", spec, patterns[p],
                          max_efi[i_plus], max_efi[i_fulb]);
-            if (fulb_vs_minihop_new && !variant && max_efi[i_fulb] > max_efi[i_mnew])
+            if (fulb_vs_minihop_new && max_efi[i_fulb] > max_efi[i_mnew])
                 fail_msg("%s %s: fulb max EFI %u above minihop-new's %u", spec, patterns[p],
                          max_efi[i_fulb], max_efi[i_mnew]);
             nf_groups_free(g);
