@@ -384,7 +384,17 @@ uint32_t nf__mc_group_leaves(const nf_fabric *f, const nf_groups *g, uint32_t k,
         else
             leaf[n++] = s;
     }
-    qsort(leaf, n, sizeof *leaf, cmp_node);
+    if (n <= 48) { /* most groups are small: an insertion sort beats qsort's merge sort there */
+        for (uint32_t i = 1; i < n; i++) {
+            nf_node x = leaf[i];
+            uint32_t j = i;
+            for (; j > 0 && leaf[j - 1] > x; j--)
+                leaf[j] = leaf[j - 1];
+            leaf[j] = x;
+        }
+    } else {
+        qsort(leaf, n, sizeof *leaf, cmp_node);
+    }
     uint32_t w = 0;
     for (uint32_t i = 0; i < n; i++)
         if (w == 0 || leaf[i] != leaf[w - 1]) leaf[w++] = leaf[i];

@@ -990,9 +990,12 @@ static void test_candidates_full_scan(void **state) {
  * all routed, minimal heights by a full scan, max EFI at least the lower bound, fulb+ never above
  * fulb. With fulb_vs_minihop_new, also fulb's max EFI never above minihop-new's (SPEC's Dragonfly
  * aim, checked on a paper-shaped grid under both mappings: on the smallest Dragonflies it does not
- * always hold, e.g. 5 vs 4 on dragonfly:a=4,p=2,h=2 with grid2d:8x9). */
+ * always hold, e.g. 5 vs 4 on dragonfly:a=4,p=2,h=2 with grid2d:8x9). With fulb_vs_sssp_new, fulb's
+ * max EFI never above sssp-new's: on BlueLight, where a leaf has 8 shortest paths to each top
+ * switch, the look-ahead walk that prefers merging into the tree beats the per-path lightest
+ * tree (bench_mcast: 57 vs 93 on random:n=2000,size=32). */
 static void engines_on(const char *spec, const char *const *patterns, size_t np,
-                       bool fulb_vs_minihop_new) {
+                       bool fulb_vs_minihop_new, bool fulb_vs_sssp_new) {
     nf_fabric *f = topo(spec);
     nf_hops *h = hops(f);
     uint32_t S = f->n_switches;
@@ -1031,7 +1034,8 @@ static void engines_on(const char *spec, const char *const *patterns, size_t np,
                 max_efi[e] = st.max_efi;
                 nf_mcast_free(m);
             }
-            size_t i_fulb = 4, i_plus = 5, i_mnew = 1;
+            size_t i_fulb = 4, i_plus = 5, i_mnew = 1, i_snew = 3;
+            assert_string_equal(nf_mcast_engine_name(nf_mcast_engine_at(i_snew)), "sssp-new");
             assert_string_equal(nf_mcast_engine_name(nf_mcast_engine_at(i_fulb)), "fulb");
             assert_string_equal(nf_mcast_engine_name(nf_mcast_engine_at(i_plus)), "fulb+");
             assert_string_equal(nf_mcast_engine_name(nf_mcast_engine_at(i_mnew)), "minihop-new");
@@ -1041,6 +1045,9 @@ static void engines_on(const char *spec, const char *const *patterns, size_t np,
             if (fulb_vs_minihop_new && max_efi[i_fulb] > max_efi[i_mnew])
                 fail_msg("%s %s: fulb max EFI %u above minihop-new's %u", spec, patterns[p],
                          max_efi[i_fulb], max_efi[i_mnew]);
+            if (fulb_vs_sssp_new && max_efi[i_fulb] > max_efi[i_snew])
+                fail_msg("%s %s: fulb max EFI %u above sssp-new's %u", spec, patterns[p],
+                         max_efi[i_fulb], max_efi[i_snew]);
             nf_groups_free(g);
         }
     }
@@ -1054,20 +1061,20 @@ static void engines_on(const char *spec, const char *const *patterns, size_t np,
 static void test_engines_generated(void **state) {
     (void)state;
     const char *p128[] = {"grid2d:8x16", "grid3d:4x4x8", "random:n=60,size=12", "hier:n=128,s=8.4"};
-    engines_on("fattree:k=8", p128, 4, false);
-    engines_on("torus:4x4x4,c=2", p128, 4, false);
+    engines_on("fattree:k=8", p128, 4, false, false);
+    engines_on("torus:4x4x4,c=2", p128, 4, false, false);
     const char *p72[] = {"grid2d:8x9", "grid3d:2x6x6", "random:n=60,size=10"};
-    engines_on("dragonfly:a=4,p=2,h=2", p72, 3, false);
-    engines_on("dragonfly:a=4,p=2,h=2,arr=consecutive", p72, 3, false);
+    engines_on("dragonfly:a=4,p=2,h=2", p72, 3, false, false);
+    engines_on("dragonfly:a=4,p=2,h=2,arr=consecutive", p72, 3, false, false);
     const char *p_df[] = {"grid3d:16x8x8"};
-    engines_on("dragonfly:a=8,p=4,h=4", p_df, 1, true);
-    engines_on("dragonfly:a=8,p=4,h=4,arr=consecutive", p_df, 1, true);
+    engines_on("dragonfly:a=8,p=4,h=4", p_df, 1, true, false);
+    engines_on("dragonfly:a=8,p=4,h=4,arr=consecutive", p_df, 1, true, false);
     const char *p_gft[] = {"grid2d:8x8", "random:n=40,size=16"};
-    engines_on("gft:preset=sunway-proto", p_gft, 2, false);
+    engines_on("gft:preset=sunway-proto", p_gft, 2, false, false);
     const char *p48[] = {"grid2d:6x8", "random:n=40,size=6"};
-    engines_on("xgft:h=3,m=4.4.3,w=1.2.2", p48, 2, false);
-    const char *p_bl[] = {"grid2d:68x128"};
-    engines_on("bluelight", p_bl, 1, false);
+    engines_on("xgft:h=3,m=4.4.3,w=1.2.2", p48, 2, false, false);
+    const char *p_bl[] = {"grid2d:68x128", "random:n=300,size=32"};
+    engines_on("bluelight", p_bl, 2, false, true);
 }
 
 /* ---- Dragonfly: the two-global-link trap ---------------------------------------------------- */
