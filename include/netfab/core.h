@@ -18,7 +18,9 @@
     X(BUSY, -6, "port already connected")                                                          \
     X(NOTFOUND, -7, "not found")                                                                   \
     X(UNSUPPORTED, -8, "unsupported")                                                              \
-    X(UNREACHABLE, -9, "fabric is not connected")
+    X(UNREACHABLE, -9, "fabric is not connected")                                                  \
+    X(LOCKED, -10, "locked by another process")                                                    \
+    X(TIMEDOUT, -11, "timed out")
 
 enum {
     NF_OK = 0,

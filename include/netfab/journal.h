@@ -1,0 +1,51 @@
+/* An append-only journal of opaque records in a state directory, made durable in batches (the
+ * multicast group manager logs every group event before it acknowledges it). Records are framed
+ * with their length and a CRC, so a torn last record (a crash in the middle of a write) is found
+ * and cut off on replay. A snapshot replaces the journal atomically (compaction). One process per
+ * directory: open takes an exclusive lock. File format: docs/journal.md. */
+#ifndef NETFAB_JOURNAL_H
+#define NETFAB_JOURNAL_H
+
+#include "core.h"
+
+#define NF_JOURNAL_MAX_REC (1u << 20) /* largest record payload, bytes */
+
+typedef struct nf_journal nf_journal;
+
+/* Opens the journal dir/journal, creating the directory (mode 0700) and the file when missing,
+ * and takes an exclusive lock on dir/lock. Returns NF_OK; NF_ELOCKED when another process holds
+ * the lock; NF_EIO (with the path and the system's reason in diag) when the directory or file
+ * cannot be made or opened; NF_EPARSE when the file does not start with the journal's magic. */
+int nf_journal_open(const char *dir, nf_journal **out, nf_diag *diag);
+
+/* Calls fn(ud, rec, len) for every complete record from the start, in order. A torn or corrupt
+ * tail (a partial frame, a length over NF_JOURNAL_MAX_REC, a CRC mismatch) ends the replay: it is
+ * cut off the file so that appends continue after the last good record, and its size in bytes is
+ * put in *torn (0 when there is none; torn may be NULL). fn returning non-zero stops the replay
+ * and that value is returned. Call once, before the first append. */
+int nf_journal_replay(nf_journal *j, int (*fn)(void *ud, const uint8_t *rec, uint32_t len),
+                      void *ud, uint64_t *torn, nf_diag *diag);
+
+/* Queues a record (1..NF_JOURNAL_MAX_REC bytes). Nothing is durable before nf_journal_sync.
+ * NF_EINVAL for a bad length, NF_ENOMEM. */
+int nf_journal_append(nf_journal *j, const void *rec, uint32_t len);
+
+/* Writes the queued records and waits for them to reach stable storage (fdatasync): once it
+ * returns NF_OK they survive a crash. NF_EIO on a failed write (the queue is kept). */
+int nf_journal_sync(nf_journal *j);
+
+/* Replaces the whole journal by the records emit(ud, snap) appends to snap (a snapshot of the live
+ * state): written to dir/journal.tmp, synced, renamed over dir/journal, the directory synced.
+ * Records queued in j and not yet synced are synced first. On any failure the old journal stays
+ * as it was and the error is returned (emit's non-zero return included). */
+int nf_journal_compact(nf_journal *j, int (*emit)(void *ud, nf_journal *snap), void *ud);
+
+/* Bytes in the journal file (synced records) and records written since open or the last
+ * compaction (replayed ones included). */
+uint64_t nf_journal_bytes(const nf_journal *j);
+uint64_t nf_journal_records(const nf_journal *j);
+
+/* Syncs what is queued (errors ignored), releases the lock, frees j. NULL is a no-op. */
+void nf_journal_close(nf_journal *j);
+
+#endif
