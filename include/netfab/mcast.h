@@ -77,6 +77,44 @@ uint32_t nf_mcast_lower_bound(const nf_fabric *f, const nf_hops *h, const nf_gro
 int nf_mcast_verify(const nf_fabric *f, const nf_hops *h, const nf_groups *g, const nf_mcast *m,
                     nf_diag *diag);
 
+/* ---- live routing: groups come and go one at a time (the group manager) ------------------- */
+
+/* One group's tree: root switch, height (as in nf_mcast), and its links: the switch-to-switch
+ * links, then the host link of every member. links is owned by the tree. */
+typedef struct nf_mcast_tree {
+    nf_node root;
+    uint8_t height;
+    uint32_t n_links;
+    nf_link *links;
+} nf_mcast_tree;
+void nf_mcast_tree_clear(nf_mcast_tree *t); /* frees links, zeroes t */
+
+/* Link and switch loads kept exact while trees are added and taken out in any order. */
+typedef struct nf_mcast_live nf_mcast_live;
+
+/* A live state over fabric f (f and h must outlive it), loads at zero. Engines with a
+ * refinement pass (fulb+) are refused with NF_EINVAL: a refinement moves groups already routed,
+ * which a live manager must not do behind its members' backs. */
+int nf_mcast_live_new(const nf_fabric *f, const nf_hops *h, const nf_mcast_engine *e,
+                      nf_mcast_live **out);
+void nf_mcast_live_free(nf_mcast_live *lv);
+
+/* Routes a group over the member CAs members[0..n) (any order, duplicates count once) with the
+ * current loads, adds it to them and returns its tree in *out. NF_EINVAL (n == 0, a member that is
+ * no CA), NF_EUNREACHABLE (a member without a cabled port 1, or members in different parts of a
+ * cut fabric), NF_ENOMEM; on failure the loads are unchanged and *out is empty. */
+int nf_mcast_live_add(nf_mcast_live *lv, const nf_node *members, uint32_t n, nf_mcast_tree *out);
+
+/* Adds a tree known from before (a journal replay) to the loads as it is. NF_EINVAL when its
+ * root is no switch or a link id is out of range. */
+int nf_mcast_live_adopt(nf_mcast_live *lv, const nf_mcast_tree *t);
+
+/* Takes a tree that was added (or adopted) out of the loads. */
+void nf_mcast_live_remove(nf_mcast_live *lv, const nf_mcast_tree *t);
+
+/* Per link: the groups whose tree uses it now. */
+const uint32_t *nf_mcast_live_efi(const nf_mcast_live *lv);
+
 /* First MLID; group g gets MLID NF_MLID_BASE + g. */
 #define NF_MLID_BASE 0xC000u
 #define NF_MLID_MAX 0xFFFEu
@@ -84,6 +122,10 @@ int nf_mcast_verify(const nf_fabric *f, const nf_hops *h, const nf_groups *g, co
 /* Writes every switch's multicast forwarding table in the layout of OpenSM's opensm.mcfdbs dump.
  * Returns 0, NF_ERANGE when there are more groups than MLIDs, NF_EIO on a write error. */
 int nf_mcast_write_mft(const nf_fabric *f, const nf_mcast *m, FILE *out);
+
+/* The same with group g's MLID given by mlid[g] (distinct, ascending or not). */
+int nf_mcast_write_mft_mlids(const nf_fabric *f, const nf_mcast *m, const uint16_t *mlid,
+                             FILE *out);
 
 /* One line per group: its MLID in hex, then the port GUID of every member in hex. */
 int nf_mcast_write_groups(const nf_fabric *f, const nf_groups *g, FILE *out);

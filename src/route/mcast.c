@@ -374,11 +374,17 @@ nf_node nf__mc_member_switch(const nf_fabric *f, nf_node ca, nf_link *host_link)
 
 uint32_t nf__mc_group_leaves(const nf_fabric *f, const nf_groups *g, uint32_t k, nf_node *leaf,
                              bool *all_cabled) {
+    return nf__mc_member_leaves(f, g->member + g->off[k], g->off[k + 1] - g->off[k], leaf,
+                                all_cabled);
+}
+
+uint32_t nf__mc_member_leaves(const nf_fabric *f, const nf_node *member, uint32_t count,
+                              nf_node *leaf, bool *all_cabled) {
     uint32_t n = 0;
     bool all = true;
-    for (uint32_t i = g->off[k]; i < g->off[k + 1]; i++) {
+    for (uint32_t i = 0; i < count; i++) {
         nf_link hl;
-        nf_node s = nf__mc_member_switch(f, g->member[i], &hl);
+        nf_node s = nf__mc_member_switch(f, member[i], &hl);
         if (s == NF_NONE)
             all = false;
         else
@@ -400,6 +406,43 @@ uint32_t nf__mc_group_leaves(const nf_fabric *f, const nf_groups *g, uint32_t k,
         if (w == 0 || leaf[i] != leaf[w - 1]) leaf[w++] = leaf[i];
     if (all_cabled) *all_cabled = all;
     return w;
+}
+
+/* Routes one group whose members hang off the nl distinct switches leaf[] (ascending): root and
+ * tree from the engine, the switch links into links[0..*nt), the height. Timings added to *t_root
+ * and *t_tree. */
+static int route_one(const nf_mcast_engine *e, void *ctx, const nf__mc_view *view,
+                     const nf_node *leaf, uint32_t nl, nf_link *links, uint32_t *nt, nf_node *root,
+                     uint8_t *height, double *t_root, double *t_tree) {
+    double t0 = now_s();
+    int rc = e->root(ctx, view, leaf, nl, root);
+    double t1 = now_s();
+    *nt = 0;
+    if (rc == NF_OK) rc = e->tree(ctx, view, leaf, nl, *root, links, nt);
+    *t_tree += now_s() - t1;
+    *t_root += t1 - t0;
+    if (rc) return rc;
+    unsigned far = 0;
+    for (uint32_t i = 0; i < nl; i++)
+        if (nf_hops_sw(view->h, *root, leaf[i]) > far) far = nf_hops_sw(view->h, *root, leaf[i]);
+    *height = (uint8_t)(far + 1);
+    return NF_OK;
+}
+
+/* Adds (dir 1) or takes out (dir -1) a tree's loads: a switch's load is the groups it roots plus
+ * the tree links at its ports, i.e. its roots plus the EFI of its inter-switch links. */
+static void tree_loads(const nf_fabric *f, uint32_t *efi, uint32_t *sw_load, nf_node root,
+                       const nf_link *links, uint32_t n, int dir) {
+    uint32_t S = f->n_switches;
+    sw_load[root] += (uint32_t)dir;
+    for (uint32_t i = 0; i < n; i++) {
+        nf_link l = links[i];
+        efi[l] += (uint32_t)dir;
+        if (f->link_a[l] < S && f->link_z[l] < S) {
+            sw_load[f->link_a[l]] += (uint32_t)dir;
+            sw_load[f->link_z[l]] += (uint32_t)dir;
+        }
+    }
 }
 
 int nf_mcast_route(const nf_fabric *f, const nf_hops *h, const nf_groups *g,
@@ -449,37 +492,21 @@ int nf_mcast_route(const nf_fabric *f, const nf_hops *h, const nf_groups *g,
         for (uint32_t i = g->off[k]; i < g->off[k + 1] && cabled; i++)
             nf__mc_member_switch(f, g->member[i], &links[S + n_host++]);
         if (status == NF_OK && nl > 0) {
-            double t0 = now_s();
             nf_node root = NF_NONE;
-            rc = e->root(ctx, &view, leaf, nl, &root);
-            double t1 = now_s();
             uint32_t nt = 0;
-            if (rc == NF_OK) rc = e->tree(ctx, &view, leaf, nl, root, links, &nt);
-            m->tree_s += now_s() - t1;
-            m->root_s += t1 - t0;
+            uint8_t height = 0;
+            rc = route_one(e, ctx, &view, leaf, nl, links, &nt, &root, &height, &m->root_s,
+                           &m->tree_s);
             if (rc == NF_ENOMEM) goto fail;
             if (rc == NF_OK) {
                 /* record the tree: switch links, then host links; update the loads */
                 if ((rc = NF_GROW(m->tree_link, tree_cap, tree_n + nt + n_host))) goto fail;
-                unsigned far = 0;
-                for (uint32_t i = 0; i < nl; i++)
-                    if (nf_hops_sw(h, root, leaf[i]) > far) far = nf_hops_sw(h, root, leaf[i]);
+                memmove(links + nt, links + S, n_host * sizeof *links);
+                memcpy(m->tree_link + tree_n, links, (nt + n_host) * sizeof *links);
+                tree_n += nt + n_host;
+                tree_loads(f, m->efi, sw_load, root, links, nt + n_host, 1);
                 m->root[k] = root;
-                m->height[k] = (uint8_t)(far + 1);
-                /* a switch's load: the groups it roots plus the tree links at its ports, i.e. the
-                 * sum of the EFI of its inter-switch links plus its roots */
-                sw_load[root]++;
-                for (uint32_t i = 0; i < nt; i++) {
-                    nf_link l = links[i];
-                    m->tree_link[tree_n++] = l;
-                    m->efi[l]++;
-                    sw_load[f->link_a[l]]++;
-                    sw_load[f->link_z[l]]++;
-                }
-                for (uint32_t i = 0; i < n_host; i++) {
-                    m->tree_link[tree_n++] = links[S + i];
-                    m->efi[links[S + i]]++;
-                }
+                m->height[k] = height;
             } else {
                 status = rc;
             }
@@ -513,3 +540,129 @@ fail:
     }
     return rc;
 }
+
+/* ---- live routing -------------------------------------------------------------------------- */
+
+struct nf_mcast_live {
+    const nf_fabric *f;
+    const nf_hops *h;
+    const nf_mcast_engine *e;
+    void *ctx;
+    nf__mc_scratch scr;
+    nf__mc_view view;
+    uint32_t *efi, *sw_load;
+    nf_node *leaf;  /* room for cap_members */
+    nf_link *links; /* room for S + cap_members */
+    uint32_t cap_members;
+};
+
+void nf_mcast_tree_clear(nf_mcast_tree *t) {
+    if (!t) return;
+    nf__free(t->links);
+    memset(t, 0, sizeof *t);
+    t->root = NF_NONE;
+}
+
+void nf_mcast_live_free(nf_mcast_live *lv) {
+    if (!lv) return;
+    if (lv->e && lv->e->fini && lv->ctx) lv->e->fini(lv->ctx);
+    nf__mc_scratch_fini(&lv->scr);
+    nf__free(lv->efi);
+    nf__free(lv->sw_load);
+    nf__free(lv->leaf);
+    nf__free(lv->links);
+    nf__free(lv);
+}
+
+int nf_mcast_live_new(const nf_fabric *f, const nf_hops *h, const nf_mcast_engine *e,
+                      nf_mcast_live **out) {
+    *out = NULL;
+    if (!e || e->refine || h->n != f->n_switches) return NF_EINVAL;
+    nf_mcast_live *lv = nf__calloc(1, sizeof *lv);
+    if (!lv) return NF_ENOMEM;
+    uint32_t S = f->n_switches;
+    lv->f = f;
+    lv->h = h;
+    lv->efi = nf__calloc((size_t)f->n_links + 1, sizeof *lv->efi);
+    lv->sw_load = nf__calloc((size_t)S + 1, sizeof *lv->sw_load);
+    int rc = NF_ENOMEM;
+    if (!lv->efi || !lv->sw_load || (rc = nf__mc_scratch_init(&lv->scr, S, S))) goto fail;
+    lv->e = e; /* from here on free() finalises the engine context */
+    if (e->init && (rc = e->init(&lv->ctx, f, h))) goto fail;
+    lv->view =
+        (nf__mc_view){.f = f, .h = h, .efi = lv->efi, .sw_load = lv->sw_load, .scr = &lv->scr};
+    for (nf_link l = 0; l < f->n_links; l++)
+        lv->view.has_global |= f->link_cls[l] == NF_LINK_GLOBAL;
+    *out = lv;
+    return NF_OK;
+fail:
+    nf_mcast_live_free(lv);
+    return rc;
+}
+
+int nf_mcast_live_add(nf_mcast_live *lv, const nf_node *members, uint32_t n, nf_mcast_tree *out) {
+    const nf_fabric *f = lv->f;
+    memset(out, 0, sizeof *out);
+    out->root = NF_NONE;
+    if (n == 0) return NF_EINVAL;
+    for (uint32_t i = 0; i < n; i++)
+        if (members[i] >= f->n_nodes || nf_is_switch(f, members[i])) return NF_EINVAL;
+    if (n > lv->cap_members) {
+        nf_node *leaf = nf__malloc((size_t)n * sizeof *leaf);
+        nf_link *links = nf__malloc(((size_t)f->n_switches + n) * sizeof *links);
+        if (!leaf || !links) {
+            nf__free(leaf);
+            nf__free(links);
+            return NF_ENOMEM;
+        }
+        nf__free(lv->leaf);
+        nf__free(lv->links);
+        lv->leaf = leaf;
+        lv->links = links;
+        lv->cap_members = n;
+    }
+    bool cabled;
+    uint32_t nl = nf__mc_member_leaves(f, members, n, lv->leaf, &cabled);
+    if (!cabled) return NF_EUNREACHABLE;
+    nf_node root = NF_NONE;
+    uint32_t nt = 0;
+    uint8_t height = 0;
+    double t_root = 0, t_tree = 0;
+    int rc = route_one(lv->e, lv->ctx, &lv->view, lv->leaf, nl, lv->links, &nt, &root, &height,
+                       &t_root, &t_tree);
+    if (rc) return rc;
+    /* host links: one per distinct member (members may repeat: sort and drop repeats) */
+    uint32_t nh = 0;
+    nf_link *hl = lv->links + nt;
+    for (uint32_t i = 0; i < n; i++) {
+        nf_link l;
+        nf__mc_member_switch(f, members[i], &l);
+        hl[nh++] = l;
+    }
+    qsort(hl, nh, sizeof *hl, cmp_node);
+    uint32_t w = 0;
+    for (uint32_t i = 0; i < nh; i++)
+        if (w == 0 || hl[i] != hl[w - 1]) hl[w++] = hl[i];
+    out->links = nf__malloc(((size_t)nt + w + 1) * sizeof *out->links);
+    if (!out->links) return NF_ENOMEM;
+    memcpy(out->links, lv->links, ((size_t)nt + w) * sizeof *out->links);
+    out->n_links = nt + w;
+    out->root = root;
+    out->height = height;
+    tree_loads(f, lv->efi, lv->sw_load, root, out->links, out->n_links, 1);
+    return NF_OK;
+}
+
+int nf_mcast_live_adopt(nf_mcast_live *lv, const nf_mcast_tree *t) {
+    if (t->root >= lv->f->n_switches) return NF_EINVAL;
+    for (uint32_t i = 0; i < t->n_links; i++)
+        if (t->links[i] >= lv->f->n_links) return NF_EINVAL;
+    tree_loads(lv->f, lv->efi, lv->sw_load, t->root, t->links, t->n_links, 1);
+    return NF_OK;
+}
+
+void nf_mcast_live_remove(nf_mcast_live *lv, const nf_mcast_tree *t) {
+    tree_loads(lv->f, lv->efi, lv->sw_load, t->root, t->links, t->n_links, -1);
+}
+
+const uint32_t *nf_mcast_live_efi(const nf_mcast_live *lv) { return lv->efi; }

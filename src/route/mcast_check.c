@@ -298,7 +298,14 @@ static int cmp_u64(const void *a, const void *b) {
 /* Per switch in OpenSM's switch order, the MLIDs whose tree sets a port there, ascending, each with
  * its ports ascending: one list of (switch rank, group, port) keys, sorted once. */
 int nf_mcast_write_mft(const nf_fabric *f, const nf_mcast *m, FILE *out) {
-    if (m->n_groups > NF_MLID_MAX - NF_MLID_BASE + 1) return NF_ERANGE;
+    return nf_mcast_write_mft_mlids(f, m, NULL, out);
+}
+
+int nf_mcast_write_mft_mlids(const nf_fabric *f, const nf_mcast *m, const uint16_t *mlid,
+                             FILE *out) {
+    if (!mlid && m->n_groups > NF_MLID_MAX - NF_MLID_BASE + 1) return NF_ERANGE;
+    for (uint32_t k = 0; mlid && k < m->n_groups; k++)
+        if (mlid[k] < NF_MLID_BASE || mlid[k] > NF_MLID_MAX) return NF_ERANGE;
     uint32_t S = f->n_switches;
     size_t n = 0;
     for (uint32_t k = 0; k < m->n_groups; k++)
@@ -315,16 +322,18 @@ int nf_mcast_write_mft(const nf_fabric *f, const nf_mcast *m, FILE *out) {
     order_fabric = NULL;
     for (uint32_t i = 0; i < S; i++)
         rank[order[i]] = i;
-    /* key: switch rank << 24 | group << 8 | port (groups < 2^14, ports < 2^8) */
+    /* key: switch rank << 24 | MLID offset << 8 | port (offsets < 2^14, ports < 2^8) */
     n = 0;
-    for (uint32_t k = 0; k < m->n_groups; k++)
+    for (uint32_t k = 0; k < m->n_groups; k++) {
+        uint64_t off = mlid ? (uint64_t)(mlid[k] - NF_MLID_BASE) : k;
         for (uint32_t i = m->tree_off[k]; i < m->tree_off[k + 1]; i++) {
             nf_link l = m->tree_link[i];
             if (f->link_a[l] < S)
-                ent[n++] = (uint64_t)rank[f->link_a[l]] << 24 | (uint64_t)k << 8 | f->link_pa[l];
+                ent[n++] = (uint64_t)rank[f->link_a[l]] << 24 | off << 8 | f->link_pa[l];
             if (f->link_z[l] < S)
-                ent[n++] = (uint64_t)rank[f->link_z[l]] << 24 | (uint64_t)k << 8 | f->link_pz[l];
+                ent[n++] = (uint64_t)rank[f->link_z[l]] << 24 | off << 8 | f->link_pz[l];
         }
+    }
     qsort(ent, n, sizeof *ent, cmp_u64);
     rc = NF_OK;
     for (size_t i = 0; i < n && rc == NF_OK;) {

@@ -86,6 +86,10 @@ uint8_t nf__mc_max_rows(const nf_hops *h, const nf_node *leaf, uint32_t n, uint8
 uint32_t nf__mc_group_leaves(const nf_fabric *f, const nf_groups *g, uint32_t k, nf_node *leaf,
                              bool *all_cabled);
 
+/* The same for any list of member CAs (any order, duplicates allowed). */
+uint32_t nf__mc_member_leaves(const nf_fabric *f, const nf_node *member, uint32_t count,
+                              nf_node *leaf, bool *all_cabled);
+
 /* A fresh value for scr->stamp marks: every switch counts as unmarked afterwards. */
 uint32_t nf__mc_new_stamp(const nf__mc_view *v);
 

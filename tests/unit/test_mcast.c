@@ -1465,6 +1465,121 @@ static void test_dragonfly_bottleneck(void **state) {
     nf_fabric_free(f);
 }
 
+/* ---- live routing ------------------------------------------------------------------------ */
+
+/* Adding the groups of a workload one by one to a live state gives the batch router's trees and
+ * loads exactly (same engine, same order), for every engine without a refinement pass. */
+static void test_live_matches_batch(void **state) {
+    (void)state;
+    static const char *const specs[] = {"fattree:k=8", "torus:4x4x4,c=2", "dragonfly:a=4,p=2,h=2",
+                                        "bluelight"};
+    static const char *const pats[] = {"random:n=60,size=12", "grid3d:4x4x8", "random:n=60,size=10",
+                                       "random:n=40,size=30"};
+    for (size_t c = 0; c < 4; c++) {
+        nf_fabric *f = topo(specs[c]);
+        nf_hops *h = hops(f);
+        nf_groups *g = workload(f, pats[c], 1, NF_MAP_RANDOM);
+        for (size_t e = 0; e < nf_mcast_engine_count(); e++) {
+            const nf_mcast_engine *eng = nf_mcast_engine_at(e);
+            nf_mcast_live *lv;
+            if (strcmp(nf_mcast_engine_name(eng), "fulb+") == 0) {
+                assert_int_equal(nf_mcast_live_new(f, h, eng, &lv), NF_EINVAL);
+                continue;
+            }
+            assert_int_equal(nf_mcast_live_new(f, h, eng, &lv), 0);
+            nf_mcast *m = route(f, h, g, nf_mcast_engine_name(eng));
+            for (uint32_t k = 0; k < g->n; k++) {
+                nf_mcast_tree t;
+                assert_int_equal(
+                    nf_mcast_live_add(lv, g->member + g->off[k], g->off[k + 1] - g->off[k], &t), 0);
+                assert_int_equal(t.root, m->root[k]);
+                assert_int_equal(t.height, m->height[k]);
+                assert_int_equal(t.n_links, m->tree_off[k + 1] - m->tree_off[k]);
+                for (uint32_t i = 0; i < t.n_links; i++)
+                    assert_int_equal(t.links[i], m->tree_link[m->tree_off[k] + i]);
+                nf_mcast_tree_clear(&t);
+            }
+            assert_memory_equal(nf_mcast_live_efi(lv), m->efi, sizeof(uint32_t) * f->n_links);
+            nf_mcast_free(m);
+            nf_mcast_live_free(lv);
+        }
+        nf_groups_free(g);
+        nf_hops_free(h);
+        nf_fabric_free(f);
+    }
+}
+
+/* Groups added and taken out in a random order: the loads always equal a recount from the trees
+ * alive, a tree adopted back restores them, and everything out leaves every load at zero. Members
+ * given shuffled and repeated count once. */
+static void test_live_churn(void **state) {
+    (void)state;
+    nf_fabric *f = topo("torus:5x4x3,c=2");
+    nf_hops *h = hops(f);
+    nf_groups *g = workload(f, "random:n=80,size=9", 1, NF_MAP_RANDOM);
+    nf_mcast_live *lv;
+    assert_int_equal(nf_mcast_live_new(f, h, nf_mcast_engine_find("fulb"), &lv), 0);
+    nf_mcast_tree *alive = calloc(g->n, sizeof *alive);
+    bool *in = calloc(g->n, sizeof *in);
+    uint32_t *recount = malloc(sizeof(uint32_t) * f->n_links);
+    nf_node *mem = malloc(sizeof(nf_node) * 64);
+    lcg_state = 7;
+    for (int step = 0; step < 2000; step++) {
+        uint32_t k = lcg(g->n);
+        if (!in[k]) {
+            uint32_t n = 0, sz = g->off[k + 1] - g->off[k];
+            for (uint32_t i = 0; i < sz; i++) /* reversed, with the first member twice */
+                mem[n++] = g->member[g->off[k + 1] - 1 - i];
+            mem[n++] = g->member[g->off[k]];
+            assert_int_equal(nf_mcast_live_add(lv, mem, n, &alive[k]), 0);
+            /* one host link per distinct member */
+            uint32_t hosts = 0;
+            for (uint32_t i = 0; i < alive[k].n_links; i++)
+                hosts += is_host_link(f, alive[k].links[i]);
+            assert_int_equal(hosts, sz);
+            in[k] = true;
+        } else if (lcg(4) == 0) { /* out and adopted back */
+            nf_mcast_live_remove(lv, &alive[k]);
+            assert_int_equal(nf_mcast_live_adopt(lv, &alive[k]), 0);
+        } else {
+            nf_mcast_live_remove(lv, &alive[k]);
+            nf_mcast_tree_clear(&alive[k]);
+            in[k] = false;
+        }
+        memset(recount, 0, sizeof(uint32_t) * f->n_links);
+        for (uint32_t j = 0; j < g->n; j++)
+            for (uint32_t i = 0; in[j] && i < alive[j].n_links; i++)
+                recount[alive[j].links[i]]++;
+        assert_memory_equal(nf_mcast_live_efi(lv), recount, sizeof(uint32_t) * f->n_links);
+    }
+    for (uint32_t j = 0; j < g->n; j++)
+        if (in[j]) {
+            nf_mcast_live_remove(lv, &alive[j]);
+            nf_mcast_tree_clear(&alive[j]);
+        }
+    for (nf_link l = 0; l < f->n_links; l++)
+        assert_int_equal(nf_mcast_live_efi(lv)[l], 0);
+    /* bad input */
+    nf_mcast_tree t;
+    assert_int_equal(nf_mcast_live_add(lv, mem, 0, &t), NF_EINVAL);
+    nf_node sw = 0;
+    assert_int_equal(nf_mcast_live_add(lv, &sw, 1, &t), NF_EINVAL);
+    nf_link bad = f->n_links;
+    nf_mcast_tree bt = {.root = 0, .n_links = 1, .links = &bad};
+    assert_int_equal(nf_mcast_live_adopt(lv, &bt), NF_EINVAL);
+    bt.root = f->n_switches;
+    bt.n_links = 0;
+    assert_int_equal(nf_mcast_live_adopt(lv, &bt), NF_EINVAL);
+    free(alive);
+    free(in);
+    free(recount);
+    free(mem);
+    nf_mcast_live_free(lv);
+    nf_groups_free(g);
+    nf_hops_free(h);
+    nf_fabric_free(f);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fat_tree_by_hand),
@@ -1480,6 +1595,8 @@ int main(void) {
         cmocka_unit_test(test_determinism),
         cmocka_unit_test(test_exports),
         cmocka_unit_test(test_alloc_sweep),
+        cmocka_unit_test(test_live_matches_batch),
+        cmocka_unit_test(test_live_churn),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
