@@ -5,10 +5,15 @@
 #include "netfab/core.h"
 
 #define NF_COMMANDS(X)                                                                             \
-    X(topo, "build, read or convert a fabric and print its statistics")                            \
-    X(mcast, "route multicast groups with the MINIHOP, SSSP and FULB engines; EFI and trees")
+    X(topo, "topo", "build, read or convert a fabric and print its statistics")                    \
+    X(mcast, "mcast", "route multicast groups with the MINIHOP, SSSP and FULB engines")            \
+    X(smd, "smd", "the multicast group manager daemon (SA MADs over loopback UDP)")                \
+    X(mcast_join, "mcast-join", "ask the group manager to add a port to a multicast group")        \
+    X(mcast_leave, "mcast-leave", "ask the group manager to take a port out of a group")           \
+    X(mcast_state, "mcast-state", "a group's state, every group's (--all), or a dump")             \
+    X(smd_load, "smd-load", "play every rank of a job against the group manager; joins/s")
 
-#define NF_X_DECL(name, help) int nf_cmd_##name(int argc, char **argv);
+#define NF_X_DECL(id, name, help) int nf_cmd_##id(int argc, char **argv);
 NF_COMMANDS(NF_X_DECL)
 #undef NF_X_DECL
 

@@ -10,7 +10,7 @@ static const struct {
     const char *name, *help;
     int (*run)(int, char **);
 } commands[] = {
-#define NF_X_ROW(name, help) {#name, help, nf_cmd_##name},
+#define NF_X_ROW(id, name, help) {name, help, nf_cmd_##id},
     NF_COMMANDS(NF_X_ROW)
 #undef NF_X_ROW
 };
@@ -21,7 +21,7 @@ static void usage(FILE *out) {
                  "       netfab --version\n\n"
                  "commands:\n");
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].help);
+        fprintf(out, "  %-12s %s\n", commands[i].name, commands[i].help);
     fprintf(out, "\nexample:\n  netfab topo --topo dragonfly:a=18,p=9,h=9 --stats\n");
 }
 

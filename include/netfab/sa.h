@@ -30,11 +30,7 @@ enum {
 };
 
 /* Attributes. MCGStateRecord and the dump request are ours, in the vendor range. */
-enum {
-    NF_SA_ATTR_MCMEMBER = 0x0038,
-    NF_SA_ATTR_MCGSTATE = 0xFF38,
-    NF_SA_ATTR_DUMP = 0xFF39
-};
+enum { NF_SA_ATTR_MCMEMBER = 0x0038, NF_SA_ATTR_MCGSTATE = 0xFF38, NF_SA_ATTR_DUMP = 0xFF39 };
 
 /* The MAD status field (host order): the common invalid-field codes in bits 2..4, SA's own in
  * bits 8..15 (IBA 13.4.7 and 15.2.1.1); what the manager answers with each is docs/protocol.md. */
@@ -64,7 +60,9 @@ typedef struct nf_mad {
     uint64_t tid;
     uint16_t attr_id;
     uint32_t attr_mod;
-    uint8_t rmpp_version, rmpp_type, rmpp_flags, rmpp_status; /* rmpp_flags: low 4 bits */
+    /* rmpp_flags: the low 3 bits of their byte; RRespTime, its top 5 bits, is not kept (encode
+     * writes 0). */
+    uint8_t rmpp_version, rmpp_type, rmpp_flags, rmpp_status;
     uint32_t rmpp_data1, rmpp_data2;
     uint64_t sm_key;
     uint16_t attr_offset; /* record size in 8-byte words (GetTable responses) */
@@ -90,8 +88,9 @@ typedef struct nf_gid {
 uint64_t nf_gid_guid(const nf_gid *g);
 uint64_t nf_gid_prefix(const nf_gid *g);
 nf_gid nf_gid_make(uint64_t prefix, uint64_t guid);
-/* "ff12:401b:...": 8 groups of 4 hex digits; parse accepts the same and "::" shortening.
- * format needs 40 bytes. */
+/* "ff12:401b:...": 8 groups of 4 lowercase hex digits. parse also accepts upper case, groups of
+ * 1 to 4 digits and one "::" standing for one or more zero groups, as in IPv6 text; anything else
+ * is NF_EPARSE (out untouched). format needs 40 bytes. */
 void nf_gid_format(const nf_gid *g, char out[40]);
 int nf_gid_parse(const char *s, nf_gid *out);
 

@@ -1,0 +1,217 @@
+/* `netfab smd`: the multicast group manager daemon. Builds the fabric, computes its distances,
+ * replays the journal, then serves SA MADs on a loopback UDP port until SIGTERM or SIGINT;
+ * SIGHUP writes the live forwarding tables and the group table. */
+#define _GNU_SOURCE
+#include "cmd.h"
+#include "netfab/gen.h"
+#include "netfab/hops.h"
+#include "netfab/smd.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static void smd_usage(FILE *out) {
+    fprintf(
+        out,
+        "usage: netfab smd --topo SPEC --listen ADDR:PORT [--engine NAME] [--state DIR]\n"
+        "                  [--join-timeout MS] [--leave-timeout MS] [--recompute-each-join]\n"
+        "                  [--dump PREFIX] [--port-file FILE] [--threads N]\n\n"
+        "Serves multicast joins, leaves and state queries (InfiniBand SA MADs, one per UDP\n"
+        "datagram; docs/protocol.md). A group is routed once, when its MemberCount-th port\n"
+        "has joined; leaves never recompute; a group whose joins or leaves are not all in\n"
+        "before the timeout is destroyed.\n\n"
+        "options:\n"
+        "  --listen ADDR:PORT      IPv4 address and UDP port (0: any free port)\n"
+        "  --engine NAME           multicast engine (default fulb; fulb+ cannot route live)\n"
+        "  --state DIR             journal directory: every event is on disk before it is\n"
+        "                          acknowledged, and a restart resumes from it\n"
+        "  --join-timeout MS       from a group's first join to Ready (default 10000)\n"
+        "  --leave-timeout MS      from a group's first leave to its last (default 10000)\n"
+        "  --recompute-each-join   the old InfiniBand way: route again on every join and leave\n"
+        "  --dump PREFIX           SIGHUP and dump requests write PREFIX.mcfdbs (OpenSM's\n"
+        "                          layout) and PREFIX.groups (default DIR/smd or ./netfab-smd)\n"
+        "  --port-file FILE        write the bound port to FILE once listening\n\n"
+        "signals: SIGTERM, SIGINT stop (the journal is synced); SIGHUP dumps.\n\n"
+        "example:\n"
+        "  netfab smd --topo torus:30x20x20,c=2 --listen 127.0.0.1:4791 --state /var/lib/smd\n");
+}
+
+static int wake_pipe[2] = {-1, -1};
+
+static void on_signal(int sig) {
+    char c = sig == SIGHUP ? 'H' : 'T';
+    int saved = errno;
+    ssize_t n = write(wake_pipe[1], &c, 1);
+    (void)n;
+    errno = saved;
+}
+
+static void log_line(void *ud, const char *line) {
+    (void)ud;
+    fprintf(stderr, "netfab smd: %s\n", line);
+}
+
+static int ms_arg(const char *opt, const char *s, uint32_t *out) {
+    char *end;
+    errno = 0;
+    unsigned long v = strtoul(s, &end, 10);
+    if (!*s || *end || errno || s[0] == '-' || v == 0 || v > 86400000UL) {
+        fprintf(stderr, "netfab smd: %s wants milliseconds from 1 to 86400000, not '%s'\n", opt, s);
+        return -1;
+    }
+    *out = (uint32_t)v;
+    return 0;
+}
+
+int nf_cmd_smd(int argc, char **argv) {
+    enum {
+        O_TOPO = 256,
+        O_LISTEN,
+        O_ENGINE,
+        O_STATE,
+        O_JT,
+        O_LT,
+        O_RECOMP,
+        O_DUMP,
+        O_PORTF,
+        O_THR
+    };
+    static const struct option longopts[] = {{"topo", required_argument, NULL, O_TOPO},
+                                             {"listen", required_argument, NULL, O_LISTEN},
+                                             {"engine", required_argument, NULL, O_ENGINE},
+                                             {"state", required_argument, NULL, O_STATE},
+                                             {"join-timeout", required_argument, NULL, O_JT},
+                                             {"leave-timeout", required_argument, NULL, O_LT},
+                                             {"recompute-each-join", no_argument, NULL, O_RECOMP},
+                                             {"dump", required_argument, NULL, O_DUMP},
+                                             {"port-file", required_argument, NULL, O_PORTF},
+                                             {"threads", required_argument, NULL, O_THR},
+                                             {"help", no_argument, NULL, 'h'},
+                                             {NULL, 0, NULL, 0}};
+    const char *topo = NULL, *engine = "fulb", *port_file = NULL;
+    int threads = 0;
+    nf_smd_opts so = {.wake_fd = -1, .log = log_line};
+    optind = 1;
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        switch (c) {
+        case O_TOPO: topo = optarg; break;
+        case O_LISTEN: so.listen = optarg; break;
+        case O_ENGINE: engine = optarg; break;
+        case O_STATE: so.state_dir = optarg; break;
+        case O_JT:
+            if (ms_arg("--join-timeout", optarg, &so.mcgm.join_timeout_ms)) return NF_EXIT_USAGE;
+            break;
+        case O_LT:
+            if (ms_arg("--leave-timeout", optarg, &so.mcgm.leave_timeout_ms)) return NF_EXIT_USAGE;
+            break;
+        case O_RECOMP: so.mcgm.recompute_each_join = true; break;
+        case O_DUMP: so.dump_prefix = optarg; break;
+        case O_PORTF: port_file = optarg; break;
+        case O_THR: threads = atoi(optarg); break;
+        case 'h': smd_usage(stdout); return NF_EXIT_OK;
+        default:
+            fprintf(stderr, "netfab smd: unknown or incomplete option '%s'\n", argv[optind - 1]);
+            smd_usage(stderr);
+            return NF_EXIT_USAGE;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "netfab smd: unexpected argument '%s'\n", argv[optind]);
+        return NF_EXIT_USAGE;
+    }
+    if (!topo || !so.listen) {
+        fprintf(stderr, "netfab smd: --topo and --listen are required\n");
+        smd_usage(stderr);
+        return NF_EXIT_USAGE;
+    }
+    if (!(so.mcgm.engine = nf_mcast_engine_find(engine))) {
+        fprintf(stderr, "netfab smd: unknown engine '%s'\n", engine);
+        return NF_EXIT_USAGE;
+    }
+    if (strcmp(engine, "fulb+") == 0) {
+        fprintf(stderr, "netfab smd: fulb+ refines a whole batch of groups after the fact; a live "
+                        "manager routes one group at a time: use fulb\n");
+        return NF_EXIT_USAGE;
+    }
+    nf_diag d = {{0}, 0, {0}};
+    nf_topo_opts to = {.warn = nf_app_warn};
+    nf_fabric *f = NULL;
+    nf_hops *h = NULL;
+    nf_smd *s = NULL;
+    int rc = nf_topo_build(topo, &to, &f, &d);
+    if (rc) return nf_app_report(rc, &d);
+    if ((rc = nf_hops_compute(f, threads, &h))) {
+        nf_fabric_free(f);
+        return nf_app_report(rc, NULL);
+    }
+    if (pipe2(wake_pipe, O_CLOEXEC | O_NONBLOCK)) {
+        perror("netfab smd: pipe");
+        rc = NF_EIO;
+        goto out;
+    }
+    so.wake_fd = wake_pipe[0];
+    if ((rc = nf_smd_new(f, h, &so, &s, &d))) {
+        int ex = nf_app_report(rc, &d);
+        nf_hops_free(h);
+        nf_fabric_free(f);
+        close(wake_pipe[0]);
+        close(wake_pipe[1]);
+        return rc == NF_ELOCKED ? NF_EXIT_FAIL : ex;
+    }
+    struct sigaction sa = {.sa_handler = on_signal};
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    nf_smd_stats st;
+    nf_smd_get_stats(s, &st);
+    fprintf(stderr,
+            "netfab smd: %s: %u switches, %u endpoints; engine %s; listening on UDP port %u", topo,
+            f->n_switches, f->n_cas, engine, nf_smd_port(s));
+    if (so.state_dir)
+        fprintf(stderr, "; journal %s (%llu records replayed, %llu torn bytes dropped)",
+                so.state_dir, (unsigned long long)st.replayed, (unsigned long long)st.torn_bytes);
+    fputc('\n', stderr);
+    if (port_file) {
+        char tmp[4096];
+        snprintf(tmp, sizeof tmp, "%s.tmp", port_file);
+        FILE *pf = fopen(tmp, "w");
+        if (!pf || fprintf(pf, "%u\n", nf_smd_port(s)) < 0 || fclose(pf) ||
+            rename(tmp, port_file)) {
+            fprintf(stderr, "netfab smd: %s: %s\n", port_file, strerror(errno));
+            rc = NF_EIO;
+            goto out;
+        }
+    }
+    rc = nf_smd_run(s, &d);
+    nf_smd_get_stats(s, &st);
+    nf_mcgm_counters mc;
+    nf_mcgm_get_counters(nf_smd_manager(s), &mc);
+    fprintf(stderr,
+            "netfab smd: stopped: %llu datagrams, %llu answered (%llu with an error status, "
+            "%llu retransmissions), %llu dropped; %llu joins, %llu leaves, %llu routes, %llu "
+            "groups Ready, %llu destroyed; %llu journal syncs\n",
+            (unsigned long long)st.datagrams, (unsigned long long)st.answered,
+            (unsigned long long)st.errors, (unsigned long long)st.retransmits,
+            (unsigned long long)st.dropped, (unsigned long long)mc.joins,
+            (unsigned long long)mc.leaves, (unsigned long long)mc.routes,
+            (unsigned long long)mc.ready, (unsigned long long)mc.destroyed,
+            (unsigned long long)st.journal_syncs);
+    if (rc) nf_app_report(rc, &d);
+out:
+    nf_smd_free(s);
+    nf_hops_free(h);
+    nf_fabric_free(f);
+    if (wake_pipe[0] >= 0) close(wake_pipe[0]);
+    if (wake_pipe[1] >= 0) close(wake_pipe[1]);
+    return rc ? NF_EXIT_FAIL : NF_EXIT_OK;
+}

@@ -1,0 +1,501 @@
+/* `netfab smd-load`: plays every rank of a job against a running group manager. Every member
+ * port of every group sends its join (SubnAdmSet MCMemberRecord with MemberCount), all at once in
+ * a shuffled order, with up to --window requests in flight; rank 0 of each group (its first
+ * member) polls MCGStateRecord after its own join until the group is Ready (usable) or destroyed.
+ * Requests are lost with probability --loss before they leave (the client retransmits with the
+ * same transaction id), and a fraction --crash of the endpoints never sends anything. Reports
+ * joins per second, the time until every group that can be Ready is, and the fraction of the
+ * groups' time they were not usable. */
+#define _GNU_SOURCE
+#include "cmd.h"
+#include "netfab/gen.h"
+#include "netfab/groups.h"
+#include "netfab/smd.h"
+#include "util/u64map.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static void load_usage(FILE *out) {
+    fprintf(out,
+            "usage: netfab smd-load --server ADDR:PORT --topo SPEC --groups PATTERN\n"
+            "                       [--procs-per-node N] [--mapping aware|random] [--seed S]\n"
+            "                       [--loss P] [--crash F] [--window N] [--retry MS]\n"
+            "                       [--poll MS] [--deadline S] [--json]\n\n"
+            "Plays every rank of a job against the group manager at ADDR:PORT (started with the\n"
+            "same --topo). Each member port of each group joins once (ranks sharing an endpoint\n"
+            "share its port); rank 0 of each group polls its state until Ready.\n\n"
+            "options:\n"
+            "  --loss P       drop each request with probability P (0..1) before it is sent\n"
+            "  --crash F      a fraction F (0..1) of the endpoints never sends anything\n"
+            "  --window N     requests in flight at most (default 512)\n"
+            "  --retry MS     retransmission timeout (default 100)\n"
+            "  --poll MS      rank 0's polling interval (default 10)\n"
+            "  --deadline S   give up after S seconds (default 300)\n"
+            "  --json         one JSON object: groups, ready, destroyed, joins, joins_per_s,\n"
+            "                 all_ready_s, unusable_fraction, retransmits, lost, errors\n\n"
+            "example:\n"
+            "  netfab smd-load --server 127.0.0.1:4791 --topo torus:30x20x20,c=2 \\\n"
+            "      --groups grid3d:40x30x20 --loss 0.01\n");
+}
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* xorshift64*: the loss and crash draws, from the seed */
+static uint64_t rng;
+static double rnd01(void) {
+    rng ^= rng >> 12;
+    rng ^= rng << 25;
+    rng ^= rng >> 27;
+    return (double)((rng * 0x2545F4914F6CDD1DULL) >> 11) / 9007199254740992.0;
+}
+
+enum { K_JOIN = 0, K_POLL = 1 };
+
+typedef struct pend {
+    uint64_t tid;
+    uint32_t group, member; /* member index for a join */
+    uint8_t kind;
+    uint8_t live;
+    uint32_t attempts;
+    double due; /* retransmission time */
+} pend;
+
+typedef struct ev { /* a timer: retransmit pending p, or start a poll for group g */
+    double at;
+    uint32_t id;
+    uint8_t is_poll;
+} ev;
+
+typedef struct gstate {
+    double first_sent, ready_at, end_at;
+    uint32_t joins_left; /* member joins not yet acknowledged */
+    uint8_t done;        /* 1 ready, 2 destroyed/gone */
+    uint8_t crashed;     /* some member crashed */
+    uint8_t rank0_dead;
+} gstate;
+
+typedef struct loader {
+    nf_smc *c;
+    const nf_fabric *f;
+    const nf_groups *g;
+    uint64_t nonce;
+    double loss;
+    uint32_t window, inflight;
+    double retry_s, poll_s;
+    pend *p;
+    size_t n_p, cap_p;
+    uint32_t *free_p;
+    size_t n_free;
+    nf__u64map by_tid;
+    ev *heap;
+    size_t n_heap, cap_heap;
+    gstate *gs;
+    uint64_t joins, retransmits, lost, errors, sent;
+    double t0, last_join;
+} loader;
+
+static void heap_push(loader *L, ev e) {
+    if (L->n_heap == L->cap_heap) {
+        L->cap_heap = L->cap_heap ? 2 * L->cap_heap : 1024;
+        L->heap = realloc(L->heap, L->cap_heap * sizeof *L->heap);
+        if (!L->heap) abort(); /* the CLI's own bookkeeping: no way on without it */
+    }
+    size_t i = L->n_heap++;
+    while (i && L->heap[(i - 1) / 2].at > e.at) {
+        L->heap[i] = L->heap[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    L->heap[i] = e;
+}
+
+static ev heap_pop(loader *L) {
+    ev top = L->heap[0], last = L->heap[--L->n_heap];
+    size_t i = 0;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= L->n_heap) break;
+        if (c + 1 < L->n_heap && L->heap[c + 1].at < L->heap[c].at) c++;
+        if (L->heap[c].at >= last.at) break;
+        L->heap[i] = L->heap[c];
+        i = c;
+    }
+    if (L->n_heap) L->heap[i] = last;
+    return top;
+}
+
+static nf_gid group_mgid(const loader *L, uint32_t k) {
+    return nf_gid_make(0xff12401b00000000ULL | (L->nonce & 0xFFFFFFFFu), k);
+}
+
+static uint64_t member_guid(const loader *L, uint32_t k, uint32_t i) {
+    nf_node ca = L->g->member[L->g->off[k] + i];
+    return L->f->port_guid[nf_port_index(L->f, ca, 1)];
+}
+
+/* Sends (or, with probability loss, pretends to send) pending request id. */
+static void transmit(loader *L, uint32_t id, double now) {
+    pend *p = &L->p[id];
+    nf_mad q;
+    if (p->kind == K_JOIN) {
+        nf_smc_request(&q, NF_MAD_SET, NF_SA_ATTR_MCMEMBER, p->tid);
+        nf_mcmember_rec r = {
+            .mgid = group_mgid(L, p->group),
+            .port_gid = nf_gid_make(NF_GID_DEFAULT_PREFIX, member_guid(L, p->group, p->member)),
+            .join_state = NF_JOIN_FULL,
+            .member_count = L->g->off[p->group + 1] - L->g->off[p->group]};
+        nf_mcmember_encode(&r, q.data);
+    } else {
+        nf_smc_request(&q, NF_MAD_GET, NF_SA_ATTR_MCGSTATE, p->tid);
+        nf_mcgstate_rec r = {.mgid = group_mgid(L, p->group)};
+        nf_mcgstate_encode(&r, q.data);
+    }
+    if (p->attempts++) L->retransmits++;
+    if (L->loss > 0 && rnd01() < L->loss)
+        L->lost++;
+    else if (nf_smc_send(L->c, &q) == NF_OK)
+        L->sent++;
+    p->due = now + L->retry_s;
+    heap_push(L, (ev){.at = p->due, .id = id});
+}
+
+static uint32_t new_pend(loader *L, uint8_t kind, uint32_t group, uint32_t member, double now) {
+    uint32_t id;
+    if (L->n_free) {
+        id = L->free_p[--L->n_free];
+    } else {
+        if (L->n_p == L->cap_p) {
+            L->cap_p = L->cap_p ? 2 * L->cap_p : 1024;
+            L->p = realloc(L->p, L->cap_p * sizeof *L->p);
+            L->free_p = realloc(L->free_p, L->cap_p * sizeof *L->free_p);
+            if (!L->p || !L->free_p) abort();
+        }
+        id = (uint32_t)L->n_p++;
+    }
+    pend *p = &L->p[id];
+    *p = (pend){
+        .tid = nf_smc_next_tid(L->c), .group = group, .member = member, .kind = kind, .live = 1};
+    if (nf__u64map_put(&L->by_tid, p->tid, id)) abort();
+    L->inflight++;
+    transmit(L, id, now);
+    return id;
+}
+
+static void end_pend(loader *L, uint32_t id) {
+    pend *p = &L->p[id];
+    nf__u64map_del(&L->by_tid, p->tid);
+    p->live = 0;
+    L->free_p[L->n_free++] = id;
+    L->inflight--;
+}
+
+static void answered(loader *L, const nf_mad *a, double now) {
+    uint32_t id;
+    if (!nf__u64map_get(&L->by_tid, a->tid, &id)) return; /* a late duplicate */
+    pend *p = &L->p[id];
+    gstate *g = &L->gs[p->group];
+    uint32_t k = p->group;
+    if (p->kind == K_JOIN) {
+        if (a->status) L->errors++;
+        L->joins++;
+        L->last_join = now;
+        g->joins_left--;
+        bool rank0 = p->member == 0;
+        end_pend(L, id);
+        if (a->status == NF_SA_STATUS_DENIED && !g->done) {
+            g->done = 2;
+            g->end_at = now;
+        }
+        if (rank0 && !g->done) heap_push(L, (ev){.at = now, .id = k, .is_poll = 1});
+        return;
+    }
+    nf_mcgstate_rec r;
+    nf_mcgstate_decode(a->data, &r);
+    end_pend(L, id);
+    if (g->done) return;
+    if (a->status == NF_MAD_STATUS_OK && r.state == NF_MCG_READY) {
+        g->done = 1;
+        g->ready_at = g->end_at = now;
+    } else if (a->status == NF_SA_STATUS_NO_RECORDS || r.state == NF_MCG_DESTROYING ||
+               r.state == NF_MCG_RECEIVING_LEAVE) {
+        g->done = 2;
+        g->end_at = now;
+    } else {
+        heap_push(L, (ev){.at = now + L->poll_s, .id = k, .is_poll = 1});
+    }
+}
+
+typedef struct job {
+    uint32_t group, member;
+} job;
+
+int nf_cmd_smd_load(int argc, char **argv) {
+    enum {
+        O_SERVER = 256,
+        O_TOPO,
+        O_GROUPS,
+        O_PPN,
+        O_MAP,
+        O_SEED,
+        O_LOSS,
+        O_CRASH,
+        O_WINDOW,
+        O_RETRY,
+        O_POLL,
+        O_DEADLINE,
+        O_JSON
+    };
+    static const struct option longopts[] = {{"server", required_argument, NULL, O_SERVER},
+                                             {"topo", required_argument, NULL, O_TOPO},
+                                             {"groups", required_argument, NULL, O_GROUPS},
+                                             {"procs-per-node", required_argument, NULL, O_PPN},
+                                             {"mapping", required_argument, NULL, O_MAP},
+                                             {"seed", required_argument, NULL, O_SEED},
+                                             {"loss", required_argument, NULL, O_LOSS},
+                                             {"crash", required_argument, NULL, O_CRASH},
+                                             {"window", required_argument, NULL, O_WINDOW},
+                                             {"retry", required_argument, NULL, O_RETRY},
+                                             {"poll", required_argument, NULL, O_POLL},
+                                             {"deadline", required_argument, NULL, O_DEADLINE},
+                                             {"json", no_argument, NULL, O_JSON},
+                                             {"help", no_argument, NULL, 'h'},
+                                             {NULL, 0, NULL, 0}};
+    const char *server = NULL, *topo = NULL, *pattern = NULL;
+    nf_workload_opts wo = {.procs_per_node = 1, .seed = 1};
+    double loss = 0, crash = 0, retry_ms = 100, poll_ms = 10, deadline = 300;
+    long window = 512;
+    bool json = false;
+    optind = 1;
+    opterr = 0;
+    int c;
+    char *end;
+    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        double v = 0;
+        if (c >= O_LOSS && c <= O_DEADLINE) {
+            errno = 0;
+            v = strtod(optarg, &end);
+            if (!*optarg || *end || errno || !isfinite(v) || v < 0) {
+                fprintf(stderr, "netfab smd-load: %s wants a number >= 0, not '%s'\n",
+                        argv[optind - 1], optarg);
+                return NF_EXIT_USAGE;
+            }
+        }
+        switch (c) {
+        case O_SERVER: server = optarg; break;
+        case O_TOPO: topo = optarg; break;
+        case O_GROUPS: pattern = optarg; break;
+        case O_PPN: wo.procs_per_node = (unsigned)atoi(optarg); break;
+        case O_MAP:
+            if (strcmp(optarg, "aware") == 0)
+                wo.mapping = NF_MAP_AWARE;
+            else if (strcmp(optarg, "random") == 0)
+                wo.mapping = NF_MAP_RANDOM;
+            else {
+                fprintf(stderr, "netfab smd-load: --mapping is aware or random, not '%s'\n",
+                        optarg);
+                return NF_EXIT_USAGE;
+            }
+            break;
+        case O_SEED: wo.seed = strtoull(optarg, NULL, 0); break;
+        case O_LOSS: loss = v; break;
+        case O_CRASH: crash = v; break;
+        case O_WINDOW: window = (long)v; break;
+        case O_RETRY: retry_ms = v; break;
+        case O_POLL: poll_ms = v; break;
+        case O_DEADLINE: deadline = v; break;
+        case O_JSON: json = true; break;
+        case 'h': load_usage(stdout); return NF_EXIT_OK;
+        default:
+            fprintf(stderr, "netfab smd-load: unknown or incomplete option '%s'\n",
+                    argv[optind - 1]);
+            load_usage(stderr);
+            return NF_EXIT_USAGE;
+        }
+    }
+    if (!server || !topo || !pattern) {
+        fprintf(stderr, "netfab smd-load: --server, --topo and --groups are required\n");
+        return NF_EXIT_USAGE;
+    }
+    if (loss >= 1 || crash > 1 || window < 1 || retry_ms < 1 || poll_ms < 1 || deadline <= 0) {
+        fprintf(stderr, "netfab smd-load: --loss must be below 1, --crash at most 1, --window, "
+                        "--retry, --poll and --deadline positive\n");
+        return NF_EXIT_USAGE;
+    }
+    nf_diag d = {{0}, 0, {0}};
+    nf_topo_opts to = {.warn = nf_app_warn};
+    nf_fabric *f;
+    int rc = nf_topo_build(topo, &to, &f, &d);
+    if (rc) return nf_app_report(rc, &d);
+    nf_groups *g;
+    if ((rc = nf_groups_build(f, pattern, &wo, &g, &d))) {
+        nf_fabric_free(f);
+        return nf_app_report(rc, &d);
+    }
+    loader L = {.f = f,
+                .g = g,
+                .loss = loss,
+                .window = (uint32_t)window,
+                .retry_s = retry_ms / 1000,
+                .poll_s = poll_ms / 1000};
+    nf__u64map_init(&L.by_tid);
+    if ((rc = nf_smc_open(server, &L.c, &d))) {
+        nf_groups_free(g);
+        nf_fabric_free(f);
+        return nf_app_report(rc, &d);
+    }
+    rng = wo.seed * 0x9E3779B97F4A7C15ULL + 1;
+    L.nonce = (uint64_t)getpid() << 16 ^ (uint64_t)time(NULL);
+    /* crashed endpoints, then the jobs of the live ones, shuffled */
+    uint8_t *dead = calloc(f->n_nodes, 1);
+    L.gs = calloc(g->n + 1, sizeof *L.gs);
+    size_t total = g->off[g->n], nj = 0;
+    job *jobs = malloc((total + 1) * sizeof *jobs);
+    if (!dead || !L.gs || !jobs) abort();
+    for (nf_node n = f->n_switches; n < f->n_nodes; n++)
+        dead[n] = crash > 0 && rnd01() < crash;
+    for (uint32_t k = 0; k < g->n; k++) {
+        for (uint32_t i = g->off[k]; i < g->off[k + 1]; i++) {
+            if (dead[g->member[i]]) {
+                L.gs[k].crashed = 1;
+                if (i == g->off[k]) L.gs[k].rank0_dead = 1;
+                continue;
+            }
+            jobs[nj++] = (job){k, i - g->off[k]};
+            L.gs[k].joins_left++;
+        }
+    }
+    for (size_t i = nj; i > 1; i--) {
+        size_t j = (size_t)(rnd01() * (double)i);
+        if (j >= i) j = i - 1;
+        job t = jobs[i - 1];
+        jobs[i - 1] = jobs[j];
+        jobs[j] = t;
+    }
+    bool tty = isatty(2);
+    L.t0 = now_s();
+    for (uint32_t k = 0; k < g->n; k++)
+        L.gs[k].first_sent = -1;
+    size_t next = 0;
+    double last_progress = 0;
+    uint32_t resolved = 0;
+    for (uint32_t k = 0; k < g->n; k++) /* a group with rank 0 crashed is never observed */
+        if (L.gs[k].rank0_dead) {
+            L.gs[k].done = 3;
+            resolved++;
+        }
+    bool timed_out = false;
+    while (resolved < g->n || L.inflight) {
+        double now = now_s();
+        if (now - L.t0 > deadline) {
+            timed_out = true;
+            break;
+        }
+        while (next < nj && L.inflight < L.window) {
+            job jb = jobs[next++];
+            if (L.gs[jb.group].first_sent < 0) L.gs[jb.group].first_sent = now - L.t0;
+            new_pend(&L, K_JOIN, jb.group, jb.member, now);
+        }
+        /* timers due: retransmissions and polls */
+        while (L.n_heap && L.heap[0].at <= now) {
+            ev e = heap_pop(&L);
+            if (e.is_poll) {
+                if (!L.gs[e.id].done && L.inflight < L.window + 64)
+                    new_pend(&L, K_POLL, e.id, 0, now);
+                else if (!L.gs[e.id].done)
+                    heap_push(&L, (ev){.at = now + L.poll_s, .id = e.id, .is_poll = 1});
+                continue;
+            }
+            pend *p = &L.p[e.id];
+            if (p->live && p->due == e.at) transmit(&L, e.id, now);
+        }
+        double wait = L.n_heap ? L.heap[0].at - now_s() : 0.05;
+        if (wait < 0) wait = 0;
+        if (next < nj && L.inflight < L.window) wait = 0;
+        nf_mad a;
+        rc = nf_smc_recv(L.c, (int)(wait * 1000), &a);
+        now = now_s();
+        while (rc == NF_OK || rc == NF_EPARSE) {
+            if (rc == NF_OK && (a.method & 0x80)) answered(&L, &a, now - L.t0 + L.t0);
+            rc = nf_smc_recv(L.c, 0, &a);
+        }
+        if (rc == NF_EIO) {
+            fprintf(stderr, "netfab smd-load: %s: socket error: %s\n", server, strerror(errno));
+            break;
+        }
+        resolved = 0;
+        for (uint32_t k = 0; k < g->n; k++)
+            resolved += L.gs[k].done != 0 ||
+                        (L.gs[k].crashed && L.gs[k].joins_left == 0 && L.gs[k].rank0_dead);
+        if (tty && now - last_progress > 0.5) {
+            fprintf(stderr,
+                    "\rsmd-load: %zu/%zu joins sent, %llu acknowledged, %u/%u groups "
+                    "resolved   ",
+                    next, nj, (unsigned long long)L.joins, resolved, g->n);
+            last_progress = now;
+        }
+    }
+    if (tty) fputc('\n', stderr);
+    double t_end = now_s() - L.t0;
+    uint32_t ready = 0, destroyed = 0, unobserved = 0;
+    double all_ready = 0, unusable = 0, span = 0;
+    for (uint32_t k = 0; k < g->n; k++) {
+        gstate *s = &L.gs[k];
+        if (s->done == 1) {
+            ready++;
+            double r = s->ready_at - L.t0;
+            if (r > all_ready) all_ready = r;
+        }
+        destroyed += s->done == 2;
+        unobserved += s->done == 3;
+        if (s->first_sent < 0) continue;
+        double usable_from = s->done == 1 ? s->ready_at - L.t0 : t_end;
+        unusable += usable_from - s->first_sent;
+        span += t_end - s->first_sent;
+    }
+    double join_time = L.last_join > 0 ? L.last_join - L.t0 : 0;
+    double jps = join_time > 0 ? (double)L.joins / join_time : 0;
+    double frac = span > 0 ? unusable / span : 0;
+    if (json) {
+        json_t *o =
+            json_pack("{s:i, s:i, s:i, s:i, s:I, s:f, s:f, s:f, s:I, s:I, s:I, s:f, s:f, s:b}",
+                      "groups", (int)g->n, "ready", (int)ready, "destroyed", (int)destroyed,
+                      "unobserved", (int)unobserved, "joins", (json_int_t)L.joins, "joins_per_s",
+                      jps, "all_ready_s", all_ready, "unusable_fraction", frac, "retransmits",
+                      (json_int_t)L.retransmits, "lost", (json_int_t)L.lost, "errors",
+                      (json_int_t)L.errors, "loss", loss, "crash", crash, "timed_out", timed_out);
+        json_dumpf(o, stdout, JSON_INDENT(2));
+        putchar('\n');
+        json_decref(o);
+    } else {
+        printf("groups %u: %u Ready, %u destroyed, %u unobserved (rank 0 crashed)\n", g->n, ready,
+               destroyed, unobserved);
+        printf("joins %llu in %.3f s: %.0f joins/s; %llu retransmissions, %llu requests lost, "
+               "%llu error answers\n",
+               (unsigned long long)L.joins, join_time, jps, (unsigned long long)L.retransmits,
+               (unsigned long long)L.lost, (unsigned long long)L.errors);
+        printf("all Ready after %.3f s; groups unusable %.1f%% of their time%s\n", all_ready,
+               100 * frac, timed_out ? " (gave up at the deadline)" : "");
+    }
+    free(dead);
+    free(jobs);
+    free(L.gs);
+    free(L.p);
+    free(L.free_p);
+    free(L.heap);
+    nf__u64map_fini(&L.by_tid);
+    nf_smc_close(L.c);
+    nf_groups_free(g);
+    nf_fabric_free(f);
+    return timed_out ? NF_EXIT_FAIL : NF_EXIT_OK;
+}

@@ -1,0 +1,98 @@
+/* The multicast group manager as a service: a UDP server on a loopback address speaking the SA
+ * MADs of docs/protocol.md over an nf_mcgm, with a journal in a state directory (every event made
+ * durable before the reply that acknowledges it), retransmission-safe replies, and dumps of the
+ * live forwarding tables. One thread, a poll loop; the caller owns signals and hands the loop a
+ * wake-up descriptor. And the client side: requests with retries and a timeout. */
+#ifndef NETFAB_SMD_H
+#define NETFAB_SMD_H
+
+#include "core.h"
+#include "fabric.h"
+#include "hops.h"
+#include "mcgm.h"
+#include "sa.h"
+
+#include <stddef.h>
+
+/* ---- server --------------------------------------------------------------------------------- */
+
+typedef struct nf_smd nf_smd;
+
+typedef struct nf_smd_opts {
+    const char *listen;      /* "ADDR:PORT", ADDR an IPv4 address; port 0 picks a free one */
+    const char *state_dir;   /* journal directory, or NULL for none */
+    const char *dump_prefix; /* dumps go to PREFIX.mcfdbs and PREFIX.groups; NULL: STATE/smd or
+                              * ./netfab-smd without a state directory */
+    nf_mcgm_opts mcgm;
+    int wake_fd; /* readable end of a pipe: byte 'T' stops the loop, 'H' dumps; -1 for none */
+    /* progress and problems, one line each, no newline (may be NULL) */
+    void (*log)(void *ud, const char *line);
+    void *log_ud;
+} nf_smd_opts;
+
+typedef struct nf_smd_stats {
+    uint64_t datagrams, dropped, answered, retransmits; /* retransmits answered from the cache */
+    uint64_t errors;                                    /* answers with a non-zero status */
+    uint64_t journal_records, journal_syncs, compactions;
+    uint64_t replayed, torn_bytes; /* at start */
+} nf_smd_stats;
+
+/* Binds the socket, opens and replays the journal, compacts it. f and h must outlive the server.
+ * NF_EINVAL (bad listen address, engine), NF_EIO (socket, bind, journal; the reason in diag),
+ * NF_ELOCKED (another daemon holds the state directory), NF_EPARSE / NF_EINVAL (a journal that is
+ * corrupt before its tail or was written for another fabric), NF_ENOMEM. */
+int nf_smd_new(const nf_fabric *f, const nf_hops *h, const nf_smd_opts *opts, nf_smd **out,
+               nf_diag *diag);
+
+/* Serves until 'T' arrives on wake_fd. Returns NF_OK, or NF_EIO when the journal cannot be
+ * written (the loop stops at once: nothing unlogged is ever acknowledged). */
+int nf_smd_run(nf_smd *s, nf_diag *diag);
+
+/* The bound UDP port. */
+unsigned nf_smd_port(const nf_smd *s);
+const nf_mcgm *nf_smd_manager(const nf_smd *s);
+void nf_smd_get_stats(const nf_smd *s, nf_smd_stats *out);
+/* Writes the dump files now (what 'H' does). */
+int nf_smd_dump(nf_smd *s, nf_diag *diag);
+void nf_smd_free(nf_smd *s); /* syncs and closes the journal; NULL is a no-op */
+
+/* ---- client --------------------------------------------------------------------------------- */
+
+typedef struct nf_smc nf_smc;
+
+/* A client socket talking to server "ADDR:PORT". NF_EINVAL, NF_EIO. */
+int nf_smc_open(const char *server, nf_smc **out, nf_diag *diag);
+void nf_smc_close(nf_smc *c);
+int nf_smc_fd(const nf_smc *c);
+
+/* Retries: a request is sent, and sent again with the same transaction id after timeout_ms
+ * without its answer, up to retries more times. 0, 0: 200 ms, 10 retries. */
+typedef struct nf_smc_opts {
+    uint32_t timeout_ms, retries;
+} nf_smc_opts;
+
+/* One request and its answer. The return value is NF_OK when an answer came (its MAD status is
+ * in *status), NF_ETIMEDOUT when none did, NF_EIO on a socket error, NF_EPARSE when the answer
+ * is malformed. */
+int nf_smc_join(nf_smc *c, const nf_smc_opts *o, const nf_gid *mgid, const nf_gid *port_gid,
+                uint32_t member_count, uint16_t *status, nf_mcmember_rec *answer);
+int nf_smc_leave(nf_smc *c, const nf_smc_opts *o, const nf_gid *mgid, const nf_gid *port_gid,
+                 uint16_t *status, nf_mcmember_rec *answer);
+int nf_smc_state(nf_smc *c, const nf_smc_opts *o, const nf_gid *mgid, uint16_t *status,
+                 nf_mcgstate_rec *answer);
+int nf_smc_dump(nf_smc *c, const nf_smc_opts *o, uint16_t *status);
+/* Every group (GetTable): the records in a new array *out (free()), their number in *n. All the
+ * answer's segments must arrive; a missing one makes the whole request go again. */
+int nf_smc_table(nf_smc *c, const nf_smc_opts *o, uint16_t *status, nf_mcgstate_rec **out,
+                 size_t *n);
+
+/* The building blocks of the above, for a client with many requests in flight (the load
+ * generator): a fresh transaction id, one datagram out, one in (timeout_ms; NF_ETIMEDOUT). */
+uint64_t nf_smc_next_tid(nf_smc *c);
+int nf_smc_send(nf_smc *c, const nf_mad *m);
+int nf_smc_recv(nf_smc *c, int timeout_ms, nf_mad *out);
+
+/* Fills a request MAD: SA class, versions, method, attribute, the transaction id. */
+void nf_smc_request(nf_mad *m, uint8_t method, uint16_t attr, uint64_t tid);
+
+#endif

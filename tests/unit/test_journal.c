@@ -1,0 +1,868 @@
+/* The journal (nf_journal_*): CRC-32C against published values and a bitwise reference, the frame
+ * layout byte by byte, round trips of many records, a torn or corrupt tail cut at every byte of the
+ * last frame, files that are not ours, the directory lock (same process and a child), compaction
+ * and its failures, a write failing half-way (RLIMIT_FSIZE), and allocation-failure sweeps. Every
+ * test works in its own directory under /tmp, removed afterwards. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include "testutil.h"
+
+#include "netfab/journal.h"
+#include "util/crc32c.h"
+#include "util/rng.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* ---- helpers --------------------------------------------------------------------------------- */
+
+#define MAXREC NF_JOURNAL_MAX_REC
+
+typedef struct tdir {
+    char root[64];  /* mkdtemp directory, removed by the teardown */
+    char dir[128];  /* root/state: the journal directory, created by nf_journal_open */
+    char path[160]; /* dir/journal */
+} tdir;
+
+static int setup(void **state) {
+    tdir *t = calloc(1, sizeof *t);
+    strcpy(t->root, "/tmp/nf_journal_XXXXXX");
+    if (!mkdtemp(t->root)) return -1;
+    snprintf(t->dir, sizeof t->dir, "%s/state", t->root);
+    snprintf(t->path, sizeof t->path, "%s/journal", t->dir);
+    *state = t;
+    return 0;
+}
+
+static void rm_tree(const char *path) {
+    struct stat st;
+    if (lstat(path, &st) != 0) return;
+    if (S_ISDIR(st.st_mode)) {
+        DIR *d = opendir(path);
+        struct dirent *e;
+        while (d && (e = readdir(d)) != NULL) {
+            if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+            char sub[512];
+            snprintf(sub, sizeof sub, "%s/%s", path, e->d_name);
+            rm_tree(sub);
+        }
+        if (d) closedir(d);
+        rmdir(path);
+    } else {
+        unlink(path);
+    }
+}
+
+static int teardown(void **state) {
+    tdir *t = *state;
+    rm_tree(t->root);
+    free(t);
+    return 0;
+}
+
+static long file_size(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0 ? (long)st.st_size : -1;
+}
+
+static bool exists(const char *path) {
+    struct stat st;
+    return lstat(path, &st) == 0;
+}
+
+static uint8_t *slurp(const char *path, size_t *len) {
+    FILE *fp = fopen(path, "rb");
+    assert_non_null(fp);
+    fseek(fp, 0, SEEK_END);
+    long n = ftell(fp);
+    fseek(fp, 0, SEEK_SET);
+    uint8_t *b = malloc((size_t)n + 1);
+    assert_int_equal(fread(b, 1, (size_t)n, fp), (size_t)n);
+    fclose(fp);
+    *len = (size_t)n;
+    return b;
+}
+
+static void spill(const char *path, const void *b, size_t len) {
+    FILE *fp = fopen(path, "wb");
+    assert_non_null(fp);
+    assert_int_equal(fwrite(b, 1, len, fp), len);
+    fclose(fp);
+}
+
+/* Record i of a test: len bytes drawn from a stream seeded with (seed, i). */
+static void fill(uint8_t *b, uint32_t len, uint64_t seed, uint32_t i) {
+    nf__rng r;
+    nf__rng_seed(&r, seed * 1000003u + i);
+    for (uint32_t k = 0; k < len; k++)
+        b[k] = (uint8_t)nf__rng_next(&r);
+}
+
+static void append_gen(nf_journal *j, uint32_t len, uint64_t seed, uint32_t i) {
+    uint8_t *b = malloc(len);
+    fill(b, len, seed, i);
+    int rc = nf_journal_append(j, b, len);
+    if (rc) fail_msg("append of %u bytes: %d", len, rc);
+    free(b);
+}
+
+/* What a replay delivered; stop_at (when non-zero) makes the callback return 7 at that record. */
+typedef struct coll {
+    uint32_t n, cap, stop_at;
+    uint8_t **rec;
+    uint32_t *len;
+} coll;
+
+static int collect(void *ud, const uint8_t *rec, uint32_t len) {
+    coll *c = ud;
+    if (c->n == c->cap) {
+        c->cap = c->cap ? 2 * c->cap : 64;
+        c->rec = realloc(c->rec, c->cap * sizeof *c->rec);
+        c->len = realloc(c->len, c->cap * sizeof *c->len);
+    }
+    c->rec[c->n] = malloc(len);
+    memcpy(c->rec[c->n], rec, len);
+    c->len[c->n] = len;
+    c->n++;
+    return c->stop_at && c->n == c->stop_at ? 7 : 0;
+}
+
+static void coll_free(coll *c) {
+    for (uint32_t i = 0; i < c->n; i++)
+        free(c->rec[i]);
+    free(c->rec);
+    free(c->len);
+    memset(c, 0, sizeof *c);
+}
+
+/* Record i must be the generated record (seed, gen_i) of length len. */
+static void check_rec(const coll *c, uint32_t i, uint32_t len, uint64_t seed, uint32_t gen_i) {
+    assert_true(i < c->n);
+    if (c->len[i] != len) fail_msg("record %u has %u bytes, want %u", i, c->len[i], len);
+    uint8_t *want = malloc(len);
+    fill(want, len, seed, gen_i);
+    if (memcmp(c->rec[i], want, len) != 0) fail_msg("record %u differs", i);
+    free(want);
+}
+
+static nf_journal *open_ok(const char *dir) {
+    nf_journal *j = NULL;
+    nf_diag d;
+    int rc = nf_journal_open(dir, &j, &d);
+    if (rc) fail_msg("open %s: %d %s: %s", dir, rc, d.file, d.msg);
+    assert_non_null(j);
+    return j;
+}
+
+/* Opens dir and replays it into c; returns the journal, *torn the bytes cut. */
+static nf_journal *open_replay(const char *dir, coll *c, uint64_t *torn) {
+    nf_journal *j = open_ok(dir);
+    nf_diag d;
+    int rc = nf_journal_replay(j, collect, c, torn, &d);
+    if (rc) fail_msg("replay %s: %d %s", dir, rc, d.msg);
+    return j;
+}
+
+/* CRC-32C bit by bit, straight from the definition: the reference for the table-driven one. */
+static uint32_t ref_crc(const uint8_t *p, size_t n) {
+    uint32_t c = 0xffffffffu;
+    for (size_t i = 0; i < n; i++) {
+        c ^= p[i];
+        for (int k = 0; k < 8; k++)
+            c = (c & 1) ? (c >> 1) ^ 0x82f63b78u : c >> 1;
+    }
+    return ~c;
+}
+
+static void le32(uint8_t *p, uint32_t v) {
+    for (int i = 0; i < 4; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+/* ---- CRC-32C --------------------------------------------------------------------------------- */
+
+static void test_crc32c(void **state) {
+    (void)state;
+    /* the check value of the catalogue of CRCs, and the iSCSI test vectors of RFC 3720 B.4 */
+    assert_int_equal(nf__crc32c(0, "123456789", 9), 0xe3069283u);
+    uint8_t v[32];
+    memset(v, 0, sizeof v);
+    assert_int_equal(nf__crc32c(0, v, 32), 0x8a9136aau);
+    memset(v, 0xff, sizeof v);
+    assert_int_equal(nf__crc32c(0, v, 32), 0x62a8ab43u);
+    for (int i = 0; i < 32; i++)
+        v[i] = (uint8_t)i;
+    assert_int_equal(nf__crc32c(0, v, 32), 0x46dd794eu);
+    for (int i = 0; i < 32; i++)
+        v[i] = (uint8_t)(31 - i);
+    assert_int_equal(nf__crc32c(0, v, 32), 0x113fdb5cu);
+    assert_int_equal(nf__crc32c(0, "", 0), 0);
+    assert_int_equal(ref_crc((const uint8_t *)"123456789", 9), 0xe3069283u);
+
+    /* every table entry: from all-ones state one byte b gives ~table[b] */
+    for (unsigned b = 0; b < 256; b++) {
+        uint8_t byte = (uint8_t)b;
+        uint32_t c = b;
+        for (int k = 0; k < 8; k++)
+            c = (c & 1) ? (c >> 1) ^ 0x82f63b78u : c >> 1;
+        assert_int_equal(~nf__crc32c(0xffffffffu, &byte, 1), c);
+    }
+
+    /* random data against the bitwise reference, and chaining at every split */
+    uint8_t buf[1000];
+    fill(buf, sizeof buf, 99, 0);
+    uint32_t whole = nf__crc32c(0, buf, sizeof buf);
+    assert_int_equal(whole, ref_crc(buf, sizeof buf));
+    for (size_t cut = 0; cut <= sizeof buf; cut++)
+        assert_int_equal(nf__crc32c(nf__crc32c(0, buf, cut), buf + cut, sizeof buf - cut), whole);
+}
+
+/* ---- format and round trip ------------------------------------------------------------------- */
+
+static void test_frame_layout(void **state) {
+    tdir *t = *state;
+    nf_journal *j = open_ok(t->dir); /* creates the directory and the file */
+    struct stat st;
+    assert_int_equal(stat(t->dir, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0700);
+    size_t n;
+    uint8_t *b = slurp(t->path, &n);
+    assert_int_equal(n, 8);
+    assert_memory_equal(b, "NFJRNL\x01\x00", 8);
+    free(b);
+    assert_int_equal(nf_journal_bytes(j), 8);
+
+    uint64_t torn = 99;
+    coll c = {0};
+    assert_int_equal(nf_journal_replay(j, collect, &c, &torn, NULL), 0);
+    assert_int_equal(c.n, 0);
+    assert_int_equal(torn, 0);
+
+    uint8_t big[300];
+    fill(big, sizeof big, 1, 0);
+    assert_int_equal(nf_journal_append(j, "abc", 3), 0);
+    assert_int_equal(nf_journal_append(j, big, sizeof big), 0);
+    assert_int_equal(nf_journal_bytes(j), 8); /* nothing written before sync */
+    assert_int_equal(file_size(t->path), 8);
+    assert_int_equal(nf_journal_sync(j), 0);
+    assert_int_equal(nf_journal_bytes(j), 8 + 11 + 308);
+    assert_int_equal(nf_journal_records(j), 2);
+    assert_int_equal(nf_journal_sync(j), 0); /* nothing queued: a no-op */
+
+    uint8_t want[8 + 11 + 308];
+    memcpy(want, "NFJRNL\x01\x00", 8);
+    le32(want + 8, 3);
+    memcpy(want + 16, "abc", 3);
+    uint8_t crcin[4 + 300];
+    memcpy(crcin, want + 8, 4);
+    memcpy(crcin + 4, "abc", 3);
+    le32(want + 12, ref_crc(crcin, 7));
+    le32(want + 19, 300);
+    memcpy(crcin, want + 19, 4);
+    memcpy(crcin + 4, big, 300);
+    le32(want + 23, ref_crc(crcin, 304));
+    memcpy(want + 27, big, 300);
+    b = slurp(t->path, &n);
+    assert_int_equal(n, sizeof want);
+    assert_memory_equal(b, want, sizeof want);
+    free(b);
+    nf_journal_close(j);
+    coll_free(&c);
+}
+
+static void test_roundtrip(void **state) {
+    tdir *t = *state;
+    enum { N = 600 };
+    static uint32_t lens[N];
+    nf__rng r;
+    nf__rng_seed(&r, 2024);
+    for (uint32_t i = 0; i < N; i++)
+        lens[i] = i % 97 == 5 ? 1 + nf__rng_below(&r, 200000) : 1 + nf__rng_below(&r, 3000);
+    lens[0] = 1;
+    lens[1] = MAXREC;
+    lens[300] = MAXREC;
+    lens[301] = 1;
+    lens[N - 1] = MAXREC;
+
+    nf_journal *j = open_ok(t->dir);
+    coll c = {0};
+    assert_int_equal(nf_journal_replay(j, collect, &c, NULL, NULL), 0);
+    uint64_t total = 8;
+    for (uint32_t i = 0; i < N; i++) {
+        append_gen(j, lens[i], 5, i);
+        total += 8 + lens[i];
+        if (i % 37 == 36) assert_int_equal(nf_journal_sync(j), 0);
+    }
+    nf_journal_close(j); /* syncs the last batch */
+    assert_int_equal(file_size(t->path), total);
+
+    /* replay reads in large chunks: count read system calls when the kernel reports them */
+    unsigned long long syscr0 = 0, syscr1 = 0;
+    FILE *io = fopen("/proc/self/io", "r");
+    char line[128];
+    while (io && fgets(line, sizeof line, io))
+        sscanf(line, "syscr: %llu", &syscr0);
+    if (io) fclose(io);
+
+    uint64_t torn = 99;
+    j = open_replay(t->dir, &c, &torn);
+    io = fopen("/proc/self/io", "r");
+    while (io && fgets(line, sizeof line, io))
+        sscanf(line, "syscr: %llu", &syscr1);
+    if (io) {
+        fclose(io);
+        /* one read per chunk of about 1 MiB, a few for the header and /proc itself */
+        if (syscr1 - syscr0 > total / (1u << 20) + 10)
+            fail_msg("replay of %llu bytes took %llu reads", (unsigned long long)total,
+                     syscr1 - syscr0);
+    }
+    assert_int_equal(torn, 0);
+    assert_int_equal(c.n, N);
+    for (uint32_t i = 0; i < N; i++)
+        check_rec(&c, i, lens[i], 5, i);
+    assert_int_equal(nf_journal_records(j), N);
+    assert_int_equal(nf_journal_bytes(j), total);
+    nf_journal_close(j);
+    coll_free(&c);
+}
+
+/* ---- torn and corrupt tails ------------------------------------------------------------------ */
+
+static const uint32_t tail_lens[] = {10, 1, 500, 77, 3, 40};
+#define NTAIL (sizeof tail_lens / sizeof tail_lens[0])
+
+/* Writes the six records, returns the file's bytes and the offset of each frame's end. */
+static uint8_t *write_six(const tdir *t, size_t *len, uint64_t ends[NTAIL]) {
+    nf_journal *j = open_ok(t->dir);
+    uint64_t off = 8;
+    for (uint32_t i = 0; i < NTAIL; i++) {
+        append_gen(j, tail_lens[i], 3, i);
+        ends[i] = off += 8 + tail_lens[i];
+    }
+    nf_journal_close(j);
+    return slurp(t->path, len);
+}
+
+/* The file now holds a damaged copy: replay must give the first keep records, cut the file at the
+ * end of the last of them, report the rest as torn, and a later append must replay cleanly. */
+static void expect_cut(const tdir *t, uint32_t keep, uint64_t good, uint64_t size) {
+    coll c = {0};
+    uint64_t torn = 99;
+    nf_journal *j = open_replay(t->dir, &c, &torn);
+    if (c.n != keep)
+        fail_msg("file of %llu bytes: %u records, want %u", (unsigned long long)size, c.n, keep);
+    for (uint32_t i = 0; i < keep; i++)
+        check_rec(&c, i, tail_lens[i], 3, i);
+    assert_int_equal(torn, size - good);
+    assert_int_equal(file_size(t->path), good);
+    assert_int_equal(nf_journal_bytes(j), good);
+    assert_int_equal(nf_journal_records(j), keep);
+    coll_free(&c);
+
+    append_gen(j, 33, 4, 0);
+    assert_int_equal(nf_journal_sync(j), 0);
+    nf_journal_close(j);
+    j = open_replay(t->dir, &c, &torn);
+    assert_int_equal(torn, 0);
+    assert_int_equal(c.n, keep + 1);
+    check_rec(&c, keep, 33, 4, 0);
+    nf_journal_close(j);
+    coll_free(&c);
+}
+
+static void test_torn_tail(void **state) {
+    tdir *t = *state;
+    size_t n;
+    uint64_t ends[NTAIL];
+    uint8_t *orig = write_six(t, &n, ends);
+    assert_int_equal(n, ends[NTAIL - 1]);
+    uint64_t start = ends[NTAIL - 2]; /* the last frame is [start, n) */
+
+    /* a crash at every byte inside the last frame */
+    for (uint64_t cut = start + 1; cut < n; cut++) {
+        spill(t->path, orig, cut);
+        expect_cut(t, NTAIL - 1, start, cut);
+    }
+    /* one byte of the last frame changed: length, CRC or payload */
+    for (uint64_t pos = start; pos < n; pos++) {
+        orig[pos] ^= 0x5a;
+        spill(t->path, orig, n);
+        orig[pos] ^= 0x5a;
+        expect_cut(t, NTAIL - 1, start, n);
+    }
+    /* damage in the middle: everything from the bad frame on is cut */
+    orig[ends[1] + 8 + 100] ^= 1; /* a payload byte of record 2 */
+    spill(t->path, orig, n);
+    expect_cut(t, 2, ends[1], n);
+    orig[ends[1] + 8 + 100] ^= 1;
+
+    /* a frame of length 0, and one longer than the limit with enough bytes after it */
+    uint8_t *longer = malloc(n + 200);
+    memcpy(longer, orig, n);
+    memset(longer + n, 0, 200);
+    spill(t->path, longer, n + 8);
+    expect_cut(t, NTAIL, n, n + 8);
+    le32(longer + n, MAXREC + 1);
+    spill(t->path, longer, n + 200);
+    expect_cut(t, NTAIL, n, n + 200);
+    /* only a few bytes of the next frame header */
+    spill(t->path, longer, n + 3);
+    expect_cut(t, NTAIL, n, n + 3);
+    free(longer);
+    free(orig);
+}
+
+/* Appending without a replay still lands after the last good frame. */
+static void test_append_without_replay(void **state) {
+    tdir *t = *state;
+    size_t n;
+    uint64_t ends[NTAIL];
+    uint8_t *orig = write_six(t, &n, ends);
+    spill(t->path, orig, n - 5);
+    nf_journal *j = open_ok(t->dir);
+    append_gen(j, 20, 4, 1);
+    assert_int_equal(nf_journal_sync(j), 0);
+    assert_int_equal(nf_journal_records(j), NTAIL);
+    nf_journal_close(j);
+    coll c = {0};
+    uint64_t torn = 99;
+    j = open_replay(t->dir, &c, &torn);
+    assert_int_equal(torn, 0);
+    assert_int_equal(c.n, NTAIL);
+    check_rec(&c, NTAIL - 2, tail_lens[NTAIL - 2], 3, NTAIL - 2);
+    check_rec(&c, NTAIL - 1, 20, 4, 1);
+    nf_journal_close(j);
+    coll_free(&c);
+    free(orig);
+}
+
+static void test_replay_rules(void **state) {
+    tdir *t = *state;
+    size_t n;
+    uint64_t ends[NTAIL];
+    uint8_t *orig = write_six(t, &n, ends);
+    spill(t->path, orig, n - 1); /* torn, but the callback stops before the tail is seen */
+
+    nf_journal *j = open_ok(t->dir);
+    coll c = {.stop_at = 3};
+    uint64_t torn = 99;
+    assert_int_equal(nf_journal_replay(j, collect, &c, &torn, NULL), 7);
+    assert_int_equal(c.n, 3);
+    assert_int_equal(file_size(t->path), n - 1);                                 /* nothing cut */
+    assert_int_equal(nf_journal_replay(j, collect, &c, &torn, NULL), NF_EINVAL); /* once */
+    assert_int_equal(c.n, 3);
+    coll_free(&c);
+
+    assert_int_equal(nf_journal_append(j, "x", 0), NF_EINVAL);
+    assert_int_equal(nf_journal_append(j, NULL, 1), NF_EINVAL);
+    uint8_t *huge = calloc(1, MAXREC + 1);
+    assert_int_equal(nf_journal_append(j, huge, MAXREC + 1), NF_EINVAL);
+    assert_int_equal(nf_journal_append(j, huge, MAXREC), 0);
+    free(huge);
+    nf_journal_close(j); /* the sync cuts the torn tail before writing */
+    nf_journal_close(NULL);
+
+    j = open_replay(t->dir, &c, &torn);
+    assert_int_equal(torn, 0);
+    assert_int_equal(c.n, NTAIL);
+    assert_int_equal(c.len[NTAIL - 1], MAXREC);
+    nf_journal_close(j);
+    coll_free(&c);
+
+    /* replay after an append is refused */
+    j = open_ok(t->dir);
+    assert_int_equal(nf_journal_append(j, "y", 1), 0);
+    assert_int_equal(nf_journal_replay(j, collect, &c, &torn, NULL), NF_EINVAL);
+    assert_int_equal(torn, 0);
+    nf_journal_close(j);
+    free(orig);
+}
+
+/* ---- files that are not ours, open errors, the lock ------------------------------------------ */
+
+static void expect_not_ours(const tdir *t, const void *content, size_t len, const char *want) {
+    spill(t->path, content, len);
+    nf_journal *j = (nf_journal *)&j;
+    nf_diag d;
+    memset(&d, 0x55, sizeof d);
+    assert_int_equal(nf_journal_open(t->dir, &j, &d), NF_EPARSE);
+    assert_null(j);
+    assert_string_equal(d.file, t->path);
+    assert_int_equal(d.line, 0);
+    if (!strstr(d.msg, t->path) || !strstr(d.msg, want))
+        fail_msg("message '%s' lacks the path or '%s'", d.msg, want);
+    size_t n;
+    uint8_t *b = slurp(t->path, &n);
+    assert_int_equal(n, len);
+    assert_memory_equal(b, content, len);
+    free(b);
+}
+
+static void test_not_ours(void **state) {
+    tdir *t = *state;
+    assert_int_equal(mkdir(t->dir, 0700), 0);
+    const char *text = "hello, this is not a journal\n";
+    expect_not_ours(t, text, strlen(text), "not a netfab journal");
+    expect_not_ours(t, "xy", 2, "not a netfab journal");
+    expect_not_ours(t, "NFJRNL\x02\x00\x05\x00\x00\x00", 10, "version 2");
+
+    /* the lock was released by the failed opens */
+    char lock[200];
+    snprintf(lock, sizeof lock, "%s/lock", t->dir);
+    int fd = open(lock, O_RDWR);
+    assert_true(fd >= 0);
+    assert_int_equal(flock(fd, LOCK_EX | LOCK_NB), 0);
+    close(fd);
+
+    /* a prefix of the header is ours, torn while it was being created */
+    spill(t->path, "NFJ", 3);
+    nf_journal *j = open_ok(t->dir);
+    size_t n;
+    uint8_t *b = slurp(t->path, &n);
+    assert_int_equal(n, 8);
+    assert_memory_equal(b, "NFJRNL\x01\x00", 8);
+    free(b);
+    nf_journal_close(j);
+
+    /* an empty file gets the header */
+    spill(t->path, "", 0);
+    j = open_ok(t->dir);
+    assert_int_equal(file_size(t->path), 8);
+    nf_journal_close(j);
+}
+
+static void test_open_errors(void **state) {
+    tdir *t = *state;
+    char dir[200];
+    nf_diag d;
+    nf_journal *j = (nf_journal *)&j;
+    snprintf(dir, sizeof dir, "%s/no/such", t->root);
+    assert_int_equal(nf_journal_open(dir, &j, &d), NF_EIO);
+    assert_null(j);
+    assert_string_equal(d.file, dir);
+    if (!strstr(d.msg, strerror(ENOENT))) fail_msg("message '%s' lacks the reason", d.msg);
+
+    snprintf(dir, sizeof dir, "%s/plain", t->root);
+    spill(dir, "x", 1);
+    assert_int_equal(nf_journal_open(dir, &j, &d), NF_EIO);
+    if (!strstr(d.msg, strerror(ENOTDIR))) fail_msg("message '%s' lacks the reason", d.msg);
+
+    /* the journal is a directory */
+    assert_int_equal(mkdir(t->dir, 0700), 0);
+    assert_int_equal(mkdir(t->path, 0700), 0);
+    assert_int_equal(nf_journal_open(t->dir, &j, &d), NF_EIO);
+    assert_string_equal(d.file, t->path);
+    assert_int_equal(nf_journal_open("", &j, NULL), NF_EINVAL);
+}
+
+static void test_lock(void **state) {
+    tdir *t = *state;
+    nf_journal *a = open_ok(t->dir);
+    nf_journal *b = (nf_journal *)&b;
+    nf_diag d;
+    assert_int_equal(nf_journal_open(t->dir, &b, &d), NF_ELOCKED);
+    assert_null(b);
+    if (!strstr(d.msg, "another process holds") || !strstr(d.msg, t->dir))
+        fail_msg("message '%s'", d.msg);
+    assert_int_equal(nf_journal_open(t->dir, &b, NULL), NF_ELOCKED); /* diag may be NULL */
+
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        nf_journal *c = NULL;
+        _exit(nf_journal_open(t->dir, &c, NULL) == NF_ELOCKED && c == NULL ? 0 : 1);
+    }
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+
+    nf_journal_close(a);
+    b = open_ok(t->dir);
+    nf_journal_close(b);
+}
+
+/* ---- compaction ------------------------------------------------------------------------------ */
+
+typedef struct snapctx {
+    nf_journal *live;
+    uint64_t live_bytes; /* nf_journal_bytes(live) emit must see (the queue synced first) */
+    uint32_t nrec, len;  /* emit appends nrec generated records of len bytes (seed 6) */
+    int ret;             /* and returns this */
+    bool misuse;         /* and tries what a snapshot refuses */
+} snapctx;
+
+static int emit(void *ud, nf_journal *snap) {
+    snapctx *s = ud;
+    if (s->live) assert_int_equal(nf_journal_bytes(s->live), s->live_bytes);
+    if (s->misuse) {
+        assert_int_equal(nf_journal_compact(snap, emit, ud), NF_EINVAL);
+        assert_int_equal(nf_journal_replay(snap, collect, NULL, NULL, NULL), NF_EINVAL);
+        nf_journal_close(snap); /* a no-op */
+    }
+    uint8_t *b = malloc(s->len);
+    for (uint32_t i = 0; i < s->nrec; i++) {
+        fill(b, s->len, 6, i);
+        int rc = nf_journal_append(snap, b, s->len);
+        if (rc) {
+            free(b);
+            return rc;
+        }
+    }
+    free(b);
+    return s->ret;
+}
+
+static void test_compact(void **state) {
+    tdir *t = *state;
+    nf_journal *j = open_ok(t->dir);
+    for (uint32_t i = 0; i < 1000; i++)
+        append_gen(j, 20 + i % 180, 8, i);
+    assert_int_equal(nf_journal_sync(j), 0);
+    append_gen(j, 50, 8, 1000); /* queued: compaction syncs it first */
+    uint64_t before = nf_journal_bytes(j) + 58;
+    snapctx s = {.live = j, .live_bytes = before, .nrec = 3, .len = 64, .misuse = true};
+    assert_int_equal(nf_journal_compact(j, emit, &s), 0);
+    assert_int_equal(nf_journal_records(j), 3);
+    assert_int_equal(nf_journal_bytes(j), 8 + 3 * 72);
+    assert_int_equal(file_size(t->path), 8 + 3 * 72);
+    assert_true(file_size(t->path) < (long)before);
+    char tmp[200];
+    snprintf(tmp, sizeof tmp, "%s.tmp", t->path);
+    assert_false(exists(tmp));
+
+    append_gen(j, 9, 8, 2000);
+    nf_journal_close(j);
+    coll c = {0};
+    uint64_t torn = 99;
+    j = open_replay(t->dir, &c, &torn);
+    assert_int_equal(torn, 0);
+    assert_int_equal(c.n, 4);
+    for (uint32_t i = 0; i < 3; i++)
+        check_rec(&c, i, 64, 6, i);
+    check_rec(&c, 3, 9, 8, 2000);
+    coll_free(&c);
+
+    /* a snapshot larger than its queue limit (written out while emit runs), then an empty one */
+    s = (snapctx){.nrec = 9, .len = MAXREC};
+    assert_int_equal(nf_journal_compact(j, emit, &s), 0);
+    assert_int_equal(nf_journal_records(j), 9);
+    nf_journal_close(j);
+    j = open_replay(t->dir, &c, &torn);
+    assert_int_equal(c.n, 9);
+    for (uint32_t i = 0; i < 9; i++)
+        check_rec(&c, i, MAXREC, 6, i);
+    coll_free(&c);
+    s = (snapctx){0};
+    assert_int_equal(nf_journal_compact(j, emit, &s), 0);
+    assert_int_equal(file_size(t->path), 8);
+    assert_int_equal(nf_journal_records(j), 0);
+    nf_journal_close(j);
+}
+
+static void test_compact_fails(void **state) {
+    tdir *t = *state;
+    nf_journal *j = open_ok(t->dir);
+    for (uint32_t i = 0; i < 50; i++)
+        append_gen(j, 30, 9, i);
+    assert_int_equal(nf_journal_sync(j), 0);
+    size_t n;
+    uint8_t *orig = slurp(t->path, &n);
+    char tmp[200];
+    snprintf(tmp, sizeof tmp, "%s.tmp", t->path);
+
+    /* emit fails after appending: its value comes back, nothing changed */
+    snapctx s = {.nrec = 2, .len = 100, .ret = 42};
+    assert_int_equal(nf_journal_compact(j, emit, &s), 42);
+    /* the temporary file cannot be made */
+    assert_int_equal(mkdir(tmp, 0700), 0);
+    s.ret = 0;
+    assert_int_equal(nf_journal_compact(j, emit, &s), NF_EIO);
+    assert_int_equal(rmdir(tmp), 0);
+
+    assert_false(exists(tmp));
+    size_t m;
+    uint8_t *now = slurp(t->path, &m);
+    assert_int_equal(m, n);
+    assert_memory_equal(now, orig, n);
+    free(now);
+    assert_int_equal(nf_journal_records(j), 50);
+    assert_int_equal(nf_journal_bytes(j), n);
+
+    append_gen(j, 30, 9, 50); /* j still writes to the old journal */
+    nf_journal_close(j);
+    coll c = {0};
+    uint64_t torn = 99;
+    j = open_replay(t->dir, &c, &torn);
+    assert_int_equal(torn, 0);
+    assert_int_equal(c.n, 51);
+    for (uint32_t i = 0; i < 51; i++)
+        check_rec(&c, i, 30, 9, i);
+    nf_journal_close(j);
+    coll_free(&c);
+    free(orig);
+}
+
+/* ---- a write failing half-way ---------------------------------------------------------------- */
+
+/* RLIMIT_FSIZE makes the kernel write part of the batch and then refuse (EFBIG): the sync must
+ * fail, leave no piece of the batch in the file, keep the queue, and succeed once room returns. */
+static void test_sync_write_fails(void **state) {
+    tdir *t = *state;
+    nf_journal *j = open_ok(t->dir);
+    assert_int_equal(nf_journal_replay(j, collect, &(coll){0}, NULL, NULL), 0);
+    for (uint32_t i = 0; i < 3; i++)
+        append_gen(j, 40, 10, i);
+    assert_int_equal(nf_journal_sync(j), 0);
+    long good = file_size(t->path);
+    assert_int_equal(good, 8 + 3 * 48);
+
+    struct rlimit old, lim;
+    assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
+    void (*oldsig)(int) = signal(SIGXFSZ, SIG_IGN);
+    append_gen(j, 100, 10, 3);
+    append_gen(j, 100, 10, 4);
+    for (long room = 0; room <= 150; room += 30) {
+        lim = old;
+        lim.rlim_cur = (rlim_t)(good + room);
+        assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
+        int rc = nf_journal_sync(j);
+        assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
+        assert_int_equal(rc, NF_EIO);
+        assert_int_equal(file_size(t->path), good);
+        assert_int_equal(nf_journal_bytes(j), good);
+        assert_int_equal(nf_journal_records(j), 3);
+    }
+    signal(SIGXFSZ, oldsig);
+    assert_int_equal(nf_journal_sync(j), 0);
+    assert_int_equal(nf_journal_records(j), 5);
+    assert_int_equal(file_size(t->path), good + 2 * 108);
+    nf_journal_close(j);
+
+    coll c = {0};
+    uint64_t torn = 99;
+    j = open_replay(t->dir, &c, &torn);
+    assert_int_equal(torn, 0);
+    assert_int_equal(c.n, 5);
+    check_rec(&c, 4, 100, 10, 4);
+    nf_journal_close(j);
+    coll_free(&c);
+}
+
+/* ---- allocation failures --------------------------------------------------------------------- */
+
+static const uint32_t sweep_lens[] = {1, 30, 200, 5000, 70000, 3, MAXREC, 9, 400000, 17};
+#define NSWEEP (sizeof sweep_lens / sizeof sweep_lens[0])
+
+/* The k-th allocation of the appends fails: the failing append says NF_ENOMEM and the records
+ * queued before it are written whole by the next sync. */
+static void test_alloc_append(void **state) {
+    tdir *t = *state;
+    nf_allocator failing = {sweep_malloc, sweep_realloc, sweep_free, NULL};
+    for (long k = 0;; k++) {
+        char dir[200];
+        snprintf(dir, sizeof dir, "%s/a%ld", t->root, k);
+        nf_journal *j = open_ok(dir);
+        assert_int_equal(nf_journal_replay(j, collect, &(coll){0}, NULL, NULL), 0);
+        uint8_t *b = malloc(MAXREC);
+        uint32_t done = 0;
+        int rc = 0;
+        sweep_budget = k;
+        nf_set_allocator(&failing);
+        for (; done < NSWEEP; done++) {
+            fill(b, sweep_lens[done], 11, done);
+            if ((rc = nf_journal_append(j, b, sweep_lens[done])) != 0) break;
+        }
+        nf_set_allocator(NULL);
+        free(b);
+        if (done < NSWEEP) assert_int_equal(rc, NF_ENOMEM);
+        assert_int_equal(nf_journal_sync(j), 0);
+        assert_int_equal(nf_journal_records(j), done);
+        nf_journal_close(j);
+
+        coll c = {0};
+        j = open_replay(dir, &c, NULL);
+        assert_int_equal(c.n, done);
+        for (uint32_t i = 0; i < done; i++)
+            check_rec(&c, i, sweep_lens[i], 11, i);
+        nf_journal_close(j);
+        coll_free(&c);
+        rm_tree(dir);
+        if (done == NSWEEP) break;
+        assert_true(k < 1000);
+    }
+}
+
+/* The whole life of a journal under the k-th allocation failing: every failure is NF_ENOMEM, and
+ * nothing leaks (the sanitizer build checks). */
+static int life(const char *dir) {
+    nf_journal *j = NULL;
+    coll c = {0};
+    int rc = nf_journal_open(dir, &j, NULL);
+    if (rc) return rc;
+    if ((rc = nf_journal_replay(j, collect, &c, NULL, NULL)) != 0) goto out;
+    uint8_t b[700];
+    for (uint32_t i = 0; i < 5; i++) {
+        fill(b, sizeof b, 12, i);
+        if ((rc = nf_journal_append(j, b, sizeof b)) != 0) goto out;
+    }
+    if ((rc = nf_journal_sync(j)) != 0) goto out;
+    snapctx s = {.nrec = 20, .len = 500};
+    rc = nf_journal_compact(j, emit, &s);
+out:
+    nf_journal_close(j);
+    coll_free(&c);
+    return rc;
+}
+
+static void test_alloc_life(void **state) {
+    tdir *t = *state;
+    nf_allocator failing = {sweep_malloc, sweep_realloc, sweep_free, NULL};
+    long k;
+    for (k = 0;; k++) {
+        char dir[200];
+        snprintf(dir, sizeof dir, "%s/l%ld", t->root, k);
+        sweep_budget = k;
+        nf_set_allocator(&failing);
+        int rc = life(dir);
+        nf_set_allocator(NULL);
+        rm_tree(dir);
+        if (rc == 0) break;
+        if (rc != NF_ENOMEM) fail_msg("allocation %ld failing gave %d", k, rc);
+        assert_true(k < 1000);
+    }
+    assert_true(k >= 5); /* the journal, its paths and the queue were all reached */
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_crc32c),
+        cmocka_unit_test_setup_teardown(test_frame_layout, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_roundtrip, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_torn_tail, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_append_without_replay, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_replay_rules, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_not_ours, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_open_errors, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_lock, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_compact, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_compact_fails, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_sync_write_fails, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_alloc_append, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_alloc_life, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
