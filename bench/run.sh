@@ -13,3 +13,6 @@ fi
 echo
 echo "## Multicast routing: seed 000's grid (bench_mcast): max / mean EFI over inter-switch links, routing ms"
 "$build/bench_mcast"
+echo
+echo "## Multicast group manager under load (bench_smd.sh): 72,000 joins on the 30x20x20 torus"
+sh "$(dirname "$0")/bench_smd.sh" "$build/netfab"

@@ -4,8 +4,10 @@
  * member) polls MCGStateRecord after its own join until the group is Ready (usable) or destroyed.
  * Requests are lost with probability --loss before they leave (the client retransmits with the
  * same transaction id), and a fraction --crash of the endpoints never sends anything. Reports
- * joins per second, the time until every group that can be Ready is, and the fraction of the
- * groups' time they were not usable. */
+ * joins per second, the time until every group that can be Ready is, the time each group waited
+ * from its first join until its rank 0 saw it Ready (mean and largest), and the fraction of the
+ * groups' time they were not usable: over each group's life from its first join to the end of
+ * the job, taken as the moment the last group was resolved plus --hold seconds of work. */
 #define _GNU_SOURCE
 #include "cmd.h"
 #include "netfab/gen.h"
@@ -28,7 +30,7 @@ static void load_usage(FILE *out) {
             "usage: netfab smd-load --server ADDR:PORT --topo SPEC --groups PATTERN\n"
             "                       [--procs-per-node N] [--mapping aware|random] [--seed S]\n"
             "                       [--loss P] [--crash F] [--window N] [--retry MS]\n"
-            "                       [--poll MS] [--deadline S] [--json]\n\n"
+            "                       [--poll MS] [--hold S] [--deadline S] [--json]\n\n"
             "Plays every rank of a job against the group manager at ADDR:PORT (started with the\n"
             "same --topo). Each member port of each group joins once (ranks sharing an endpoint\n"
             "share its port); rank 0 of each group polls its state until Ready.\n\n"
@@ -38,9 +40,13 @@ static void load_usage(FILE *out) {
             "  --window N     requests in flight at most (default 512)\n"
             "  --retry MS     retransmission timeout (default 100)\n"
             "  --poll MS      rank 0's polling interval (default 10)\n"
+            "  --hold S       the job's work after its groups are ready, for the unusable\n"
+            "                 fraction: unusable time / (each group's life until the end of\n"
+            "                 that work) (default 1)\n"
             "  --deadline S   give up after S seconds (default 300)\n"
             "  --json         one JSON object: groups, ready, destroyed, joins, joins_per_s,\n"
-            "                 all_ready_s, unusable_fraction, retransmits, lost, errors\n\n"
+            "                 all_ready_s, wait_mean_s, wait_max_s, unusable_fraction,\n"
+            "                 retransmits, lost, errors\n\n"
             "example:\n"
             "  netfab smd-load --server 127.0.0.1:4791 --topo torus:30x20x20,c=2 \\\n"
             "      --groups grid3d:40x30x20 --loss 0.01\n");
@@ -253,6 +259,7 @@ int nf_cmd_smd_load(int argc, char **argv) {
         O_WINDOW,
         O_RETRY,
         O_POLL,
+        O_HOLD,
         O_DEADLINE,
         O_JSON
     };
@@ -267,13 +274,14 @@ int nf_cmd_smd_load(int argc, char **argv) {
                                              {"window", required_argument, NULL, O_WINDOW},
                                              {"retry", required_argument, NULL, O_RETRY},
                                              {"poll", required_argument, NULL, O_POLL},
+                                             {"hold", required_argument, NULL, O_HOLD},
                                              {"deadline", required_argument, NULL, O_DEADLINE},
                                              {"json", no_argument, NULL, O_JSON},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
     const char *server = NULL, *topo = NULL, *pattern = NULL;
     nf_workload_opts wo = {.procs_per_node = 1, .seed = 1};
-    double loss = 0, crash = 0, retry_ms = 100, poll_ms = 10, deadline = 300;
+    double loss = 0, crash = 0, retry_ms = 100, poll_ms = 10, hold = 1, deadline = 300;
     long window = 512;
     bool json = false;
     optind = 1;
@@ -313,6 +321,7 @@ int nf_cmd_smd_load(int argc, char **argv) {
         case O_WINDOW: window = (long)v; break;
         case O_RETRY: retry_ms = v; break;
         case O_POLL: poll_ms = v; break;
+        case O_HOLD: hold = v; break;
         case O_DEADLINE: deadline = v; break;
         case O_JSON: json = true; break;
         case 'h': load_usage(stdout); return NF_EXIT_OK;
@@ -446,15 +455,19 @@ int nf_cmd_smd_load(int argc, char **argv) {
         }
     }
     if (tty) fputc('\n', stderr);
-    double t_end = now_s() - L.t0;
-    uint32_t ready = 0, destroyed = 0, unobserved = 0;
-    double all_ready = 0, unusable = 0, span = 0;
+    double t_end = now_s() - L.t0 + hold; /* the job's end: resolved, then its work */
+    uint32_t ready = 0, destroyed = 0, unobserved = 0, waited = 0;
+    double all_ready = 0, unusable = 0, span = 0, wait_sum = 0, wait_max = 0;
     for (uint32_t k = 0; k < g->n; k++) {
         gstate *s = &L.gs[k];
         if (s->done == 1) {
             ready++;
             double r = s->ready_at - L.t0;
             if (r > all_ready) all_ready = r;
+            double w = r - s->first_sent;
+            wait_sum += w;
+            if (w > wait_max) wait_max = w;
+            waited++;
         }
         destroyed += s->done == 2;
         unobserved += s->done == 3;
@@ -463,17 +476,20 @@ int nf_cmd_smd_load(int argc, char **argv) {
         unusable += usable_from - s->first_sent;
         span += t_end - s->first_sent;
     }
+    double wait_mean = waited ? wait_sum / waited : 0;
     double join_time = L.last_join > 0 ? L.last_join - L.t0 : 0;
     double jps = join_time > 0 ? (double)L.joins / join_time : 0;
     double frac = span > 0 ? unusable / span : 0;
     if (json) {
         json_t *o =
-            json_pack("{s:i, s:i, s:i, s:i, s:I, s:f, s:f, s:f, s:I, s:I, s:I, s:f, s:f, s:b}",
+            json_pack("{s:i, s:i, s:i, s:i, s:I, s:f, s:f, s:f, s:f, s:f, s:I, s:I, s:I, s:f, s:f, "
+                      "s:f, s:b}",
                       "groups", (int)g->n, "ready", (int)ready, "destroyed", (int)destroyed,
                       "unobserved", (int)unobserved, "joins", (json_int_t)L.joins, "joins_per_s",
-                      jps, "all_ready_s", all_ready, "unusable_fraction", frac, "retransmits",
-                      (json_int_t)L.retransmits, "lost", (json_int_t)L.lost, "errors",
-                      (json_int_t)L.errors, "loss", loss, "crash", crash, "timed_out", timed_out);
+                      jps, "all_ready_s", all_ready, "wait_mean_s", wait_mean, "wait_max_s",
+                      wait_max, "unusable_fraction", frac, "retransmits", (json_int_t)L.retransmits,
+                      "lost", (json_int_t)L.lost, "errors", (json_int_t)L.errors, "loss", loss,
+                      "crash", crash, "hold_s", hold, "timed_out", timed_out);
         json_dumpf(o, stdout, JSON_INDENT(2));
         putchar('\n');
         json_decref(o);
@@ -484,8 +500,11 @@ int nf_cmd_smd_load(int argc, char **argv) {
                "%llu error answers\n",
                (unsigned long long)L.joins, join_time, jps, (unsigned long long)L.retransmits,
                (unsigned long long)L.lost, (unsigned long long)L.errors);
-        printf("all Ready after %.3f s; groups unusable %.1f%% of their time%s\n", all_ready,
-               100 * frac, timed_out ? " (gave up at the deadline)" : "");
+        printf("all Ready after %.3f s; a group waited %.3f s on average, %.3f s at most, from "
+               "its first join until Ready\n",
+               all_ready, wait_mean, wait_max);
+        printf("groups unusable %.1f%% of their time (with %.1f s of work after the joins)%s\n",
+               100 * frac, hold, timed_out ? "; gave up at the deadline" : "");
     }
     free(dead);
     free(jobs);

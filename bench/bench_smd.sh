@@ -1,0 +1,50 @@
+#!/bin/sh
+# The group manager under load (part of `make bench`): every rank of a 24,000-rank 3D grid job
+# (grid3d:40x30x20, 3 groups per rank: 2,600 groups, 72,000 joins) on the 30x20x20 torus joins at
+# once through `netfab smd-load`, against a fresh `netfab smd` with a journal: the new protocol,
+# the new protocol with 1% of the requests lost, and the old way (--recompute-each-join).
+# Prints a Markdown table. Usage: bench/bench_smd.sh NETFAB [TOPO GROUPS]
+set -eu
+netfab=$1
+topo=${2:-torus:30x20x20,c=2}
+groups=${3:-grid3d:40x30x20}
+work=$(mktemp -d /tmp/netfab-bench-smd.XXXXXX)
+pid=
+cleanup() {
+    [ -n "$pid" ] && kill "$pid" 2>/dev/null || true
+    rm -rf "$work"
+}
+trap cleanup EXIT INT TERM
+
+# field NAME: a number from smd-load's JSON on stdin
+field() { sed -n "s/^ *\"$1\": \([-0-9.e+]*\),*$/\1/p"; }
+
+echo "| manager | request loss | joins/s | all Ready s | mean wait s | unusable % | retransmissions |"
+echo "|---|---:|---:|---:|---:|---:|---:|"
+for run in "new 0" "new 0.01" "recompute 0" "recompute 0.01"; do
+    set -- $run
+    mode=$1 loss=$2
+    rm -rf "$work/state" "$work/port"
+    extra=
+    [ "$mode" = recompute ] && extra=--recompute-each-join
+    "$netfab" smd --topo "$topo" --listen 127.0.0.1:0 --port-file "$work/port" \
+        --state "$work/state" $extra 2>"$work/smd.log" &
+    pid=$!
+    i=0
+    while [ ! -s "$work/port" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
+    port=$(cat "$work/port")
+    "$netfab" smd-load --server "127.0.0.1:$port" --topo "$topo" --groups "$groups" \
+        --loss "$loss" --deadline 900 --json >"$work/out.json"
+    kill "$pid"
+    wait "$pid" || true
+    pid=
+    j=$(field joins_per_s <"$work/out.json")
+    r=$(field all_ready_s <"$work/out.json")
+    w=$(field wait_mean_s <"$work/out.json")
+    u=$(field unusable_fraction <"$work/out.json")
+    t=$(field retransmits <"$work/out.json")
+    name="new protocol"
+    [ "$mode" = recompute ] && name="--recompute-each-join"
+    printf '| %s | %s%% | %.0f | %.2f | %.2f | %.1f | %s |\n' "$name" \
+        "$(awk "BEGIN{print $loss*100}")" "$j" "$r" "$w" "$(awk "BEGIN{print $u*100}")" "$t"
+done

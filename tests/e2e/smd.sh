@@ -1,0 +1,88 @@
+#!/bin/sh
+# End-to-end checks of the group manager's commands: usage errors and their exit statuses, a
+# client with nobody listening, then a session: daemon on a free port, joins, state (text and
+# JSON), the table, leaves, a dump, smd-load with loss and crashed ranks, SIGTERM.
+# Usage: smd.sh NETFAB SOURCE_DIR FABRICS_DIR
+set -u
+nf=$1
+tmp=$(mktemp -d)
+pid=
+cleanup() { [ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$tmp"; }
+trap cleanup EXIT
+pass=0; failn=0
+ok() { pass=$((pass + 1)); }
+bad() { failn=$((failn + 1)); echo "FAIL: $*"; }
+expect() {
+    want=$1; shift
+    "$@" >"$tmp/out" 2>"$tmp/err"; got=$?
+    if [ "$got" = "$want" ]; then ok; else bad "exit $got (want $want): $*"; sed 's/^/  | /' "$tmp/err" | head -5; fi
+}
+has() { if grep -q -- "$2" "$tmp/$1"; then ok; else bad "$1 lacks '$2'"; fi; }
+
+topo="torus:4x4x2,c=2"
+# usage
+expect 0 "$nf" smd --help;                                   has out "usage: netfab smd"
+expect 2 "$nf" smd --listen 127.0.0.1:0;                     has err "--topo and --listen are required"
+expect 2 "$nf" smd --topo $topo --listen localhost:1;        has err "bad listen address"
+expect 2 "$nf" smd --topo $topo --listen 127.0.0.1:99999;    has err "bad listen address"
+expect 2 "$nf" smd --topo $topo --listen 127.0.0.1:0 --engine fulb+; has err "use fulb"
+expect 2 "$nf" smd --topo $topo --listen 127.0.0.1:0 --engine nosuch; has err "unknown engine"
+expect 2 "$nf" smd --topo $topo --listen 127.0.0.1:0 --join-timeout 0; has err "milliseconds"
+expect 2 "$nf" smd --topo $topo --listen 127.0.0.1:0 --bogus; has err "unknown or incomplete option"
+expect 0 "$nf" mcast-join --help;                            has out "MemberCount"
+expect 2 "$nf" mcast-join --mgid ff12::1 --port-guid 1 --member-count 2; has err "--server"
+expect 2 "$nf" mcast-join --server 127.0.0.1:1 --mgid ff12:::1 --port-guid 1 --member-count 2
+has err "wants a GID"
+expect 2 "$nf" mcast-join --server 127.0.0.1:1 --mgid ff12::1 --port-guid 1
+has err "member-count"
+expect 2 "$nf" mcast-join --server 127.0.0.1:1 --mgid ff12::1 --port-guid 1 --member-count 9999999
+expect 2 "$nf" mcast-state --server 127.0.0.1:1 --all --mgid ff12::1; has err "exactly one"
+expect 2 "$nf" smd-load --server 127.0.0.1:1 --topo $topo;  has err "required"
+expect 2 "$nf" smd-load --server 127.0.0.1:1 --topo $topo --groups grid2d:8x8 --loss 1
+# nobody listening: the client gives up after its retries
+expect 1 "$nf" mcast-state --server 127.0.0.1:9 --all --timeout 20 --retries 2
+has err "no answer"
+
+# a session
+"$nf" smd --topo $topo --listen 127.0.0.1:0 --port-file "$tmp/port" --state "$tmp/state" \
+    --join-timeout 400 2>"$tmp/smd.log" &
+pid=$!
+i=0; while [ ! -s "$tmp/port" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+srv=127.0.0.1:$(cat "$tmp/port")
+"$nf" topo --topo $topo --out "$tmp/f.ibnet" >/dev/null
+# port GUIDs of the first three endpoints, from the ibnetdiscover dump
+guids=$(grep '^Ca' "$tmp/f.ibnet" | head -3 | sed 's/.*"H-\([0-9a-f]*\)".*/0x\1/')
+set -- $guids
+expect 0 "$nf" mcast-join --server $srv --mgid ff12:401b::1 --port-guid $1 --member-count 2
+has out "join ff12:401b:0000:0000:0000:0000:0000:0001: ok (status 0x0000), MLID 0xC000, MemberCount 2"
+expect 0 "$nf" mcast-state --server $srv --mgid ff12:401b::1
+has out "ReceivingJoinReq"
+expect 1 "$nf" mcast-join --server $srv --mgid ff12:401b::1 --port-guid $2 --member-count 3
+has out "invalid request"
+expect 1 "$nf" mcast-join --server $srv --mgid ff12:401b::1 --port-guid 0x99 --member-count 2
+has out "unknown port"
+expect 0 "$nf" mcast-join --server $srv --mgid ff12:401b::1 --port-guid $2 --member-count 2 --json
+has out '"status": 0'
+expect 0 "$nf" mcast-state --server $srv --mgid ff12:401b::1 --json
+has out '"state": "Ready"'
+has out '"joined": 2'
+expect 0 "$nf" mcast-leave --server $srv --mgid ff12:401b::1 --port-guid $1
+expect 0 "$nf" mcast-state --server $srv --all
+has out "ReceivingLeaveReq"
+expect 1 "$nf" mcast-state --server $srv --mgid ff12:401b::77
+has err "no such group"
+expect 0 "$nf" mcast-state --server $srv --dump
+[ -s "$tmp/state/smd.mcfdbs" ] && grep -q "^0xC000 :" "$tmp/state/smd.mcfdbs" && ok || bad "no MFT dump"
+grep -q "ReceivingLeaveReq 2 1 1 0x" "$tmp/state/smd.groups" && ok || bad "group table: $(cat "$tmp/state/smd.groups")"
+# load: 2% of the requests lost, 5% of the endpoints crashed
+expect 0 "$nf" smd-load --server $srv --topo $topo --groups grid3d:4x4x4 --loss 0.02 --crash 0.05 --json
+has out '"groups": 48'
+has out '"timed_out": false'
+expect 0 "$nf" smd-load --server $srv --topo $topo --groups random:n=30,size=8 --seed 3
+has out "groups 30: 30 Ready, 0 destroyed"
+kill $pid; wait $pid; st=$?; pid=
+[ "$st" = 0 ] && ok || bad "smd exited $st on SIGTERM"
+grep -q "stopped:" "$tmp/smd.log" && ok || bad "no summary line"
+
+echo "$pass passed, $failn failed"
+[ "$failn" = 0 ]
