@@ -199,13 +199,13 @@ int nf_cmd_smd(int argc, char **argv) {
     fprintf(stderr,
             "netfab smd: stopped: %llu datagrams, %llu answered (%llu with an error status, "
             "%llu retransmissions), %llu dropped; %llu joins, %llu leaves, %llu routes, %llu "
-            "groups Ready, %llu destroyed; %llu journal syncs\n",
+            "groups Ready, %llu destroyed; %llu journal syncs, %llu compactions\n",
             (unsigned long long)st.datagrams, (unsigned long long)st.answered,
             (unsigned long long)st.errors, (unsigned long long)st.retransmits,
             (unsigned long long)st.dropped, (unsigned long long)mc.joins,
             (unsigned long long)mc.leaves, (unsigned long long)mc.routes,
             (unsigned long long)mc.ready, (unsigned long long)mc.destroyed,
-            (unsigned long long)st.journal_syncs);
+            (unsigned long long)st.journal_syncs, (unsigned long long)st.compactions);
     if (rc) nf_app_report(rc, &d);
 out:
     nf_smd_free(s);

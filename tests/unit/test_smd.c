@@ -401,8 +401,21 @@ static void test_crash_restart(void **state) {
     assert_true(WIFSIGNALED(ex));
     nf_smc_close(c);
     (void)sent;
+    /* and a torn last record, as a crash in the middle of a write leaves it */
+    char jpath[160];
+    snprintf(jpath, sizeof jpath, "%s/journal", path);
+    FILE *jf = fopen(jpath, "ab");
+    assert_non_null(jf);
+    static const uint8_t torn[] = {40, 0, 0, 0, 0x12, 0x34, 0x56, 0x78, 2, 0xff, 0x12};
+    assert_int_equal(fwrite(torn, 1, sizeof torn, jf), sizeof torn);
+    fclose(jf);
     /* restart on the same port from the journal */
     d = start(d.port, NULL);
+    char logf[128];
+    snprintf(logf, sizeof logf, "%s/smd.log", dir);
+    char *log = slurp(logf);
+    assert_non_null(strstr(log, "11 torn bytes dropped"));
+    free(log);
     char *g_after, *m_after;
     dump_now(&d, &g_after, &m_after);
     /* every line of the groups Ready before the burst is there unchanged */
