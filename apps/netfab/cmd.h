@@ -11,7 +11,9 @@
     X(mcast_join, "mcast-join", "ask the group manager to add a port to a multicast group")        \
     X(mcast_leave, "mcast-leave", "ask the group manager to take a port out of a group")           \
     X(mcast_state, "mcast-state", "a group's state, every group's (--all), or a dump")             \
-    X(smd_load, "smd-load", "play every rank of a job against the group manager; joins/s")
+    X(smd_load, "smd-load", "play every rank of a job against the group manager; joins/s")      \
+    X(sim, "sim", "packet-level simulation: latency and throughput per load point")              \
+    X(route, "route", "unicast routing functions: --check proves deadlock freedom")
 
 #define NF_X_DECL(id, name, help) int nf_cmd_##id(int argc, char **argv);
 NF_COMMANDS(NF_X_DECL)

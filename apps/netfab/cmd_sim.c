@@ -1,0 +1,353 @@
+/* `netfab sim`: the packet-level simulator on a fabric, one load point or a sweep; and
+ * `netfab route --check`: the deadlock checker of a routing function. */
+#define _GNU_SOURCE
+#include "cmd.h"
+#include "netfab/gen.h"
+#include "netfab/hops.h"
+#include "netfab/sim.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static void sim_usage(FILE *out) {
+    fprintf(out,
+            "usage: netfab sim --topo SPEC --routing NAME --traffic NAME (--load X | --sweep "
+            "A:B:STEP)\n"
+            "                  [--cycles N] [--warmup N] [--drain N] [--vcs V] [--buf FLITS]\n"
+            "                  [--pkt FLITS] [--msg PKTS] [--router-delay C] [--credit-delay C]\n"
+            "                  [--lat-host C] [--lat-local C] [--lat-global C] [--speedup S]\n"
+            "                  [--alloc-iters N] [--adaptive] [--bursty] [--seed S] [--threads N]\n"
+            "                  [--json]\n\n"
+            "Simulates flits through input-queued routers (virtual channels, credits, virtual\n"
+            "cut-through, separable allocation) and prints, per load point: offered and accepted\n"
+            "load (flits per endpoint per cycle; 1.0 = full injection bandwidth), mean and p99\n"
+            "packet latency (cycles), mean hops, the share of minimal routes, saturation.\n\n"
+            "routings:");
+    for (size_t i = 0; i < nf_sim_routing_count(); i++)
+        fprintf(out, "\n  %-10s %s", nf_sim_routing_name(nf_sim_routing_at(i)),
+                nf_sim_routing_summary(nf_sim_routing_at(i)));
+    fprintf(out, "\ntraffic:");
+    for (size_t i = 0; i < nf_sim_traffic_count(); i++)
+        fprintf(out, " %s", nf_sim_traffic_name(nf_sim_traffic_at(i)));
+    fprintf(
+        out,
+        "\n\noptions (defaults): --cycles 5000 measured cycles after --warmup 1000, then at\n"
+        "most --drain 20000 for the measured packets; --vcs 4, --buf 32 flits per VC,\n"
+        "--pkt 1 flit, --msg 1 packet, --router-delay 3, --credit-delay 2, link latencies 1,\n"
+        "--speedup 1.0, --alloc-iters 1; --adaptive takes the candidate port with most\n"
+        "credits.\n\n"
+        "examples:\n"
+        "  netfab sim --topo dragonfly:a=4,p=2,h=2 --routing dfmin --traffic uniform --sweep "
+        "0.1:0.9:0.1\n"
+        "  netfab sim --topo torus:8x8,c=1 --routing dor --traffic tornado --load 0.3 --json\n");
+}
+
+static int num(const char *opt, const char *s, double lo, double hi, double *out) {
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (!*s || *end || errno || !isfinite(v) || v < lo || v > hi) {
+        fprintf(stderr, "netfab: %s wants a number from %g to %g, not '%s'\n", opt, lo, hi, s);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+static void on_progress(void *ud, double f) {
+    const char *what = ud;
+    fprintf(stderr, "\r%s %3.0f%%", what, 100 * f);
+}
+
+int nf_cmd_sim(int argc, char **argv) {
+    enum {
+        O_TOPO = 256,
+        O_ROUT,
+        O_TRAF,
+        O_LOAD,
+        O_SWEEP,
+        O_CYC,
+        O_WARM,
+        O_DRAIN,
+        O_VCS,
+        O_BUF,
+        O_PKT,
+        O_MSG,
+        O_RD,
+        O_CD,
+        O_LH,
+        O_LL,
+        O_LG,
+        O_SPD,
+        O_ITERS,
+        O_ADAPT,
+        O_BURST,
+        O_SEED,
+        O_THR,
+        O_JSON
+    };
+    static const struct option lo[] = {{"topo", 1, NULL, O_TOPO},
+                                       {"routing", 1, NULL, O_ROUT},
+                                       {"traffic", 1, NULL, O_TRAF},
+                                       {"load", 1, NULL, O_LOAD},
+                                       {"sweep", 1, NULL, O_SWEEP},
+                                       {"cycles", 1, NULL, O_CYC},
+                                       {"warmup", 1, NULL, O_WARM},
+                                       {"drain", 1, NULL, O_DRAIN},
+                                       {"vcs", 1, NULL, O_VCS},
+                                       {"buf", 1, NULL, O_BUF},
+                                       {"pkt", 1, NULL, O_PKT},
+                                       {"msg", 1, NULL, O_MSG},
+                                       {"router-delay", 1, NULL, O_RD},
+                                       {"credit-delay", 1, NULL, O_CD},
+                                       {"lat-host", 1, NULL, O_LH},
+                                       {"lat-local", 1, NULL, O_LL},
+                                       {"lat-global", 1, NULL, O_LG},
+                                       {"speedup", 1, NULL, O_SPD},
+                                       {"alloc-iters", 1, NULL, O_ITERS},
+                                       {"adaptive", 0, NULL, O_ADAPT},
+                                       {"bursty", 0, NULL, O_BURST},
+                                       {"seed", 1, NULL, O_SEED},
+                                       {"threads", 1, NULL, O_THR},
+                                       {"json", 0, NULL, O_JSON},
+                                       {"help", 0, NULL, 'h'},
+                                       {NULL, 0, NULL, 0}};
+    const char *topo = NULL, *rname = NULL, *tname = NULL, *sweep = NULL;
+    double load = -1, v;
+    nf_sim_config c = {0};
+    nf_sim_phase ph = {.warmup = 1000, .window = 5000, .drain_max = 20000};
+    nf_sim_injection inj = {0};
+    bool json = false;
+    int threads = 0;
+    optind = 1;
+    opterr = 0;
+    int ch;
+    while ((ch = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+        switch (ch) {
+        case O_TOPO: topo = optarg; break;
+        case O_ROUT: rname = optarg; break;
+        case O_TRAF: tname = optarg; break;
+        case O_LOAD:
+            if (num("--load", optarg, 0, 1, &load)) return NF_EXIT_USAGE;
+            break;
+        case O_SWEEP: sweep = optarg; break;
+#define UOPT(code, name, lo_, hi_, dst)                                                            \
+    case code:                                                                                     \
+        if (num(name, optarg, lo_, hi_, &v)) return NF_EXIT_USAGE;                                 \
+        dst = v;                                                                                   \
+        break;
+            UOPT(O_CYC, "--cycles", 1, 1e9, ph.window)
+            UOPT(O_WARM, "--warmup", 0, 1e9, ph.warmup)
+            UOPT(O_DRAIN, "--drain", 1, 1e9, ph.drain_max)
+            UOPT(O_VCS, "--vcs", 1, NF_SIM_MAX_VCS, c.vcs)
+            UOPT(O_BUF, "--buf", 1, 65535, c.buf_flits)
+            UOPT(O_PKT, "--pkt", 1, 65535, c.pkt_flits)
+            UOPT(O_MSG, "--msg", 1, 65535, inj.msg_pkts)
+            UOPT(O_RD, "--router-delay", 1, 1000, c.router_delay)
+            UOPT(O_CD, "--credit-delay", 1, 1000, c.credit_delay)
+            UOPT(O_LH, "--lat-host", 1, 255, c.lat_host)
+            UOPT(O_LL, "--lat-local", 1, 255, c.lat_local)
+            UOPT(O_LG, "--lat-global", 1, 255, c.lat_global)
+            UOPT(O_SPD, "--speedup", 0.1, 64, c.speedup)
+            UOPT(O_ITERS, "--alloc-iters", 1, 64, c.alloc_iters)
+            UOPT(O_SEED, "--seed", 0, 1e18, c.seed)
+            UOPT(O_THR, "--threads", 0, 1024, threads)
+#undef UOPT
+        case O_ADAPT: c.adaptive = true; break;
+        case O_BURST: inj.bursty = true; break;
+        case O_JSON: json = true; break;
+        case 'h': sim_usage(stdout); return NF_EXIT_OK;
+        default:
+            fprintf(stderr, "netfab sim: unknown or incomplete option '%s'\n", argv[optind - 1]);
+            sim_usage(stderr);
+            return NF_EXIT_USAGE;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "netfab sim: unexpected argument '%s'\n", argv[optind]);
+        return NF_EXIT_USAGE;
+    }
+    if (!topo || !rname || !tname || ((load < 0) == !sweep)) {
+        fprintf(stderr, "netfab sim: --topo, --routing, --traffic and one of --load, --sweep are "
+                        "required\n");
+        return NF_EXIT_USAGE;
+    }
+    const nf_sim_routing *r = nf_sim_routing_find(rname);
+    const nf_sim_traffic *t = nf_sim_traffic_find(tname);
+    if (!r || !t) {
+        fprintf(stderr, "netfab sim: unknown %s '%s' (see netfab sim --help)\n",
+                r ? "traffic" : "routing", r ? tname : rname);
+        return NF_EXIT_USAGE;
+    }
+    double a = load, b = load, step = 1;
+    if (sweep) {
+        char *e1, *e2, *e3;
+        a = strtod(sweep, &e1);
+        b = *e1 == ':' ? strtod(e1 + 1, &e2) : -1;
+        step = *e1 == ':' && *e2 == ':' ? strtod(e2 + 1, &e3) : 0;
+        if (*e1 != ':' || *e2 != ':' || *e3 || !(a >= 0 && b <= 1 && a <= b && step > 0)) {
+            fprintf(stderr,
+                    "netfab sim: --sweep wants A:B:STEP with 0 <= A <= B <= 1, STEP > 0, "
+                    "not '%s'\n",
+                    sweep);
+            return NF_EXIT_USAGE;
+        }
+    }
+    nf_diag d = {{0}, 0, {0}};
+    nf_topo_opts to = {.warn = nf_app_warn};
+    nf_fabric *f;
+    nf_hops *h;
+    nf_sim *s = NULL;
+    int rc = nf_topo_build(topo, &to, &f, &d);
+    if (rc) return nf_app_report(rc, &d);
+    if ((rc = nf_hops_compute(f, threads, &h))) {
+        nf_fabric_free(f);
+        return nf_app_report(rc, NULL);
+    }
+    if ((rc = nf_sim_new(f, h, &c, r, t, &s, &d))) {
+        int ex = nf_app_report(rc, &d);
+        nf_hops_free(h);
+        nf_fabric_free(f);
+        return ex;
+    }
+    bool tty = isatty(2);
+    json_t *arr = json ? json_array() : NULL;
+    if (!json)
+        printf("%8s %8s %9s %9s %6s %7s %9s %5s %9s\n", "offered", "accepted", "lat_mean",
+               "lat_p99", "hops", "minimal", "util_max", "sat", "wall_s");
+    int ex = NF_EXIT_OK;
+    for (double x = a; x <= b + 1e-9; x += step) {
+        inj.load = x;
+        nf_sim_result res;
+        char what[64];
+        snprintf(what, sizeof what, "netfab sim: load %.3f", x);
+        rc = nf_sim_run(s, &inj, &ph, tty ? on_progress : NULL, what, &res);
+        if (tty) fprintf(stderr, "\r%*s\r", 40, "");
+        if (rc) {
+            ex = nf_app_report(rc, NULL);
+            break;
+        }
+        if (json) {
+            json_t *o = json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:b, "
+                                  "s:b, s:I, s:I, s:I, s:f}",
+                                  "load", x, "offered", res.offered, "accepted", res.accepted,
+                                  "lat_mean", res.lat_mean, "lat_p99", res.lat_p99, "msg_lat_mean",
+                                  res.msg_lat_mean, "net_lat_mean", res.net_lat_mean, "hops_mean",
+                                  res.hops_mean, "minimal_frac", res.minimal_frac, "link_util_mean",
+                                  res.link_util_mean, "link_util_max", res.link_util_max,
+                                  "saturated", res.saturated, "deadlock", res.deadlock, "packets",
+                                  (json_int_t)res.packets, "cycles", (json_int_t)res.cycles,
+                                  "flit_hops", (json_int_t)res.flit_hops, "wall_s", res.wall_s);
+            if (res.deadlock) json_object_set_new(o, "stuck", json_string(res.stuck));
+            json_array_append_new(arr, o);
+        } else {
+            printf("%8.4f %8.4f %9.2f %9.0f %6.2f %7.3f %9.3f %5s %9.3f\n", res.offered,
+                   res.accepted, res.lat_mean, res.lat_p99, res.hops_mean, res.minimal_frac,
+                   res.link_util_max,
+                   res.deadlock    ? "DEAD"
+                   : res.saturated ? "yes"
+                                   : "no",
+                   res.wall_s);
+            fflush(stdout);
+        }
+        if (res.deadlock)
+            fprintf(stderr, "netfab sim: deadlock at load %.3f: no flit moved; stuck: %s\n", x,
+                    res.stuck);
+    }
+    if (json) {
+        json_dumpf(arr, stdout, JSON_INDENT(2));
+        putchar('\n');
+        json_decref(arr);
+    }
+    nf_sim_free(s);
+    nf_hops_free(h);
+    nf_fabric_free(f);
+    return ex;
+}
+
+static void route_usage(FILE *out) {
+    fprintf(out,
+            "usage: netfab route --topo SPEC --routing NAME --check [--vcs V] [--json]\n\n"
+            "Builds the channel dependency graph of the routing on the fabric (every channel\n"
+            "and VC a vertex; an edge for each channel a packet holding one may request next,\n"
+            "over every destination and every reachable state) and looks for a cycle. Exit 0\n"
+            "when it is deadlock-free, 1 when a cycle exists (one is printed).\n\n"
+            "example:\n  netfab route --topo torus:4x4,c=1 --routing dor --check\n");
+}
+
+int nf_cmd_route(int argc, char **argv) {
+    enum { O_TOPO = 256, O_ROUT, O_CHECK, O_VCS, O_JSON };
+    static const struct option lo[] = {{"topo", 1, NULL, O_TOPO},   {"routing", 1, NULL, O_ROUT},
+                                       {"check", 0, NULL, O_CHECK}, {"vcs", 1, NULL, O_VCS},
+                                       {"json", 0, NULL, O_JSON},   {"help", 0, NULL, 'h'},
+                                       {NULL, 0, NULL, 0}};
+    const char *topo = NULL, *rname = NULL;
+    bool check = false, json = false;
+    nf_sim_config c = {0};
+    double v;
+    optind = 1;
+    opterr = 0;
+    int ch;
+    while ((ch = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+        switch (ch) {
+        case O_TOPO: topo = optarg; break;
+        case O_ROUT: rname = optarg; break;
+        case O_CHECK: check = true; break;
+        case O_VCS:
+            if (num("--vcs", optarg, 1, NF_SIM_MAX_VCS, &v)) return NF_EXIT_USAGE;
+            c.vcs = (unsigned)v;
+            break;
+        case O_JSON: json = true; break;
+        case 'h': route_usage(stdout); return NF_EXIT_OK;
+        default:
+            fprintf(stderr, "netfab route: unknown or incomplete option '%s'\n", argv[optind - 1]);
+            return NF_EXIT_USAGE;
+        }
+    }
+    if (!topo || !rname || !check) {
+        fprintf(stderr, "netfab route: --topo, --routing and --check are required\n");
+        return NF_EXIT_USAGE;
+    }
+    const nf_sim_routing *r = nf_sim_routing_find(rname);
+    if (!r) {
+        fprintf(stderr, "netfab route: unknown routing '%s'\n", rname);
+        return NF_EXIT_USAGE;
+    }
+    nf_diag d = {{0}, 0, {0}};
+    nf_topo_opts to = {.warn = nf_app_warn};
+    nf_fabric *f;
+    nf_hops *h;
+    int rc = nf_topo_build(topo, &to, &f, &d);
+    if (rc) return nf_app_report(rc, &d);
+    if ((rc = nf_hops_compute(f, 0, &h))) {
+        nf_fabric_free(f);
+        return nf_app_report(rc, NULL);
+    }
+    uint32_t cyc;
+    uint64_t nv, ne;
+    rc = nf_sim_check_deadlock(f, h, r, &c, &cyc, &nv, &ne, &d);
+    int ex = NF_EXIT_OK;
+    if (rc) {
+        ex = nf_app_report(rc, &d);
+    } else if (json) {
+        printf("{\"routing\": \"%s\", \"vertices\": %llu, \"edges\": %llu, \"deadlock_free\": %s, "
+               "\"cycle_length\": %u}\n",
+               rname, (unsigned long long)nv, (unsigned long long)ne, cyc ? "false" : "true", cyc);
+        ex = cyc ? NF_EXIT_FAIL : NF_EXIT_OK;
+    } else {
+        printf("%s on %s: %llu channel-VC vertices, %llu dependencies: %s\n", rname, topo,
+               (unsigned long long)nv, (unsigned long long)ne,
+               cyc ? "a cycle (can deadlock)" : "no cycle (deadlock-free)");
+        if (cyc) printf("%s (length %u)\n", d.msg, cyc);
+        ex = cyc ? NF_EXIT_FAIL : NF_EXIT_OK;
+    }
+    nf_hops_free(h);
+    nf_fabric_free(f);
+    return ex;
+}

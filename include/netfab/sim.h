@@ -1,0 +1,131 @@
+/* The packet-level simulator: input-queued routers with virtual channels, credit-based flow
+ * control and virtual cut-through, a separable switch allocator with internal speedup, links with
+ * per-class latency, NICs that packetise and inject with Bernoulli or bursty processes, routing
+ * functions as plug-ins with a deadlock checker, synthetic traffic, and measurement in the usual
+ * style of cycle-level interconnect simulators (warm-up, measurement window, drain). Cycle-driven,
+ * only active routers and channels are visited, all state in dense arrays. Deterministic for a
+ * seed. */
+#ifndef NETFAB_SIM_H
+#define NETFAB_SIM_H
+
+#include "core.h"
+#include "fabric.h"
+#include "hops.h"
+
+#include <stdbool.h>
+
+#define NF_SIM_MAX_VCS 16
+
+typedef struct nf_sim_config {
+    unsigned vcs;          /* virtual channels per port (default 4) */
+    unsigned buf_flits;    /* input buffer per VC, flits (default 32); at least one packet */
+    unsigned pkt_flits;    /* flits per packet (default 1) */
+    unsigned router_delay; /* cycles from a head flit's arrival to its switch traversal (3) */
+    unsigned credit_delay; /* cycles before a freed slot's credit leaves for upstream (2) */
+    unsigned lat_host, lat_local, lat_global; /* link latency by class, cycles (1, 1, 1) */
+    double speedup;       /* internal speedup: crossbar flits per cycle per port (1.0) */
+    unsigned out_buf;     /* output queue per port behind the crossbar, flits (2 * pkt) */
+    unsigned alloc_iters; /* switch allocator iterations (1) */
+    bool adaptive;        /* table routings: the candidate with most downstream credits */
+    uint64_t seed;
+} nf_sim_config;
+
+/* Fills the defaults above for every field left 0 (speedup 0 -> 1.0). */
+void nf_sim_config_defaults(nf_sim_config *c);
+
+/* ---- routing functions ---------------------------------------------------------------------- */
+
+typedef struct nf_sim_routing nf_sim_routing;
+
+/* A candidate: leave by out_port (1-based port of the router) on a VC in [vc_lo, vc_hi]. */
+typedef struct nf_sim_cand {
+    uint8_t port, vc_lo, vc_hi;
+} nf_sim_cand;
+
+/* "minhop" (table: every min-hop port, VC = hops taken), "updown" (fat trees: up by d-mod-k or
+ * adaptively, then down), "dor" (tori built by torus:...: dimension order, dateline VCs),
+ * "dfmin" (Dragonfly minimal local-global-local, VC 0 before the global hop, 1 after). */
+const nf_sim_routing *nf_sim_routing_find(const char *name);
+size_t nf_sim_routing_count(void);
+const nf_sim_routing *nf_sim_routing_at(size_t i);
+const char *nf_sim_routing_name(const nf_sim_routing *r);
+const char *nf_sim_routing_summary(const nf_sim_routing *r);
+
+/* The deadlock checker: builds the channel dependency graph of routing r on fabric f (every
+ * (channel, VC) a vertex; an edge from the one a packet holds to each one it may request next,
+ * over every destination and every state reachable from an injection) and looks for a cycle.
+ * NF_OK and *cycle_len 0 when there is none; NF_OK and the cycle's length and a description of
+ * it in diag->msg when there is one; NF_EINVAL (the routing refuses the fabric, reason in diag),
+ * NF_ENOMEM. *vertices and *edges (optional) receive the graph's size. */
+int nf_sim_check_deadlock(const nf_fabric *f, const nf_hops *h, const nf_sim_routing *r,
+                          const nf_sim_config *c, uint32_t *cycle_len, uint64_t *vertices,
+                          uint64_t *edges, nf_diag *diag);
+
+/* ---- traffic -------------------------------------------------------------------------------- */
+
+/* "uniform", "permutation", "bitcomp", "transpose", "tornado", "hotspot", "worstcase",
+ * "alltoall". */
+typedef struct nf_sim_traffic nf_sim_traffic;
+const nf_sim_traffic *nf_sim_traffic_find(const char *name);
+size_t nf_sim_traffic_count(void);
+const nf_sim_traffic *nf_sim_traffic_at(size_t i);
+const char *nf_sim_traffic_name(const nf_sim_traffic *t);
+
+typedef struct nf_sim_injection {
+    double load;       /* offered flits per endpoint per cycle, 0..1 */
+    bool bursty;       /* on/off: bursts of burst_pkts packets on average at full rate */
+    double burst_pkts; /* mean burst length in packets (bursty only; default 8) */
+    unsigned msg_pkts; /* packets per message (default 1) */
+} nf_sim_injection;
+
+/* ---- a run ---------------------------------------------------------------------------------- */
+
+typedef struct nf_sim nf_sim;
+
+/* A simulator over fabric f (f, h outlive it). NF_EINVAL with the reason in diag when the
+ * routing refuses the fabric or the configuration does not fit it (radix over 64, too few VCs
+ * for the routing, buffers smaller than a packet). */
+int nf_sim_new(const nf_fabric *f, const nf_hops *h, const nf_sim_config *c,
+               const nf_sim_routing *r, const nf_sim_traffic *t, nf_sim **out, nf_diag *diag);
+void nf_sim_free(nf_sim *s);
+
+typedef struct nf_sim_result {
+    double offered;           /* flits per endpoint per cycle generated in the window */
+    double accepted;          /* flits per endpoint per cycle delivered in the window */
+    double lat_mean, lat_p99; /* packet latency, cycles: creation to tail delivery */
+    double msg_lat_mean, msg_lat_p99;
+    double net_lat_mean; /* injection to delivery (no source queueing) */
+    double hops_mean;    /* switch-to-switch links per packet */
+    double minimal_frac; /* share of packets whose path had the least switch hops */
+    double link_util_mean, link_util_max; /* inter-switch channels, over the window */
+    bool saturated;     /* measured packets not all delivered by the drain limit, or the
+                         * accepted load below 95% of the offered */
+    bool deadlock;      /* the watchdog fired: flits in flight and none moved for a while */
+    uint64_t packets;   /* measured packets delivered */
+    uint64_t cycles;    /* simulated in all (warm-up, window, drain) */
+    uint64_t flit_hops; /* flits moved over channels */
+    double wall_s;
+    char stuck[256]; /* with deadlock: some of the stuck channels */
+} nf_sim_result;
+
+typedef struct nf_sim_phase {
+    uint64_t warmup, window, drain_max; /* cycles (default 1000, 5000, 20000) */
+} nf_sim_phase;
+
+/* Runs one load point from an empty network: warm-up, measurement window, drain. Progress
+ * (a fraction 0..1) to progress(ud, f) when given. NF_OK (saturation and deadlock are results),
+ * NF_ENOMEM. */
+int nf_sim_run(nf_sim *s, const nf_sim_injection *inj, const nf_sim_phase *ph,
+               void (*progress)(void *ud, double frac), void *ud, nf_sim_result *out);
+
+/* Flits injected, delivered, and in the network now (conservation: injected = delivered + in
+ * flight at every cycle; the tests check it through nf_sim_step). */
+typedef struct nf_sim_counts {
+    uint64_t injected, delivered, in_flight, cycle;
+} nf_sim_counts;
+/* Runs n cycles at the current injection (set by nf_sim_run's inj, or nf_sim_set_injection). */
+int nf_sim_set_injection(nf_sim *s, const nf_sim_injection *inj);
+int nf_sim_step(nf_sim *s, uint64_t n);
+void nf_sim_get_counts(const nf_sim *s, nf_sim_counts *out);
+
+#endif

@@ -1,0 +1,876 @@
+/* The simulation engine (sim.h). Cycle-driven; every cycle:
+ *  1. the events of this cycle (flits arriving at an input buffer or a NIC, credits arriving at
+ *     an output VC) are applied, waking the routers they touch;
+ *  2. the NICs start and send packets (one flit per cycle per injection channel);
+ *  3. every active router runs its crossbar passes (internal speedup): each input port offers the
+ *     flit of one of its VCs (round-robin over VCs whose head packet is past the router delay and
+ *     holds, or now gets, an output VC), each output grants one input (round-robin), the winner's
+ *     flit moves to the output queue and its slot's credit leaves upstream; then every output
+ *     queue puts one flit on its link.
+ * A router only changes another's state through events at least a cycle ahead, so the result
+ * does not depend on the order routers are visited in. Virtual cut-through: an output VC is
+ * given to a packet only when the downstream buffer has room for the whole packet; it stays with
+ * the packet until its tail crosses the switch. */
+#include "sim/sim_internal.h"
+
+#include "util/mem.h"
+#include "util/rng.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define NO_PKT UINT32_MAX
+#define NO_VC 0xFF
+
+void nf_sim_config_defaults(nf_sim_config *c) {
+    if (!c->vcs) c->vcs = 4;
+    if (!c->pkt_flits) c->pkt_flits = 1;
+    if (!c->buf_flits) c->buf_flits = 32;
+    if (!c->router_delay) c->router_delay = 3;
+    if (!c->credit_delay) c->credit_delay = 2;
+    if (!c->lat_host) c->lat_host = 1;
+    if (!c->lat_local) c->lat_local = 1;
+    if (!c->lat_global) c->lat_global = 1;
+    if (!(c->speedup > 0)) c->speedup = 1.0;
+    if (!c->out_buf) c->out_buf = 2 * c->pkt_flits;
+    if (!c->alloc_iters) c->alloc_iters = 1;
+}
+
+/* ---- state ---------------------------------------------------------------------------------- */
+
+typedef struct pkt {
+    uint32_t src_ep, dst_ep;
+    nf_node dst_ca, dst_sw;
+    uint64_t t_create, t_inject;
+    uint32_t msg; /* measured message id, or UINT32_MAX */
+    uint32_t salt;
+    uint16_t hops;       /* switch-to-switch links so far */
+    uint16_t flits_left; /* flits not yet delivered */
+    uint8_t measured;
+    uint64_t t_arrive; /* its head flit's arrival at the router it is in */
+} pkt;
+
+/* An input VC of a switch port: a ring of buf_flits packet ids (one per flit; the flits of a
+ * packet are contiguous, as an output VC serves one packet at a time), and the state of the
+ * packet at its head. */
+typedef struct ivc {
+    uint32_t head, count;
+    uint64_t ready_at; /* the head flit may cross the switch from this cycle */
+    uint8_t out_port;  /* 0: no output VC yet */
+    uint8_t out_vc;
+    uint8_t routed; /* ready_at is set for the head packet */
+} ivc;
+
+typedef struct ovc {
+    int32_t credits; /* free slots downstream; ejection ports never run out */
+    uint8_t busy;    /* held by a packet until its tail crosses the switch */
+} ovc;
+
+typedef struct event {
+    uint32_t port;     /* global port: the receiving input (flit) or the sending output (credit) */
+    uint32_t pkt;      /* flit: packet id; NO_PKT: a credit */
+    uint8_t vc, flags; /* FL_HEAD, FL_TAIL */
+} event;
+
+enum { FL_TAIL = 1, FL_HEAD = 2 };
+#define TAIL_BIT 0x80000000u /* in input buffer entries: the flit is its packet's tail */
+
+typedef struct wheel_slot {
+    event *ev;
+    size_t n, cap;
+} wheel_slot;
+
+typedef struct nic {
+    uint32_t *q; /* source queue of packet ids (a ring) */
+    uint32_t q_head, q_count, q_cap;
+    uint32_t cur;      /* packet being injected, or NO_PKT */
+    uint16_t cur_sent; /* its flits sent */
+    uint8_t cur_vc;
+    uint8_t burst_on; /* bursty injection: in a burst */
+} nic;
+
+typedef struct sampler {
+    double *v;
+    size_t n, cap;
+} sampler;
+
+struct nf_sim {
+    const nf_fabric *f;
+    const nf_hops *h;
+    nf_sim_config c;
+    const nf_sim_routing *r;
+    void *rctx;
+    const nf_sim_traffic *t;
+    void *tctx;
+    uint32_t S, E, P, V, B, O;
+    nf_node *ep;                  /* endpoint -> CA */
+    nf_node *ep_sw;               /* endpoint -> its switch */
+    uint8_t *ep_port;             /* endpoint -> the switch port it hangs off */
+    nf_gport *ep_g;               /* endpoint -> the CA's port 1 (global) */
+    uint32_t *ep_of;              /* CA node -> endpoint, UINT32_MAX for none */
+    ivc *iv;                      /* per switch input (global port) and VC */
+    uint32_t *ibuf;               /* P * V * B */
+    ovc *ov;                      /* per output (global port of a switch or of a CA) and VC */
+    uint32_t *oq_head, *oq_count; /* per switch port: output queue ring of O flits */
+    uint32_t *oq_pkt;
+    uint8_t *oq_vc, *oq_flags;
+    uint8_t *llat;   /* per global port: latency of the link it sends on */
+    nf_node *pnode;  /* per global port: its node */
+    nf_gport *pback; /* per global port: the global port at the other end of its link */
+    uint8_t *rr_vc;  /* per switch input port */
+    uint8_t *rr_in;  /* per switch output port */
+    double *acc;     /* per switch: fractional crossbar passes */
+    uint8_t *active;
+    nf_node *act;
+    uint32_t n_act;
+    wheel_slot *wheel;
+    uint32_t wmask;
+    nic *nics;
+    pkt *pk;
+    uint32_t n_pk, cap_pk, *free_pk, n_free_pk;
+    uint64_t now;
+    nf_sim_injection inj;
+    double pkt_rate;
+    nf__rng rng;
+    uint64_t injected, delivered, in_net, moved_at, flit_hops, unroutable;
+    /* measurement */
+    uint64_t win_lo, win_hi, gen_flits, acc_flits, meas_left, hops_sum, minimal, n_meas;
+    sampler lat, nlat, mlat;
+    uint32_t *link_flits;
+    uint32_t *msg_left;
+    uint64_t *msg_t0;
+    size_t n_msg, cap_msg, cap_t0;
+};
+
+static uint64_t rnd64(void *ud) { return nf__rng_next((nf__rng *)ud); }
+
+static inline size_t vix(const nf_sim *s, nf_gport g, unsigned vc) { return (size_t)g * s->V + vc; }
+
+static void wake(nf_sim *s, nf_node sw) {
+    if (s->active[sw]) return;
+    s->active[sw] = 1;
+    s->act[s->n_act++] = sw;
+}
+
+static int push_event(nf_sim *s, uint64_t at, event e) {
+    wheel_slot *w = &s->wheel[at & s->wmask];
+    if (NF_GROW(w->ev, w->cap, w->n + 1)) return NF_ENOMEM;
+    w->ev[w->n++] = e;
+    return NF_OK;
+}
+
+static int sample(sampler *sm, double v) {
+    if (NF_GROW(sm->v, sm->cap, sm->n + 1)) return NF_ENOMEM;
+    sm->v[sm->n++] = v;
+    return NF_OK;
+}
+
+static uint32_t new_pkt(nf_sim *s) {
+    if (s->n_free_pk) return s->free_pk[--s->n_free_pk];
+    if (s->n_pk == s->cap_pk) {
+        uint32_t cap = s->cap_pk ? 2 * s->cap_pk : 4096;
+        pkt *p = nf__realloc(s->pk, (size_t)cap * sizeof *p);
+        if (!p) return NO_PKT;
+        s->pk = p;
+        uint32_t *fr = nf__realloc(s->free_pk, (size_t)cap * sizeof *fr);
+        if (!fr) return NO_PKT;
+        s->free_pk = fr;
+        s->cap_pk = cap;
+    }
+    return s->n_pk++;
+}
+
+/* ---- construction --------------------------------------------------------------------------- */
+
+void nf_sim_free(nf_sim *s) {
+    if (!s) return;
+    if (s->r && s->r->fini && s->rctx) s->r->fini(s->rctx);
+    if (s->t && s->t->fini && s->tctx) s->t->fini(s->tctx);
+    for (uint32_t i = 0; s->wheel && i <= s->wmask; i++)
+        nf__free(s->wheel[i].ev);
+    for (uint32_t i = 0; s->nics && i < s->E; i++)
+        nf__free(s->nics[i].q);
+    void *arrays[] = {s->ep,       s->ep_sw, s->ep_port, s->ep_g,     s->ep_of,      s->iv,
+                      s->ibuf,     s->ov,    s->oq_head, s->oq_count, s->oq_pkt,     s->oq_vc,
+                      s->oq_flags, s->llat,  s->rr_vc,   s->rr_in,    s->acc,        s->active,
+                      s->act,      s->pnode, s->pback,   s->wheel,    s->nics,       s->pk,
+                      s->free_pk,  s->lat.v, s->nlat.v,  s->mlat.v,   s->link_flits, s->msg_left,
+                      s->msg_t0};
+    for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
+        nf__free(arrays[i]);
+    nf__free(s);
+}
+
+static unsigned link_latency(const nf_sim_config *c, nf_link_class cls) {
+    return cls == NF_LINK_HOST ? c->lat_host : cls == NF_LINK_GLOBAL ? c->lat_global : c->lat_local;
+}
+
+static int sim_fail(nf_diag *d, const char *fmt, const char *a, unsigned x, unsigned y) {
+    if (d) {
+        d->file[0] = '\0';
+        d->line = 0;
+        snprintf(d->msg, sizeof d->msg, fmt, a, x, y);
+    }
+    return NF_EINVAL;
+}
+
+int nf_sim_new(const nf_fabric *f, const nf_hops *h, const nf_sim_config *cfg,
+               const nf_sim_routing *r, const nf_sim_traffic *t, nf_sim **out, nf_diag *diag) {
+    *out = NULL;
+    nf_sim_config c = cfg ? *cfg : (nf_sim_config){0};
+    nf_sim_config_defaults(&c);
+    if (c.vcs > NF_SIM_MAX_VCS)
+        return sim_fail(diag, "%s%u VCs: at most %u", "", c.vcs, NF_SIM_MAX_VCS);
+    if (c.vcs < r->min_vcs)
+        return sim_fail(diag, "routing %s needs at least %u VCs, got %u", r->name, r->min_vcs,
+                        c.vcs);
+    if (c.buf_flits < c.pkt_flits)
+        return sim_fail(diag,
+                        "%sbuffers of %u flits cannot hold a packet of %u (virtual "
+                        "cut-through)",
+                        "", c.buf_flits, c.pkt_flits);
+    if (c.pkt_flits > 0xFFFF)
+        return sim_fail(diag, "%spackets of %u flits: at most %u", "", c.pkt_flits, 0xFFFF);
+    unsigned maxlat = c.lat_host > c.lat_local ? c.lat_host : c.lat_local;
+    if (c.lat_global > maxlat) maxlat = c.lat_global;
+    if (maxlat > 255 || c.router_delay > 1000 || c.credit_delay > 1000)
+        return sim_fail(diag, "%slatencies must be below 256 cycles (got %u), delays below %u", "",
+                        maxlat, 1000);
+    for (nf_node n = 0; n < f->n_switches; n++)
+        if (f->nports[n] > 64)
+            return sim_fail(diag, "%sswitch %u has %u ports; the router model has at most 64", "",
+                            n, f->nports[n]);
+    nf_sim *s = nf__calloc(1, sizeof *s);
+    if (!s) return NF_ENOMEM;
+    s->f = f;
+    s->h = h;
+    s->c = c;
+    s->r = r;
+    s->t = t;
+    s->S = f->n_switches;
+    s->P = f->port_off[f->n_nodes];
+    s->V = c.vcs;
+    s->B = c.buf_flits;
+    s->O = c.out_buf;
+    int rc = NF_ENOMEM;
+    /* endpoints: CAs whose port 1 is cabled to a switch over an up link */
+    s->ep = nf__malloc(((size_t)f->n_cas + 1) * sizeof *s->ep);
+    s->ep_sw = nf__malloc(((size_t)f->n_cas + 1) * sizeof *s->ep_sw);
+    s->ep_port = nf__malloc((size_t)f->n_cas + 1);
+    s->ep_g = nf__malloc(((size_t)f->n_cas + 1) * sizeof *s->ep_g);
+    s->ep_of = nf__malloc(((size_t)f->n_nodes + 1) * sizeof *s->ep_of);
+    if (!s->ep || !s->ep_sw || !s->ep_port || !s->ep_g || !s->ep_of) goto fail;
+    for (nf_node n = 0; n < f->n_nodes; n++) {
+        s->ep_of[n] = UINT32_MAX;
+        if (nf_is_switch(f, n)) continue;
+        nf_gport g = nf_port_index(f, n, 1);
+        nf_node sw = f->peer[g];
+        if (sw == NF_NONE || sw >= f->n_switches || f->link_state[f->port_link[g]] != NF_LINK_UP)
+            continue;
+        s->ep_of[n] = s->E;
+        s->ep[s->E] = n;
+        s->ep_sw[s->E] = sw;
+        s->ep_port[s->E] = f->peer_port[g];
+        s->ep_g[s->E] = g;
+        s->E++;
+    }
+    if (s->E == 0) {
+        rc = sim_fail(diag, "%sthe fabric has no endpoint cabled to a switch%u%u", "", 0, 0);
+        goto fail;
+    }
+    size_t PV = (size_t)s->P * s->V;
+    s->iv = nf__calloc(PV + 1, sizeof *s->iv);
+    s->ibuf = nf__malloc((PV * s->B + 1) * sizeof *s->ibuf);
+    s->ov = nf__calloc(PV + 1, sizeof *s->ov);
+    s->oq_head = nf__calloc((size_t)s->P + 1, sizeof *s->oq_head);
+    s->oq_count = nf__calloc((size_t)s->P + 1, sizeof *s->oq_count);
+    s->oq_pkt = nf__malloc(((size_t)s->P * s->O + 1) * sizeof *s->oq_pkt);
+    s->oq_vc = nf__malloc((size_t)s->P * s->O + 1);
+    s->oq_flags = nf__malloc((size_t)s->P * s->O + 1);
+    s->llat = nf__calloc((size_t)s->P + 1, 1);
+    s->rr_vc = nf__calloc((size_t)s->P + 1, 1);
+    s->rr_in = nf__calloc((size_t)s->P + 1, 1);
+    s->acc = nf__calloc((size_t)s->S + 1, sizeof *s->acc);
+    s->active = nf__calloc((size_t)s->S + 1, 1);
+    s->act = nf__malloc(((size_t)s->S + 1) * sizeof *s->act);
+    s->nics = nf__calloc(s->E, sizeof *s->nics);
+    s->link_flits = nf__calloc((size_t)s->P + 1, sizeof *s->link_flits);
+    s->pnode = nf__malloc(((size_t)s->P + 1) * sizeof *s->pnode);
+    s->pback = nf__malloc(((size_t)s->P + 1) * sizeof *s->pback);
+    uint32_t w = 1;
+    while (w < maxlat + c.credit_delay + 4)
+        w <<= 1;
+    s->wmask = w - 1;
+    s->wheel = nf__calloc(w, sizeof *s->wheel);
+    if (!s->iv || !s->ibuf || !s->ov || !s->oq_head || !s->oq_count || !s->oq_pkt || !s->oq_vc ||
+        !s->oq_flags || !s->llat || !s->rr_vc || !s->rr_in || !s->acc || !s->active || !s->act ||
+        !s->nics || !s->link_flits || !s->wheel || !s->pnode || !s->pback)
+        goto fail;
+    for (nf_node n = 0; n < f->n_nodes; n++)
+        for (unsigned p = 1; p <= f->nports[n]; p++) {
+            nf_gport g = nf_port_index(f, n, p);
+            s->pnode[g] = n;
+            s->pback[g] =
+                f->peer[g] == NF_NONE ? UINT32_MAX : nf_port_index(f, f->peer[g], f->peer_port[g]);
+        }
+    for (nf_gport g = 0; g < s->P; g++) {
+        nf_link l = f->port_link[g];
+        if (l != NF_NONE) s->llat[g] = (uint8_t)link_latency(&c, f->link_cls[l]);
+    }
+    for (uint32_t e = 0; e < s->E; e++)
+        s->nics[e].cur = NO_PKT;
+    if ((rc = r->init(&s->rctx, f, h, &c, diag))) goto fail;
+    if ((rc = t->init(&s->tctx, f, s->E, s->ep, c.seed, diag))) goto fail;
+    nf__rng_seed(&s->rng, c.seed ^ 0x5eed5eed5eedULL);
+    *out = s;
+    return NF_OK;
+fail:
+    nf_sim_free(s);
+    return rc;
+}
+
+/* Empties the network: every buffer, queue, event, packet; credits to full. */
+static void reset(nf_sim *s) {
+    const nf_fabric *f = s->f;
+    size_t PV = (size_t)s->P * s->V;
+    memset(s->iv, 0, PV * sizeof *s->iv);
+    for (nf_gport g = 0; g < s->P; g++) {
+        nf_node peer = f->peer[g];
+        /* downstream of g: a switch input buffer, or a NIC (never full) */
+        int32_t cr = peer != NF_NONE && peer < f->n_switches ? (int32_t)s->B : INT32_MAX / 2;
+        for (unsigned v = 0; v < s->V; v++)
+            s->ov[vix(s, g, v)] = (ovc){.credits = cr, .busy = 0};
+    }
+    memset(s->oq_head, 0, (size_t)s->P * sizeof *s->oq_head);
+    memset(s->oq_count, 0, (size_t)s->P * sizeof *s->oq_count);
+    memset(s->rr_vc, 0, s->P);
+    memset(s->rr_in, 0, s->P);
+    memset(s->acc, 0, (size_t)s->S * sizeof *s->acc);
+    memset(s->active, 0, s->S);
+    memset(s->link_flits, 0, (size_t)s->P * sizeof *s->link_flits);
+    s->n_act = 0;
+    for (uint32_t i = 0; i <= s->wmask; i++)
+        s->wheel[i].n = 0;
+    for (uint32_t e = 0; e < s->E; e++) {
+        nic *n = &s->nics[e];
+        n->q_head = n->q_count = 0;
+        n->cur = NO_PKT;
+        n->cur_sent = 0;
+        n->burst_on = 0;
+    }
+    s->n_pk = s->n_free_pk = 0;
+    s->now = s->injected = s->delivered = s->in_net = s->moved_at = s->flit_hops = 0;
+    s->unroutable = 0;
+    s->lat.n = s->nlat.n = s->mlat.n = 0;
+    s->n_msg = 0;
+    s->win_lo = s->win_hi = UINT64_MAX;
+    s->gen_flits = s->acc_flits = s->meas_left = s->hops_sum = s->minimal = s->n_meas = 0;
+    nf__rng_seed(&s->rng, s->c.seed ^ 0x5eed5eed5eedULL);
+}
+
+int nf_sim_set_injection(nf_sim *s, const nf_sim_injection *inj) {
+    if (!(inj->load >= 0 && inj->load <= 1)) return NF_EINVAL;
+    s->inj = *inj;
+    if (!s->inj.msg_pkts) s->inj.msg_pkts = 1;
+    if (s->inj.bursty && !(s->inj.burst_pkts >= 1)) s->inj.burst_pkts = 8;
+    s->pkt_rate = inj->load / s->c.pkt_flits;
+    return NF_OK;
+}
+
+/* ---- injection ------------------------------------------------------------------------------ */
+
+static int nic_push(nic *n, uint32_t id) {
+    if (n->q_count == n->q_cap) {
+        uint32_t cap = n->q_cap ? 2 * n->q_cap : 16;
+        uint32_t *q = nf__malloc((size_t)cap * sizeof *q);
+        if (!q) return NF_ENOMEM;
+        for (uint32_t i = 0; i < n->q_count; i++)
+            q[i] = n->q[(n->q_head + i) % n->q_cap];
+        nf__free(n->q);
+        n->q = q;
+        n->q_head = 0;
+        n->q_cap = cap;
+    }
+    n->q[(n->q_head + n->q_count++) % n->q_cap] = id;
+    return NF_OK;
+}
+
+static double uniform01(nf_sim *s) { return (double)(nf__rng_next(&s->rng) >> 11) * 0x1p-53; }
+
+/* Bernoulli: a message starts with probability rate / msg_pkts per cycle. Bursty: an on/off
+ * source; on, it sends a packet every cycle it can at full rate 1/pkt_flits; bursts last
+ * burst_pkts packets on average and the off periods are sized so the mean rate is the load. */
+static bool want_message(nf_sim *s, nic *n) {
+    double rate = s->pkt_rate / s->inj.msg_pkts;
+    if (!s->inj.bursty) return rate > 0 && uniform01(s) < rate;
+    double full = 1.0 / s->c.pkt_flits / s->inj.msg_pkts; /* messages per cycle when on */
+    if (rate <= 0) return false;
+    if (rate >= full) return uniform01(s) < full;
+    double p_off = 1.0 / s->inj.burst_pkts * s->inj.msg_pkts; /* leave a burst after a message */
+    double p_on = p_off * rate / (full - rate);               /* balance: mean rate = load */
+    if (!n->burst_on) n->burst_on = uniform01(s) < p_on;
+    if (!n->burst_on) return false;
+    if (uniform01(s) < full) {
+        if (uniform01(s) < p_off) n->burst_on = 0;
+        return true;
+    }
+    return false;
+}
+
+static int generate(nf_sim *s, uint32_t e) {
+    nic *n = &s->nics[e];
+    if (!want_message(s, n)) return NF_OK;
+    uint32_t dst = s->t->dest(s->tctx, e, rnd64, &s->rng);
+    if (dst >= s->E || dst == e) return NF_OK; /* a pattern with no partner for e */
+    bool meas = s->now >= s->win_lo && s->now < s->win_hi;
+    uint32_t msg = UINT32_MAX;
+    if (meas) {
+        if (NF_GROW(s->msg_left, s->cap_msg, s->n_msg + 1)) return NF_ENOMEM;
+        if (NF_GROW(s->msg_t0, s->cap_t0, s->n_msg + 1)) return NF_ENOMEM;
+        msg = (uint32_t)s->n_msg++;
+        s->msg_left[msg] = s->inj.msg_pkts;
+        s->msg_t0[msg] = s->now;
+    }
+    for (unsigned k = 0; k < s->inj.msg_pkts; k++) {
+        uint32_t id = new_pkt(s);
+        if (id == NO_PKT) return NF_ENOMEM;
+        s->pk[id] = (pkt){.src_ep = e,
+                          .dst_ep = dst,
+                          .dst_ca = s->ep[dst],
+                          .dst_sw = s->ep_sw[dst],
+                          .t_create = s->now,
+                          .msg = msg,
+                          .salt = (uint32_t)nf__rng_next(&s->rng),
+                          .flits_left = (uint16_t)s->c.pkt_flits,
+                          .measured = meas};
+        if (meas) {
+            s->gen_flits += s->c.pkt_flits;
+            s->meas_left++;
+        }
+        if (nic_push(n, id)) return NF_ENOMEM;
+    }
+    return NF_OK;
+}
+
+/* The NIC sends at most one flit a cycle into its switch's input port: a packet starts only on
+ * a VC (0..inj_vc_hi) with room for all of it. */
+static int nic_send(nf_sim *s, uint32_t e) {
+    nic *n = &s->nics[e];
+    nf_gport g = s->ep_g[e];
+    if (n->cur == NO_PKT) {
+        if (!n->q_count) return NF_OK;
+        unsigned hi = s->r->inj_vc_hi(s->rctx);
+        if (hi >= s->V) hi = s->V - 1;
+        int best = -1;
+        for (unsigned v = 0; v <= hi; v++) {
+            ovc *o = &s->ov[vix(s, g, v)];
+            if (!o->busy && o->credits >= (int32_t)s->c.pkt_flits &&
+                (best < 0 || o->credits > s->ov[vix(s, g, (unsigned)best)].credits))
+                best = (int)v;
+        }
+        if (best < 0) return NF_OK;
+        n->cur = n->q[n->q_head];
+        n->q_head = (n->q_head + 1) % n->q_cap;
+        n->q_count--;
+        n->cur_sent = 0;
+        n->cur_vc = (uint8_t)best;
+        s->ov[vix(s, g, (unsigned)best)].busy = 1;
+        s->pk[n->cur].t_inject = s->now;
+    }
+    ovc *o = &s->ov[vix(s, g, n->cur_vc)];
+    if (o->credits <= 0) return NF_OK;
+    o->credits--;
+    bool tail = ++n->cur_sent == s->c.pkt_flits;
+    event ev = {.port = s->pback[g],
+                .pkt = n->cur,
+                .vc = n->cur_vc,
+                .flags = (uint8_t)((tail ? FL_TAIL : 0) | (n->cur_sent == 1 ? FL_HEAD : 0))};
+    int rc = push_event(s, s->now + s->llat[g], ev);
+    if (rc) return rc;
+    s->injected++;
+    s->in_net++;
+    s->moved_at = s->now;
+    if (tail) {
+        o->busy = 0;
+        n->cur = NO_PKT;
+    }
+    return NF_OK;
+}
+
+/* ---- events --------------------------------------------------------------------------------- */
+
+static void deliver(nf_sim *s, uint32_t id) {
+    pkt *p = &s->pk[id];
+    s->delivered++;
+    s->in_net--;
+    if (s->now >= s->win_lo && s->now < s->win_hi) s->acc_flits++;
+    if (--p->flits_left) return;
+    if (p->measured) {
+        double l = (double)(s->now - p->t_create);
+        sample(&s->lat, l);
+        sample(&s->nlat, (double)(s->now - p->t_inject));
+        s->hops_sum += p->hops;
+        nf_node src_sw = s->ep_sw[p->src_ep];
+        s->minimal += p->hops == nf_hops_sw(s->h, src_sw, p->dst_sw);
+        s->n_meas++;
+        s->meas_left--;
+        if (p->msg != UINT32_MAX && --s->msg_left[p->msg] == 0)
+            sample(&s->mlat, (double)(s->now - s->msg_t0[p->msg]));
+    }
+    s->free_pk[s->n_free_pk++] = id;
+}
+
+static int apply_events(nf_sim *s) {
+    wheel_slot *w = &s->wheel[s->now & s->wmask];
+    for (size_t i = 0; i < w->n; i++) {
+        event e = w->ev[i];
+        if (e.pkt == NO_PKT) { /* a credit for output e.port, VC e.vc */
+            s->ov[vix(s, e.port, e.vc)].credits++;
+            nf_node n = s->pnode[e.port];
+            if (n < s->S) wake(s, n);
+            continue;
+        }
+        nf_node n = s->pnode[e.port];
+        if (n >= s->S) { /* arrived at a NIC: consumed at once */
+            deliver(s, e.pkt);
+            continue;
+        }
+        ivc *v = &s->iv[vix(s, e.port, e.vc)];
+        size_t base = vix(s, e.port, e.vc) * s->B;
+        s->ibuf[base + (v->head + v->count) % s->B] = e.pkt | (e.flags & FL_TAIL ? TAIL_BIT : 0);
+        if (e.flags & FL_HEAD) {
+            s->pk[e.pkt].t_arrive = s->now;
+            if (v->count == 0) v->ready_at = s->now + s->c.router_delay; /* at the head now */
+        }
+        v->count++;
+        wake(s, n);
+    }
+    w->n = 0;
+    return NF_OK;
+}
+
+/* ---- routers -------------------------------------------------------------------------------- */
+
+/* Gives the head packet of input VC (gi, v) at switch sw an output VC: the routing's candidates
+ * (or the ejection port at the destination switch), the first free VC with room for the whole
+ * packet, deterministically the first candidate that has one, adaptively the one with the most
+ * credits. */
+static void allocate_vc(nf_sim *s, nf_node sw, nf_gport gi, unsigned in_port, unsigned v,
+                        uint32_t id) {
+    pkt *p = &s->pk[id];
+    nf_sim_cand cand[64];
+    unsigned nc;
+    nf_gport g0 = s->f->port_off[sw];
+    if (p->dst_sw == sw) {
+        cand[0] =
+            (nf_sim_cand){.port = s->ep_port[p->dst_ep], .vc_lo = 0, .vc_hi = (uint8_t)(s->V - 1)};
+        nc = 1;
+    } else {
+        nf__sim_pkt rp = {.dst_ca = p->dst_ca, .dst_sw = p->dst_sw, .salt = p->salt};
+        nc = s->r->route(s->rctx, sw, in_port, v, p->hops, &rp, cand, 64);
+        if (nc == 0) s->unroutable++;
+    }
+    int32_t best_cr = -1;
+    unsigned best_port = 0, best_vc = 0;
+    for (unsigned k = 0; k < nc; k++) {
+        nf_gport go = g0 + cand[k].port - 1;
+        unsigned hi = cand[k].vc_hi < s->V ? cand[k].vc_hi : s->V - 1;
+        for (unsigned vc = cand[k].vc_lo; vc <= hi; vc++) {
+            const ovc *o = &s->ov[vix(s, go, vc)];
+            if (o->busy || o->credits < (int32_t)s->c.pkt_flits) continue;
+            if (o->credits > best_cr) {
+                best_cr = o->credits;
+                best_port = cand[k].port;
+                best_vc = vc;
+            }
+            if (!s->c.adaptive) break;
+        }
+        if (best_port && !s->c.adaptive) break;
+    }
+    (void)gi;
+    if (!best_port) return;
+    ivc *iv = &s->iv[vix(s, gi, v)];
+    iv->out_port = (uint8_t)best_port;
+    iv->out_vc = (uint8_t)best_vc;
+    s->ov[vix(s, g0 + best_port - 1, best_vc)].busy = 1;
+    nf_node peer = s->f->peer[g0 + best_port - 1];
+    if (peer < s->S) p->hops++;
+}
+
+/* Moves the head flit of input VC (gi, v) through the crossbar to output go's queue; its slot's
+ * credit leaves upstream. */
+static int traverse(nf_sim *s, nf_gport gi, unsigned v, nf_gport go) {
+    ivc *iv = &s->iv[vix(s, gi, v)];
+    size_t base = vix(s, gi, v) * s->B;
+    uint32_t ent = s->ibuf[base + iv->head];
+    uint32_t id = ent & ~TAIL_BIT;
+    bool tail = ent & TAIL_BIT;
+    bool head = !iv->routed; /* the first flit of its packet to leave this VC */
+    iv->routed = 1;
+    iv->head = (iv->head + 1) % s->B;
+    iv->count--;
+    nf_gport up = s->pback[gi];
+    int rc = push_event(s, s->now + s->c.credit_delay + s->llat[up],
+                        (event){.port = up, .pkt = NO_PKT, .vc = (uint8_t)v});
+    if (rc) return rc;
+    ovc *o2 = &s->ov[vix(s, go, iv->out_vc)];
+    o2->credits--;
+    uint32_t slot = (uint32_t)(go * s->O + (s->oq_head[go] + s->oq_count[go]) % s->O);
+    s->oq_pkt[slot] = id;
+    s->oq_vc[slot] = iv->out_vc;
+    s->oq_flags[slot] = (uint8_t)((tail ? FL_TAIL : 0) | (head ? FL_HEAD : 0));
+    s->oq_count[go]++;
+    if (tail) {
+        o2->busy = 0;
+        iv->out_port = 0;
+        iv->routed = 0;
+        if (iv->count) { /* the next packet is at the head */
+            uint32_t nid = s->ibuf[base + iv->head] & ~TAIL_BIT;
+            uint64_t a = s->pk[nid].t_arrive + s->c.router_delay;
+            iv->ready_at = a > s->now + 1 ? a : s->now + 1;
+        }
+    }
+    return NF_OK;
+}
+
+/* One crossbar pass at switch sw: separable input-first allocation with alloc_iters iterations
+ * (iSLIP-like): in each, every unmatched input offers the first of its VCs (round-robin) whose
+ * head packet is ready, holds (or now gets) an output VC whose output is unmatched, has a credit
+ * and room in the output queue; every unmatched output grants one offer (round-robin). Pointers
+ * move past the winners. Then the matched flits cross. */
+static int crossbar_pass(nf_sim *s, nf_node sw, bool *moved) {
+    const nf_fabric *f = s->f;
+    unsigned np = f->nports[sw];
+    nf_gport g0 = f->port_off[sw];
+    uint64_t in_done = 0, out_done = 0;
+    uint8_t match_vc[64], match_out[64];
+    for (unsigned it = 0; it < s->c.alloc_iters; it++) {
+        uint64_t req[64], outs = 0;
+        uint8_t req_vc[64];
+        for (unsigned ip = 1; ip <= np; ip++) {
+            if (in_done >> (ip - 1) & 1) continue;
+            nf_gport gi = g0 + ip - 1;
+            for (unsigned k = 0; k < s->V; k++) {
+                unsigned v = (s->rr_vc[gi] + k) % s->V;
+                ivc *iv = &s->iv[vix(s, gi, v)];
+                if (!iv->count || s->now < iv->ready_at) continue;
+                uint32_t id = s->ibuf[vix(s, gi, v) * s->B + iv->head] & ~TAIL_BIT;
+                if (!iv->out_port) allocate_vc(s, sw, gi, ip, v, id);
+                if (!iv->out_port || (out_done >> (iv->out_port - 1) & 1)) continue;
+                nf_gport go = g0 + iv->out_port - 1;
+                if (s->oq_count[go] >= s->O || s->ov[vix(s, go, iv->out_vc)].credits <= 0) continue;
+                unsigned o = iv->out_port - 1;
+                if (!(outs >> o & 1)) req[o] = 0;
+                req[o] |= 1ULL << (ip - 1);
+                req_vc[ip - 1] = (uint8_t)v;
+                outs |= 1ULL << o;
+                break;
+            }
+        }
+        if (!outs) break;
+        while (outs) {
+            unsigned o = (unsigned)__builtin_ctzll(outs);
+            outs &= outs - 1;
+            nf_gport go = g0 + o;
+            uint64_t m = req[o];
+            unsigned start = s->rr_in[go] % np;
+            uint64_t hi = m & (~0ULL << start);
+            unsigned win = (unsigned)__builtin_ctzll(hi ? hi : m);
+            s->rr_in[go] = (uint8_t)((win + 1) % np);
+            s->rr_vc[g0 + win] = (uint8_t)((req_vc[win] + 1) % s->V);
+            in_done |= 1ULL << win;
+            out_done |= 1ULL << o;
+            match_vc[win] = req_vc[win];
+            match_out[win] = (uint8_t)o;
+        }
+    }
+    for (uint64_t m = in_done; m; m &= m - 1) {
+        unsigned ip = (unsigned)__builtin_ctzll(m);
+        int rc = traverse(s, g0 + ip, match_vc[ip], g0 + match_out[ip]);
+        if (rc) return rc;
+        *moved = true;
+    }
+    return NF_OK;
+}
+
+/* A router's cycle; *busy says whether it still holds flits. */
+static int router_cycle(nf_sim *s, nf_node sw, bool *busy) {
+    const nf_fabric *f = s->f;
+    s->acc[sw] += s->c.speedup;
+    unsigned passes = (unsigned)s->acc[sw];
+    s->acc[sw] -= passes;
+    bool moved = false;
+    for (unsigned k = 0; k < passes; k++) {
+        int rc = crossbar_pass(s, sw, &moved);
+        if (rc) return rc;
+    }
+    unsigned np = f->nports[sw];
+    nf_gport g0 = f->port_off[sw];
+    bool held = false;
+    for (unsigned p = 0; p < np; p++) {
+        nf_gport go = g0 + p;
+        if (s->oq_count[go]) {
+            uint32_t slot = (uint32_t)(go * s->O + s->oq_head[go]);
+            event e = {.port = s->pback[go],
+                       .pkt = s->oq_pkt[slot],
+                       .vc = s->oq_vc[slot],
+                       .flags = s->oq_flags[slot]};
+            int rc = push_event(s, s->now + s->llat[go], e);
+            if (rc) return rc;
+            s->oq_head[go] = (s->oq_head[go] + 1) % s->O;
+            s->oq_count[go]--;
+            s->flit_hops++;
+            moved = true;
+            nf_node peer = f->peer[go];
+            if (peer < s->S && s->now >= s->win_lo && s->now < s->win_hi) s->link_flits[go]++;
+        }
+        held |= s->oq_count[go] != 0;
+        for (unsigned v = 0; v < s->V && !held; v++)
+            held = s->iv[vix(s, go, v)].count != 0;
+    }
+    if (moved) s->moved_at = s->now;
+    *busy = held;
+    return NF_OK;
+}
+
+/* ---- the cycle loop ------------------------------------------------------------------------- */
+
+static int one_cycle(nf_sim *s) {
+    int rc = apply_events(s);
+    if (rc) return rc;
+    for (uint32_t e = 0; e < s->E; e++) {
+        if (s->pkt_rate > 0 && (rc = generate(s, e))) return rc;
+        if ((s->nics[e].q_count || s->nics[e].cur != NO_PKT) && (rc = nic_send(s, e))) return rc;
+    }
+    uint32_t n = s->n_act, w = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        nf_node sw = s->act[i];
+        bool busy;
+        if ((rc = router_cycle(s, sw, &busy))) return rc;
+        if (busy)
+            s->act[w++] = sw;
+        else
+            s->active[sw] = 0;
+    }
+    /* routers woken during this pass (none: wakes come from events) keep their place */
+    for (uint32_t i = n; i < s->n_act; i++)
+        s->act[w++] = s->act[i];
+    s->n_act = w;
+    s->now++;
+    return NF_OK;
+}
+
+int nf_sim_step(nf_sim *s, uint64_t n) {
+    for (uint64_t i = 0; i < n; i++) {
+        int rc = one_cycle(s);
+        if (rc) return rc;
+    }
+    return NF_OK;
+}
+
+void nf_sim_get_counts(const nf_sim *s, nf_sim_counts *out) {
+    out->injected = s->injected;
+    out->delivered = s->delivered;
+    out->in_flight = s->in_net;
+    out->cycle = s->now;
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static void stats(sampler *sm, double *mean, double *p99) {
+    *mean = *p99 = 0;
+    if (!sm->n) return;
+    double sum = 0;
+    for (size_t i = 0; i < sm->n; i++)
+        sum += sm->v[i];
+    *mean = sum / (double)sm->n;
+    qsort(sm->v, sm->n, sizeof *sm->v, cmp_double);
+    size_t k = (size_t)ceil(0.99 * (double)sm->n);
+    *p99 = sm->v[k ? k - 1 : 0];
+}
+
+static void describe_stuck(const nf_sim *s, char *out, size_t cap) {
+    size_t pos = 0;
+    out[0] = '\0';
+    unsigned shown = 0;
+    for (nf_gport g = 0; g < s->P && shown < 4; g++) {
+        nf_node n = s->pnode[g];
+        if (n >= s->S) continue;
+        for (unsigned v = 0; v < s->V && shown < 4; v++) {
+            const ivc *iv = &s->iv[vix(s, g, v)];
+            if (!iv->count) continue;
+            unsigned port = (unsigned)(g - s->f->port_off[n] + 1);
+            int k = snprintf(out + pos, cap - pos, "%s%s port %u VC %u (%u flits)",
+                             shown ? "; " : "", nf_node_name(s->f, n), port, v, iv->count);
+            if (k < 0 || (size_t)k >= cap - pos) return;
+            pos += (size_t)k;
+            shown++;
+        }
+    }
+}
+
+static double mono(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+int nf_sim_run(nf_sim *s, const nf_sim_injection *inj, const nf_sim_phase *ph,
+               void (*progress)(void *ud, double frac), void *ud, nf_sim_result *out) {
+    memset(out, 0, sizeof *out);
+    nf_sim_phase p = ph ? *ph : (nf_sim_phase){0};
+    if (!p.warmup) p.warmup = 1000;
+    if (!p.window) p.window = 5000;
+    if (!p.drain_max) p.drain_max = 20000;
+    reset(s);
+    int rc = nf_sim_set_injection(s, inj);
+    if (rc) return rc;
+    s->win_lo = p.warmup;
+    s->win_hi = p.warmup + p.window;
+    double t0 = mono();
+    uint64_t stall = 2000 + 4 * (uint64_t)(s->wmask + 1) + (uint64_t)s->c.pkt_flits * 4;
+    uint64_t end = s->win_hi + p.drain_max;
+    while (s->now < end) {
+        if ((rc = one_cycle(s))) return rc;
+        if (s->now >= s->win_hi && s->meas_left == 0) break;
+        if (s->in_net && s->now - s->moved_at > stall) {
+            out->deadlock = true;
+            describe_stuck(s, out->stuck, sizeof out->stuck);
+            break;
+        }
+        if (progress && (s->now & 1023) == 0) progress(ud, (double)s->now / (double)end);
+    }
+    out->cycles = s->now;
+    out->wall_s = mono() - t0;
+    double denom = (double)s->E * (double)p.window;
+    out->offered = (double)s->gen_flits / denom;
+    out->accepted = (double)s->acc_flits / denom;
+    stats(&s->lat, &out->lat_mean, &out->lat_p99);
+    double dummy;
+    stats(&s->nlat, &out->net_lat_mean, &dummy);
+    stats(&s->mlat, &out->msg_lat_mean, &out->msg_lat_p99);
+    out->packets = s->n_meas;
+    out->hops_mean = s->n_meas ? (double)s->hops_sum / (double)s->n_meas : 0;
+    out->minimal_frac = s->n_meas ? (double)s->minimal / (double)s->n_meas : 0;
+    out->flit_hops = s->flit_hops;
+    uint64_t links = 0, sum = 0;
+    uint32_t mx = 0;
+    for (nf_gport g = 0; g < s->P; g++) {
+        nf_node a = s->pnode[g], b = s->f->peer[g];
+        if (a >= s->S || b == NF_NONE || b >= s->S) continue;
+        links++;
+        sum += s->link_flits[g];
+        if (s->link_flits[g] > mx) mx = s->link_flits[g];
+    }
+    out->link_util_mean = links ? (double)sum / (double)links / (double)p.window : 0;
+    out->link_util_max = (double)mx / (double)p.window;
+    out->saturated = out->deadlock || s->meas_left > 0 ||
+                     (out->offered > 0 && out->accepted < 0.95 * out->offered);
+    return NF_OK;
+}

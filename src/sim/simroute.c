@@ -1,0 +1,547 @@
+/* The simulator's routing functions and the deadlock checker (sim.h). Each routing gives, at a
+ * switch, the ports a packet may leave by, in preference order, each with the VCs it may use;
+ * the engine takes the first usable one (deterministic) or the one with most credits (adaptive).
+ * VC classes split the VCs in halves: class 0 is [0, V/2), class 1 is [V/2, V). */
+#include "sim/sim_internal.h"
+
+#include "util/mem.h"
+#include "util/u64map.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int rfail(nf_diag *d, const char *fmt, const char *a) {
+    if (d) {
+        d->file[0] = '\0';
+        d->line = 0;
+        snprintf(d->msg, sizeof d->msg, fmt, a);
+    }
+    return NF_EINVAL;
+}
+
+typedef struct base_ctx {
+    const nf_fabric *f;
+    const nf_hops *h;
+    unsigned V;
+} base_ctx;
+
+static void base_fini(void *ctx) { nf__free(ctx); }
+
+static int base_init(void **out, const nf_fabric *f, const nf_hops *h, const nf_sim_config *c) {
+    base_ctx *b = nf__calloc(1, sizeof *b);
+    if (!b) return NF_ENOMEM;
+    b->f = f;
+    b->h = h;
+    b->V = c->vcs;
+    *out = b;
+    return NF_OK;
+}
+
+static nf_sim_cand cls(const base_ctx *b, unsigned port, unsigned cl) {
+    unsigned half = b->V / 2 ? b->V / 2 : 1;
+    if (b->V < 2) return (nf_sim_cand){.port = (uint8_t)port, .vc_lo = 0, .vc_hi = 0};
+    return cl ? (nf_sim_cand){.port = (uint8_t)port,
+                              .vc_lo = (uint8_t)half,
+                              .vc_hi = (uint8_t)(b->V - 1)}
+              : (nf_sim_cand){.port = (uint8_t)port, .vc_lo = 0, .vc_hi = (uint8_t)(half - 1)};
+}
+
+/* The ports of sw one hop closer to dst_sw, in port order (CSR order). */
+static unsigned closer_ports(const nf_fabric *f, const nf_hops *h, nf_node sw, nf_node dst,
+                             uint8_t *ports, unsigned max) {
+    unsigned d = nf_hops_sw(h, sw, dst), n = 0;
+    for (uint32_t e = f->sw_adj_off[sw]; e < f->sw_adj_off[sw + 1] && n < max; e++) {
+        nf_node w = f->sw_adj[e];
+        if (f->link_state[f->sw_adj_link[e]] != NF_LINK_UP) continue;
+        if ((unsigned)nf_hops_sw(h, w, dst) + 1 == d) ports[n++] = f->sw_adj_port[e];
+    }
+    return n;
+}
+
+/* ---- minhop: every min-hop port; VC = hops taken (deadlock-free only with V > diameter) ---- */
+
+static int mh_init(void **ctx, const nf_fabric *f, const nf_hops *h, const nf_sim_config *c,
+                   nf_diag *d) {
+    (void)d;
+    return base_init(ctx, f, h, c);
+}
+
+static unsigned mh_route(void *ctx, nf_node sw, unsigned in_port, unsigned in_vc, unsigned hops,
+                         const nf__sim_pkt *p, nf_sim_cand *out, unsigned max) {
+    (void)in_port, (void)in_vc;
+    base_ctx *b = ctx;
+    uint8_t ports[64];
+    unsigned n = closer_ports(b->f, b->h, sw, p->dst_sw, ports, max < 64 ? max : 64);
+    unsigned vc = hops + 1 < b->V ? hops + 1 : b->V - 1;
+    for (unsigned i = 0; i < n; i++)
+        out[i] = (nf_sim_cand){.port = ports[i], .vc_lo = (uint8_t)vc, .vc_hi = (uint8_t)vc};
+    return n;
+}
+
+static unsigned vc0_only(void *ctx) {
+    (void)ctx;
+    return 0;
+}
+
+/* ---- updown: fat trees; up by d-mod-k among the min-hop up ports, then down -------------- */
+
+static int ud_init(void **ctx, const nf_fabric *f, const nf_hops *h, const nf_sim_config *c,
+                   nf_diag *d) {
+    for (nf_node s = 0; s < f->n_switches; s++)
+        if (f->level[s] == 0)
+            return rfail(d,
+                         "updown routes trees: switch %s has no tree level (use a fat tree, "
+                         "xgft, gft, bluelight or taihulight)",
+                         nf_node_name(f, s));
+    return base_init(ctx, f, h, c);
+}
+
+static unsigned ud_route(void *ctx, nf_node sw, unsigned in_port, unsigned in_vc, unsigned hops,
+                         const nf__sim_pkt *p, nf_sim_cand *out, unsigned max) {
+    (void)in_port, (void)in_vc, (void)hops;
+    base_ctx *b = ctx;
+    uint8_t ports[64];
+    unsigned n = closer_ports(b->f, b->h, sw, p->dst_sw, ports, max < 64 ? max : 64);
+    /* d-mod-k: at level L the destination's L-th digit in base n picks the first candidate
+     * (the others follow in turn), so that destinations spread over all the top switches */
+    uint32_t idx = p->dst_ca - b->f->n_switches;
+    for (unsigned l = 1; n && l < b->f->level[sw]; l++)
+        idx /= n;
+    unsigned first = n ? idx % n : 0;
+    for (unsigned i = 0; i < n; i++)
+        out[i] =
+            (nf_sim_cand){.port = ports[(first + i) % n], .vc_lo = 0, .vc_hi = (uint8_t)(b->V - 1)};
+    return n;
+}
+
+static unsigned all_vcs(void *ctx) { return ((base_ctx *)ctx)->V - 1; }
+
+/* ---- dor: tori built by torus:...; dimension order, shortest way round, dateline VCs -------- */
+
+typedef struct dor_ctx {
+    base_ctx b;
+    unsigned nd, c; /* dimensions, host ports per switch */
+    unsigned dims[8];
+    uint16_t *coord; /* S * nd */
+    bool dateline;
+} dor_ctx;
+
+static void dor_fini(void *ctx) {
+    dor_ctx *d = ctx;
+    if (d) nf__free(d->coord);
+    nf__free(d);
+}
+
+static int dor_init_any(void **out, const nf_fabric *f, const nf_hops *h, const nf_sim_config *c,
+                        nf_diag *diag, bool dateline) {
+    dor_ctx *d = nf__calloc(1, sizeof *d);
+    if (!d) return NF_ENOMEM;
+    d->b = (base_ctx){.f = f, .h = h, .V = c->vcs};
+    d->dateline = dateline;
+    for (nf_node s = 0; s < f->n_switches; s++) {
+        const char *name = nf_node_name(f, s);
+        unsigned x[8], k = 0;
+        if (!name || strncmp(name, "torus ", 6) != 0) goto refuse;
+        const char *q = name + 6;
+        while (k < 8) {
+            char *end;
+            unsigned long v = strtoul(q, &end, 10);
+            if (end == q || v > 65535) goto refuse;
+            x[k++] = (unsigned)v;
+            if (*end != ',') {
+                if (*end) goto refuse;
+                break;
+            }
+            q = end + 1;
+        }
+        if (s == 0) {
+            d->nd = k;
+            d->coord = nf__malloc((size_t)f->n_switches * k * sizeof *d->coord);
+            if (!d->coord) {
+                dor_fini(d);
+                return NF_ENOMEM;
+            }
+            d->c = f->nports[s] - 2 * k;
+        }
+        if (k != d->nd || f->nports[s] != d->c + 2 * k) goto refuse;
+        for (unsigned i = 0; i < k; i++) {
+            d->coord[(size_t)s * k + i] = (uint16_t)x[i];
+            if (x[i] + 1 > d->dims[i]) d->dims[i] = x[i] + 1;
+        }
+    }
+    *out = d;
+    return NF_OK;
+refuse:
+    dor_fini(d);
+    return rfail(diag, "%s routes tori built by torus:...: switch names give the coordinates",
+                 dateline ? "dor" : "dor-plain");
+}
+
+static int dor_init(void **ctx, const nf_fabric *f, const nf_hops *h, const nf_sim_config *c,
+                    nf_diag *d) {
+    return dor_init_any(ctx, f, h, c, d, true);
+}
+static int dorp_init(void **ctx, const nf_fabric *f, const nf_hops *h, const nf_sim_config *c,
+                     nf_diag *d) {
+    return dor_init_any(ctx, f, h, c, d, false);
+}
+
+static unsigned dor_route(void *ctx, nf_node sw, unsigned in_port, unsigned in_vc, unsigned hops,
+                          const nf__sim_pkt *p, nf_sim_cand *out, unsigned max) {
+    (void)hops;
+    dor_ctx *d = ctx;
+    if (!max) return 0;
+    const uint16_t *a = d->coord + (size_t)sw * d->nd, *z = d->coord + (size_t)p->dst_sw * d->nd;
+    for (unsigned i = 0; i < d->nd; i++) {
+        if (a[i] == z[i]) continue;
+        unsigned k = d->dims[i];
+        unsigned delta = (z[i] + k - a[i]) % k;
+        bool plus = 2 * delta <= k;
+        unsigned port = d->c + 2 * i + (plus ? 1 : 2);
+        if (!d->dateline) {
+            out[0] =
+                (nf_sim_cand){.port = (uint8_t)port, .vc_lo = 0, .vc_hi = (uint8_t)(d->b.V - 1)};
+            return 1;
+        }
+        /* class 1 from the wrap-around link on, within this dimension */
+        bool wrap = plus ? a[i] == k - 1 : a[i] == 0;
+        bool same_dim = in_port > d->c && (in_port - d->c - 1) / 2 == i;
+        unsigned half = d->b.V / 2;
+        bool was1 = same_dim && in_vc >= half;
+        out[0] = cls(&d->b, port, wrap || was1);
+        return 1;
+    }
+    return 0;
+}
+
+/* ---- dfmin: Dragonfly minimal, local-global-local; class 0 before the destination group ---- */
+
+typedef struct df_ctx {
+    base_ctx b;
+    uint32_t ng;
+    nf_node *gw; /* ng * ng: a switch of group x with a global link to group y, or NF_NONE */
+} df_ctx;
+
+static void df_fini(void *ctx) {
+    df_ctx *d = ctx;
+    if (d) nf__free(d->gw);
+    nf__free(d);
+}
+
+static int df_init(void **out, const nf_fabric *f, const nf_hops *h, const nf_sim_config *c,
+                   nf_diag *diag) {
+    int32_t mx = -1;
+    bool global = false;
+    for (nf_node s = 0; s < f->n_switches; s++) {
+        if (f->supernode[s] < 0)
+            return rfail(diag, "dfmin routes Dragonflies: switch %s has no group",
+                         nf_node_name(f, s));
+        if (f->supernode[s] > mx) mx = f->supernode[s];
+    }
+    for (nf_link l = 0; l < f->n_links; l++)
+        global |= f->link_cls[l] == NF_LINK_GLOBAL;
+    if (!global)
+        return rfail(diag, "dfmin routes Dragonflies: %s has no global link", "the fabric");
+    df_ctx *d = nf__calloc(1, sizeof *d);
+    if (!d) return NF_ENOMEM;
+    d->b = (base_ctx){.f = f, .h = h, .V = c->vcs};
+    d->ng = (uint32_t)mx + 1;
+    d->gw = nf__malloc((size_t)d->ng * d->ng * sizeof *d->gw);
+    if (!d->gw) {
+        df_fini(d);
+        return NF_ENOMEM;
+    }
+    for (size_t i = 0; i < (size_t)d->ng * d->ng; i++)
+        d->gw[i] = NF_NONE;
+    for (nf_node s = 0; s < f->n_switches; s++)
+        for (uint32_t e = f->sw_adj_off[s]; e < f->sw_adj_off[s + 1]; e++) {
+            if (f->link_cls[f->sw_adj_link[e]] != NF_LINK_GLOBAL) continue;
+            size_t k = (size_t)f->supernode[s] * d->ng + (uint32_t)f->supernode[f->sw_adj[e]];
+            if (d->gw[k] == NF_NONE) d->gw[k] = s;
+        }
+    *out = d;
+    return NF_OK;
+}
+
+static unsigned df_route(void *ctx, nf_node sw, unsigned in_port, unsigned in_vc, unsigned hops,
+                         const nf__sim_pkt *p, nf_sim_cand *out, unsigned max) {
+    (void)hops;
+    df_ctx *d = ctx;
+    const nf_fabric *f = d->b.f;
+    if (!max) return 0;
+    int32_t gs = f->supernode[sw], gd = f->supernode[p->dst_sw];
+    /* class 1 once the packet has crossed a global link (it arrives in the destination group) */
+    nf_gport gin = nf_port_index(f, sw, in_port);
+    bool crossed =
+        (f->port_link[gin] != NF_NONE && f->link_cls[f->port_link[gin]] == NF_LINK_GLOBAL) ||
+        (d->b.V >= 2 && in_vc >= d->b.V / 2);
+    nf_node target = gs == gd ? p->dst_sw : NF_NONE;
+    unsigned n = 0;
+    for (uint32_t e = f->sw_adj_off[sw]; e < f->sw_adj_off[sw + 1] && n < max; e++) {
+        nf_link l = f->sw_adj_link[e];
+        if (f->link_state[l] != NF_LINK_UP) continue;
+        nf_node w = f->sw_adj[e];
+        bool take;
+        if (gs == gd)
+            take = w == target;
+        else if (f->link_cls[l] == NF_LINK_GLOBAL)
+            take = f->supernode[w] == gd;
+        else
+            take = false;
+        if (take) out[n++] = cls(&d->b, f->sw_adj_port[e], crossed || gs == gd ? crossed : 0);
+    }
+    if (n || gs == gd) return n;
+    /* no global link to the destination group here: to the group's switch that has one */
+    nf_node via = d->gw[(size_t)gs * d->ng + (uint32_t)gd];
+    for (uint32_t e = f->sw_adj_off[sw]; e < f->sw_adj_off[sw + 1] && n < max; e++)
+        if (f->sw_adj[e] == via && f->link_state[f->sw_adj_link[e]] == NF_LINK_UP)
+            out[n++] = cls(&d->b, f->sw_adj_port[e], 0);
+    return n;
+}
+
+/* ---- registry ------------------------------------------------------------------------------- */
+
+static const nf_sim_routing routings[] = {
+    {.name = "minhop",
+     .summary = "every min-hop port (table); VC = hops taken, deadlock-free when VCs > diameter",
+     .min_vcs = 1,
+     .init = mh_init,
+     .route = mh_route,
+     .inj_vc_hi = vc0_only,
+     .fini = base_fini},
+    {.name = "updown",
+     .summary = "fat trees: up by d-mod-k (or adaptively) among min-hop up ports, then down",
+     .min_vcs = 1,
+     .init = ud_init,
+     .route = ud_route,
+     .inj_vc_hi = all_vcs,
+     .fini = base_fini},
+    {.name = "dor",
+     .summary = "tori: dimension order, shortest way round, dateline VC classes",
+     .min_vcs = 2,
+     .init = dor_init,
+     .route = dor_route,
+     .inj_vc_hi = vc0_only,
+     .fini = dor_fini},
+    {.name = "dor-plain",
+     .summary = "tori: dimension order without datelines (deadlocks; for the checker)",
+     .min_vcs = 1,
+     .init = dorp_init,
+     .route = dor_route,
+     .inj_vc_hi = all_vcs,
+     .fini = dor_fini},
+    {.name = "dfmin",
+     .summary = "Dragonfly minimal: local, global, local; VC class 1 after the global hop",
+     .min_vcs = 2,
+     .init = df_init,
+     .route = df_route,
+     .inj_vc_hi = vc0_only,
+     .fini = df_fini},
+};
+
+const nf_sim_routing *nf_sim_routing_find(const char *name) {
+    for (size_t i = 0; name && i < sizeof routings / sizeof routings[0]; i++)
+        if (strcmp(routings[i].name, name) == 0) return &routings[i];
+    return NULL;
+}
+size_t nf_sim_routing_count(void) { return sizeof routings / sizeof routings[0]; }
+const nf_sim_routing *nf_sim_routing_at(size_t i) {
+    return i < nf_sim_routing_count() ? &routings[i] : NULL;
+}
+const char *nf_sim_routing_name(const nf_sim_routing *r) { return r->name; }
+const char *nf_sim_routing_summary(const nf_sim_routing *r) { return r->summary; }
+
+/* ---- the deadlock checker ------------------------------------------------------------------- */
+
+/* A channel-VC vertex: the global port sending on the channel, times V, plus the VC. */
+typedef struct cdg {
+    nf__u64map edges; /* from << 32 | to -> 1 */
+    nf__u64map seen;  /* routing states visited: (in vertex, hops) */
+    uint64_t *list;
+    size_t n, cap;
+} cdg;
+
+static int add_edge(cdg *g, uint32_t from, uint32_t to) {
+    uint64_t k = (uint64_t)from << 32 | to;
+    if (nf__u64map_get(&g->edges, k, NULL)) return NF_OK;
+    if (nf__u64map_put(&g->edges, k, 1) || NF_GROW(g->list, g->cap, g->n + 1)) return NF_ENOMEM;
+    g->list[g->n++] = k;
+    return NF_OK;
+}
+
+static int cmp_u64(const void *a, const void *b) {
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+int nf_sim_check_deadlock(const nf_fabric *f, const nf_hops *h, const nf_sim_routing *r,
+                          const nf_sim_config *cfg, uint32_t *cycle_len, uint64_t *vertices,
+                          uint64_t *edges, nf_diag *diag) {
+    *cycle_len = 0;
+    nf_sim_config c = cfg ? *cfg : (nf_sim_config){0};
+    nf_sim_config_defaults(&c);
+    if (c.vcs < r->min_vcs) {
+        if (diag)
+            snprintf(diag->msg, sizeof diag->msg, "routing %s needs %u VCs", r->name, r->min_vcs);
+        return NF_EINVAL;
+    }
+    void *ctx = NULL;
+    int rc = r->init(&ctx, f, h, &c, diag);
+    if (rc) return rc;
+    unsigned V = c.vcs;
+    uint32_t P = f->port_off[f->n_nodes];
+    cdg g = {0};
+    nf__u64map_init(&g.edges);
+    nf__u64map_init(&g.seen);
+    typedef struct st {
+        nf_node sw;
+        uint8_t in_port, in_vc;
+        uint16_t hops;
+    } st;
+    st *stack = NULL;
+    size_t n_st = 0, cap_st = 0;
+    unsigned inj_hi = r->inj_vc_hi(ctx);
+    if (inj_hi >= V) inj_hi = V - 1;
+    rc = NF_OK;
+    for (nf_node dst = f->n_switches; dst < f->n_nodes && !rc; dst++) {
+        nf_gport dg = nf_port_index(f, dst, 1);
+        nf_node dsw = f->peer[dg];
+        if (dsw == NF_NONE || dsw >= f->n_switches) continue;
+        nf__sim_pkt pk = {.dst_ca = dst, .dst_sw = dsw};
+        /* the routing states of packets for dst, from every injection */
+        nf__u64map_fini(&g.seen);
+        nf__u64map_init(&g.seen);
+        n_st = 0;
+        for (nf_node src = f->n_switches; src < f->n_nodes && !rc; src++) {
+            nf_gport sg = nf_port_index(f, src, 1);
+            nf_node ssw = f->peer[sg];
+            if (src == dst || ssw == NF_NONE || ssw >= f->n_switches) continue;
+            for (unsigned v = 0; v <= inj_hi && !rc; v++) {
+                if (NF_GROW(stack, cap_st, n_st + 1))
+                    rc = NF_ENOMEM;
+                else
+                    stack[n_st++] = (st){ssw, (uint8_t)f->peer_port[sg], (uint8_t)v, 0};
+            }
+        }
+        while (n_st && !rc) {
+            st s = stack[--n_st];
+            nf_gport gin = nf_port_index(f, s.sw, s.in_port);
+            nf_gport up = nf_port_index(f, f->peer[gin], f->peer_port[gin]);
+            uint32_t from = (uint32_t)(up * V + s.in_vc); /* the channel the packet holds */
+            uint64_t key = (uint64_t)from << 16 | s.hops;
+            if (nf__u64map_get(&g.seen, key, NULL)) continue;
+            if ((rc = nf__u64map_put(&g.seen, key, 1))) break;
+            if (s.sw == dsw) continue; /* ejection: consumed, no further dependency */
+            nf_sim_cand cand[64];
+            unsigned nc = r->route(ctx, s.sw, s.in_port, s.in_vc, s.hops, &pk, cand, 64);
+            for (unsigned k = 0; k < nc && !rc; k++) {
+                nf_gport go = nf_port_index(f, s.sw, cand[k].port);
+                nf_node nx = f->peer[go];
+                if (nx == NF_NONE || nx >= f->n_switches) continue;
+                unsigned hi = cand[k].vc_hi < V ? cand[k].vc_hi : V - 1;
+                for (unsigned v = cand[k].vc_lo; v <= hi && !rc; v++) {
+                    if ((rc = add_edge(&g, from, (uint32_t)(go * V + v)))) break;
+                    if (NF_GROW(stack, cap_st, n_st + 1)) {
+                        rc = NF_ENOMEM;
+                        break;
+                    }
+                    stack[n_st++] =
+                        (st){nx, (uint8_t)f->peer_port[go], (uint8_t)v, (uint16_t)(s.hops + 1)};
+                }
+            }
+        }
+    }
+    nf__free(stack);
+    nf__u64map_fini(&g.seen);
+    r->fini(ctx);
+    if (rc) {
+        nf__u64map_fini(&g.edges);
+        nf__free(g.list);
+        return rc;
+    }
+    /* cycle search over the graph in CSR form: iterative DFS, white/grey/black */
+    size_t NV = (size_t)P * V;
+    qsort(g.list, g.n, sizeof *g.list, cmp_u64);
+    uint32_t *off = nf__calloc(NV + 2, sizeof *off);
+    uint8_t *color = nf__calloc(NV + 1, 1);
+    uint32_t *parent = nf__malloc((NV + 1) * sizeof *parent),
+             *it = nf__malloc((NV + 1) * sizeof *it);
+    uint32_t *stk = nf__malloc((NV + 1) * sizeof *stk);
+    if (!off || !color || !parent || !it || !stk) {
+        rc = NF_ENOMEM;
+        goto done;
+    }
+    for (size_t i = 0; i < g.n; i++)
+        off[(g.list[i] >> 32) + 1]++;
+    for (size_t v = 0; v < NV; v++)
+        off[v + 1] += off[v];
+    uint32_t found_from = UINT32_MAX, found_to = UINT32_MAX;
+    for (size_t root = 0; root < NV && found_from == UINT32_MAX; root++) {
+        if (color[root] || off[root] == off[root + 1]) continue;
+        size_t sp = 0;
+        stk[sp++] = (uint32_t)root;
+        color[root] = 1;
+        it[root] = off[root];
+        parent[root] = UINT32_MAX;
+        while (sp && found_from == UINT32_MAX) {
+            uint32_t u = stk[sp - 1];
+            if (it[u] == off[u + 1]) {
+                color[u] = 2;
+                sp--;
+                continue;
+            }
+            uint32_t w = (uint32_t)g.list[it[u]++];
+            if (color[w] == 1) {
+                found_from = u;
+                found_to = w;
+            } else if (!color[w]) {
+                color[w] = 1;
+                parent[w] = u;
+                it[w] = off[w];
+                stk[sp++] = w;
+            }
+        }
+    }
+    if (found_from != UINT32_MAX) {
+        uint32_t len = 1;
+        size_t pos = 0;
+        char *m = diag ? diag->msg : NULL;
+        if (m) pos = (size_t)snprintf(m, sizeof diag->msg, "channel dependency cycle:");
+        for (uint32_t v = found_from;; v = parent[v]) {
+            if (m && len <= 6 && pos < sizeof diag->msg) {
+                nf_gport gp = v / V;
+                nf_node n = f->peer[gp] == NF_NONE ? 0 : f->peer[gp];
+                nf_node from_node = 0;
+                for (nf_node x = 0; x < f->n_nodes; x++)
+                    if (f->port_off[x] <= gp && gp < f->port_off[x + 1]) {
+                        from_node = x;
+                        break;
+                    }
+                pos += (size_t)snprintf(m + pos, sizeof diag->msg - pos, " %s->%s VC %u%s",
+                                        nf_node_name(f, from_node), nf_node_name(f, n), v % V,
+                                        v == found_to ? "" : ",");
+            }
+            if (v == found_to) break;
+            len++;
+        }
+        *cycle_len = len;
+    }
+    if (vertices) {
+        uint64_t nv = 0;
+        for (size_t v = 0; v < NV; v++)
+            nv += off[v] != off[v + 1];
+        *vertices = nv;
+    }
+    if (edges) *edges = g.n;
+    rc = NF_OK;
+done:
+    nf__free(off);
+    nf__free(color);
+    nf__free(parent);
+    nf__free(it);
+    nf__free(stk);
+    nf__free(g.list);
+    nf__u64map_fini(&g.edges);
+    return rc;
+}

@@ -1,0 +1,275 @@
+/* The packet-level simulator against answers known independently: flit conservation, zero-load
+ * latency from the pipeline's arithmetic, saturation where queueing theory or channel-load
+ * arithmetic gives it, the deadlock checker on routings whose (non-)freedom is textbook, the
+ * watchdog, determinism. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "netfab/gen.h"
+#include "netfab/sim.h"
+
+#include <math.h>
+#include <string.h>
+
+typedef struct rig {
+    nf_fabric *f;
+    nf_hops *h;
+    nf_sim *s;
+} rig;
+
+static rig make(const char *topo, const char *routing, const char *traffic, nf_sim_config c) {
+    rig r;
+    nf_diag d = {{0}, 0, {0}};
+    assert_int_equal(nf_topo_build(topo, NULL, &r.f, &d), 0);
+    assert_int_equal(nf_hops_compute(r.f, 1, &r.h), 0);
+    int rc = nf_sim_new(r.f, r.h, &c, nf_sim_routing_find(routing), nf_sim_traffic_find(traffic),
+                        &r.s, &d);
+    if (rc) fail_msg("%s %s: %s", topo, routing, d.msg);
+    return r;
+}
+
+static void unmake(rig *r) {
+    nf_sim_free(r->s);
+    nf_hops_free(r->h);
+    nf_fabric_free(r->f);
+}
+
+static nf_sim_result point(rig *r, double load, uint64_t window) {
+    nf_sim_injection inj = {.load = load};
+    nf_sim_phase ph = {.warmup = 500, .window = window, .drain_max = 20000};
+    nf_sim_result res;
+    assert_int_equal(nf_sim_run(r->s, &inj, &ph, NULL, NULL, &res), 0);
+    return res;
+}
+
+/* Injected = delivered + in flight at every cycle; with injection stopped the network drains
+ * to nothing and every flit injected is delivered. */
+static void test_conservation(void **state) {
+    (void)state;
+    rig r = make("torus:4x4,c=2", "dor", "uniform", (nf_sim_config){.pkt_flits = 4, .seed = 3});
+    nf_sim_result res = point(&r, 0.4, 200); /* resets and fills the network */
+    (void)res;
+    nf_sim_injection inj = {.load = 0.6};
+    assert_int_equal(nf_sim_set_injection(r.s, &inj), 0);
+    nf_sim_counts c;
+    uint64_t max_in_flight = 0;
+    for (int i = 0; i < 3000; i++) {
+        assert_int_equal(nf_sim_step(r.s, 1), 0);
+        nf_sim_get_counts(r.s, &c);
+        assert_int_equal(c.injected, c.delivered + c.in_flight);
+        if (c.in_flight > max_in_flight) max_in_flight = c.in_flight;
+    }
+    assert_true(max_in_flight > 20);
+    inj.load = 0;
+    assert_int_equal(nf_sim_set_injection(r.s, &inj), 0);
+    assert_int_equal(nf_sim_step(r.s, 5000), 0);
+    nf_sim_get_counts(r.s, &c);
+    assert_int_equal(c.in_flight, 0);
+    assert_int_equal(c.injected, c.delivered);
+    assert_true(c.delivered > 10000);
+    unmake(&r);
+}
+
+/* Zero load: a packet of P flits over h switch-to-switch links crosses h + 1 routers: latency
+ * = host link + (h + 1) * router delay + h * local link + host link + (P - 1) serialisation.
+ * Tornado on a ring of 8 sends every packet 3 hops; at a load of 0.002 packets hardly meet. */
+static void test_zero_load_latency(void **state) {
+    (void)state;
+    static const struct {
+        unsigned pkt, rd, lh, ll;
+    } cases[] = {{1, 3, 1, 1}, {4, 3, 1, 1}, {8, 2, 2, 5}, {3, 5, 1, 10}};
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        nf_sim_config c = {.pkt_flits = cases[k].pkt,
+                           .router_delay = cases[k].rd,
+                           .lat_host = cases[k].lh,
+                           .lat_local = cases[k].ll,
+                           .seed = 1};
+        rig r = make("torus:8,c=1", "dor", "tornado", c);
+        nf_sim_result res = point(&r, 0.002 * cases[k].pkt, 20000);
+        double h = 3;
+        double want = cases[k].lh + (h + 1) * cases[k].rd + h * cases[k].ll + cases[k].lh +
+                      (cases[k].pkt - 1);
+        assert_true(res.packets > 50);
+        assert_true(fabs(res.hops_mean - h) < 1e-9);
+        if (fabs(res.net_lat_mean - want) > 0.01 * want)
+            fail_msg("case %zu: zero-load latency %.3f, analytic %.0f", k, res.net_lat_mean, want);
+        assert_false(res.saturated);
+        unmake(&r);
+    }
+}
+
+/* A single switch of 8 ports with one FIFO per input (minhop injects on VC 0 only): uniform
+ * traffic saturates at the head-of-line blocking limit, 0.618 for 8 ports (Karol, Hluchyj and
+ * Morgan, 1987; 2 - sqrt 2 = 0.586 as the ports grow). */
+static void test_single_switch_hol(void **state) {
+    (void)state;
+    rig r = make("torus:1,c=8", "minhop", "uniform", (nf_sim_config){.seed = 5});
+    nf_sim_result lo = point(&r, 0.5, 5000), hi = point(&r, 1.0, 5000);
+    assert_false(lo.saturated);
+    assert_true(fabs(lo.accepted - lo.offered) < 0.02);
+    assert_true(hi.saturated);
+    if (hi.accepted < 0.59 || hi.accepted > 0.65)
+        fail_msg("saturation throughput %.3f, HOL theory 0.618", hi.accepted);
+    unmake(&r);
+}
+
+/* Uniform traffic on a ring of 16 with dimension order and ties sent the + way: the busiest
+ * channel carries (1 + 2 + ... + 8) / 16 = 2.25 flits per unit of load, so no router can
+ * sustain more than 1 / 2.25 = 0.44. Bit-complement on a k=4 fat tree routed d-mod-k is
+ * conflict-free: full load goes through without queueing. */
+static void test_saturation_theory(void **state) {
+    (void)state;
+    rig r = make("torus:16,c=1", "dor", "uniform", (nf_sim_config){.seed = 2});
+    nf_sim_result a = point(&r, 0.25, 4000), b = point(&r, 0.6, 4000);
+    assert_false(a.saturated);
+    assert_true(b.saturated);
+    assert_true(b.accepted < 0.445);
+    unmake(&r);
+    r = make("fattree:k=4", "updown", "bitcomp", (nf_sim_config){.seed = 2});
+    nf_sim_result c = point(&r, 0.95, 4000);
+    assert_false(c.saturated);
+    assert_true(fabs(c.accepted - c.offered) < 0.01);
+    assert_true(c.lat_p99 == c.lat_mean); /* no queueing at all: every packet the same */
+    unmake(&r);
+}
+
+/* The channel dependency graph: dimension order without datelines has a cycle on a torus ring;
+ * with datelines none; minimal Dragonfly routing with its two VC classes none; up/down on a fat
+ * tree none; min-hop with one VC on a torus a cycle. */
+static void check(const char *topo, const char *routing, unsigned vcs, bool want_cycle) {
+    nf_fabric *f;
+    nf_hops *h;
+    nf_diag d = {{0}, 0, {0}};
+    assert_int_equal(nf_topo_build(topo, NULL, &f, &d), 0);
+    assert_int_equal(nf_hops_compute(f, 1, &h), 0);
+    uint32_t cyc = 99;
+    uint64_t nv = 0, ne = 0;
+    nf_sim_config c = {.vcs = vcs};
+    assert_int_equal(
+        nf_sim_check_deadlock(f, h, nf_sim_routing_find(routing), &c, &cyc, &nv, &ne, &d), 0);
+    if ((cyc > 0) != want_cycle)
+        fail_msg("%s %s (%u VCs): cycle length %u, expected %s", topo, routing, vcs, cyc,
+                 want_cycle ? "a cycle" : "none");
+    assert_true(nv > 0 && ne > 0);
+    if (want_cycle) assert_non_null(strstr(d.msg, "cycle"));
+    nf_hops_free(h);
+    nf_fabric_free(f);
+}
+
+static void test_deadlock_checker(void **state) {
+    (void)state;
+    check("torus:4x4,c=1", "dor-plain", 2, true);
+    check("torus:6,c=1", "dor-plain", 1, true);
+    check("torus:4x4,c=1", "dor", 2, false);
+    check("torus:5x3x2,c=1", "dor", 4, false);
+    check("dragonfly:a=4,p=2,h=2", "dfmin", 2, false);
+    check("dragonfly:a=4,p=1,h=2,arr=consecutive", "dfmin", 2, false);
+    check("fattree:k=4", "updown", 1, false);
+    check("torus:4x4,c=1", "minhop", 1, true);
+    check("torus:4x4,c=1", "minhop", 5, false); /* VC = hops, diameter 4 */
+    /* a routing refuses a fabric it cannot route */
+    nf_fabric *f;
+    nf_hops *h;
+    nf_diag d = {{0}, 0, {0}};
+    assert_int_equal(nf_topo_build("fattree:k=4", NULL, &f, &d), 0);
+    assert_int_equal(nf_hops_compute(f, 1, &h), 0);
+    uint32_t cyc;
+    assert_int_equal(
+        nf_sim_check_deadlock(f, h, nf_sim_routing_find("dor"), NULL, &cyc, NULL, NULL, &d),
+        NF_EINVAL);
+    assert_non_null(strstr(d.msg, "tori"));
+    nf_hops_free(h);
+    nf_fabric_free(f);
+}
+
+/* The watchdog: dimension order without datelines, one VC, a packet per buffer, a ring under
+ * tornado traffic locks up; with datelines (and two packets per buffer) the load flows. */
+static void test_watchdog(void **state) {
+    (void)state;
+    nf_sim_config c = {.vcs = 1, .buf_flits = 4, .pkt_flits = 4, .seed = 9};
+    rig r = make("torus:8,c=1", "dor-plain", "tornado", c);
+    nf_sim_result res = point(&r, 0.9, 3000);
+    assert_true(res.deadlock);
+    assert_true(res.saturated);
+    assert_true(strlen(res.stuck) > 0);
+    unmake(&r);
+    c.vcs = 2;
+    c.buf_flits = 8;
+    r = make("torus:8,c=1", "dor", "tornado", c);
+    res = point(&r, 0.1, 3000);
+    assert_false(res.deadlock);
+    assert_false(res.saturated);
+    assert_true(fabs(res.accepted - res.offered) < 0.01);
+    unmake(&r);
+}
+
+/* Same seed, same result, bit for bit; another seed, another result. */
+static void test_determinism(void **state) {
+    (void)state;
+    nf_sim_config c = {.pkt_flits = 3, .seed = 42, .adaptive = true};
+    rig a = make("dragonfly:a=4,p=2,h=2", "dfmin", "uniform", c);
+    rig b = make("dragonfly:a=4,p=2,h=2", "dfmin", "uniform", c);
+    nf_sim_result ra = point(&a, 0.5, 3000), rb = point(&b, 0.5, 3000);
+    ra.wall_s = rb.wall_s = 0;
+    assert_memory_equal(&ra, &rb, sizeof ra);
+    /* and a run repeated on the same simulator */
+    nf_sim_result rc = point(&a, 0.5, 3000);
+    rc.wall_s = 0;
+    assert_memory_equal(&ra, &rc, sizeof ra);
+    unmake(&b);
+    c.seed = 43;
+    b = make("dragonfly:a=4,p=2,h=2", "dfmin", "uniform", c);
+    rb = point(&b, 0.5, 3000);
+    assert_true(rb.lat_mean != ra.lat_mean);
+    unmake(&a);
+    unmake(&b);
+}
+
+/* Every traffic pattern and routing runs where it applies, below saturation at a light load. */
+static void test_patterns_run(void **state) {
+    (void)state;
+    for (size_t i = 0; i < nf_sim_traffic_count(); i++) {
+        const char *t = nf_sim_traffic_name(nf_sim_traffic_at(i));
+        rig r = make("dragonfly:a=4,p=2,h=2", "dfmin", t, (nf_sim_config){.pkt_flits = 2});
+        nf_sim_result res = point(&r, 0.03, 2000); /* hotspot: 72 * 0.03 / 4 < 1 at the hot port */
+        if (res.saturated || res.packets == 0)
+            fail_msg("%s: saturated %d, %llu packets", t, res.saturated,
+                     (unsigned long long)res.packets);
+        /* dfmin takes one global link: at most local, global, local; hop-minimal mostly */
+        assert_true(res.hops_mean <= 3.0 && res.minimal_frac > 0.5);
+        unmake(&r);
+    }
+    /* bad configurations are refused with a reason */
+    nf_fabric *f;
+    nf_hops *h;
+    nf_sim *s;
+    nf_diag d = {{0}, 0, {0}};
+    assert_int_equal(nf_topo_build("dragonfly:a=4,p=2,h=2", NULL, &f, &d), 0);
+    assert_int_equal(nf_hops_compute(f, 1, &h), 0);
+    nf_sim_config c = {.vcs = 1};
+    assert_int_equal(
+        nf_sim_new(f, h, &c, nf_sim_routing_find("dfmin"), nf_sim_traffic_find("uniform"), &s, &d),
+        NF_EINVAL);
+    assert_non_null(strstr(d.msg, "VCs"));
+    c = (nf_sim_config){.buf_flits = 2, .pkt_flits = 4};
+    assert_int_equal(
+        nf_sim_new(f, h, &c, nf_sim_routing_find("dfmin"), nf_sim_traffic_find("uniform"), &s, &d),
+        NF_EINVAL);
+    assert_non_null(strstr(d.msg, "cut-through"));
+    nf_hops_free(h);
+    nf_fabric_free(f);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_conservation),      cmocka_unit_test(test_zero_load_latency),
+        cmocka_unit_test(test_single_switch_hol), cmocka_unit_test(test_saturation_theory),
+        cmocka_unit_test(test_deadlock_checker),  cmocka_unit_test(test_watchdog),
+        cmocka_unit_test(test_determinism),       cmocka_unit_test(test_patterns_run),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
