@@ -23,6 +23,7 @@
 #include <time.h>
 
 #define NO_PKT UINT32_MAX
+#define CACHE_CANDS 6
 #define NO_VC 0xFF
 
 void nf_sim_config_defaults(nf_sim_config *c) {
@@ -61,7 +62,9 @@ typedef struct ivc {
     uint64_t ready_at; /* the head flit may cross the switch from this cycle */
     uint8_t out_port;  /* 0: no output VC yet */
     uint8_t out_vc;
-    uint8_t routed; /* ready_at is set for the head packet */
+    uint8_t routed; /* the head packet's first flit has left */
+    uint8_t ncand;  /* the head packet's candidates, cached (0: not routed yet; more than */
+    nf_sim_cand cand[CACHE_CANDS]; /* CACHE_CANDS: routed again at each try) */
 } ivc;
 
 typedef struct ovc {
@@ -117,12 +120,15 @@ struct nf_sim {
     uint32_t *oq_head, *oq_count; /* per switch port: output queue ring of O flits */
     uint32_t *oq_pkt;
     uint8_t *oq_vc, *oq_flags;
-    uint8_t *llat;   /* per global port: latency of the link it sends on */
-    nf_node *pnode;  /* per global port: its node */
-    nf_gport *pback; /* per global port: the global port at the other end of its link */
-    uint8_t *rr_vc;  /* per switch input port */
-    uint8_t *rr_in;  /* per switch output port */
-    double *acc;     /* per switch: fractional crossbar passes */
+    uint8_t *llat;           /* per global port: latency of the link it sends on */
+    nf_node *pnode;          /* per global port: its node */
+    nf_gport *pback;         /* per global port: the global port at the other end of its link */
+    uint8_t *rr_vc;          /* per switch input port */
+    uint8_t *rr_in;          /* per switch output port */
+    double *acc;             /* per switch: fractional crossbar passes */
+    uint64_t *imask, *omask; /* per switch: ports with buffered input flits / queued output */
+    uint32_t *pocc;          /* per switch port: flits in its input VCs */
+    uint64_t *next_gen;      /* per endpoint: the cycle its next message is generated */
     uint8_t *active;
     nf_node *act;
     uint32_t n_act;
@@ -299,6 +305,10 @@ int nf_sim_new(const nf_fabric *f, const nf_hops *h, const nf_sim_config *cfg,
     s->nics = nf__calloc(s->E, sizeof *s->nics);
     s->link_flits = nf__calloc((size_t)s->P + 1, sizeof *s->link_flits);
     s->pnode = nf__malloc(((size_t)s->P + 1) * sizeof *s->pnode);
+    s->imask = nf__calloc((size_t)s->S + 1, sizeof *s->imask);
+    s->omask = nf__calloc((size_t)s->S + 1, sizeof *s->omask);
+    s->pocc = nf__calloc((size_t)s->P + 1, sizeof *s->pocc);
+    s->next_gen = nf__calloc((size_t)s->E + 1, sizeof *s->next_gen);
     s->pback = nf__malloc(((size_t)s->P + 1) * sizeof *s->pback);
     uint32_t w = 1;
     while (w < maxlat + c.credit_delay + 4)
@@ -307,7 +317,8 @@ int nf_sim_new(const nf_fabric *f, const nf_hops *h, const nf_sim_config *cfg,
     s->wheel = nf__calloc(w, sizeof *s->wheel);
     if (!s->iv || !s->ibuf || !s->ov || !s->oq_head || !s->oq_count || !s->oq_pkt || !s->oq_vc ||
         !s->oq_flags || !s->llat || !s->rr_vc || !s->rr_in || !s->acc || !s->active || !s->act ||
-        !s->nics || !s->link_flits || !s->wheel || !s->pnode || !s->pback)
+        !s->nics || !s->link_flits || !s->wheel || !s->pnode || !s->pback || !s->imask ||
+        !s->omask || !s->pocc || !s->next_gen)
         goto fail;
     for (nf_node n = 0; n < f->n_nodes; n++)
         for (unsigned p = 1; p <= f->nports[n]; p++) {
@@ -349,6 +360,9 @@ static void reset(nf_sim *s) {
     memset(s->rr_vc, 0, s->P);
     memset(s->rr_in, 0, s->P);
     memset(s->acc, 0, (size_t)s->S * sizeof *s->acc);
+    memset(s->imask, 0, (size_t)s->S * sizeof *s->imask);
+    memset(s->omask, 0, (size_t)s->S * sizeof *s->omask);
+    memset(s->pocc, 0, (size_t)s->P * sizeof *s->pocc);
     memset(s->active, 0, s->S);
     memset(s->link_flits, 0, (size_t)s->P * sizeof *s->link_flits);
     s->n_act = 0;
@@ -371,12 +385,17 @@ static void reset(nf_sim *s) {
     nf__rng_seed(&s->rng, s->c.seed ^ 0x5eed5eed5eedULL);
 }
 
+static uint64_t geometric(nf_sim *s, double p);
+
 int nf_sim_set_injection(nf_sim *s, const nf_sim_injection *inj) {
     if (!(inj->load >= 0 && inj->load <= 1)) return NF_EINVAL;
     s->inj = *inj;
     if (!s->inj.msg_pkts) s->inj.msg_pkts = 1;
     if (s->inj.bursty && !(s->inj.burst_pkts >= 1)) s->inj.burst_pkts = 8;
     s->pkt_rate = inj->load / s->c.pkt_flits;
+    double rate = s->pkt_rate / s->inj.msg_pkts;
+    for (uint32_t e = 0; e < s->E; e++) /* the first message of each Bernoulli source */
+        s->next_gen[e] = rate > 0 ? s->now + geometric(s, rate) - 1 : UINT64_MAX;
     return NF_OK;
 }
 
@@ -403,9 +422,22 @@ static double uniform01(nf_sim *s) { return (double)(nf__rng_next(&s->rng) >> 11
 /* Bernoulli: a message starts with probability rate / msg_pkts per cycle. Bursty: an on/off
  * source; on, it sends a packet every cycle it can at full rate 1/pkt_flits; bursts last
  * burst_pkts packets on average and the off periods are sized so the mean rate is the load. */
+/* Cycles until the next success of a Bernoulli process of probability p per cycle (>= 1). */
+static uint64_t geometric(nf_sim *s, double p) {
+    if (p >= 1) return 1;
+    double u = 1.0 - uniform01(s); /* (0, 1] */
+    double k = floor(log(u) / log1p(-p));
+    return k > 1e15 ? (uint64_t)1e15 : (uint64_t)k + 1;
+}
+
 static bool want_message(nf_sim *s, nic *n) {
     double rate = s->pkt_rate / s->inj.msg_pkts;
-    if (!s->inj.bursty) return rate > 0 && uniform01(s) < rate;
+    if (!s->inj.bursty) { /* Bernoulli, drawn as geometric gaps: one draw per message */
+        uint32_t e = (uint32_t)(n - s->nics);
+        if (rate <= 0 || s->next_gen[e] > s->now) return false;
+        s->next_gen[e] = s->now + geometric(s, rate);
+        return true;
+    }
     double full = 1.0 / s->c.pkt_flits / s->inj.msg_pkts; /* messages per cycle when on */
     if (rate <= 0) return false;
     if (rate >= full) return uniform01(s) < full;
@@ -541,6 +573,7 @@ static int apply_events(nf_sim *s) {
         ivc *v = &s->iv[vix(s, e.port, e.vc)];
         size_t base = vix(s, e.port, e.vc) * s->B;
         s->ibuf[base + (v->head + v->count) % s->B] = e.pkt | (e.flags & FL_TAIL ? TAIL_BIT : 0);
+        if (s->pocc[e.port]++ == 0) s->imask[n] |= 1ULL << (e.port - s->f->port_off[n]);
         if (e.flags & FL_HEAD) {
             s->pk[e.pkt].t_arrive = s->now;
             if (v->count == 0) v->ready_at = s->now + s->c.router_delay; /* at the head now */
@@ -561,17 +594,28 @@ static int apply_events(nf_sim *s) {
 static void allocate_vc(nf_sim *s, nf_node sw, nf_gport gi, unsigned in_port, unsigned v,
                         uint32_t id) {
     pkt *p = &s->pk[id];
-    nf_sim_cand cand[64];
-    unsigned nc;
+    ivc *civ = &s->iv[vix(s, gi, v)];
+    nf_sim_cand buf[64];
+    const nf_sim_cand *cand = civ->cand;
+    unsigned nc = civ->ncand;
     nf_gport g0 = s->f->port_off[sw];
-    if (p->dst_sw == sw) {
-        cand[0] =
-            (nf_sim_cand){.port = s->ep_port[p->dst_ep], .vc_lo = 0, .vc_hi = (uint8_t)(s->V - 1)};
-        nc = 1;
-    } else {
-        nf__sim_pkt rp = {.dst_ca = p->dst_ca, .dst_sw = p->dst_sw, .salt = p->salt};
-        nc = s->r->route(s->rctx, sw, in_port, v, p->hops, &rp, cand, 64);
-        if (nc == 0) s->unroutable++;
+    if (nc == 0 || nc > CACHE_CANDS) { /* route (once per packet and router, when it fits) */
+        if (p->dst_sw == sw) {
+            buf[0] = (nf_sim_cand){
+                .port = s->ep_port[p->dst_ep], .vc_lo = 0, .vc_hi = (uint8_t)(s->V - 1)};
+            nc = 1;
+        } else {
+            nf__sim_pkt rp = {.dst_ca = p->dst_ca, .dst_sw = p->dst_sw, .salt = p->salt};
+            nc = s->r->route(s->rctx, sw, in_port, v, p->hops, &rp, buf, 64);
+            if (nc == 0) s->unroutable++;
+        }
+        cand = buf;
+        if (nc && nc <= CACHE_CANDS) {
+            memcpy(civ->cand, buf, nc * sizeof *buf);
+            civ->ncand = (uint8_t)nc;
+        } else if (nc) {
+            civ->ncand = CACHE_CANDS + 1;
+        }
     }
     int32_t best_cr = -1;
     unsigned best_port = 0, best_vc = 0;
@@ -612,6 +656,9 @@ static int traverse(nf_sim *s, nf_gport gi, unsigned v, nf_gport go) {
     iv->routed = 1;
     iv->head = (iv->head + 1) % s->B;
     iv->count--;
+    nf_node sw = s->pnode[gi];
+    if (--s->pocc[gi] == 0) s->imask[sw] &= ~(1ULL << (gi - s->f->port_off[sw]));
+    s->omask[sw] |= 1ULL << (go - s->f->port_off[sw]);
     nf_gport up = s->pback[gi];
     int rc = push_event(s, s->now + s->c.credit_delay + s->llat[up],
                         (event){.port = up, .pkt = NO_PKT, .vc = (uint8_t)v});
@@ -627,6 +674,7 @@ static int traverse(nf_sim *s, nf_gport gi, unsigned v, nf_gport go) {
         o2->busy = 0;
         iv->out_port = 0;
         iv->routed = 0;
+        iv->ncand = 0;
         if (iv->count) { /* the next packet is at the head */
             uint32_t nid = s->ibuf[base + iv->head] & ~TAIL_BIT;
             uint64_t a = s->pk[nid].t_arrive + s->c.router_delay;
@@ -650,8 +698,8 @@ static int crossbar_pass(nf_sim *s, nf_node sw, bool *moved) {
     for (unsigned it = 0; it < s->c.alloc_iters; it++) {
         uint64_t req[64], outs = 0;
         uint8_t req_vc[64];
-        for (unsigned ip = 1; ip <= np; ip++) {
-            if (in_done >> (ip - 1) & 1) continue;
+        for (uint64_t im = s->imask[sw] & ~in_done; im; im &= im - 1) {
+            unsigned ip = (unsigned)__builtin_ctzll(im) + 1;
             nf_gport gi = g0 + ip - 1;
             for (unsigned k = 0; k < s->V; k++) {
                 unsigned v = (s->rr_vc[gi] + k) % s->V;
@@ -707,30 +755,25 @@ static int router_cycle(nf_sim *s, nf_node sw, bool *busy) {
         int rc = crossbar_pass(s, sw, &moved);
         if (rc) return rc;
     }
-    unsigned np = f->nports[sw];
     nf_gport g0 = f->port_off[sw];
-    bool held = false;
-    for (unsigned p = 0; p < np; p++) {
+    for (uint64_t om = s->omask[sw]; om; om &= om - 1) {
+        unsigned p = (unsigned)__builtin_ctzll(om);
         nf_gport go = g0 + p;
-        if (s->oq_count[go]) {
-            uint32_t slot = (uint32_t)(go * s->O + s->oq_head[go]);
-            event e = {.port = s->pback[go],
-                       .pkt = s->oq_pkt[slot],
-                       .vc = s->oq_vc[slot],
-                       .flags = s->oq_flags[slot]};
-            int rc = push_event(s, s->now + s->llat[go], e);
-            if (rc) return rc;
-            s->oq_head[go] = (s->oq_head[go] + 1) % s->O;
-            s->oq_count[go]--;
-            s->flit_hops++;
-            moved = true;
-            nf_node peer = f->peer[go];
-            if (peer < s->S && s->now >= s->win_lo && s->now < s->win_hi) s->link_flits[go]++;
-        }
-        held |= s->oq_count[go] != 0;
-        for (unsigned v = 0; v < s->V && !held; v++)
-            held = s->iv[vix(s, go, v)].count != 0;
+        uint32_t slot = (uint32_t)(go * s->O + s->oq_head[go]);
+        event e = {.port = s->pback[go],
+                   .pkt = s->oq_pkt[slot],
+                   .vc = s->oq_vc[slot],
+                   .flags = s->oq_flags[slot]};
+        int rc = push_event(s, s->now + s->llat[go], e);
+        if (rc) return rc;
+        s->oq_head[go] = (s->oq_head[go] + 1) % s->O;
+        if (--s->oq_count[go] == 0) s->omask[sw] &= ~(1ULL << p);
+        s->flit_hops++;
+        moved = true;
+        nf_node peer = f->peer[go];
+        if (peer < s->S && s->now >= s->win_lo && s->now < s->win_hi) s->link_flits[go]++;
     }
+    bool held = s->imask[sw] || s->omask[sw];
     if (moved) s->moved_at = s->now;
     *busy = held;
     return NF_OK;
@@ -742,7 +785,8 @@ static int one_cycle(nf_sim *s) {
     int rc = apply_events(s);
     if (rc) return rc;
     for (uint32_t e = 0; e < s->E; e++) {
-        if (s->pkt_rate > 0 && (rc = generate(s, e))) return rc;
+        if (s->pkt_rate > 0 && (s->inj.bursty || s->next_gen[e] <= s->now) && (rc = generate(s, e)))
+            return rc;
         if ((s->nics[e].q_count || s->nics[e].cur != NO_PKT) && (rc = nic_send(s, e))) return rc;
     }
     uint32_t n = s->n_act, w = 0;
