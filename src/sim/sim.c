@@ -204,7 +204,7 @@ void nf_sim_free(nf_sim *s) {
                       s->oq_flags, s->llat,  s->rr_vc,   s->rr_in,    s->acc,        s->active,
                       s->act,      s->pnode, s->pback,   s->wheel,    s->nics,       s->pk,
                       s->free_pk,  s->lat.v, s->nlat.v,  s->mlat.v,   s->link_flits, s->msg_left,
-                      s->msg_t0};
+                      s->msg_t0,   s->imask, s->omask,   s->pocc,     s->next_gen};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
         nf__free(arrays[i]);
     nf__free(s);
