@@ -22,7 +22,8 @@ static void sim_usage(FILE *out) {
             "                  [--cycles N] [--warmup N] [--drain N] [--vcs V] [--buf FLITS]\n"
             "                  [--pkt FLITS] [--msg PKTS] [--router-delay C] [--credit-delay C]\n"
             "                  [--lat-host C] [--lat-local C] [--lat-global C] [--speedup S]\n"
-            "                  [--alloc-iters N] [--adaptive] [--bursty] [--seed S] [--threads N]\n"
+            "                  [--alloc-iters N] [--out-buf FLITS] [--adaptive] [--bursty]\n"
+            "                  [--seed S] [--threads N]\n"
             "                  [--json]\n\n"
             "Simulates flits through input-queued routers (virtual channels, credits, virtual\n"
             "cut-through, separable allocation) and prints, per load point: offered and accepted\n"
@@ -40,7 +41,8 @@ static void sim_usage(FILE *out) {
         "\n\noptions (defaults): --cycles 5000 measured cycles after --warmup 1000, then at\n"
         "most --drain 20000 for the measured packets; --vcs 4, --buf 32 flits per VC,\n"
         "--pkt 1 flit, --msg 1 packet, --router-delay 3, --credit-delay 2, link latencies 1,\n"
-        "--speedup 1.0, --alloc-iters 1; --adaptive takes the candidate port with most\n"
+        "--speedup 1.0, --alloc-iters 1, --out-buf = --buf; --adaptive takes the candidate port "
+        "with most\n"
         "credits.\n\n"
         "examples:\n"
         "  netfab sim --topo dragonfly:a=4,p=2,h=2 --routing dfmin --traffic uniform --sweep "
@@ -86,6 +88,7 @@ int nf_cmd_sim(int argc, char **argv) {
         O_LG,
         O_SPD,
         O_ITERS,
+        O_OBUF,
         O_ADAPT,
         O_BURST,
         O_SEED,
@@ -111,6 +114,7 @@ int nf_cmd_sim(int argc, char **argv) {
                                        {"lat-global", 1, NULL, O_LG},
                                        {"speedup", 1, NULL, O_SPD},
                                        {"alloc-iters", 1, NULL, O_ITERS},
+                                       {"out-buf", 1, NULL, O_OBUF},
                                        {"adaptive", 0, NULL, O_ADAPT},
                                        {"bursty", 0, NULL, O_BURST},
                                        {"seed", 1, NULL, O_SEED},
@@ -156,6 +160,7 @@ int nf_cmd_sim(int argc, char **argv) {
             UOPT(O_LG, "--lat-global", 1, 255, c.lat_global)
             UOPT(O_SPD, "--speedup", 0.1, 64, c.speedup)
             UOPT(O_ITERS, "--alloc-iters", 1, 64, c.alloc_iters)
+            UOPT(O_OBUF, "--out-buf", 1, 65535, c.out_buf)
             UOPT(O_SEED, "--seed", 0, 1e18, c.seed)
             UOPT(O_THR, "--threads", 0, 1024, threads)
 #undef UOPT

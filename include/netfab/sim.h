@@ -24,7 +24,7 @@ typedef struct nf_sim_config {
     unsigned credit_delay; /* cycles before a freed slot's credit leaves for upstream (2) */
     unsigned lat_host, lat_local, lat_global; /* link latency by class, cycles (1, 1, 1) */
     double speedup;       /* internal speedup: crossbar flits per cycle per port (1.0) */
-    unsigned out_buf;     /* output queue per port behind the crossbar, flits (2 * pkt) */
+    unsigned out_buf;     /* output queue per port behind the crossbar, flits (buf_flits) */
     unsigned alloc_iters; /* switch allocator iterations (1) */
     bool adaptive;        /* table routings: the candidate with most downstream credits */
     uint64_t seed;

@@ -36,7 +36,7 @@ void nf_sim_config_defaults(nf_sim_config *c) {
     if (!c->lat_local) c->lat_local = 1;
     if (!c->lat_global) c->lat_global = 1;
     if (!(c->speedup > 0)) c->speedup = 1.0;
-    if (!c->out_buf) c->out_buf = 2 * c->pkt_flits;
+    if (!c->out_buf) c->out_buf = c->buf_flits > 2 * c->pkt_flits ? c->buf_flits : 2 * c->pkt_flits;
     if (!c->alloc_iters) c->alloc_iters = 1;
 }
 
@@ -58,9 +58,10 @@ typedef struct pkt {
  * packet are contiguous, as an output VC serves one packet at a time), and the state of the
  * packet at its head. */
 typedef struct ivc {
-    uint32_t head, count;
-    uint64_t ready_at; /* the head flit may cross the switch from this cycle */
-    uint8_t out_port;  /* 0: no output VC yet */
+    uint32_t head, count; /* first packet entry, flits present */
+    uint16_t qn;          /* packet entries */
+    uint64_t ready_at;    /* the head flit may cross the switch from this cycle */
+    uint8_t out_port;     /* 0: no output VC yet */
     uint8_t out_vc;
     uint8_t routed; /* the head packet's first flit has left */
     uint8_t ncand;  /* the head packet's candidates, cached (0: not routed yet; more than */
@@ -79,7 +80,13 @@ typedef struct event {
 } event;
 
 enum { FL_TAIL = 1, FL_HEAD = 2 };
-#define TAIL_BIT 0x80000000u /* in input buffer entries: the flit is its packet's tail */
+/* An input VC's buffer holds packets in order, each with the flits that have arrived and the
+ * ones that have left: flits of one packet are contiguous in a VC (an upstream output VC serves
+ * one packet at a time), so a ring of packet entries is the buffer. */
+typedef struct qent {
+    uint32_t pkt;
+    uint16_t in, out;
+} qent;
 
 typedef struct wheel_slot {
     event *ev;
@@ -115,7 +122,8 @@ struct nf_sim {
     nf_gport *ep_g;               /* endpoint -> the CA's port 1 (global) */
     uint32_t *ep_of;              /* CA node -> endpoint, UINT32_MAX for none */
     ivc *iv;                      /* per switch input (global port) and VC */
-    uint32_t *ibuf;               /* P * V * B */
+    qent *qe;                     /* P * V * QE packet entries */
+    uint32_t QE;                  /* entries per VC: B / pkt_flits + 2 */
     ovc *ov;                      /* per output (global port of a switch or of a CA) and VC */
     uint32_t *oq_head, *oq_count; /* per switch port: output queue ring of O flits */
     uint32_t *oq_pkt;
@@ -200,7 +208,7 @@ void nf_sim_free(nf_sim *s) {
     for (uint32_t i = 0; s->nics && i < s->E; i++)
         nf__free(s->nics[i].q);
     void *arrays[] = {s->ep,       s->ep_sw, s->ep_port, s->ep_g,     s->ep_of,      s->iv,
-                      s->ibuf,     s->ov,    s->oq_head, s->oq_count, s->oq_pkt,     s->oq_vc,
+                      s->qe,       s->ov,    s->oq_head, s->oq_count, s->oq_pkt,     s->oq_vc,
                       s->oq_flags, s->llat,  s->rr_vc,   s->rr_in,    s->acc,        s->active,
                       s->act,      s->pnode, s->pback,   s->wheel,    s->nics,       s->pk,
                       s->free_pk,  s->lat.v, s->nlat.v,  s->mlat.v,   s->link_flits, s->msg_left,
@@ -289,7 +297,8 @@ int nf_sim_new(const nf_fabric *f, const nf_hops *h, const nf_sim_config *cfg,
     }
     size_t PV = (size_t)s->P * s->V;
     s->iv = nf__calloc(PV + 1, sizeof *s->iv);
-    s->ibuf = nf__malloc((PV * s->B + 1) * sizeof *s->ibuf);
+    s->QE = s->B / c.pkt_flits + 2;
+    s->qe = nf__malloc((PV * s->QE + 1) * sizeof *s->qe);
     s->ov = nf__calloc(PV + 1, sizeof *s->ov);
     s->oq_head = nf__calloc((size_t)s->P + 1, sizeof *s->oq_head);
     s->oq_count = nf__calloc((size_t)s->P + 1, sizeof *s->oq_count);
@@ -315,7 +324,7 @@ int nf_sim_new(const nf_fabric *f, const nf_hops *h, const nf_sim_config *cfg,
         w <<= 1;
     s->wmask = w - 1;
     s->wheel = nf__calloc(w, sizeof *s->wheel);
-    if (!s->iv || !s->ibuf || !s->ov || !s->oq_head || !s->oq_count || !s->oq_pkt || !s->oq_vc ||
+    if (!s->iv || !s->qe || !s->ov || !s->oq_head || !s->oq_count || !s->oq_pkt || !s->oq_vc ||
         !s->oq_flags || !s->llat || !s->rr_vc || !s->rr_in || !s->acc || !s->active || !s->act ||
         !s->nics || !s->link_flits || !s->wheel || !s->pnode || !s->pback || !s->imask ||
         !s->omask || !s->pocc || !s->next_gen)
@@ -571,8 +580,11 @@ static int apply_events(nf_sim *s) {
             continue;
         }
         ivc *v = &s->iv[vix(s, e.port, e.vc)];
-        size_t base = vix(s, e.port, e.vc) * s->B;
-        s->ibuf[base + (v->head + v->count) % s->B] = e.pkt | (e.flags & FL_TAIL ? TAIL_BIT : 0);
+        qent *q = s->qe + vix(s, e.port, e.vc) * s->QE;
+        if (e.flags & FL_HEAD || !v->qn)
+            q[(v->head + v->qn++) % s->QE] = (qent){.pkt = e.pkt, .in = 1};
+        else
+            q[(v->head + v->qn - 1) % s->QE].in++;
         if (s->pocc[e.port]++ == 0) s->imask[n] |= 1ULL << (e.port - s->f->port_off[n]);
         if (e.flags & FL_HEAD) {
             s->pk[e.pkt].t_arrive = s->now;
@@ -648,13 +660,16 @@ static void allocate_vc(nf_sim *s, nf_node sw, nf_gport gi, unsigned in_port, un
  * credit leaves upstream. */
 static int traverse(nf_sim *s, nf_gport gi, unsigned v, nf_gport go) {
     ivc *iv = &s->iv[vix(s, gi, v)];
-    size_t base = vix(s, gi, v) * s->B;
-    uint32_t ent = s->ibuf[base + iv->head];
-    uint32_t id = ent & ~TAIL_BIT;
-    bool tail = ent & TAIL_BIT;
+    qent *q = s->qe + vix(s, gi, v) * s->QE;
+    qent *ent = &q[iv->head];
+    uint32_t id = ent->pkt;
+    bool tail = ++ent->out == s->c.pkt_flits;
     bool head = !iv->routed; /* the first flit of its packet to leave this VC */
     iv->routed = 1;
-    iv->head = (iv->head + 1) % s->B;
+    if (tail) {
+        iv->head = (iv->head + 1) % s->QE;
+        iv->qn--;
+    }
     iv->count--;
     nf_node sw = s->pnode[gi];
     if (--s->pocc[gi] == 0) s->imask[sw] &= ~(1ULL << (gi - s->f->port_off[sw]));
@@ -676,7 +691,7 @@ static int traverse(nf_sim *s, nf_gport gi, unsigned v, nf_gport go) {
         iv->routed = 0;
         iv->ncand = 0;
         if (iv->count) { /* the next packet is at the head */
-            uint32_t nid = s->ibuf[base + iv->head] & ~TAIL_BIT;
+            uint32_t nid = q[iv->head].pkt;
             uint64_t a = s->pk[nid].t_arrive + s->c.router_delay;
             iv->ready_at = a > s->now + 1 ? a : s->now + 1;
         }
@@ -705,7 +720,7 @@ static int crossbar_pass(nf_sim *s, nf_node sw, bool *moved) {
                 unsigned v = (s->rr_vc[gi] + k) % s->V;
                 ivc *iv = &s->iv[vix(s, gi, v)];
                 if (!iv->count || s->now < iv->ready_at) continue;
-                uint32_t id = s->ibuf[vix(s, gi, v) * s->B + iv->head] & ~TAIL_BIT;
+                uint32_t id = s->qe[vix(s, gi, v) * s->QE + iv->head].pkt;
                 if (!iv->out_port) allocate_vc(s, sw, gi, ip, v, id);
                 if (!iv->out_port || (out_done >> (iv->out_port - 1) & 1)) continue;
                 nf_gport go = g0 + iv->out_port - 1;
