@@ -16,3 +16,6 @@ echo "## Multicast routing: seed 000's grid (bench_mcast): max / mean EFI over i
 echo
 echo "## Multicast group manager under load (bench_smd.sh): 72,000 joins on the 30x20x20 torus"
 sh "$(dirname "$0")/bench_smd.sh" "$build/netfab"
+echo
+echo "## Packet-level simulator (bench_sim.sh)"
+sh "$(dirname "$0")/bench_sim.sh" "$build/netfab"

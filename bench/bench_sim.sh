@@ -1,0 +1,60 @@
+#!/bin/sh
+# The simulator (part of `make bench`): agreement with BookSim2's dragonfly example, then speed.
+# Knobs of BookSim2's src/examples/dragonflyconfig: 2 VCs, 256-flit VC buffers, 10-flit packets,
+# internal speedup 2.0, local channels 10 cycles, global 100, minimal routing, uniform traffic.
+# Set BOOKSIM=/path/to/booksim (built from its repository, outside this project) to run BookSim2
+# on the same points beside us. Usage: bench/bench_sim.sh NETFAB
+set -eu
+nf=$1
+knobs="--routing dfmin --traffic uniform --vcs 2 --buf 256 --pkt 10 --lat-local 10 --lat-global 100"
+field() { sed -n "s/^ *\"$1\": \([-0-9.e+a-z]*\),*$/\1/p" | head -1; }
+
+echo "### Agreement: 72-node Dragonfly (p=2, a=4, h=2), BookSim2's example knobs"
+echo
+echo "| speedup | offered | netfab accepted | netfab latency | BookSim2 accepted | BookSim2 latency |"
+echo "|---:|---:|---:|---:|---:|---:|"
+for sp in 2 1; do
+    for load in 0.3 0.5 0.7 0.8 0.9 0.95; do
+        [ "$sp" = 1 ] && [ "$load" = 0.9 -o "$load" = 0.95 ] && continue
+        out=$("$nf" sim --topo dragonfly:a=4,p=2,h=2 $knobs --speedup $sp --load $load \
+            --warmup 3000 --cycles 10000 --json)
+        acc=$(echo "$out" | field accepted); lat=$(echo "$out" | field lat_mean)
+        sat=$(echo "$out" | field saturated)
+        bacc=-; blat=-
+        if [ -n "${BOOKSIM:-}" ]; then
+            cfg=$(mktemp)
+            printf 'topology = dragonflynew; k = 2; n = 1; routing_function = min; num_vcs = 2;\nvc_buf_size = 256; wait_for_tail_credit = 0; vc_allocator = separable_input_first;\nsw_allocator = separable_input_first; alloc_iters = 1; credit_delay = 2; routing_delay = 0;\nvc_alloc_delay = 1; sw_alloc_delay = 1; st_final_delay = 1; input_speedup = 1;\noutput_speedup = 1; internal_speedup = %s.0; warmup_periods = 3; sim_count = 1;\nsample_period = 10000; priority = none; traffic = uniform; packet_size = 10;\ninjection_rate_uses_flits = 1; injection_rate = %s;\n' "$sp" "$load" >"$cfg"
+            bo=$("$BOOKSIM" "$cfg" 2>&1 || true)
+            rm -f "$cfg"
+            bacc=$(echo "$bo" | sed -n 's/.*Accepted flit rate average *= *\([0-9.]*\).*/\1/p' | tail -1)
+            blat=$(echo "$bo" | sed -n 's/.*Packet latency average *= *\([0-9.]*\).*/\1/p' | tail -1)
+            echo "$bo" | grep -q unstable && blat="$blat (unstable)"
+        fi
+        lat=$(printf '%.1f' "$lat")
+        [ "$sat" = true ] && lat="$lat (saturated)"
+        printf '| %s | %s | %.3f | %s | %s | %s |\n' "$sp" "$load" "$acc" "$lat" "$bacc" "$blat"
+    done
+done
+echo
+echo "### Speed: simulated cycles and flit-hops per second (uniform, dfmin, the knobs above)"
+echo
+echo "| fabric | endpoints | load | cycles | wall s | cycles/s | flit-hops/s | peak RSS MiB |"
+echo "|---|---:|---:|---:|---:|---:|---:|---:|"
+run() {
+    topo=$1 eps=$2 load=$3 warm=$4 win=$5 extra=${6:-}
+    /usr/bin/time -f '%M' -o /tmp/nf-bench-rss "$nf" sim --topo "$topo" $knobs --speedup 2 \
+        --load "$load" --warmup "$warm" --cycles "$win" $extra --json >/tmp/nf-bench-sim.json
+    c=$(field cycles </tmp/nf-bench-sim.json); w=$(field wall_s </tmp/nf-bench-sim.json)
+    fh=$(field flit_hops </tmp/nf-bench-sim.json)
+    printf '| `%s` | %s | %s | %s | %.2f | %.0f | %.3g | %.0f |\n' "$topo" "$eps" "$load" "$c" "$w" \
+        "$(awk "BEGIN{print $c/$w}")" "$(awk "BEGIN{print $fh/$w}")" \
+        "$(awk "BEGIN{print $(cat /tmp/nf-bench-rss)/1024}")"
+}
+run dragonfly:a=4,p=2,h=2 72 0.3 3000 10000
+run dragonfly:a=4,p=2,h=2 72 0.8 3000 10000
+run dragonfly:a=8,p=4,h=4 1056 0.3 3000 10000
+run dragonfly:a=8,p=4,h=4 1056 0.8 3000 10000
+if [ "${SIM_BIG:-1}" = 1 ]; then
+    run dragonfly:a=18,p=9,h=9 26406 0.5 0 10000 "--drain 1"
+fi
+rm -f /tmp/nf-bench-rss /tmp/nf-bench-sim.json

@@ -1,0 +1,46 @@
+#!/bin/sh
+# End-to-end checks of `netfab sim` and `netfab route --check`: usage errors and exit statuses,
+# the JSON keys, a sweep's rows, the checker's verdicts and exit codes.
+# Usage: sim.sh NETFAB SOURCE_DIR FABRICS_DIR
+set -u
+nf=$1
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+pass=0; failn=0
+ok() { pass=$((pass + 1)); }
+bad() { failn=$((failn + 1)); echo "FAIL: $*"; }
+expect() {
+    want=$1; shift
+    "$@" >"$tmp/out" 2>"$tmp/err"; got=$?
+    if [ "$got" = "$want" ]; then ok; else bad "exit $got (want $want): $*"; sed 's/^/  | /' "$tmp/err" | head -5; fi
+}
+has() { if grep -q -- "$2" "$tmp/$1"; then ok; else bad "$1 lacks '$2'"; fi; }
+
+df="--topo dragonfly:a=4,p=2,h=2"
+expect 0 "$nf" sim --help;                                     has out "routings:"
+has out "dfmin"; has out "worstcase"
+expect 2 "$nf" sim $df --routing dfmin --traffic uniform;       has err "one of --load, --sweep"
+expect 2 "$nf" sim $df --routing dfmin --traffic uniform --load 0.5 --sweep 0:1:0.1
+expect 2 "$nf" sim $df --routing nosuch --traffic uniform --load 0.1; has err "unknown routing 'nosuch'"
+expect 2 "$nf" sim $df --routing dfmin --traffic nosuch --load 0.1;   has err "unknown traffic 'nosuch'"
+expect 2 "$nf" sim $df --routing dfmin --traffic uniform --load 1.5;  has err "--load wants"
+expect 2 "$nf" sim $df --routing dfmin --traffic uniform --sweep 0.5:0.1:0.1; has err "--sweep wants"
+expect 2 "$nf" sim $df --routing dfmin --traffic uniform --load 0.1 --vcs 1; has err "needs at least 2 VCs"
+expect 2 "$nf" sim $df --routing dfmin --traffic uniform --load 0.1 --buf 2 --pkt 4; has err "cut-through"
+expect 2 "$nf" sim --topo fattree:k=4 --routing dor --traffic uniform --load 0.1; has err "tori"
+expect 0 "$nf" sim $df --routing dfmin --traffic uniform --sweep 0.1:0.3:0.1 --cycles 1000 --warmup 200
+[ "$(wc -l <"$tmp/out")" = 4 ] && ok || bad "a 3-point sweep prints a header and 3 rows: $(cat "$tmp/out")"
+expect 0 "$nf" sim $df --routing dfmin --traffic uniform --load 0.2 --cycles 1000 --json
+for k in offered accepted lat_mean lat_p99 hops_mean minimal_frac saturated cycles wall_s; do
+    has out "\"$k\""
+done
+has out '"saturated": false'
+# the checker
+expect 0 "$nf" route --topo torus:4x4,c=1 --routing dor --check;  has out "no cycle (deadlock-free)"
+expect 1 "$nf" route --topo torus:4x4,c=1 --routing dor-plain --check; has out "channel dependency cycle"
+expect 0 "$nf" route --topo dragonfly:a=4,p=2,h=2 --routing dfmin --check --json
+has out '"deadlock_free": true'
+expect 2 "$nf" route --topo torus:4x4,c=1 --routing dor;          has err "--check"
+expect 2 "$nf" route --topo torus:4x4,c=1 --routing dor --check --vcs 1; has err "needs 2 VCs"
+
+echo "$pass passed, $failn failed"
+[ "$failn" = 0 ]
