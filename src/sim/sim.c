@@ -57,15 +57,18 @@ typedef struct pkt {
 /* An input VC of a switch port: a ring of buf_flits packet ids (one per flit; the flits of a
  * packet are contiguous, as an output VC serves one packet at a time), and the state of the
  * packet at its head. */
+/* The hot state of an input VC, kept small (20 bytes: the VCs of a port share cache lines);
+ * the head packet's route candidates live apart (cands), read only when it asks for a VC. */
 typedef struct ivc {
     uint32_t head, count; /* first packet entry, flits present */
+    uint32_t ready_at;    /* the head flit may cross the switch from this cycle (runs are
+                           * shorter than 2^32 cycles) */
     uint16_t qn;          /* packet entries */
-    uint64_t ready_at;    /* the head flit may cross the switch from this cycle */
     uint8_t out_port;     /* 0: no output VC yet */
     uint8_t out_vc;
     uint8_t routed; /* the head packet's first flit has left */
-    uint8_t ncand;  /* the head packet's candidates, cached (0: not routed yet; more than */
-    nf_sim_cand cand[CACHE_CANDS]; /* CACHE_CANDS: routed again at each try) */
+    uint8_t ncand;  /* candidates cached in cands (0: not routed yet; more than CACHE_CANDS:
+                     * routed again at each try) */
 } ivc;
 
 typedef struct ovc {
@@ -123,6 +126,7 @@ struct nf_sim {
     uint32_t *ep_of;              /* CA node -> endpoint, UINT32_MAX for none */
     ivc *iv;                      /* per switch input (global port) and VC */
     qent *qe;                     /* P * V * QE packet entries */
+    nf_sim_cand *cands;           /* P * V * CACHE_CANDS: the head packets' route candidates */
     uint32_t QE;                  /* entries per VC: B / pkt_flits + 2 */
     ovc *ov;                      /* per output (global port of a switch or of a CA) and VC */
     uint32_t *oq_head, *oq_count; /* per switch port: output queue ring of O flits */
@@ -212,7 +216,7 @@ void nf_sim_free(nf_sim *s) {
                       s->oq_flags, s->llat,  s->rr_vc,   s->rr_in,    s->acc,        s->active,
                       s->act,      s->pnode, s->pback,   s->wheel,    s->nics,       s->pk,
                       s->free_pk,  s->lat.v, s->nlat.v,  s->mlat.v,   s->link_flits, s->msg_left,
-                      s->msg_t0,   s->imask, s->omask,   s->pocc,     s->next_gen};
+                      s->msg_t0,   s->imask, s->omask,   s->pocc,     s->next_gen, s->cands};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
         nf__free(arrays[i]);
     nf__free(s);
@@ -298,6 +302,7 @@ int nf_sim_new(const nf_fabric *f, const nf_hops *h, const nf_sim_config *cfg,
     size_t PV = (size_t)s->P * s->V;
     s->iv = nf__calloc(PV + 1, sizeof *s->iv);
     s->QE = s->B / c.pkt_flits + 2;
+    s->cands = nf__malloc((PV * CACHE_CANDS + 1) * sizeof *s->cands);
     s->qe = nf__malloc((PV * s->QE + 1) * sizeof *s->qe);
     s->ov = nf__calloc(PV + 1, sizeof *s->ov);
     s->oq_head = nf__calloc((size_t)s->P + 1, sizeof *s->oq_head);
@@ -324,7 +329,7 @@ int nf_sim_new(const nf_fabric *f, const nf_hops *h, const nf_sim_config *cfg,
         w <<= 1;
     s->wmask = w - 1;
     s->wheel = nf__calloc(w, sizeof *s->wheel);
-    if (!s->iv || !s->qe || !s->ov || !s->oq_head || !s->oq_count || !s->oq_pkt || !s->oq_vc ||
+    if (!s->iv || !s->qe || !s->cands || !s->ov || !s->oq_head || !s->oq_count || !s->oq_pkt || !s->oq_vc ||
         !s->oq_flags || !s->llat || !s->rr_vc || !s->rr_in || !s->acc || !s->active || !s->act ||
         !s->nics || !s->link_flits || !s->wheel || !s->pnode || !s->pback || !s->imask ||
         !s->omask || !s->pocc || !s->next_gen)
@@ -588,7 +593,8 @@ static int apply_events(nf_sim *s) {
         if (s->pocc[e.port]++ == 0) s->imask[n] |= 1ULL << (e.port - s->f->port_off[n]);
         if (e.flags & FL_HEAD) {
             s->pk[e.pkt].t_arrive = s->now;
-            if (v->count == 0) v->ready_at = s->now + s->c.router_delay; /* at the head now */
+            if (v->count == 0) /* at the head now */
+                v->ready_at = (uint32_t)(s->now + s->c.router_delay);
         }
         v->count++;
         wake(s, n);
@@ -608,7 +614,8 @@ static void allocate_vc(nf_sim *s, nf_node sw, nf_gport gi, unsigned in_port, un
     pkt *p = &s->pk[id];
     ivc *civ = &s->iv[vix(s, gi, v)];
     nf_sim_cand buf[64];
-    const nf_sim_cand *cand = civ->cand;
+    nf_sim_cand *cached = s->cands + vix(s, gi, v) * CACHE_CANDS;
+    const nf_sim_cand *cand = cached;
     unsigned nc = civ->ncand;
     nf_gport g0 = s->f->port_off[sw];
     if (nc == 0 || nc > CACHE_CANDS) { /* route (once per packet and router, when it fits) */
@@ -623,7 +630,7 @@ static void allocate_vc(nf_sim *s, nf_node sw, nf_gport gi, unsigned in_port, un
         }
         cand = buf;
         if (nc && nc <= CACHE_CANDS) {
-            memcpy(civ->cand, buf, nc * sizeof *buf);
+            memcpy(cached, buf, nc * sizeof *buf);
             civ->ncand = (uint8_t)nc;
         } else if (nc) {
             civ->ncand = CACHE_CANDS + 1;
@@ -693,7 +700,7 @@ static int traverse(nf_sim *s, nf_gport gi, unsigned v, nf_gport go) {
         if (iv->count) { /* the next packet is at the head */
             uint32_t nid = q[iv->head].pkt;
             uint64_t a = s->pk[nid].t_arrive + s->c.router_delay;
-            iv->ready_at = a > s->now + 1 ? a : s->now + 1;
+            iv->ready_at = (uint32_t)(a > s->now + 1 ? a : s->now + 1);
         }
     }
     return NF_OK;
