@@ -173,6 +173,7 @@ int nf_cmd_sim(int argc, char **argv) {
             return NF_EXIT_USAGE;
         }
     }
+    c.threads = (unsigned)threads;
     if (optind < argc) {
         fprintf(stderr, "netfab sim: unexpected argument '%s'\n", argv[optind]);
         return NF_EXIT_USAGE;

@@ -27,6 +27,7 @@ typedef struct nf_sim_config {
     unsigned out_buf;     /* output queue per port behind the crossbar, flits (buf_flits) */
     unsigned alloc_iters; /* switch allocator iterations (1) */
     bool adaptive;        /* table routings: the candidate with most downstream credits */
+    unsigned threads;     /* router phase threads (0: 1); results do not depend on it */
     uint64_t seed;
 } nf_sim_config;
 

@@ -17,6 +17,7 @@
 #include "util/rng.h"
 
 #include <math.h>
+#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,6 +106,21 @@ typedef struct nic {
     uint8_t burst_on; /* bursty injection: in a burst */
 } nic;
 
+/* What a router phase running on one thread produces for the others: events (merged into the
+ * wheel after the phase, in thread order) and counters. */
+typedef struct timed_event {
+    uint64_t at;
+    event e;
+} timed_event;
+
+typedef struct outbox {
+    timed_event *ev;
+    size_t n, cap;
+    uint64_t flit_hops, unroutable;
+    int moved, rc;
+    char pad[64]; /* threads' outboxes on separate cache lines */
+} outbox;
+
 typedef struct sampler {
     double *v;
     size_t n, cap;
@@ -119,14 +135,17 @@ struct nf_sim {
     const nf_sim_traffic *t;
     void *tctx;
     uint32_t S, E, P, V, B, O;
-    nf_node *ep;                  /* endpoint -> CA */
-    nf_node *ep_sw;               /* endpoint -> its switch */
-    uint8_t *ep_port;             /* endpoint -> the switch port it hangs off */
-    nf_gport *ep_g;               /* endpoint -> the CA's port 1 (global) */
-    uint32_t *ep_of;              /* CA node -> endpoint, UINT32_MAX for none */
-    ivc *iv;                      /* per switch input (global port) and VC */
-    qent *qe;                     /* P * V * QE packet entries */
-    nf_sim_cand *cands;           /* P * V * CACHE_CANDS: the head packets' route candidates */
+    nf_node *ep;        /* endpoint -> CA */
+    nf_node *ep_sw;     /* endpoint -> its switch */
+    uint8_t *ep_port;   /* endpoint -> the switch port it hangs off */
+    nf_gport *ep_g;     /* endpoint -> the CA's port 1 (global) */
+    uint32_t *ep_of;    /* CA node -> endpoint, UINT32_MAX for none */
+    ivc *iv;            /* per switch input (global port) and VC */
+    qent *qe;           /* P * V * QE packet entries */
+    nf_sim_cand *cands; /* P * V * CACHE_CANDS: the head packets' route candidates */
+    outbox *box;        /* one per thread */
+    int n_box;
+    uint8_t *busy;                /* per active-list slot, for the parallel router phase */
     uint32_t QE;                  /* entries per VC: B / pkt_flits + 2 */
     ovc *ov;                      /* per output (global port of a switch or of a CA) and VC */
     uint32_t *oq_head, *oq_count; /* per switch port: output queue ring of O flits */
@@ -180,6 +199,13 @@ static int push_event(nf_sim *s, uint64_t at, event e) {
     return NF_OK;
 }
 
+/* From the router phase: into the thread's outbox. */
+static int out_event(outbox *b, uint64_t at, event e) {
+    if (NF_GROW(b->ev, b->cap, b->n + 1)) return NF_ENOMEM;
+    b->ev[b->n++] = (timed_event){.at = at, .e = e};
+    return NF_OK;
+}
+
 static int sample(sampler *sm, double v) {
     if (NF_GROW(sm->v, sm->cap, sm->n + 1)) return NF_ENOMEM;
     sm->v[sm->n++] = v;
@@ -211,12 +237,16 @@ void nf_sim_free(nf_sim *s) {
         nf__free(s->wheel[i].ev);
     for (uint32_t i = 0; s->nics && i < s->E; i++)
         nf__free(s->nics[i].q);
+    for (int i = 0; s->box && i < s->n_box; i++)
+        nf__free(s->box[i].ev);
+    nf__free(s->box);
+    nf__free(s->busy);
     void *arrays[] = {s->ep,       s->ep_sw, s->ep_port, s->ep_g,     s->ep_of,      s->iv,
                       s->qe,       s->ov,    s->oq_head, s->oq_count, s->oq_pkt,     s->oq_vc,
                       s->oq_flags, s->llat,  s->rr_vc,   s->rr_in,    s->acc,        s->active,
                       s->act,      s->pnode, s->pback,   s->wheel,    s->nics,       s->pk,
                       s->free_pk,  s->lat.v, s->nlat.v,  s->mlat.v,   s->link_flits, s->msg_left,
-                      s->msg_t0,   s->imask, s->omask,   s->pocc,     s->next_gen, s->cands};
+                      s->msg_t0,   s->imask, s->omask,   s->pocc,     s->next_gen,   s->cands};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
         nf__free(arrays[i]);
     nf__free(s);
@@ -303,6 +333,13 @@ int nf_sim_new(const nf_fabric *f, const nf_hops *h, const nf_sim_config *cfg,
     s->iv = nf__calloc(PV + 1, sizeof *s->iv);
     s->QE = s->B / c.pkt_flits + 2;
     s->cands = nf__malloc((PV * CACHE_CANDS + 1) * sizeof *s->cands);
+    /* one thread unless asked: on the 2-vCPU development machine two were slower (the phase is
+     * bound by memory latency and the merge is serial) */
+    s->n_box = c.threads ? (int)c.threads : 1;
+    if (s->n_box < 1) s->n_box = 1;
+    if (s->n_box > 256) s->n_box = 256;
+    s->box = nf__calloc((size_t)s->n_box, sizeof *s->box);
+    s->busy = nf__malloc((size_t)s->S + 1);
     s->qe = nf__malloc((PV * s->QE + 1) * sizeof *s->qe);
     s->ov = nf__calloc(PV + 1, sizeof *s->ov);
     s->oq_head = nf__calloc((size_t)s->P + 1, sizeof *s->oq_head);
@@ -329,10 +366,10 @@ int nf_sim_new(const nf_fabric *f, const nf_hops *h, const nf_sim_config *cfg,
         w <<= 1;
     s->wmask = w - 1;
     s->wheel = nf__calloc(w, sizeof *s->wheel);
-    if (!s->iv || !s->qe || !s->cands || !s->ov || !s->oq_head || !s->oq_count || !s->oq_pkt || !s->oq_vc ||
-        !s->oq_flags || !s->llat || !s->rr_vc || !s->rr_in || !s->acc || !s->active || !s->act ||
-        !s->nics || !s->link_flits || !s->wheel || !s->pnode || !s->pback || !s->imask ||
-        !s->omask || !s->pocc || !s->next_gen)
+    if (!s->iv || !s->qe || !s->cands || !s->box || !s->busy || !s->ov || !s->oq_head ||
+        !s->oq_count || !s->oq_pkt || !s->oq_vc || !s->oq_flags || !s->llat || !s->rr_vc ||
+        !s->rr_in || !s->acc || !s->active || !s->act || !s->nics || !s->link_flits || !s->wheel ||
+        !s->pnode || !s->pback || !s->imask || !s->omask || !s->pocc || !s->next_gen)
         goto fail;
     for (nf_node n = 0; n < f->n_nodes; n++)
         for (unsigned p = 1; p <= f->nports[n]; p++) {
@@ -609,7 +646,7 @@ static int apply_events(nf_sim *s) {
  * (or the ejection port at the destination switch), the first free VC with room for the whole
  * packet, deterministically the first candidate that has one, adaptively the one with the most
  * credits. */
-static void allocate_vc(nf_sim *s, nf_node sw, nf_gport gi, unsigned in_port, unsigned v,
+static void allocate_vc(nf_sim *s, outbox *b, nf_node sw, nf_gport gi, unsigned in_port, unsigned v,
                         uint32_t id) {
     pkt *p = &s->pk[id];
     ivc *civ = &s->iv[vix(s, gi, v)];
@@ -626,7 +663,7 @@ static void allocate_vc(nf_sim *s, nf_node sw, nf_gport gi, unsigned in_port, un
         } else {
             nf__sim_pkt rp = {.dst_ca = p->dst_ca, .dst_sw = p->dst_sw, .salt = p->salt};
             nc = s->r->route(s->rctx, sw, in_port, v, p->hops, &rp, buf, 64);
-            if (nc == 0) s->unroutable++;
+            if (nc == 0) b->unroutable++;
         }
         cand = buf;
         if (nc && nc <= CACHE_CANDS) {
@@ -665,7 +702,7 @@ static void allocate_vc(nf_sim *s, nf_node sw, nf_gport gi, unsigned in_port, un
 
 /* Moves the head flit of input VC (gi, v) through the crossbar to output go's queue; its slot's
  * credit leaves upstream. */
-static int traverse(nf_sim *s, nf_gport gi, unsigned v, nf_gport go) {
+static int traverse(nf_sim *s, outbox *b, nf_gport gi, unsigned v, nf_gport go) {
     ivc *iv = &s->iv[vix(s, gi, v)];
     qent *q = s->qe + vix(s, gi, v) * s->QE;
     qent *ent = &q[iv->head];
@@ -682,8 +719,8 @@ static int traverse(nf_sim *s, nf_gport gi, unsigned v, nf_gport go) {
     if (--s->pocc[gi] == 0) s->imask[sw] &= ~(1ULL << (gi - s->f->port_off[sw]));
     s->omask[sw] |= 1ULL << (go - s->f->port_off[sw]);
     nf_gport up = s->pback[gi];
-    int rc = push_event(s, s->now + s->c.credit_delay + s->llat[up],
-                        (event){.port = up, .pkt = NO_PKT, .vc = (uint8_t)v});
+    int rc = out_event(b, s->now + s->c.credit_delay + s->llat[up],
+                       (event){.port = up, .pkt = NO_PKT, .vc = (uint8_t)v});
     if (rc) return rc;
     ovc *o2 = &s->ov[vix(s, go, iv->out_vc)];
     o2->credits--;
@@ -711,7 +748,7 @@ static int traverse(nf_sim *s, nf_gport gi, unsigned v, nf_gport go) {
  * head packet is ready, holds (or now gets) an output VC whose output is unmatched, has a credit
  * and room in the output queue; every unmatched output grants one offer (round-robin). Pointers
  * move past the winners. Then the matched flits cross. */
-static int crossbar_pass(nf_sim *s, nf_node sw, bool *moved) {
+static int crossbar_pass(nf_sim *s, outbox *b, nf_node sw, bool *moved) {
     const nf_fabric *f = s->f;
     unsigned np = f->nports[sw];
     nf_gport g0 = f->port_off[sw];
@@ -728,7 +765,7 @@ static int crossbar_pass(nf_sim *s, nf_node sw, bool *moved) {
                 ivc *iv = &s->iv[vix(s, gi, v)];
                 if (!iv->count || s->now < iv->ready_at) continue;
                 uint32_t id = s->qe[vix(s, gi, v) * s->QE + iv->head].pkt;
-                if (!iv->out_port) allocate_vc(s, sw, gi, ip, v, id);
+                if (!iv->out_port) allocate_vc(s, b, sw, gi, ip, v, id);
                 if (!iv->out_port || (out_done >> (iv->out_port - 1) & 1)) continue;
                 nf_gport go = g0 + iv->out_port - 1;
                 if (s->oq_count[go] >= s->O || s->ov[vix(s, go, iv->out_vc)].credits <= 0) continue;
@@ -759,7 +796,7 @@ static int crossbar_pass(nf_sim *s, nf_node sw, bool *moved) {
     }
     for (uint64_t m = in_done; m; m &= m - 1) {
         unsigned ip = (unsigned)__builtin_ctzll(m);
-        int rc = traverse(s, g0 + ip, match_vc[ip], g0 + match_out[ip]);
+        int rc = traverse(s, b, g0 + ip, match_vc[ip], g0 + match_out[ip]);
         if (rc) return rc;
         *moved = true;
     }
@@ -767,14 +804,14 @@ static int crossbar_pass(nf_sim *s, nf_node sw, bool *moved) {
 }
 
 /* A router's cycle; *busy says whether it still holds flits. */
-static int router_cycle(nf_sim *s, nf_node sw, bool *busy) {
+static int router_cycle(nf_sim *s, outbox *b, nf_node sw, bool *busy) {
     const nf_fabric *f = s->f;
     s->acc[sw] += s->c.speedup;
     unsigned passes = (unsigned)s->acc[sw];
     s->acc[sw] -= passes;
     bool moved = false;
     for (unsigned k = 0; k < passes; k++) {
-        int rc = crossbar_pass(s, sw, &moved);
+        int rc = crossbar_pass(s, b, sw, &moved);
         if (rc) return rc;
     }
     nf_gport g0 = f->port_off[sw];
@@ -786,17 +823,17 @@ static int router_cycle(nf_sim *s, nf_node sw, bool *busy) {
                    .pkt = s->oq_pkt[slot],
                    .vc = s->oq_vc[slot],
                    .flags = s->oq_flags[slot]};
-        int rc = push_event(s, s->now + s->llat[go], e);
+        int rc = out_event(b, s->now + s->llat[go], e);
         if (rc) return rc;
         s->oq_head[go] = (s->oq_head[go] + 1) % s->O;
         if (--s->oq_count[go] == 0) s->omask[sw] &= ~(1ULL << p);
-        s->flit_hops++;
+        b->flit_hops++;
         moved = true;
         nf_node peer = f->peer[go];
         if (peer < s->S && s->now >= s->win_lo && s->now < s->win_hi) s->link_flits[go]++;
     }
     bool held = s->imask[sw] || s->omask[sw];
-    if (moved) s->moved_at = s->now;
+    if (moved) b->moved = 1;
     *busy = held;
     return NF_OK;
 }
@@ -811,19 +848,36 @@ static int one_cycle(nf_sim *s) {
             return rc;
         if ((s->nics[e].q_count || s->nics[e].cur != NO_PKT) && (rc = nic_send(s, e))) return rc;
     }
+    /* the router phase: routers touch only their own state and send everything else as events
+     * at least a cycle ahead, so they run in parallel; the outboxes are merged in thread order */
     uint32_t n = s->n_act, w = 0;
+    int nth = n >= 64 ? s->n_box : 1;
+    for (int t = 0; t < nth; t++)
+        s->box[t].n = 0, s->box[t].rc = 0;
+#pragma omp parallel for schedule(static) num_threads(nth) if (nth > 1)
     for (uint32_t i = 0; i < n; i++) {
-        nf_node sw = s->act[i];
-        bool busy;
-        if ((rc = router_cycle(s, sw, &busy))) return rc;
-        if (busy)
-            s->act[w++] = sw;
-        else
-            s->active[sw] = 0;
+        outbox *b = &s->box[omp_get_thread_num()];
+        bool busy = false;
+        if (!b->rc) b->rc = router_cycle(s, b, s->act[i], &busy);
+        s->busy[i] = busy;
     }
-    /* routers woken during this pass (none: wakes come from events) keep their place */
-    for (uint32_t i = n; i < s->n_act; i++)
-        s->act[w++] = s->act[i];
+    for (int t = 0; t < nth; t++) {
+        outbox *b = &s->box[t];
+        if (b->rc) return b->rc;
+        for (size_t k = 0; k < b->n; k++)
+            if ((rc = push_event(s, b->ev[k].at, b->ev[k].e))) return rc;
+        s->flit_hops += b->flit_hops;
+        s->unroutable += b->unroutable;
+        if (b->moved) s->moved_at = s->now;
+        b->flit_hops = b->unroutable = 0;
+        b->moved = 0;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        if (s->busy[i])
+            s->act[w++] = s->act[i];
+        else
+            s->active[s->act[i]] = 0;
+    }
     s->n_act = w;
     s->now++;
     return NF_OK;

@@ -227,6 +227,18 @@ static void test_determinism(void **state) {
     assert_true(rb.lat_mean != ra.lat_mean);
     unmake(&a);
     unmake(&b);
+    /* routers run in any order and on any thread: 1 and 3 threads, the same result (a network
+     * big enough for the parallel router phase) */
+    nf_sim_config c1 = {.pkt_flits = 4, .seed = 7, .threads = 1}, c3 = c1;
+    c3.threads = 3;
+    a = make("dragonfly:a=6,p=3,h=3", "dfmin", "uniform", c1);
+    b = make("dragonfly:a=6,p=3,h=3", "dfmin", "uniform", c3);
+    ra = point(&a, 0.6, 2000);
+    rb = point(&b, 0.6, 2000);
+    ra.wall_s = rb.wall_s = 0;
+    assert_memory_equal(&ra, &rb, sizeof ra);
+    unmake(&a);
+    unmake(&b);
 }
 
 /* Every traffic pattern and routing runs where it applies, below saturation at a light load. */
