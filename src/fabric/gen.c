@@ -4,6 +4,7 @@
  * wiring". */
 #include "netfab/gen.h"
 #include "netfab/io.h"
+#include "util/diag.h"
 
 #include <assert.h>
 #include <stdarg.h>
@@ -16,24 +17,6 @@
 #define GEN_WIDTH 4          /* every generated link is 4x EDR */
 #define GEN_SPEED NF_SPEED_EDR
 
-#if defined(__GNUC__)
-#define GEN_PRINTF(a, b) __attribute__((format(printf, a, b)))
-#else
-#define GEN_PRINTF(a, b)
-#endif
-
-GEN_PRINTF(3, 4) static int gen_fail(nf_diag *d, int rc, const char *fmt, ...) {
-    if (d) {
-        d->file[0] = '\0';
-        d->line = 0;
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(d->msg, sizeof d->msg, fmt, ap);
-        va_end(ap);
-    }
-    return rc;
-}
-
 static uint64_t sat_mul(uint64_t a, uint64_t b) {
     if (a && b > GEN_SAT / a) return GEN_SAT;
     uint64_t r = a * b;
@@ -44,7 +27,7 @@ static uint64_t sat_mul(uint64_t a, uint64_t b) {
  * fit the unicast LID space before allocating anything. */
 static int check_size(nf_diag *d, const char *topo, uint64_t switches, uint64_t ca_ports) {
     if (switches + ca_ports > GEN_LID_MAX)
-        return gen_fail(d, NF_EINVAL,
+        return nf__fail(d, NF_EINVAL,
                         "%s: too large: %llu switches and %llu endpoint ports need more than the "
                         "%u unicast LIDs",
                         topo, (unsigned long long)switches, (unsigned long long)ca_ports,
@@ -69,7 +52,7 @@ static void gen_begin(gen *g, const char *topo) {
     g->rc = g->b ? NF_OK : NF_ENOMEM;
 }
 
-GEN_PRINTF(7, 8)
+NF__PRINTF(7, 8)
 static nf_node gen_node(gen *g, nf_node_kind kind, unsigned nports, unsigned level,
                         int32_t supernode, unsigned plane, const char *fmt, ...) {
     if (g->rc) return NF_NONE;
@@ -100,7 +83,7 @@ static int gen_end(gen *g, nf_fabric **out, nf_diag *diag) {
     nf_builder_free(g->b);
     if (g->rc) {
         *out = NULL;
-        return gen_fail(diag, g->rc, "%s: %s while building", g->topo, nf_strerror(g->rc));
+        return nf__fail(diag, g->rc, "%s: %s while building", g->topo, nf_strerror(g->rc));
     }
     return NF_OK;
 }
@@ -110,7 +93,7 @@ static int gen_end(gen *g, nf_fabric **out, nf_diag *diag) {
 int nf_gen_fattree(unsigned k, nf_fabric **out, nf_diag *diag) {
     *out = NULL;
     if (k < 2 || k % 2 || k > 254)
-        return gen_fail(diag, NF_EINVAL, "fattree: k must be even and in 2..254 (got %u)", k);
+        return nf__fail(diag, NF_EINVAL, "fattree: k must be even and in 2..254 (got %u)", k);
     unsigned h = k / 2;
     int rc =
         check_size(diag, "fattree", (uint64_t)2 * k * h + (uint64_t)h * h, (uint64_t)k * h * h);
@@ -164,19 +147,19 @@ static int xgft_build(const char *topo, unsigned h, const unsigned *m, const uns
                       nf_fabric **out, nf_diag *diag) {
     *out = NULL;
     if (h < 1 || h > NF_XGFT_MAX_H)
-        return gen_fail(diag, NF_EINVAL, "%s: h must be in 1..%d (got %u)", topo, NF_XGFT_MAX_H, h);
+        return nf__fail(diag, NF_EINVAL, "%s: h must be in 1..%d (got %u)", topo, NF_XGFT_MAX_H, h);
     for (unsigned i = 0; i < h; i++) {
-        if (m[i] < 1) return gen_fail(diag, NF_EINVAL, "%s: m%u must be at least 1", topo, i + 1);
-        if (w[i] < 1) return gen_fail(diag, NF_EINVAL, "%s: w%u must be at least 1", topo, i + 1);
+        if (m[i] < 1) return nf__fail(diag, NF_EINVAL, "%s: m%u must be at least 1", topo, i + 1);
+        if (w[i] < 1) return nf__fail(diag, NF_EINVAL, "%s: w%u must be at least 1", topo, i + 1);
     }
     if (w[0] != 1)
-        return gen_fail(diag, NF_EINVAL, "%s: w1 must be 1 (endpoints have one port), got %u", topo,
+        return nf__fail(diag, NF_EINVAL, "%s: w1 must be 1 (endpoints have one port), got %u", topo,
                         w[0]);
     unsigned nports[NF_XGFT_MAX_H + 1] = {1};
     for (unsigned i = 1; i <= h; i++) {
         uint64_t np = (uint64_t)m[i - 1] + (i < h ? w[i] : 0);
         if (np > NF_MAX_PORTS)
-            return gen_fail(diag, NF_EINVAL, "%s: level-%u switches would need %llu ports (max %d)",
+            return nf__fail(diag, NF_EINVAL, "%s: level-%u switches would need %llu ports (max %d)",
                             topo, i, (unsigned long long)np, NF_MAX_PORTS);
         nports[i] = (unsigned)np;
     }
@@ -245,12 +228,12 @@ int nf_gen_xgft(unsigned h, const unsigned *m, const unsigned *w, nf_fabric **ou
 int nf_gen_torus(unsigned nd, const unsigned *dims, unsigned c, nf_fabric **out, nf_diag *diag) {
     *out = NULL;
     if (nd < 1 || nd > NF_TORUS_MAX_D)
-        return gen_fail(diag, NF_EINVAL, "torus: 1..%d dimensions, got %u", NF_TORUS_MAX_D, nd);
+        return nf__fail(diag, NF_EINVAL, "torus: 1..%d dimensions, got %u", NF_TORUS_MAX_D, nd);
     for (unsigned d = 0; d < nd; d++)
-        if (dims[d] < 1) return gen_fail(diag, NF_EINVAL, "torus: dimension %u has size 0", d + 1);
-    if (c < 1) return gen_fail(diag, NF_EINVAL, "torus: c must be at least 1");
+        if (dims[d] < 1) return nf__fail(diag, NF_EINVAL, "torus: dimension %u has size 0", d + 1);
+    if (c < 1) return nf__fail(diag, NF_EINVAL, "torus: c must be at least 1");
     if ((uint64_t)c + 2 * nd > NF_MAX_PORTS)
-        return gen_fail(diag, NF_EINVAL, "torus: c + 2*dims = %llu ports, more than %d",
+        return nf__fail(diag, NF_EINVAL, "torus: c + 2*dims = %llu ports, more than %d",
                         (unsigned long long)c + 2 * nd, NF_MAX_PORTS);
     uint64_t n = 1;
     for (unsigned d = 0; d < nd; d++)
@@ -335,20 +318,20 @@ static void df_peer(nf_df_arrangement arr, unsigned g, unsigned i, unsigned o, u
 int nf_gen_dragonfly(unsigned a, unsigned p, unsigned h, unsigned g, nf_df_arrangement arr,
                      nf_fabric **out, nf_diag *diag) {
     *out = NULL;
-    if (a < 1) return gen_fail(diag, NF_EINVAL, "dragonfly: a must be at least 1");
-    if (p < 1) return gen_fail(diag, NF_EINVAL, "dragonfly: p must be at least 1");
-    if (h < 1) return gen_fail(diag, NF_EINVAL, "dragonfly: h must be at least 1");
+    if (a < 1) return nf__fail(diag, NF_EINVAL, "dragonfly: a must be at least 1");
+    if (p < 1) return nf__fail(diag, NF_EINVAL, "dragonfly: p must be at least 1");
+    if (h < 1) return nf__fail(diag, NF_EINVAL, "dragonfly: h must be at least 1");
     uint64_t np = (uint64_t)p + a - 1 + h;
     if (np > NF_MAX_PORTS)
-        return gen_fail(diag, NF_EINVAL,
+        return nf__fail(diag, NF_EINVAL,
                         "dragonfly: p + a - 1 + h = %llu router ports, more than %d",
                         (unsigned long long)np, NF_MAX_PORTS);
     if (arr != NF_DF_PALMTREE && arr != NF_DF_CONSECUTIVE)
-        return gen_fail(diag, NF_EINVAL, "dragonfly: unknown arrangement %d", (int)arr);
+        return nf__fail(diag, NF_EINVAL, "dragonfly: unknown arrangement %d", (int)arr);
     unsigned gmax = a * h + 1;
     if (g == 0) g = gmax;
     if (g < 2 || g > gmax)
-        return gen_fail(diag, NF_EINVAL, "dragonfly: g must be in 2..%u (a*h+1), got %u", gmax, g);
+        return nf__fail(diag, NF_EINVAL, "dragonfly: g must be in 2..%u (a*h+1), got %u", gmax, g);
     int rc = check_size(diag, "dragonfly", (uint64_t)g * a, (uint64_t)g * a * p);
     if (rc) return rc;
 
@@ -395,31 +378,31 @@ int nf_gen_dragonfly(unsigned a, unsigned p, unsigned h, unsigned g, nf_df_arran
 
 int nf_gen_gft(const nf_gft_params *prm, nf_fabric **out, nf_diag *diag) {
     *out = NULL;
-    if (!prm) return gen_fail(diag, NF_EINVAL, "gft: no parameters");
+    if (!prm) return nf__fail(diag, NF_EINVAL, "gft: no parameters");
     unsigned L = prm->leaves, N = prm->nodes, S = prm->spines, ln = prm->links, sib = prm->sib;
     unsigned rails = prm->rails, radix = prm->radix;
-    if (L < 1) return gen_fail(diag, NF_EINVAL, "gft: leaves must be at least 1");
-    if (S < 1) return gen_fail(diag, NF_EINVAL, "gft: spines must be at least 1");
-    if (N < 1) return gen_fail(diag, NF_EINVAL, "gft: nodes must be at least 1");
-    if (ln < 1) return gen_fail(diag, NF_EINVAL, "gft: links must be at least 1");
+    if (L < 1) return nf__fail(diag, NF_EINVAL, "gft: leaves must be at least 1");
+    if (S < 1) return nf__fail(diag, NF_EINVAL, "gft: spines must be at least 1");
+    if (N < 1) return nf__fail(diag, NF_EINVAL, "gft: nodes must be at least 1");
+    if (ln < 1) return nf__fail(diag, NF_EINVAL, "gft: links must be at least 1");
     if (rails < 1 || rails > 2)
-        return gen_fail(diag, NF_EINVAL, "gft: rails must be 1 or 2 (got %u)", rails);
+        return nf__fail(diag, NF_EINVAL, "gft: rails must be 1 or 2 (got %u)", rails);
     if (radix < 1 || radix > NF_MAX_PORTS)
-        return gen_fail(diag, NF_EINVAL, "gft: radix must be in 1..%d (got %u)", NF_MAX_PORTS,
+        return nf__fail(diag, NF_EINVAL, "gft: radix must be in 1..%d (got %u)", NF_MAX_PORTS,
                         radix);
     if (sib && (L % 2 || S % 2))
-        return gen_fail(diag, NF_EINVAL,
+        return nf__fail(diag, NF_EINVAL,
                         "gft: leaves and spines must be even to form sibling pairs (got %u and %u)",
                         L, S);
     uint64_t leaf_ports = (uint64_t)N + (uint64_t)S * ln + sib;
     uint64_t spine_ports = (uint64_t)L * ln + sib;
     if (leaf_ports > radix)
-        return gen_fail(
+        return nf__fail(
             diag, NF_EINVAL,
             "gft: leaf routers need nodes + spines*links + sib = %llu ports, radix is %u",
             (unsigned long long)leaf_ports, radix);
     if (spine_ports > radix)
-        return gen_fail(diag, NF_EINVAL,
+        return nf__fail(diag, NF_EINVAL,
                         "gft: spine routers need leaves*links + sib = %llu ports, radix is %u",
                         (unsigned long long)spine_ports, radix);
     int rc = check_size(diag, "gft", (uint64_t)rails * (L + S), (uint64_t)L * N * rails);
@@ -492,11 +475,11 @@ static int spec_split(const char *topo, const char *args, bool positional, spec_
     for (unsigned idx = 0;; idx++) {
         const char *end = strchr(s, ',');
         size_t len = end ? (size_t)(end - s) : strlen(s);
-        if (len == 0) return gen_fail(diag, NF_EINVAL, "%s: empty item in '%.80s'", topo, args);
+        if (len == 0) return nf__fail(diag, NF_EINVAL, "%s: empty item in '%.80s'", topo, args);
         const char *eq = memchr(s, '=', len);
         if (!eq) {
             if (!positional || idx > 0)
-                return gen_fail(diag, NF_EINVAL, "%s: expected key=value, got '%.*s'", topo,
+                return nf__fail(diag, NF_EINVAL, "%s: expected key=value, got '%.*s'", topo,
                                 (int)(len > 80 ? 80 : len), s);
             sa->pos = s;
             sa->poslen = len;
@@ -504,14 +487,14 @@ static int spec_split(const char *topo, const char *args, bool positional, spec_
         } else {
             size_t klen = (size_t)(eq - s);
             if (klen == 0)
-                return gen_fail(diag, NF_EINVAL, "%s: missing key before '=' in '%.*s'", topo,
+                return nf__fail(diag, NF_EINVAL, "%s: missing key before '=' in '%.*s'", topo,
                                 (int)(len > 80 ? 80 : len), s);
             for (unsigned i = 0; i < sa->n; i++)
                 if (sa->item[i].klen == klen && memcmp(sa->item[i].key, s, klen) == 0)
-                    return gen_fail(diag, NF_EINVAL, "%s: key '%.*s' given twice", topo,
+                    return nf__fail(diag, NF_EINVAL, "%s: key '%.*s' given twice", topo,
                                     (int)(klen > 80 ? 80 : klen), s);
             if (sa->n == SPEC_MAX_ITEMS)
-                return gen_fail(diag, NF_EINVAL, "%s: too many items", topo);
+                return nf__fail(diag, NF_EINVAL, "%s: too many items", topo);
             sa->item[sa->n++] = (spec_item){s, eq + 1, klen, len - klen - 1};
         }
         if (!end) break;
@@ -536,9 +519,9 @@ static int spec_known(const spec_args *sa, const char *const *known, nf_diag *di
                 (size_t)snprintf(list + pos, sizeof list - pos, "%s%s", k == known ? "" : ", ", *k);
         size_t kl = sa->item[i].klen > 80 ? 80 : sa->item[i].klen;
         if (!known[0])
-            return gen_fail(diag, NF_EINVAL, "%s: takes no parameters, got '%.*s'", sa->topo,
+            return nf__fail(diag, NF_EINVAL, "%s: takes no parameters, got '%.*s'", sa->topo,
                             (int)kl, sa->item[i].key);
-        return gen_fail(diag, NF_EINVAL, "%s: unknown key '%.*s' (known: %s)", sa->topo, (int)kl,
+        return nf__fail(diag, NF_EINVAL, "%s: unknown key '%.*s' (known: %s)", sa->topo, (int)kl,
                         sa->item[i].key, list);
     }
     return NF_OK;
@@ -555,14 +538,14 @@ static const spec_item *spec_find(const spec_args *sa, const char *key) {
 static int spec_number(const char *topo, const char *what, const char *s, size_t len, unsigned *out,
                        nf_diag *diag) {
     int wl = (int)(len > 40 ? 40 : len);
-    if (len == 0) return gen_fail(diag, NF_EINVAL, "%s: %s has no value", topo, what);
+    if (len == 0) return nf__fail(diag, NF_EINVAL, "%s: %s has no value", topo, what);
     uint64_t v = 0;
     for (size_t i = 0; i < len; i++) {
         if (s[i] < '0' || s[i] > '9')
-            return gen_fail(diag, NF_EINVAL, "%s: %s='%.*s' is not a number", topo, what, wl, s);
+            return nf__fail(diag, NF_EINVAL, "%s: %s='%.*s' is not a number", topo, what, wl, s);
         v = v * 10 + (unsigned)(s[i] - '0');
         if (v > SPEC_NUM_MAX)
-            return gen_fail(diag, NF_EINVAL, "%s: %s=%.*s is too large", topo, what, wl, s);
+            return nf__fail(diag, NF_EINVAL, "%s: %s=%.*s is too large", topo, what, wl, s);
     }
     *out = (unsigned)v;
     return NF_OK;
@@ -572,7 +555,7 @@ static int spec_number(const char *topo, const char *what, const char *s, size_t
 static int spec_uint(const spec_args *sa, const char *key, bool required, unsigned *out,
                      nf_diag *diag) {
     const spec_item *it = spec_find(sa, key);
-    if (!it) return required ? gen_fail(diag, NF_EINVAL, "%s: missing %s", sa->topo, key) : NF_OK;
+    if (!it) return required ? nf__fail(diag, NF_EINVAL, "%s: missing %s", sa->topo, key) : NF_OK;
     return spec_number(sa->topo, key, it->val, it->vlen, out, diag);
 }
 
@@ -586,9 +569,9 @@ static int spec_list(const char *topo, const char *what, const char *s, size_t l
         while (j < len && s[j] != sep)
             j++;
         if (*n == maxn)
-            return gen_fail(diag, NF_EINVAL, "%s: %s has more than %u values", topo, what, maxn);
+            return nf__fail(diag, NF_EINVAL, "%s: %s has more than %u values", topo, what, maxn);
         if (j == i)
-            return gen_fail(diag, NF_EINVAL, "%s: %s='%.*s' has an empty value", topo, what,
+            return nf__fail(diag, NF_EINVAL, "%s: %s='%.*s' has an empty value", topo, what,
                             (int)(len > 80 ? 80 : len), s);
         int rc = spec_number(topo, what, s + i, j - i, &vals[(*n)++], diag);
         if (rc) return rc;
@@ -612,22 +595,22 @@ static int build_xgft(const spec_args *sa, nf_fabric **out, nf_diag *diag) {
     int rc = spec_uint(sa, "h", true, &h, diag);
     if (rc) return rc;
     if (h < 1 || h > NF_XGFT_MAX_H)
-        return gen_fail(diag, NF_EINVAL, "xgft: h must be in 1..%d (got %u)", NF_XGFT_MAX_H, h);
+        return nf__fail(diag, NF_EINVAL, "xgft: h must be in 1..%d (got %u)", NF_XGFT_MAX_H, h);
     const spec_item *im = spec_find(sa, "m"), *iw = spec_find(sa, "w");
-    if (!im) return gen_fail(diag, NF_EINVAL, "xgft: missing m");
-    if (!iw) return gen_fail(diag, NF_EINVAL, "xgft: missing w");
+    if (!im) return nf__fail(diag, NF_EINVAL, "xgft: missing m");
+    if (!iw) return nf__fail(diag, NF_EINVAL, "xgft: missing w");
     if ((rc = spec_list("xgft", "m", im->val, im->vlen, '.', NF_XGFT_MAX_H, m, &nm, diag)) ||
         (rc = spec_list("xgft", "w", iw->val, iw->vlen, '.', NF_XGFT_MAX_H, w, &nw, diag)))
         return rc;
-    if (nm != h) return gen_fail(diag, NF_EINVAL, "xgft: m has %u values but h=%u", nm, h);
-    if (nw != h) return gen_fail(diag, NF_EINVAL, "xgft: w has %u values but h=%u", nw, h);
+    if (nm != h) return nf__fail(diag, NF_EINVAL, "xgft: m has %u values but h=%u", nm, h);
+    if (nw != h) return nf__fail(diag, NF_EINVAL, "xgft: w has %u values but h=%u", nw, h);
     return nf_gen_xgft(h, m, w, out, diag);
 }
 
 static int build_torus(const spec_args *sa, nf_fabric **out, nf_diag *diag) {
     unsigned dims[NF_TORUS_MAX_D], nd = 0, c = 1;
     if (!sa->has_pos)
-        return gen_fail(diag, NF_EINVAL, "torus: missing dimensions (as in torus:4x4x4,c=1)");
+        return nf__fail(diag, NF_EINVAL, "torus: missing dimensions (as in torus:4x4x4,c=1)");
     int rc =
         spec_list("torus", "dimensions", sa->pos, sa->poslen, 'x', NF_TORUS_MAX_D, dims, &nd, diag);
     if (rc || (rc = spec_uint(sa, "c", false, &c, diag))) return rc;
@@ -645,11 +628,11 @@ static int build_dragonfly(const spec_args *sa, nf_fabric **out, nf_diag *diag) 
     if (spec_is(it, "consecutive"))
         arr = NF_DF_CONSECUTIVE;
     else if (it && !spec_is(it, "palmtree"))
-        return gen_fail(diag, NF_EINVAL,
+        return nf__fail(diag, NF_EINVAL,
                         "dragonfly: arr must be palmtree or consecutive, got '%.*s'",
                         (int)(it->vlen > 40 ? 40 : it->vlen), it->val);
     if (spec_find(sa, "g") && g == 0)
-        return gen_fail(diag, NF_EINVAL, "dragonfly: g must be at least 2");
+        return nf__fail(diag, NF_EINVAL, "dragonfly: g must be at least 2");
     /* the ports check below bounds a and h, so a*h cannot overflow in the generator */
     return nf_gen_dragonfly(a, p, h, g, arr, out, diag);
 }
@@ -660,7 +643,7 @@ static int build_gft(const spec_args *sa, nf_fabric **out, nf_diag *diag) {
     bool req = true;
     if (preset) {
         if (!spec_is(preset, "sunway-proto"))
-            return gen_fail(diag, NF_EINVAL, "gft: unknown preset '%.*s' (known: sunway-proto)",
+            return nf__fail(diag, NF_EINVAL, "gft: unknown preset '%.*s' (known: sunway-proto)",
                             (int)(preset->vlen > 40 ? 40 : preset->vlen), preset->val);
         /* Sunway prototype, seed 001: see README.md, "Generators: exact wiring" for the counts we
          * had to choose */
@@ -806,12 +789,12 @@ static const struct topo_kind {
 int nf_topo_build(const char *spec, const nf_topo_opts *opts, nf_fabric **out, nf_diag *diag) {
     assert(out);
     *out = NULL;
-    if (!spec) return gen_fail(diag, NF_EINVAL, "no topology given");
+    if (!spec) return nf__fail(diag, NF_EINVAL, "no topology given");
     const char *colon = strchr(spec, ':');
     size_t nlen = colon ? (size_t)(colon - spec) : strlen(spec);
     const char *args = colon ? colon + 1 : NULL;
     if (nlen == 4 && memcmp(spec, "file", 4) == 0) {
-        if (!args || !*args) return gen_fail(diag, NF_EINVAL, "file: missing path (file:PATH)");
+        if (!args || !*args) return nf__fail(diag, NF_EINVAL, "file: missing path (file:PATH)");
         nf_load_opts lo = {.warn = opts ? opts->warn : NULL,
                            .warn_ud = opts ? opts->warn_ud : NULL};
         return nf_io_load(args, NF_FMT_AUTO, &lo, out, diag);
@@ -829,6 +812,6 @@ int nf_topo_build(const char *spec, const nf_topo_opts *opts, nf_fabric **out, n
     for (size_t i = 0; i < sizeof topo_kinds / sizeof topo_kinds[0]; i++)
         pos += (size_t)snprintf(list + pos, sizeof list - pos, "%s, ", topo_kinds[i].name);
     snprintf(list + pos, sizeof list - pos, "file");
-    return gen_fail(diag, NF_EINVAL, "unknown topology '%.*s' (known: %s)",
+    return nf__fail(diag, NF_EINVAL, "unknown topology '%.*s' (known: %s)",
                     (int)(nlen > 60 ? 60 : nlen), spec, list);
 }

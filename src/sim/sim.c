@@ -13,6 +13,7 @@
  * the packet until its tail crosses the switch. */
 #include "sim/sim_internal.h"
 
+#include "util/diag.h"
 #include "util/mem.h"
 #include "util/rng.h"
 
@@ -256,41 +257,33 @@ static unsigned link_latency(const nf_sim_config *c, nf_link_class cls) {
     return cls == NF_LINK_HOST ? c->lat_host : cls == NF_LINK_GLOBAL ? c->lat_global : c->lat_local;
 }
 
-static int sim_fail(nf_diag *d, const char *fmt, const char *a, unsigned x, unsigned y) {
-    if (d) {
-        d->file[0] = '\0';
-        d->line = 0;
-        snprintf(d->msg, sizeof d->msg, fmt, a, x, y);
-    }
-    return NF_EINVAL;
-}
-
 int nf_sim_new(const nf_fabric *f, const nf_hops *h, const nf_sim_config *cfg,
                const nf_sim_routing *r, const nf_sim_traffic *t, nf_sim **out, nf_diag *diag) {
     *out = NULL;
     nf_sim_config c = cfg ? *cfg : (nf_sim_config){0};
     nf_sim_config_defaults(&c);
     if (c.vcs > NF_SIM_MAX_VCS)
-        return sim_fail(diag, "%s%u VCs: at most %u", "", c.vcs, NF_SIM_MAX_VCS);
+        return nf__fail(diag, NF_EINVAL, "%u VCs: at most %u", c.vcs, NF_SIM_MAX_VCS);
     if (c.vcs < r->min_vcs)
-        return sim_fail(diag, "routing %s needs at least %u VCs, got %u", r->name, r->min_vcs,
-                        c.vcs);
+        return nf__fail(diag, NF_EINVAL, "routing %s needs at least %u VCs, got %u", r->name,
+                        r->min_vcs, c.vcs);
     if (c.buf_flits < c.pkt_flits)
-        return sim_fail(diag,
-                        "%sbuffers of %u flits cannot hold a packet of %u (virtual "
-                        "cut-through)",
-                        "", c.buf_flits, c.pkt_flits);
+        return nf__fail(diag, NF_EINVAL,
+                        "buffers of %u flits cannot hold a packet of %u (virtual cut-through)",
+                        c.buf_flits, c.pkt_flits);
     if (c.pkt_flits > 0xFFFF)
-        return sim_fail(diag, "%spackets of %u flits: at most %u", "", c.pkt_flits, 0xFFFF);
+        return nf__fail(diag, NF_EINVAL, "packets of %u flits: at most %u", c.pkt_flits, 0xFFFF);
     unsigned maxlat = c.lat_host > c.lat_local ? c.lat_host : c.lat_local;
     if (c.lat_global > maxlat) maxlat = c.lat_global;
     if (maxlat > 255 || c.router_delay > 1000 || c.credit_delay > 1000)
-        return sim_fail(diag, "%slatencies must be below 256 cycles (got %u), delays below %u", "",
-                        maxlat, 1000);
+        return nf__fail(diag, NF_EINVAL,
+                        "latencies must be below 256 cycles (got %u), delays below %u", maxlat,
+                        1000);
     for (nf_node n = 0; n < f->n_switches; n++)
         if (f->nports[n] > 64)
-            return sim_fail(diag, "%sswitch %u has %u ports; the router model has at most 64", "",
-                            n, f->nports[n]);
+            return nf__fail(diag, NF_EINVAL,
+                            "switch %u has %u ports; the router model has at most 64", n,
+                            f->nports[n]);
     nf_sim *s = nf__calloc(1, sizeof *s);
     if (!s) return NF_ENOMEM;
     s->f = f;
@@ -326,7 +319,7 @@ int nf_sim_new(const nf_fabric *f, const nf_hops *h, const nf_sim_config *cfg,
         s->E++;
     }
     if (s->E == 0) {
-        rc = sim_fail(diag, "%sthe fabric has no endpoint cabled to a switch%u%u", "", 0, 0);
+        rc = nf__fail(diag, NF_EINVAL, "the fabric has no endpoint cabled to a switch");
         goto fail;
     }
     size_t PV = (size_t)s->P * s->V;

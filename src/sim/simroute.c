@@ -4,21 +4,13 @@
  * VC classes split the VCs in halves: class 0 is [0, V/2), class 1 is [V/2, V). */
 #include "sim/sim_internal.h"
 
+#include "util/diag.h"
 #include "util/mem.h"
 #include "util/u64map.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int rfail(nf_diag *d, const char *fmt, const char *a) {
-    if (d) {
-        d->file[0] = '\0';
-        d->line = 0;
-        snprintf(d->msg, sizeof d->msg, fmt, a);
-    }
-    return NF_EINVAL;
-}
 
 typedef struct base_ctx {
     const nf_fabric *f;
@@ -90,10 +82,10 @@ static int ud_init(void **ctx, const nf_fabric *f, const nf_hops *h, const nf_si
                    nf_diag *d) {
     for (nf_node s = 0; s < f->n_switches; s++)
         if (f->level[s] == 0)
-            return rfail(d,
-                         "updown routes trees: switch %s has no tree level (use a fat tree, "
-                         "xgft, gft, bluelight or taihulight)",
-                         nf_node_name(f, s));
+            return nf__fail(d, NF_EINVAL,
+                            "updown routes trees: switch %s has no tree level (use a fat tree, "
+                            "xgft, gft, bluelight or taihulight)",
+                            nf_node_name(f, s));
     return base_init(ctx, f, h, c);
 }
 
@@ -174,8 +166,9 @@ static int dor_init_any(void **out, const nf_fabric *f, const nf_hops *h, const 
     return NF_OK;
 refuse:
     dor_fini(d);
-    return rfail(diag, "%s routes tori built by torus:...: switch names give the coordinates",
-                 dateline ? "dor" : "dor-plain");
+    return nf__fail(diag, NF_EINVAL,
+                    "%s routes tori built by torus:...: switch names give the coordinates",
+                    dateline ? "dor" : "dor-plain");
 }
 
 static int dor_init(void **ctx, const nf_fabric *f, const nf_hops *h, const nf_sim_config *c,
@@ -235,14 +228,15 @@ static int df_init(void **out, const nf_fabric *f, const nf_hops *h, const nf_si
     bool global = false;
     for (nf_node s = 0; s < f->n_switches; s++) {
         if (f->supernode[s] < 0)
-            return rfail(diag, "dfmin routes Dragonflies: switch %s has no group",
-                         nf_node_name(f, s));
+            return nf__fail(diag, NF_EINVAL, "dfmin routes Dragonflies: switch %s has no group",
+                            nf_node_name(f, s));
         if (f->supernode[s] > mx) mx = f->supernode[s];
     }
     for (nf_link l = 0; l < f->n_links; l++)
         global |= f->link_cls[l] == NF_LINK_GLOBAL;
     if (!global)
-        return rfail(diag, "dfmin routes Dragonflies: %s has no global link", "the fabric");
+        return nf__fail(diag, NF_EINVAL, "dfmin routes Dragonflies: %s has no global link",
+                        "the fabric");
     df_ctx *d = nf__calloc(1, sizeof *d);
     if (!d) return NF_ENOMEM;
     d->b = (base_ctx){.f = f, .h = h, .V = c->vcs};

@@ -8,6 +8,7 @@
 #include "netfab/smd.h"
 
 #include "netfab/journal.h"
+#include "util/diag.h"
 #include "util/mem.h"
 #include "util/u64map.h"
 
@@ -28,18 +29,6 @@
 #define BATCH 64              /* datagrams read per poll wake-up */
 #define CACHE_SLOTS 16384     /* answers kept for retransmissions */
 #define COMPACT_MIN (1 << 20) /* journal bytes before a compaction is considered */
-
-static int fail(nf_diag *d, int rc, const char *fmt, ...) {
-    if (d) {
-        d->file[0] = '\0';
-        d->line = 0;
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(d->msg, sizeof d->msg, fmt, ap);
-        va_end(ap);
-    }
-    return rc;
-}
 
 static uint64_t mono_ms(void) {
     struct timespec ts;
@@ -168,8 +157,9 @@ int nf_smd_new(const nf_fabric *f, const nf_hops *h, const nf_smd_opts *opts, nf
     int rc;
     struct sockaddr_in addr;
     if (parse_addr(opts->listen, &addr)) {
-        rc = fail(diag, NF_EINVAL, "bad listen address '%s' (want ADDR:PORT, ADDR an IPv4 address)",
-                  opts->listen ? opts->listen : "");
+        rc = nf__fail(diag, NF_EINVAL,
+                      "bad listen address '%s' (want ADDR:PORT, ADDR an IPv4 address)",
+                      opts->listen ? opts->listen : "");
         goto bad;
     }
     const char *pre = opts->dump_prefix;
@@ -183,7 +173,7 @@ int nf_smd_new(const nf_fabric *f, const nf_hops *h, const nf_smd_opts *opts, nf
     if (!(s->cache = nf__calloc(CACHE_SLOTS, sizeof *s->cache))) goto bad;
     rc = nf_mcgm_new(f, h, &opts->mcgm, journal_log, s, &s->m);
     if (rc) {
-        fail(diag, rc, "cannot start the group manager: %s", nf_strerror(rc));
+        nf__fail(diag, rc, "cannot start the group manager: %s", nf_strerror(rc));
         goto bad;
     }
     if (opts->state_dir) {
@@ -192,29 +182,30 @@ int nf_smd_new(const nf_fabric *f, const nf_hops *h, const nf_smd_opts *opts, nf
         rc = nf_journal_replay(s->j, replay_one, s, &torn, diag);
         s->st.torn_bytes = torn;
         if (rc) {
-            fail(diag, rc,
-                 "%s/journal: record %llu does not replay (%s): a journal of another fabric or "
-                 "engine state?",
-                 opts->state_dir, (unsigned long long)s->st.replayed, nf_strerror(rc));
+            nf__fail(diag, rc,
+                     "%s/journal: record %llu does not replay (%s): a journal of another fabric or "
+                     "engine state?",
+                     opts->state_dir, (unsigned long long)s->st.replayed, nf_strerror(rc));
             goto bad;
         }
         if ((rc = nf_mcgm_replay_done(s->m, mono_ms()))) goto bad;
         if ((rc = compact(s))) {
-            fail(diag, rc, "%s: cannot compact the journal: %s", opts->state_dir, nf_strerror(rc));
+            nf__fail(diag, rc, "%s: cannot compact the journal: %s", opts->state_dir,
+                     nf_strerror(rc));
             goto bad;
         }
         s->st.journal_records = 0;
     }
     s->fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (s->fd < 0) {
-        rc = fail(diag, NF_EIO, "socket: %s", strerror(errno));
+        rc = nf__fail(diag, NF_EIO, "socket: %s", strerror(errno));
         goto bad;
     }
     int big = 8 << 20; /* a burst of thousands of joins must not overflow the queue */
     if (setsockopt(s->fd, SOL_SOCKET, SO_RCVBUFFORCE, &big, sizeof big))
         setsockopt(s->fd, SOL_SOCKET, SO_RCVBUF, &big, sizeof big);
     if (bind(s->fd, (struct sockaddr *)&addr, sizeof addr)) {
-        rc = fail(diag, NF_EIO, "bind %s: %s", opts->listen, strerror(errno));
+        rc = nf__fail(diag, NF_EIO, "bind %s: %s", opts->listen, strerror(errno));
         goto bad;
     }
     socklen_t al = sizeof addr;
@@ -245,7 +236,7 @@ int nf_smd_dump(nf_smd *s, nf_diag *diag) {
     fa = fopen(at, "w");
     fb = fopen(bt, "w");
     if (!fa || !fb) {
-        rc = fail(diag, NF_EIO, "%s: %s", !fa ? at : bt, strerror(errno));
+        rc = nf__fail(diag, NF_EIO, "%s: %s", !fa ? at : bt, strerror(errno));
         goto done;
     }
     rc = nf_mcgm_write_dump(s->m, fa, fb);
@@ -254,7 +245,7 @@ int nf_smd_dump(nf_smd *s, nf_diag *diag) {
     fa = fb = NULL;
     if (!rc && (rename(at, a) || rename(bt, b))) rc = NF_EIO;
     if (rc)
-        fail(diag, rc, "cannot write the dump %s.*: %s", s->dump_prefix, nf_strerror(rc));
+        nf__fail(diag, rc, "cannot write the dump %s.*: %s", s->dump_prefix, nf_strerror(rc));
     else
         say(s, "dumped the live tables to %s and %s", a, b);
 done:
@@ -463,12 +454,12 @@ static void handle(nf_smd *s, const struct sockaddr_in *from, const uint8_t *buf
 static int flush(nf_smd *s, nf_diag *diag) {
     if (s->j) {
         if (s->log_rc)
-            return fail(diag, NF_EIO, "%s/journal: cannot queue a record: %s", s->o.state_dir,
-                        nf_strerror(s->log_rc));
+            return nf__fail(diag, NF_EIO, "%s/journal: cannot queue a record: %s", s->o.state_dir,
+                            nf_strerror(s->log_rc));
         int rc = nf_journal_sync(s->j);
         if (rc)
-            return fail(diag, NF_EIO, "%s/journal: cannot write: %s", s->o.state_dir,
-                        nf_strerror(rc));
+            return nf__fail(diag, NF_EIO, "%s/journal: cannot write: %s", s->o.state_dir,
+                            nf_strerror(rc));
         s->st.journal_syncs++;
     }
     for (size_t i = 0; i < s->n_out;) {
@@ -530,7 +521,7 @@ int nf_smd_run(nf_smd *s, nf_diag *diag) {
                               {.fd = s->o.wake_fd, .events = POLLIN}};
         int np = s->o.wake_fd >= 0 ? 2 : 1;
         int r = poll(p, (nfds_t)np, timeout);
-        if (r < 0 && errno != EINTR) return fail(diag, NF_EIO, "poll: %s", strerror(errno));
+        if (r < 0 && errno != EINTR) return nf__fail(diag, NF_EIO, "poll: %s", strerror(errno));
         if (r > 0 && np == 2 && (p[1].revents & (POLLIN | POLLHUP))) wake(s, diag);
         if (r > 0 && (p[0].revents & POLLIN)) {
             struct mmsghdr msg[BATCH];
@@ -568,13 +559,13 @@ int nf_smc_open(const char *server, nf_smc **out, nf_diag *diag) {
     *out = NULL;
     struct sockaddr_in addr;
     if (parse_addr(server, &addr))
-        return fail(diag, NF_EINVAL, "bad server address '%s' (want ADDR:PORT)",
-                    server ? server : "");
+        return nf__fail(diag, NF_EINVAL, "bad server address '%s' (want ADDR:PORT)",
+                        server ? server : "");
     nf_smc *c = nf__calloc(1, sizeof *c);
     if (!c) return NF_ENOMEM;
     c->fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
     if (c->fd < 0 || connect(c->fd, (struct sockaddr *)&addr, sizeof addr)) {
-        int rc = fail(diag, NF_EIO, "%s: %s", server, strerror(errno));
+        int rc = nf__fail(diag, NF_EIO, "%s: %s", server, strerror(errno));
         if (c->fd >= 0) close(c->fd);
         nf__free(c);
         return rc;

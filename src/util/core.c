@@ -1,6 +1,10 @@
 /* Error strings and the allocator hook shared by the whole library. */
 #include "netfab/core.h"
 #include "util/mem.h"
+#include "util/diag.h"
+
+#include <stdarg.h>
+#include <stdio.h>
 
 #include <stdlib.h>
 #include <string.h>
@@ -75,4 +79,16 @@ int nf__grow(void **arr, size_t *cap, size_t need, size_t elem) {
     *arr = p;
     *cap = ncap;
     return NF_OK;
+}
+
+int nf__fail(nf_diag *d, int rc, const char *fmt, ...) {
+    if (d) {
+        d->file[0] = '\0';
+        d->line = 0;
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(d->msg, sizeof d->msg, fmt, ap);
+        va_end(ap);
+    }
+    return rc;
 }

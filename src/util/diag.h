@@ -1,0 +1,17 @@
+/* Internal: filling an nf_diag (core.h) from library code. */
+#ifndef NF_UTIL_DIAG_H
+#define NF_UTIL_DIAG_H
+
+#include "netfab/core.h"
+
+#if defined(__GNUC__)
+#define NF__PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define NF__PRINTF(a, b)
+#endif
+
+/* Sets d (may be NULL) to no file, no line and the formatted message; returns rc, so that
+ * `return nf__fail(d, NF_EINVAL, "...", ...);` reports and fails in one step. */
+NF__PRINTF(3, 4) int nf__fail(nf_diag *d, int rc, const char *fmt, ...);
+
+#endif
