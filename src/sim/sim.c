@@ -486,7 +486,7 @@ static bool want_message(nf_sim *s, nic *n) {
     if (rate <= 0) return false;
     if (rate >= full) return uniform01(s) < full;
     double p_off = 1.0 / s->inj.burst_pkts * s->inj.msg_pkts; /* leave a burst after a message */
-    double p_on = p_off * rate / (full - rate);               /* balance: mean rate = load */
+    double p_on = p_off * full * rate / (full - rate);        /* on:off = rate:(full - rate) */
     if (!n->burst_on) n->burst_on = uniform01(s) < p_on;
     if (!n->burst_on) return false;
     if (uniform01(s) < full) {

@@ -294,6 +294,149 @@ static unsigned df_route(void *ctx, nf_node sw, unsigned in_port, unsigned in_vc
     return n;
 }
 
+/* ---- table2: two-level tables (intra- and inter-supernode), SPEC section 4 ------------------ */
+
+/* Every switch holds two tables of candidate port lists: one row per switch of its own
+ * supernode (the ports one hop closer to it) and one row per other supernode (the ports one hop
+ * closer to that supernode's nearest switch). A destination in the router's own supernode is
+ * looked up in the first, any other in the second; so a packet heads for the destination's
+ * supernode, and once inside, for its switch. The rows are port lists in CSR form. VC = hops
+ * taken, as minhop (deadlock-free with more VCs than the longest path). */
+typedef struct t2_ctx {
+    base_ctx b;
+    uint32_t n_sn;
+    int32_t *sn;        /* per switch: its supernode (switches without one form their own) */
+    uint32_t *sn_first; /* per supernode: offset into sn_members; n_sn + 1 */
+    nf_node *sn_members;
+    uint32_t *rank; /* per switch: its index within its supernode */
+    uint64_t *row;  /* per switch: offset of its first row (intra rows, then inter rows) */
+    uint32_t *off;  /* per row: offset into ports; one more at the end */
+    uint8_t *ports;
+    uint64_t entries; /* port entries in all tables */
+} t2_ctx;
+
+static void t2_fini(void *ctx) {
+    t2_ctx *t = ctx;
+    if (!t) return;
+    nf__free(t->sn);
+    nf__free(t->sn_first);
+    nf__free(t->sn_members);
+    nf__free(t->rank);
+    nf__free(t->row);
+    nf__free(t->off);
+    nf__free(t->ports);
+    nf__free(t);
+}
+
+static int t2_init(void **out, const nf_fabric *f, const nf_hops *h, const nf_sim_config *c,
+                   nf_diag *diag) {
+    (void)diag;
+    uint32_t S = f->n_switches;
+    t2_ctx *t = nf__calloc(1, sizeof *t);
+    if (!t) return NF_ENOMEM;
+    t->b = (base_ctx){.f = f, .h = h, .V = c->vcs};
+    int32_t mx = -1;
+    for (nf_node s = 0; s < S; s++)
+        if (f->supernode[s] > mx) mx = f->supernode[s];
+    uint32_t extra = 0;
+    t->sn = nf__malloc((size_t)S * sizeof *t->sn);
+    t->rank = nf__malloc((size_t)S * sizeof *t->rank);
+    if (!t->sn || !t->rank) goto oom;
+    for (nf_node s = 0; s < S; s++)
+        t->sn[s] = f->supernode[s] >= 0 ? f->supernode[s] : (int32_t)(mx + 1 + extra++);
+    t->n_sn = (uint32_t)(mx + 1) + extra;
+    t->sn_first = nf__calloc((size_t)t->n_sn + 1, sizeof *t->sn_first);
+    t->sn_members = nf__malloc((size_t)S * sizeof *t->sn_members);
+    t->row = nf__malloc(((size_t)S + 1) * sizeof *t->row);
+    if (!t->sn_first || !t->sn_members || !t->row) goto oom;
+    for (nf_node s = 0; s < S; s++)
+        t->sn_first[t->sn[s] + 1]++;
+    for (uint32_t g = 0; g < t->n_sn; g++)
+        t->sn_first[g + 1] += t->sn_first[g];
+    { /* members in id order; rank = the switch's place among them */
+        uint32_t *fill = nf__calloc(t->n_sn, sizeof *fill);
+        if (!fill) goto oom;
+        for (nf_node s = 0; s < S; s++) {
+            uint32_t g = (uint32_t)t->sn[s];
+            t->rank[s] = fill[g];
+            t->sn_members[t->sn_first[g] + fill[g]++] = s;
+        }
+        nf__free(fill);
+    }
+    uint64_t rows = 0;
+    for (nf_node s = 0; s < S; s++) {
+        t->row[s] = rows;
+        uint32_t g = (uint32_t)t->sn[s];
+        rows += (t->sn_first[g + 1] - t->sn_first[g]) + (t->n_sn - 1);
+    }
+    t->row[S] = rows;
+    t->off = nf__malloc((rows + 1) * sizeof *t->off);
+    if (!t->off) goto oom;
+    size_t cap = 0, n = 0;
+    for (nf_node s = 0; s < S; s++) {
+        uint32_t g = (uint32_t)t->sn[s];
+        uint64_t k = t->row[s];
+        /* intra: one row per member of the own supernode */
+        for (uint32_t m = t->sn_first[g]; m < t->sn_first[g + 1]; m++, k++) {
+            t->off[k] = (uint32_t)n;
+            nf_node dst = t->sn_members[m];
+            unsigned d = nf_hops_sw(h, s, dst);
+            for (uint32_t e = f->sw_adj_off[s]; e < f->sw_adj_off[s + 1] && dst != s; e++)
+                if ((unsigned)nf_hops_sw(h, f->sw_adj[e], dst) + 1 == d) {
+                    if (NF_GROW(t->ports, cap, n + 1)) goto oom;
+                    t->ports[n++] = f->sw_adj_port[e];
+                }
+        }
+        /* inter: one row per other supernode, towards its nearest switch */
+        for (uint32_t og = 0; og < t->n_sn; og++) {
+            if (og == g) continue;
+            t->off[k++] = (uint32_t)n;
+            unsigned best = 255;
+            for (uint32_t m = t->sn_first[og]; m < t->sn_first[og + 1]; m++) {
+                unsigned x = nf_hops_sw(h, s, t->sn_members[m]);
+                if (x < best) best = x;
+            }
+            if (best == 255 || best == 0) continue;
+            for (uint32_t e = f->sw_adj_off[s]; e < f->sw_adj_off[s + 1]; e++) {
+                nf_node w = f->sw_adj[e];
+                unsigned bw = 255;
+                for (uint32_t m = t->sn_first[og]; m < t->sn_first[og + 1] && bw >= best; m++) {
+                    unsigned x = nf_hops_sw(h, w, t->sn_members[m]);
+                    if (x < bw) bw = x;
+                }
+                if (bw + 1 == best) {
+                    if (NF_GROW(t->ports, cap, n + 1)) goto oom;
+                    t->ports[n++] = f->sw_adj_port[e];
+                }
+            }
+        }
+    }
+    t->off[rows] = (uint32_t)n;
+    t->entries = n;
+    if (!t->ports && !(t->ports = nf__malloc(1))) goto oom;
+    *out = t;
+    return NF_OK;
+oom:
+    t2_fini(t);
+    return NF_ENOMEM;
+}
+
+static unsigned t2_route(void *ctx, nf_node sw, unsigned in_port, unsigned in_vc, unsigned hops,
+                         const nf__sim_pkt *p, nf_sim_cand *out, unsigned max) {
+    (void)in_port, (void)in_vc;
+    t2_ctx *t = ctx;
+    uint32_t g = (uint32_t)t->sn[sw], gd = (uint32_t)t->sn[p->dst_sw];
+    uint64_t k = t->row[sw];
+    if (g == gd)
+        k += t->rank[p->dst_sw];
+    else
+        k += (t->sn_first[g + 1] - t->sn_first[g]) + (gd < g ? gd : gd - 1);
+    unsigned vc = hops + 1 < t->b.V ? hops + 1 : t->b.V - 1, n = 0;
+    for (uint32_t i = t->off[k]; i < t->off[k + 1] && n < max; i++)
+        out[n++] = (nf_sim_cand){.port = t->ports[i], .vc_lo = (uint8_t)vc, .vc_hi = (uint8_t)vc};
+    return n;
+}
+
 /* ---- registry ------------------------------------------------------------------------------- */
 
 static const nf_sim_routing routings[] = {
@@ -325,6 +468,13 @@ static const nf_sim_routing routings[] = {
      .route = dor_route,
      .inj_vc_hi = all_vcs,
      .fini = dor_fini},
+    {.name = "table2",
+     .summary = "two-level tables: intra-supernode rows, inter-supernode rows; VC = hops taken",
+     .min_vcs = 1,
+     .init = t2_init,
+     .route = t2_route,
+     .inj_vc_hi = vc0_only,
+     .fini = t2_fini},
     {.name = "dfmin",
      .summary = "Dragonfly minimal: local, global, local; VC class 1 after the global hop",
      .min_vcs = 2,

@@ -171,6 +171,8 @@ static void test_deadlock_checker(void **state) {
     check("fattree:k=4", "updown", 1, false);
     check("torus:4x4,c=1", "minhop", 1, true);
     check("torus:4x4,c=1", "minhop", 5, false); /* VC = hops, diameter 4 */
+    check("dragonfly:a=4,p=2,h=2", "table2", 4, false);
+    check("dragonfly:a=4,p=2,h=2", "table2", 1, true);
     /* a routing refuses a fabric it cannot route */
     nf_fabric *f;
     nf_hops *h;
@@ -276,12 +278,67 @@ static void test_patterns_run(void **state) {
     nf_fabric_free(f);
 }
 
+/* Two-level tables where every switch is its own supernode (a torus has none) hold exactly the
+ * min-hop table: the same run, bit for bit. On a Dragonfly (supernode = group) they route every
+ * packet by at most one more hop than min-hop. */
+static void test_table2(void **state) {
+    (void)state;
+    nf_sim_config c = {.vcs = 6, .pkt_flits = 2, .seed = 11};
+    rig a = make("torus:4x3x2,c=2", "table2", "uniform", c);
+    rig b = make("torus:4x3x2,c=2", "minhop", "uniform", c);
+    nf_sim_result ra = point(&a, 0.4, 3000), rb = point(&b, 0.4, 3000);
+    ra.wall_s = rb.wall_s = 0;
+    assert_memory_equal(&ra, &rb, sizeof ra);
+    unmake(&a);
+    unmake(&b);
+    a = make("dragonfly:a=4,p=2,h=2", "table2", "uniform", c);
+    ra = point(&a, 0.3, 3000);
+    assert_false(ra.saturated);
+    assert_true(ra.hops_mean >= 2.0 && ra.hops_mean <= 3.0);
+    unmake(&a);
+}
+
+/* Messages of 3 packets of 2 flits at zero load: the last packet leaves the NIC 2 * 2 cycles
+ * after the first, so a message takes the packet's zero-load latency plus 4. Bursty sources
+ * offer the load asked for, on average. */
+static void test_messages_bursts(void **state) {
+    (void)state;
+    nf_sim_config c = {.pkt_flits = 2, .seed = 4};
+    rig r = make("torus:8,c=1", "dor", "tornado", c);
+    nf_sim_injection inj = {.load = 0.003, .msg_pkts = 3};
+    nf_sim_phase ph = {.warmup = 500, .window = 30000, .drain_max = 20000};
+    nf_sim_result res;
+    assert_int_equal(nf_sim_run(r.s, &inj, &ph, NULL, NULL, &res), 0);
+    double pkt0 = 1 + 4 * 3 + 3 * 1 + 1 + 1; /* host + 4 routers + 3 links + host + 1 flit */
+    assert_true(res.packets > 100);
+    if (fabs(res.msg_lat_mean - (pkt0 + 4)) > 0.03 * (pkt0 + 4))
+        fail_msg("message latency %.2f, zero-load %.0f", res.msg_lat_mean, pkt0 + 4);
+    assert_true(res.msg_lat_mean > res.lat_mean);
+    unmake(&r);
+    r = make("torus:4x4,c=2", "dor", "uniform", (nf_sim_config){.pkt_flits = 4, .seed = 8});
+    inj = (nf_sim_injection){.load = 0.3, .bursty = true, .burst_pkts = 8};
+    ph = (nf_sim_phase){.warmup = 1000, .window = 40000, .drain_max = 20000};
+    assert_int_equal(nf_sim_run(r.s, &inj, &ph, NULL, NULL, &res), 0);
+    if (fabs(res.offered - 0.3) > 0.015) fail_msg("bursty offered %.4f, asked 0.3", res.offered);
+    nf_sim_result smooth;
+    inj.bursty = false;
+    assert_int_equal(nf_sim_run(r.s, &inj, &ph, NULL, NULL, &smooth), 0);
+    assert_true(res.lat_mean > smooth.lat_mean); /* bursts queue at the source */
+    unmake(&r);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_conservation),      cmocka_unit_test(test_zero_load_latency),
-        cmocka_unit_test(test_single_switch_hol), cmocka_unit_test(test_saturation_theory),
-        cmocka_unit_test(test_deadlock_checker),  cmocka_unit_test(test_watchdog),
-        cmocka_unit_test(test_determinism),       cmocka_unit_test(test_patterns_run),
+        cmocka_unit_test(test_conservation),
+        cmocka_unit_test(test_zero_load_latency),
+        cmocka_unit_test(test_single_switch_hol),
+        cmocka_unit_test(test_saturation_theory),
+        cmocka_unit_test(test_deadlock_checker),
+        cmocka_unit_test(test_watchdog),
+        cmocka_unit_test(test_determinism),
+        cmocka_unit_test(test_patterns_run),
+        cmocka_unit_test(test_table2),
+        cmocka_unit_test(test_messages_bursts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
