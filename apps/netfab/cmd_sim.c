@@ -22,9 +22,8 @@ static void sim_usage(FILE *out) {
             "                  [--cycles N] [--warmup N] [--drain N] [--vcs V] [--buf FLITS]\n"
             "                  [--pkt FLITS] [--msg PKTS] [--router-delay C] [--credit-delay C]\n"
             "                  [--lat-host C] [--lat-local C] [--lat-global C] [--speedup S]\n"
-            "                  [--alloc-iters N] [--out-buf FLITS] [--adaptive] [--bursty]\n"
-            "                  [--seed S] [--threads N]\n"
-            "                  [--json]\n\n"
+            "                  [--alloc-iters N] [--out-buf FLITS] [--shared FLITS] [--adaptive]\n"
+            "                  [--bursty] [--seed S] [--threads N] [--json]\n\n"
             "Simulates flits through input-queued routers (virtual channels, credits, virtual\n"
             "cut-through, separable allocation) and prints, per load point: offered and accepted\n"
             "load (flits per endpoint per cycle; 1.0 = full injection bandwidth), mean and p99\n"
@@ -41,7 +40,8 @@ static void sim_usage(FILE *out) {
         "\n\noptions (defaults): --cycles 5000 measured cycles after --warmup 1000, then at\n"
         "most --drain 20000 for the measured packets; --vcs 4, --buf 32 flits per VC,\n"
         "--pkt 1 flit, --msg 1 packet, --router-delay 3, --credit-delay 2, link latencies 1,\n"
-        "--speedup 1.0, --alloc-iters 1, --out-buf as --buf; --adaptive takes the candidate\n"
+        "--speedup 1.0, --alloc-iters 1, --out-buf as --buf, --shared 0 (a pool per input\n"
+        "port its VCs share when their own buffers are full); --adaptive takes the candidate\n"
         "port with most credits.\n\n"
         "examples:\n"
         "  netfab sim --topo dragonfly:a=4,p=2,h=2 --routing dfmin --traffic uniform --sweep "
@@ -88,6 +88,7 @@ int nf_cmd_sim(int argc, char **argv) {
         O_SPD,
         O_ITERS,
         O_OBUF,
+        O_SHARED,
         O_ADAPT,
         O_BURST,
         O_SEED,
@@ -114,6 +115,7 @@ int nf_cmd_sim(int argc, char **argv) {
                                        {"speedup", 1, NULL, O_SPD},
                                        {"alloc-iters", 1, NULL, O_ITERS},
                                        {"out-buf", 1, NULL, O_OBUF},
+                                       {"shared", 1, NULL, O_SHARED},
                                        {"adaptive", 0, NULL, O_ADAPT},
                                        {"bursty", 0, NULL, O_BURST},
                                        {"seed", 1, NULL, O_SEED},
@@ -160,6 +162,7 @@ int nf_cmd_sim(int argc, char **argv) {
             UOPT(O_SPD, "--speedup", 0.1, 64, c.speedup)
             UOPT(O_ITERS, "--alloc-iters", 1, 64, c.alloc_iters)
             UOPT(O_OBUF, "--out-buf", 1, 65535, c.out_buf)
+            UOPT(O_SHARED, "--shared", 0, 65535, c.shared_flits)
             UOPT(O_SEED, "--seed", 0, 1e18, c.seed)
             UOPT(O_THR, "--threads", 0, 1024, threads)
 #undef UOPT

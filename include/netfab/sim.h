@@ -19,6 +19,7 @@
 typedef struct nf_sim_config {
     unsigned vcs;          /* virtual channels per port (default 4) */
     unsigned buf_flits;    /* input buffer per VC, flits (default 32); at least one packet */
+    unsigned shared_flits; /* per input port: a pool its VCs share once their own is full (0) */
     unsigned pkt_flits;    /* flits per packet (default 1) */
     unsigned router_delay; /* cycles from a head flit's arrival to its switch traversal (3) */
     unsigned credit_delay; /* cycles before a freed slot's credit leaves for upstream (2) */

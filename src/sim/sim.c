@@ -66,6 +66,7 @@ typedef struct ivc {
     uint32_t ready_at;    /* the head flit may cross the switch from this cycle (runs are
                            * shorter than 2^32 cycles) */
     uint16_t qn;          /* packet entries */
+    uint16_t sh;          /* flits held in the port's shared pool */
     uint8_t out_port;     /* 0: no output VC yet */
     uint8_t out_vc;
     uint8_t routed; /* the head packet's first flit has left */
@@ -84,7 +85,7 @@ typedef struct event {
     uint8_t vc, flags; /* FL_HEAD, FL_TAIL */
 } event;
 
-enum { FL_TAIL = 1, FL_HEAD = 2 };
+enum { FL_TAIL = 1, FL_HEAD = 2, FL_SHARED = 4 }; /* credits: flags 1 = a shared-pool credit */
 /* An input VC's buffer holds packets in order, each with the flits that have arrived and the
  * ones that have left: flits of one packet are contiguous in a VC (an upstream output VC serves
  * one packet at a time), so a ring of packet entries is the buffer. */
@@ -149,6 +150,7 @@ struct nf_sim {
     uint8_t *busy;                /* per active-list slot, for the parallel router phase */
     uint32_t QE;                  /* entries per VC: B / pkt_flits + 2 */
     ovc *ov;                      /* per output (global port of a switch or of a CA) and VC */
+    int32_t *shcr;                /* per output: free slots in the downstream port's shared pool */
     uint32_t *oq_head, *oq_count; /* per switch port: output queue ring of O flits */
     uint32_t *oq_pkt;
     uint8_t *oq_vc, *oq_flags;
@@ -186,6 +188,22 @@ struct nf_sim {
 static uint64_t rnd64(void *ud) { return nf__rng_next((nf__rng *)ud); }
 
 static inline size_t vix(const nf_sim *s, nf_gport g, unsigned vc) { return (size_t)g * s->V + vc; }
+
+/* Room downstream of output g on VC vc: its own slots and the port's shared pool. */
+static inline int32_t room(const nf_sim *s, nf_gport g, unsigned vc) {
+    return s->ov[vix(s, g, vc)].credits + s->shcr[g];
+}
+
+/* Takes a slot for one flit: the VC's own first, then the shared pool; true for a shared one. */
+static inline bool take_credit(nf_sim *s, nf_gport g, unsigned vc) {
+    ovc *o = &s->ov[vix(s, g, vc)];
+    if (o->credits > 0) {
+        o->credits--;
+        return false;
+    }
+    s->shcr[g]--;
+    return true;
+}
 
 static void wake(nf_sim *s, nf_node sw) {
     if (s->active[sw]) return;
@@ -247,7 +265,8 @@ void nf_sim_free(nf_sim *s) {
                       s->oq_flags, s->llat,  s->rr_vc,   s->rr_in,    s->acc,        s->active,
                       s->act,      s->pnode, s->pback,   s->wheel,    s->nics,       s->pk,
                       s->free_pk,  s->lat.v, s->nlat.v,  s->mlat.v,   s->link_flits, s->msg_left,
-                      s->msg_t0,   s->imask, s->omask,   s->pocc,     s->next_gen,   s->cands};
+                      s->msg_t0,   s->imask, s->omask,   s->pocc,     s->next_gen,   s->cands,
+                      s->shcr};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
         nf__free(arrays[i]);
     nf__free(s);
@@ -324,7 +343,7 @@ int nf_sim_new(const nf_fabric *f, const nf_hops *h, const nf_sim_config *cfg,
     }
     size_t PV = (size_t)s->P * s->V;
     s->iv = nf__calloc(PV + 1, sizeof *s->iv);
-    s->QE = s->B / c.pkt_flits + 2;
+    s->QE = (s->B + c.shared_flits) / c.pkt_flits + 2;
     s->cands = nf__malloc((PV * CACHE_CANDS + 1) * sizeof *s->cands);
     /* one thread unless asked: on the 2-vCPU development machine two were slower (the phase is
      * bound by memory latency and the merge is serial) */
@@ -335,6 +354,7 @@ int nf_sim_new(const nf_fabric *f, const nf_hops *h, const nf_sim_config *cfg,
     s->busy = nf__malloc((size_t)s->S + 1);
     s->qe = nf__malloc((PV * s->QE + 1) * sizeof *s->qe);
     s->ov = nf__calloc(PV + 1, sizeof *s->ov);
+    s->shcr = nf__calloc((size_t)s->P + 1, sizeof *s->shcr);
     s->oq_head = nf__calloc((size_t)s->P + 1, sizeof *s->oq_head);
     s->oq_count = nf__calloc((size_t)s->P + 1, sizeof *s->oq_count);
     s->oq_pkt = nf__malloc(((size_t)s->P * s->O + 1) * sizeof *s->oq_pkt);
@@ -359,7 +379,7 @@ int nf_sim_new(const nf_fabric *f, const nf_hops *h, const nf_sim_config *cfg,
         w <<= 1;
     s->wmask = w - 1;
     s->wheel = nf__calloc(w, sizeof *s->wheel);
-    if (!s->iv || !s->qe || !s->cands || !s->box || !s->busy || !s->ov || !s->oq_head ||
+    if (!s->iv || !s->qe || !s->cands || !s->box || !s->busy || !s->shcr || !s->ov || !s->oq_head ||
         !s->oq_count || !s->oq_pkt || !s->oq_vc || !s->oq_flags || !s->llat || !s->rr_vc ||
         !s->rr_in || !s->acc || !s->active || !s->act || !s->nics || !s->link_flits || !s->wheel ||
         !s->pnode || !s->pback || !s->imask || !s->omask || !s->pocc || !s->next_gen)
@@ -398,6 +418,7 @@ static void reset(nf_sim *s) {
         int32_t cr = peer != NF_NONE && peer < f->n_switches ? (int32_t)s->B : INT32_MAX / 2;
         for (unsigned v = 0; v < s->V; v++)
             s->ov[vix(s, g, v)] = (ovc){.credits = cr, .busy = 0};
+        s->shcr[g] = cr == (int32_t)s->B ? (int32_t)s->c.shared_flits : 0;
     }
     memset(s->oq_head, 0, (size_t)s->P * sizeof *s->oq_head);
     memset(s->oq_count, 0, (size_t)s->P * sizeof *s->oq_count);
@@ -543,8 +564,8 @@ static int nic_send(nf_sim *s, uint32_t e) {
         int best = -1;
         for (unsigned v = 0; v <= hi; v++) {
             ovc *o = &s->ov[vix(s, g, v)];
-            if (!o->busy && o->credits >= (int32_t)s->c.pkt_flits &&
-                (best < 0 || o->credits > s->ov[vix(s, g, (unsigned)best)].credits))
+            if (!o->busy && room(s, g, v) >= (int32_t)s->c.pkt_flits &&
+                (best < 0 || room(s, g, v) > room(s, g, (unsigned)best)))
                 best = (int)v;
         }
         if (best < 0) return NF_OK;
@@ -557,13 +578,14 @@ static int nic_send(nf_sim *s, uint32_t e) {
         s->pk[n->cur].t_inject = s->now;
     }
     ovc *o = &s->ov[vix(s, g, n->cur_vc)];
-    if (o->credits <= 0) return NF_OK;
-    o->credits--;
+    if (room(s, g, n->cur_vc) <= 0) return NF_OK;
+    bool shared = take_credit(s, g, n->cur_vc);
     bool tail = ++n->cur_sent == s->c.pkt_flits;
     event ev = {.port = s->pback[g],
                 .pkt = n->cur,
                 .vc = n->cur_vc,
-                .flags = (uint8_t)((tail ? FL_TAIL : 0) | (n->cur_sent == 1 ? FL_HEAD : 0))};
+                .flags = (uint8_t)((tail ? FL_TAIL : 0) | (n->cur_sent == 1 ? FL_HEAD : 0) |
+                                   (shared ? FL_SHARED : 0))};
     int rc = push_event(s, s->now + s->llat[g], ev);
     if (rc) return rc;
     s->injected++;
@@ -604,7 +626,10 @@ static int apply_events(nf_sim *s) {
     for (size_t i = 0; i < w->n; i++) {
         event e = w->ev[i];
         if (e.pkt == NO_PKT) { /* a credit for output e.port, VC e.vc */
-            s->ov[vix(s, e.port, e.vc)].credits++;
+            if (e.flags & 1)
+                s->shcr[e.port]++;
+            else
+                s->ov[vix(s, e.port, e.vc)].credits++;
             nf_node n = s->pnode[e.port];
             if (n < s->S) wake(s, n);
             continue;
@@ -621,6 +646,7 @@ static int apply_events(nf_sim *s) {
         else
             q[(v->head + v->qn - 1) % s->QE].in++;
         if (s->pocc[e.port]++ == 0) s->imask[n] |= 1ULL << (e.port - s->f->port_off[n]);
+        if (e.flags & FL_SHARED) v->sh++;
         if (e.flags & FL_HEAD) {
             s->pk[e.pkt].t_arrive = s->now;
             if (v->count == 0) /* at the head now */
@@ -673,9 +699,10 @@ static void allocate_vc(nf_sim *s, outbox *b, nf_node sw, nf_gport gi, unsigned 
         unsigned hi = cand[k].vc_hi < s->V ? cand[k].vc_hi : s->V - 1;
         for (unsigned vc = cand[k].vc_lo; vc <= hi; vc++) {
             const ovc *o = &s->ov[vix(s, go, vc)];
-            if (o->busy || o->credits < (int32_t)s->c.pkt_flits) continue;
-            if (o->credits > best_cr) {
-                best_cr = o->credits;
+            int32_t r = room(s, go, vc);
+            if (o->busy || r < (int32_t)s->c.pkt_flits) continue;
+            if (r > best_cr) {
+                best_cr = r;
                 best_port = cand[k].port;
                 best_vc = vc;
             }
@@ -712,15 +739,18 @@ static int traverse(nf_sim *s, outbox *b, nf_gport gi, unsigned v, nf_gport go) 
     if (--s->pocc[gi] == 0) s->imask[sw] &= ~(1ULL << (gi - s->f->port_off[sw]));
     s->omask[sw] |= 1ULL << (go - s->f->port_off[sw]);
     nf_gport up = s->pback[gi];
+    uint8_t kind = iv->sh ? 1 : 0; /* shared slots are given back first */
+    if (kind) iv->sh--;
     int rc = out_event(b, s->now + s->c.credit_delay + s->llat[up],
-                       (event){.port = up, .pkt = NO_PKT, .vc = (uint8_t)v});
+                       (event){.port = up, .pkt = NO_PKT, .vc = (uint8_t)v, .flags = kind});
     if (rc) return rc;
     ovc *o2 = &s->ov[vix(s, go, iv->out_vc)];
-    o2->credits--;
+    bool shared = take_credit(s, go, iv->out_vc);
     uint32_t slot = (uint32_t)(go * s->O + (s->oq_head[go] + s->oq_count[go]) % s->O);
     s->oq_pkt[slot] = id;
     s->oq_vc[slot] = iv->out_vc;
-    s->oq_flags[slot] = (uint8_t)((tail ? FL_TAIL : 0) | (head ? FL_HEAD : 0));
+    s->oq_flags[slot] =
+        (uint8_t)((tail ? FL_TAIL : 0) | (head ? FL_HEAD : 0) | (shared ? FL_SHARED : 0));
     s->oq_count[go]++;
     if (tail) {
         o2->busy = 0;
@@ -761,7 +791,7 @@ static int crossbar_pass(nf_sim *s, outbox *b, nf_node sw, bool *moved) {
                 if (!iv->out_port) allocate_vc(s, b, sw, gi, ip, v, id);
                 if (!iv->out_port || (out_done >> (iv->out_port - 1) & 1)) continue;
                 nf_gport go = g0 + iv->out_port - 1;
-                if (s->oq_count[go] >= s->O || s->ov[vix(s, go, iv->out_vc)].credits <= 0) continue;
+                if (s->oq_count[go] >= s->O || room(s, go, iv->out_vc) <= 0) continue;
                 unsigned o = iv->out_port - 1;
                 if (!(outs >> o & 1)) req[o] = 0;
                 req[o] |= 1ULL << (ip - 1);
