@@ -11,8 +11,8 @@
     X(mcast_join, "mcast-join", "ask the group manager to add a port to a multicast group")        \
     X(mcast_leave, "mcast-leave", "ask the group manager to take a port out of a group")           \
     X(mcast_state, "mcast-state", "a group's state, every group's (--all), or a dump")             \
-    X(smd_load, "smd-load", "play every rank of a job against the group manager; joins/s")      \
-    X(sim, "sim", "packet-level simulation: latency and throughput per load point")              \
+    X(smd_load, "smd-load", "play every rank of a job against the group manager; joins/s")         \
+    X(sim, "sim", "packet-level simulation: latency and throughput per load point")                \
     X(route, "route", "unicast routing functions: --check proves deadlock freedom")
 
 #define NF_X_DECL(id, name, help) int nf_cmd_##id(int argc, char **argv);
@@ -29,6 +29,13 @@ int nf_app_report(int rc, const nf_diag *d);
 /* The warn callback the CLI hands to the library: to stderr, at most a few dozen lines. */
 void nf_app_warn(void *ud, const char *file, int line, const char *msg);
 void nf_app_warn_summary(void);
+
+/* Builds the fabric of spec topo (warnings to stderr) and, when h is given, its all-pairs
+ * distances with threads threads (0: OpenMP's default). Returns NF_EXIT_OK, or reports the error
+ * and returns the exit status for it (nothing is left allocated then). */
+typedef struct nf_fabric nf_fabric;
+typedef struct nf_hops nf_hops;
+int nf_app_fabric(const char *topo, int threads, nf_fabric **f, nf_hops **h);
 
 /* Wall-clock seconds since an arbitrary origin, and peak resident set size in KiB. */
 double nf_app_now(void);

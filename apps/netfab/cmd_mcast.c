@@ -192,19 +192,8 @@ int nf_cmd_mcast(int argc, char **argv) {
     nf_groups *g = NULL;
     json_t *arr = as_json ? json_array() : NULL;
     nf_diag d = {{0}, 0, {0}};
-    nf_topo_opts topts = {.warn = nf_app_warn};
-    int rc = nf_topo_build(topo, &topts, &f, &d);
-    nf_app_warn_summary();
-    if (rc) {
-        status = nf_app_report(rc, &d);
-        goto done;
-    }
-    if ((rc = nf_hops_compute(f, (int)threads, &h))) {
-        d = (nf_diag){{0}, 0, {0}};
-        snprintf(d.msg, sizeof d.msg, "%s: distances: %s", topo, nf_strerror(rc));
-        status = nf_app_report(rc, &d);
-        goto done;
-    }
+    int rc;
+    if ((status = nf_app_fabric(topo, (int)threads, &f, &h))) goto done;
     if ((rc = nf_groups_build(f, pattern, &wopts, &g, &d))) {
         status = nf_app_report(rc, &d);
         goto done;

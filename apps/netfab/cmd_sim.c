@@ -208,16 +208,11 @@ int nf_cmd_sim(int argc, char **argv) {
         }
     }
     nf_diag d = {{0}, 0, {0}};
-    nf_topo_opts to = {.warn = nf_app_warn};
     nf_fabric *f;
     nf_hops *h;
     nf_sim *s = NULL;
-    int rc = nf_topo_build(topo, &to, &f, &d);
-    if (rc) return nf_app_report(rc, &d);
-    if ((rc = nf_hops_compute(f, threads, &h))) {
-        nf_fabric_free(f);
-        return nf_app_report(rc, NULL);
-    }
+    int rc = nf_app_fabric(topo, threads, &f, &h);
+    if (rc) return rc;
     if ((rc = nf_sim_new(f, h, &c, r, t, &s, &d))) {
         int ex = nf_app_report(rc, &d);
         nf_hops_free(h);
@@ -252,6 +247,7 @@ int nf_cmd_sim(int argc, char **argv) {
                                   "saturated", res.saturated, "deadlock", res.deadlock, "packets",
                                   (json_int_t)res.packets, "cycles", (json_int_t)res.cycles,
                                   "flit_hops", (json_int_t)res.flit_hops, "wall_s", res.wall_s);
+            json_object_set_new(o, "unroutable", json_integer((json_int_t)res.unroutable));
             if (res.deadlock) json_object_set_new(o, "stuck", json_string(res.stuck));
             json_array_append_new(arr, o);
         } else {
@@ -328,15 +324,10 @@ int nf_cmd_route(int argc, char **argv) {
         return NF_EXIT_USAGE;
     }
     nf_diag d = {{0}, 0, {0}};
-    nf_topo_opts to = {.warn = nf_app_warn};
     nf_fabric *f;
     nf_hops *h;
-    int rc = nf_topo_build(topo, &to, &f, &d);
-    if (rc) return nf_app_report(rc, &d);
-    if ((rc = nf_hops_compute(f, 0, &h))) {
-        nf_fabric_free(f);
-        return nf_app_report(rc, NULL);
-    }
+    int rc = nf_app_fabric(topo, 0, &f, &h);
+    if (rc) return rc;
     uint32_t cyc;
     uint64_t nv, ne;
     rc = nf_sim_check_deadlock(f, h, r, &c, &cyc, &nv, &ne, &d);

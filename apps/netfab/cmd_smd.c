@@ -142,16 +142,11 @@ int nf_cmd_smd(int argc, char **argv) {
         return NF_EXIT_USAGE;
     }
     nf_diag d = {{0}, 0, {0}};
-    nf_topo_opts to = {.warn = nf_app_warn};
     nf_fabric *f = NULL;
     nf_hops *h = NULL;
     nf_smd *s = NULL;
-    int rc = nf_topo_build(topo, &to, &f, &d);
-    if (rc) return nf_app_report(rc, &d);
-    if ((rc = nf_hops_compute(f, threads, &h))) {
-        nf_fabric_free(f);
-        return nf_app_report(rc, NULL);
-    }
+    int rc = nf_app_fabric(topo, threads, &f, &h);
+    if (rc) return rc;
     if (pipe2(wake_pipe, O_CLOEXEC | O_NONBLOCK)) {
         perror("netfab smd: pipe");
         rc = NF_EIO;

@@ -85,10 +85,8 @@ typedef struct ev { /* a timer: retransmit pending p, or start a poll for group 
 } ev;
 
 typedef struct gstate {
-    double first_sent, ready_at, end_at;
-    uint32_t joins_left; /* member joins not yet acknowledged */
-    uint8_t done;        /* 1 ready, 2 destroyed/gone */
-    uint8_t crashed;     /* some member crashed */
+    double first_sent, ready_at;
+    uint8_t done; /* 1 ready, 2 destroyed/gone */
     uint8_t rank0_dead;
 } gstate;
 
@@ -108,7 +106,8 @@ typedef struct loader {
     ev *heap;
     size_t n_heap, cap_heap;
     gstate *gs;
-    uint64_t joins, retransmits, lost, errors, sent;
+    uint64_t joins, retransmits, lost, errors;
+    uint32_t resolved; /* groups whose outcome is known */
     double t0, last_join;
 } loader;
 
@@ -170,8 +169,8 @@ static void transmit(loader *L, uint32_t id, double now) {
     if (p->attempts++) L->retransmits++;
     if (L->loss > 0 && rnd01() < L->loss)
         L->lost++;
-    else if (nf_smc_send(L->c, &q) == NF_OK)
-        L->sent++;
+    else
+        nf_smc_send(L->c, &q); /* a send that fails is a lost request: retransmitted */
     p->due = now + L->retry_s;
     heap_push(L, (ev){.at = p->due, .id = id});
 }
@@ -206,6 +205,12 @@ static void end_pend(loader *L, uint32_t id) {
     L->inflight--;
 }
 
+/* A group's outcome: 1 Ready, 2 destroyed or gone, 3 never observed (rank 0 crashed). */
+static void resolve(loader *L, gstate *g, uint8_t how) {
+    g->done = how;
+    L->resolved++;
+}
+
 static void answered(loader *L, const nf_mad *a, double now) {
     uint32_t id;
     if (!nf__u64map_get(&L->by_tid, a->tid, &id)) return; /* a late duplicate */
@@ -216,13 +221,9 @@ static void answered(loader *L, const nf_mad *a, double now) {
         if (a->status) L->errors++;
         L->joins++;
         L->last_join = now;
-        g->joins_left--;
         bool rank0 = p->member == 0;
         end_pend(L, id);
-        if (a->status == NF_SA_STATUS_DENIED && !g->done) {
-            g->done = 2;
-            g->end_at = now;
-        }
+        if (a->status == NF_SA_STATUS_DENIED && !g->done) resolve(L, g, 2);
         if (rank0 && !g->done) heap_push(L, (ev){.at = now, .id = k, .is_poll = 1});
         return;
     }
@@ -231,12 +232,11 @@ static void answered(loader *L, const nf_mad *a, double now) {
     end_pend(L, id);
     if (g->done) return;
     if (a->status == NF_MAD_STATUS_OK && r.state == NF_MCG_READY) {
-        g->done = 1;
-        g->ready_at = g->end_at = now;
+        g->ready_at = now;
+        resolve(L, g, 1);
     } else if (a->status == NF_SA_STATUS_NO_RECORDS || r.state == NF_MCG_DESTROYING ||
                r.state == NF_MCG_RECEIVING_LEAVE) {
-        g->done = 2;
-        g->end_at = now;
+        resolve(L, g, 2);
     } else {
         heap_push(L, (ev){.at = now + L->poll_s, .id = k, .is_poll = 1});
     }
@@ -342,10 +342,9 @@ int nf_cmd_smd_load(int argc, char **argv) {
         return NF_EXIT_USAGE;
     }
     nf_diag d = {{0}, 0, {0}};
-    nf_topo_opts to = {.warn = nf_app_warn};
     nf_fabric *f;
-    int rc = nf_topo_build(topo, &to, &f, &d);
-    if (rc) return nf_app_report(rc, &d);
+    int rc = nf_app_fabric(topo, 0, &f, NULL);
+    if (rc) return rc;
     nf_groups *g;
     if ((rc = nf_groups_build(f, pattern, &wo, &g, &d))) {
         nf_fabric_free(f);
@@ -376,12 +375,10 @@ int nf_cmd_smd_load(int argc, char **argv) {
     for (uint32_t k = 0; k < g->n; k++) {
         for (uint32_t i = g->off[k]; i < g->off[k + 1]; i++) {
             if (dead[g->member[i]]) {
-                L.gs[k].crashed = 1;
                 if (i == g->off[k]) L.gs[k].rank0_dead = 1;
                 continue;
             }
             jobs[nj++] = (job){k, i - g->off[k]};
-            L.gs[k].joins_left++;
         }
     }
     for (size_t i = nj; i > 1; i--) {
@@ -397,14 +394,10 @@ int nf_cmd_smd_load(int argc, char **argv) {
         L.gs[k].first_sent = -1;
     size_t next = 0;
     double last_progress = 0;
-    uint32_t resolved = 0;
     for (uint32_t k = 0; k < g->n; k++) /* a group with rank 0 crashed is never observed */
-        if (L.gs[k].rank0_dead) {
-            L.gs[k].done = 3;
-            resolved++;
-        }
+        if (L.gs[k].rank0_dead) resolve(&L, &L.gs[k], 3);
     bool timed_out = false;
-    while (resolved < g->n || L.inflight) {
+    while (L.resolved < g->n || L.inflight) {
         double now = now_s();
         if (now - L.t0 > deadline) {
             timed_out = true;
@@ -435,22 +428,18 @@ int nf_cmd_smd_load(int argc, char **argv) {
         rc = nf_smc_recv(L.c, (int)(wait * 1000), &a);
         now = now_s();
         while (rc == NF_OK || rc == NF_EPARSE) {
-            if (rc == NF_OK && (a.method & 0x80)) answered(&L, &a, now - L.t0 + L.t0);
+            if (rc == NF_OK && (a.method & 0x80)) answered(&L, &a, now);
             rc = nf_smc_recv(L.c, 0, &a);
         }
         if (rc == NF_EIO) {
             fprintf(stderr, "netfab smd-load: %s: socket error: %s\n", server, strerror(errno));
             break;
         }
-        resolved = 0;
-        for (uint32_t k = 0; k < g->n; k++)
-            resolved += L.gs[k].done != 0 ||
-                        (L.gs[k].crashed && L.gs[k].joins_left == 0 && L.gs[k].rank0_dead);
         if (tty && now - last_progress > 0.5) {
             fprintf(stderr,
                     "\rsmd-load: %zu/%zu joins sent, %llu acknowledged, %u/%u groups "
                     "resolved   ",
-                    next, nj, (unsigned long long)L.joins, resolved, g->n);
+                    next, nj, (unsigned long long)L.joins, L.resolved, g->n);
             last_progress = now;
         }
     }

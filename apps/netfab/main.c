@@ -1,5 +1,7 @@
 /* netfab: the command-line front end. Dispatches to one cmd_<name>.c per subcommand. */
 #include "cmd.h"
+#include "netfab/gen.h"
+#include "netfab/hops.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -55,6 +57,21 @@ void nf_app_warn_summary(void) {
     if (warn_count > WARN_LIMIT)
         fprintf(stderr, "netfab: warning: %u more warnings not shown\n", warn_count - WARN_LIMIT);
     warn_count = 0;
+}
+
+int nf_app_fabric(const char *topo, int threads, nf_fabric **f, nf_hops **h) {
+    nf_diag d = {{0}, 0, {0}};
+    nf_topo_opts to = {.warn = nf_app_warn};
+    int rc = nf_topo_build(topo, &to, f, &d);
+    nf_app_warn_summary();
+    if (rc) return nf_app_report(rc, &d);
+    if (h && (rc = nf_hops_compute(*f, threads, h))) {
+        snprintf(d.msg, sizeof d.msg, "%s: distances: %s", topo, nf_strerror(rc));
+        nf_fabric_free(*f);
+        *f = NULL;
+        return nf_app_report(rc, &d);
+    }
+    return NF_EXIT_OK;
 }
 
 double nf_app_now(void) {

@@ -86,11 +86,11 @@ int nf_mcgm_write_dump(const nf_mcgm *m, FILE *mft, FILE *table);
 const uint32_t *nf_mcgm_efi(const nf_mcgm *m);
 
 typedef struct nf_mcgm_counters {
-    uint64_t joins, leaves, queries; /* requests handled */
-    uint64_t routes;                 /* trees computed */
-    uint64_t ready, destroyed;       /* groups that reached Ready / Destroying */
-    uint32_t groups;                 /* groups known now (lingering ones included) */
-    double route_s;                  /* time spent computing trees */
+    uint64_t joins, leaves;    /* requests handled */
+    uint64_t routes;           /* trees computed */
+    uint64_t ready, destroyed; /* groups that reached Ready / Destroying */
+    uint32_t groups;           /* groups known now (lingering ones included) */
+    double route_s;            /* time spent computing trees */
 } nf_mcgm_counters;
 void nf_mcgm_get_counters(const nf_mcgm *m, nf_mcgm_counters *out);
 

@@ -100,12 +100,13 @@ typedef struct nf_sim_result {
     double hops_mean;    /* switch-to-switch links per packet */
     double minimal_frac; /* share of packets whose path had the least switch hops */
     double link_util_mean, link_util_max; /* inter-switch channels, over the window */
-    bool saturated;     /* measured packets not all delivered by the drain limit, or the
-                         * accepted load below 95% of the offered */
-    bool deadlock;      /* the watchdog fired: flits in flight and none moved for a while */
-    uint64_t packets;   /* measured packets delivered */
-    uint64_t cycles;    /* simulated in all (warm-up, window, drain) */
-    uint64_t flit_hops; /* flits moved over channels */
+    bool saturated;      /* measured packets not all delivered by the drain limit, or the
+                          * accepted load below 95% of the offered */
+    bool deadlock;       /* the watchdog fired: flits in flight and none moved for a while */
+    uint64_t packets;    /* measured packets delivered */
+    uint64_t cycles;     /* simulated in all (warm-up, window, drain) */
+    uint64_t flit_hops;  /* flits moved over channels */
+    uint64_t unroutable; /* times the routing gave a head packet no port (it then waits) */
     double wall_s;
     char stuck[256]; /* with deadlock: some of the stuck channels */
 } nf_sim_result;

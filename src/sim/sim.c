@@ -600,25 +600,29 @@ static int nic_send(nf_sim *s, uint32_t e) {
 
 /* ---- events --------------------------------------------------------------------------------- */
 
-static void deliver(nf_sim *s, uint32_t id) {
+/* A flit reaches its NIC; with its packet's last, the packet's figures are taken. NF_ENOMEM when
+ * a latency sample cannot be kept (the run fails rather than report figures without it). */
+static int deliver(nf_sim *s, uint32_t id) {
     pkt *p = &s->pk[id];
     s->delivered++;
     s->in_net--;
     if (s->now >= s->win_lo && s->now < s->win_hi) s->acc_flits++;
-    if (--p->flits_left) return;
+    if (--p->flits_left) return NF_OK;
     if (p->measured) {
-        double l = (double)(s->now - p->t_create);
-        sample(&s->lat, l);
-        sample(&s->nlat, (double)(s->now - p->t_inject));
+        if (sample(&s->lat, (double)(s->now - p->t_create)) ||
+            sample(&s->nlat, (double)(s->now - p->t_inject)))
+            return NF_ENOMEM;
         s->hops_sum += p->hops;
         nf_node src_sw = s->ep_sw[p->src_ep];
         s->minimal += p->hops == nf_hops_sw(s->h, src_sw, p->dst_sw);
         s->n_meas++;
         s->meas_left--;
-        if (p->msg != UINT32_MAX && --s->msg_left[p->msg] == 0)
-            sample(&s->mlat, (double)(s->now - s->msg_t0[p->msg]));
+        if (p->msg != UINT32_MAX && --s->msg_left[p->msg] == 0 &&
+            sample(&s->mlat, (double)(s->now - s->msg_t0[p->msg])))
+            return NF_ENOMEM;
     }
     s->free_pk[s->n_free_pk++] = id;
+    return NF_OK;
 }
 
 static int apply_events(nf_sim *s) {
@@ -636,7 +640,8 @@ static int apply_events(nf_sim *s) {
         }
         nf_node n = s->pnode[e.port];
         if (n >= s->S) { /* arrived at a NIC: consumed at once */
-            deliver(s, e.pkt);
+            int rc = deliver(s, e.pkt);
+            if (rc) return rc;
             continue;
         }
         ivc *v = &s->iv[vix(s, e.port, e.vc)];
@@ -1002,6 +1007,7 @@ int nf_sim_run(nf_sim *s, const nf_sim_injection *inj, const nf_sim_phase *ph,
     out->hops_mean = s->n_meas ? (double)s->hops_sum / (double)s->n_meas : 0;
     out->minimal_frac = s->n_meas ? (double)s->minimal / (double)s->n_meas : 0;
     out->flit_hops = s->flit_hops;
+    out->unroutable = s->unroutable;
     uint64_t links = 0, sum = 0;
     uint32_t mx = 0;
     for (nf_gport g = 0; g < s->P; g++) {

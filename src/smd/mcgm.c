@@ -141,25 +141,32 @@ static uint8_t *rec_room(nf_mcgm *m, size_t n) {
 }
 
 /* CREATE, JOIN, LEAVE, DESTROY: type, MGID, then an optional 64-bit and 32-bit field. */
-static void log_simple(nf_mcgm *m, uint8_t type, const group *g, uint64_t a, uint32_t b) {
-    if (!m->log) return;
-    uint8_t r[1 + 16 + 8 + 4];
-    size_t n = 17;
+/* CREATE (MLID, MemberCount), JOIN and LEAVE (port GUID), DESTROY: into r (room for
+ * SIMPLE_REC_MAX bytes); returns the length. */
+#define SIMPLE_REC_MAX 25
+static size_t simple_rec(uint8_t *r, uint8_t type, const group *g, uint64_t guid) {
     r[0] = type;
     memcpy(r + 1, g->mgid.raw, 16);
     if (type == REC_CREATE) {
         put16(r + 17, g->mlid);
-        put32(r + 19, b);
-        n = 23;
-    } else if (type == REC_JOIN || type == REC_LEAVE) {
-        put64(r + 17, a);
-        n = 25;
+        put32(r + 19, g->member_count);
+        return 23;
     }
-    m->log(m->log_ud, r, (uint32_t)n);
+    if (type == REC_JOIN || type == REC_LEAVE) {
+        put64(r + 17, guid);
+        return 25;
+    }
+    return 17;
+}
+
+static void log_simple(nf_mcgm *m, uint8_t type, const group *g, uint64_t guid) {
+    if (!m->log) return;
+    uint8_t r[SIMPLE_REC_MAX];
+    m->log(m->log_ud, r, (uint32_t)simple_rec(r, type, g, guid));
 }
 
 /* TREE: type, MGID, ready, root, height, link count, links. */
-static size_t tree_rec(nf_mcgm *m, const group *g, uint8_t *r) {
+static size_t tree_rec(const group *g, uint8_t *r) {
     r[0] = REC_TREE;
     memcpy(r + 1, g->mgid.raw, 16);
     r[17] = g->state == NF_MCG_READY || g->state == NF_MCG_RECEIVING_LEAVE;
@@ -168,7 +175,6 @@ static size_t tree_rec(nf_mcgm *m, const group *g, uint8_t *r) {
     put32(r + 23, g->tree.n_links);
     for (uint32_t i = 0; i < g->tree.n_links; i++)
         put32(r + 27 + 4 * (size_t)i, g->tree.links[i]);
-    (void)m;
     return 27 + 4 * (size_t)g->tree.n_links;
 }
 
@@ -176,7 +182,7 @@ static void log_tree(nf_mcgm *m, const group *g) {
     if (!m->log) return;
     uint8_t *r = rec_room(m, 27 + 4 * (size_t)g->tree.n_links);
     if (!r) return; /* the caller checked room before routing: see route_group */
-    m->log(m->log_ud, r, (uint32_t)tree_rec(m, g, r));
+    m->log(m->log_ud, r, (uint32_t)tree_rec(g, r));
 }
 
 /* ---- slots, maps, MLIDs, timers ------------------------------------------------------------- */
@@ -393,7 +399,7 @@ static void destroy(nf_mcgm *m, uint32_t s, uint64_t now) {
     }
     nf_mcast_tree_clear(&g->tree);
     g->state = NF_MCG_DESTROYING;
-    log_simple(m, REC_DESTROY, g, 0, 0);
+    log_simple(m, REC_DESTROY, g, 0);
     m->c.destroyed++;
     set_deadline(m, s, now + m->o.linger_ms);
 }
@@ -455,7 +461,7 @@ uint16_t nf_mcgm_join(nf_mcgm *m, const nf_gid *mgid, uint64_t port_guid, uint32
         g->mlid = mlid;
         g->member_count = member_count;
         g->state = NF_MCG_RECEIVING_JOIN;
-        log_simple(m, REC_CREATE, g, 0, member_count);
+        log_simple(m, REC_CREATE, g, 0);
         set_deadline(m, s, now + m->o.join_timeout_ms);
     }
     group *g = &m->g[s];
@@ -472,7 +478,7 @@ uint16_t nf_mcgm_join(nf_mcgm *m, const nf_gid *mgid, uint64_t port_guid, uint32
     } else if (add_member(m, s, ca)) {
         st = NF_SA_STATUS_NO_RESOURCES;
     } else {
-        log_simple(m, REC_JOIN, g, port_guid, 0);
+        log_simple(m, REC_JOIN, g, port_guid);
         if (m->o.recompute_each_join) {
             int rc = route_group(m, s);
             if (rc == NF_OK)
@@ -503,7 +509,7 @@ uint16_t nf_mcgm_leave(nf_mcgm *m, const nf_gid *mgid, uint64_t port_guid, uint6
     if (!nf__u64map_get(&m->members, (uint64_t)g->gen << 32 | ca, &idx))
         return NF_SA_STATUS_REQ_INVALID;
     if (g->has_left[idx]) return NF_MAD_STATUS_OK;
-    log_simple(m, REC_LEAVE, g, port_guid, 0);
+    log_simple(m, REC_LEAVE, g, port_guid);
     if (g->state == NF_MCG_RECEIVING_JOIN) {
         remove_member(m, s, idx);
         if (g->joined == 0) {
@@ -529,7 +535,6 @@ uint16_t nf_mcgm_leave(nf_mcgm *m, const nf_gid *mgid, uint64_t port_guid, uint6
 }
 
 uint16_t nf_mcgm_query(const nf_mcgm *m, const nf_gid *mgid, nf_mcgstate_rec *out) {
-    ((nf_mcgm *)m)->c.queries++; /* a counter, not state */
     uint32_t s = find_slot(m, mgid);
     fill(m, s, mgid, out);
     return s == NO_SLOT ? NF_SA_STATUS_NO_RECORDS : NF_MAD_STATUS_OK;
@@ -771,6 +776,11 @@ int nf_mcgm_write_dump(const nf_mcgm *m, FILE *mft, FILE *table) {
     return ferror(table) ? NF_EIO : NF_OK;
 }
 
+/* The port GUID of member k (port 1 of its CA: any port of it maps back to the CA). */
+static uint64_t member_guid(const nf_mcgm *m, const group *g, uint32_t k) {
+    return m->f->port_guid[nf_port_index(m->f, g->member[k], 1)];
+}
+
 /* ---- journal: snapshot and replay ----------------------------------------------------------- */
 
 int nf_mcgm_snapshot(const nf_mcgm *m, int (*emit)(void *ud, const uint8_t *rec, uint32_t len),
@@ -784,32 +794,24 @@ int nf_mcgm_snapshot(const nf_mcgm *m, int (*emit)(void *ud, const uint8_t *rec,
     uint32_t n;
     uint32_t *s = slots_by_mlid(m, &n);
     if (!s) return rc ? rc : NF_ENOMEM;
-    nf_mcgm *mm = (nf_mcgm *)m; /* the record buffer is scratch, not state */
+    size_t most = 0; /* the largest tree record */
+    for (uint32_t i = 0; i < n; i++)
+        if (m->g[s[i]].routed && m->g[s[i]].tree.n_links > most) most = m->g[s[i]].tree.n_links;
+    uint8_t *t = nf__malloc(27 + 4 * most);
+    if (!t) rc = rc ? rc : NF_ENOMEM;
     for (uint32_t i = 0; i < n && !rc; i++) {
         const group *g = &m->g[s[i]];
         if (g->state == NF_MCG_DESTROYING) continue; /* gone after a restart */
-        uint8_t b[25];
-        b[0] = REC_CREATE;
-        memcpy(b + 1, g->mgid.raw, 16);
-        put16(b + 17, g->mlid);
-        put32(b + 19, g->member_count);
-        rc = emit(ud, b, 23);
-        for (uint32_t k = 0; k < n_members(g) && !rc; k++) {
-            b[0] = REC_JOIN;
-            put64(b + 17, m->f->port_guid[nf_port_index(m->f, g->member[k], 1)]);
-            rc = emit(ud, b, 25);
-        }
-        if (!rc && g->routed) {
-            uint8_t *t = rec_room(mm, 27 + 4 * (size_t)g->tree.n_links);
-            rc = t ? emit(ud, t, (uint32_t)tree_rec(mm, g, t)) : NF_ENOMEM;
-        }
-        for (uint32_t k = 0; k < n_members(g) && !rc; k++) {
-            if (!g->has_left[k]) continue;
-            b[0] = REC_LEAVE;
-            put64(b + 17, m->f->port_guid[nf_port_index(m->f, g->member[k], 1)]);
-            rc = emit(ud, b, 25);
-        }
+        uint8_t b[SIMPLE_REC_MAX];
+        rc = emit(ud, b, (uint32_t)simple_rec(b, REC_CREATE, g, 0));
+        for (uint32_t k = 0; k < n_members(g) && !rc; k++)
+            rc = emit(ud, b, (uint32_t)simple_rec(b, REC_JOIN, g, member_guid(m, g, k)));
+        if (!rc && g->routed) rc = emit(ud, t, (uint32_t)tree_rec(g, t));
+        for (uint32_t k = 0; k < n_members(g) && !rc; k++)
+            if (g->has_left[k])
+                rc = emit(ud, b, (uint32_t)simple_rec(b, REC_LEAVE, g, member_guid(m, g, k)));
     }
+    nf__free(t);
     nf__free(s);
     return rc;
 }

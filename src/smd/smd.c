@@ -87,6 +87,7 @@ struct nf_smd {
     size_t n_out, cap_out;
     nf_mcgstate_rec *table;
     size_t cap_table;
+    uint8_t rx[BATCH][NF_MAD_SIZE + 1]; /* a batch in; one byte more: oversized datagrams show */
     bool stop;
     nf_smd_stats st;
 };
@@ -508,7 +509,6 @@ static void wake(nf_smd *s, nf_diag *diag) {
 
 int nf_smd_run(nf_smd *s, nf_diag *diag) {
     if (s->o.wake_fd >= 0) fcntl(s->o.wake_fd, F_SETFL, fcntl(s->o.wake_fd, F_GETFL) | O_NONBLOCK);
-    static uint8_t bufs[BATCH][NF_MAD_SIZE + 1]; /* one byte more: oversized datagrams show */
     while (!s->stop) {
         uint64_t now = mono_ms();
         nf_mcgm_tick(s->m, now);
@@ -528,7 +528,7 @@ int nf_smd_run(nf_smd *s, nf_diag *diag) {
             struct iovec iov[BATCH];
             struct sockaddr_in from[BATCH];
             for (unsigned k = 0; k < BATCH; k++) {
-                iov[k] = (struct iovec){.iov_base = bufs[k], .iov_len = sizeof bufs[k]};
+                iov[k] = (struct iovec){.iov_base = s->rx[k], .iov_len = sizeof s->rx[k]};
                 msg[k] = (struct mmsghdr){.msg_hdr = {.msg_name = &from[k],
                                                       .msg_namelen = sizeof from[k],
                                                       .msg_iov = &iov[k],
@@ -539,7 +539,7 @@ int nf_smd_run(nf_smd *s, nf_diag *diag) {
                 size_t len = msg[k].msg_len;
                 if (msg[k].msg_hdr.msg_flags & MSG_TRUNC) len = NF_MAD_SIZE + 1;
                 if (msg[k].msg_hdr.msg_namelen != sizeof from[k]) continue;
-                handle(s, &from[k], bufs[k], len);
+                handle(s, &from[k], s->rx[k], len);
             }
         }
         int rc = flush(s, diag);

@@ -3,17 +3,7 @@
 # Usage: cli.sh NETFAB SOURCE_DIR FABRICS_DIR
 set -u
 nf=$1; src=$2; fabrics=$3
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-pass=0; failn=0
-ok() { pass=$((pass + 1)); }
-bad() { failn=$((failn + 1)); echo "FAIL: $*"; }
-# expect STATUS CMD...: run, keep stdout/stderr in $tmp/out and $tmp/err, compare the exit status
-expect() {
-    want=$1; shift
-    "$@" >"$tmp/out" 2>"$tmp/err"; got=$?
-    if [ "$got" = "$want" ]; then ok; else bad "exit $got (want $want): $*"; sed 's/^/  | /' "$tmp/err" | head -5; fi
-}
-has() { if grep -q -- "$2" "$tmp/$1"; then ok; else bad "$1 lacks '$2'"; fi; }
+. "$src/tests/e2e/lib/harness.sh"
 
 expect 0 "$nf" --version;                 has out "netfab 0.1.0"
 expect 0 "$nf" --help;                    has out "topo"
@@ -79,5 +69,4 @@ for f in /usr/share/doc/ibsim-utils/net-examples/net*; do
     expect 0 "$nf" topo --topo "file:$f" --json
 done
 
-echo "$pass passed, $failn failed"
-[ "$failn" = 0 ]
+finish

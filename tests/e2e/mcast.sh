@@ -4,27 +4,7 @@
 # Usage: mcast.sh NETFAB SOURCE_DIR FABRICS_DIR
 set -u
 nf=$1
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-pass=0; failn=0
-ok() { pass=$((pass + 1)); }
-bad() { failn=$((failn + 1)); echo "FAIL: $*"; }
-# expect STATUS CMD...: run, keep stdout/stderr in $tmp/out and $tmp/err, compare the exit status
-expect() {
-    want=$1; shift
-    "$@" >"$tmp/out" 2>"$tmp/err"; got=$?
-    if [ "$got" = "$want" ]; then ok; else bad "exit $got (want $want): $*"; sed 's/^/  | /' "$tmp/err" | head -5; fi
-}
-has() { if grep -q -- "$2" "$tmp/$1"; then ok; else bad "$1 lacks '$2'"; fi; }
-# line FILE N EXPECTED: line N of FILE is exactly EXPECTED
-line() {
-    got=$(sed -n "$2p" "$1")
-    if [ "$got" = "$3" ]; then ok; else bad "$1 line $2 is '$got', want '$3'"; fi
-}
-# line_re FILE N REGEX: line N of FILE matches the extended regex
-line_re() {
-    if sed -n "$2p" "$1" | grep -Eq -- "$3"; then ok; else bad "$1 line $2 '$(sed -n "$2p" "$1")' !~ $3"; fi
-}
-
+. "$2/tests/e2e/lib/harness.sh"
 ft="--topo fattree:k=4"
 
 # usage
@@ -102,5 +82,4 @@ has out "LID    : Out Port(s)"
 expect 1 "$nf" mcast $ft --groups grid2d:4x4 --engine fulb --dump-mft /nonexistent-dir/x.mft
 has err "/nonexistent-dir/x.mft"
 
-echo "$pass passed, $failn failed"
-[ "$failn" -eq 0 ]
+finish

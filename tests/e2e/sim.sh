@@ -4,17 +4,7 @@
 # Usage: sim.sh NETFAB SOURCE_DIR FABRICS_DIR
 set -u
 nf=$1
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-pass=0; failn=0
-ok() { pass=$((pass + 1)); }
-bad() { failn=$((failn + 1)); echo "FAIL: $*"; }
-expect() {
-    want=$1; shift
-    "$@" >"$tmp/out" 2>"$tmp/err"; got=$?
-    if [ "$got" = "$want" ]; then ok; else bad "exit $got (want $want): $*"; sed 's/^/  | /' "$tmp/err" | head -5; fi
-}
-has() { if grep -q -- "$2" "$tmp/$1"; then ok; else bad "$1 lacks '$2'"; fi; }
-
+. "$2/tests/e2e/lib/harness.sh"
 df="--topo dragonfly:a=4,p=2,h=2"
 expect 0 "$nf" sim --help;                                     has out "routings:"
 has out "dfmin"; has out "worstcase"
@@ -42,5 +32,4 @@ has out '"deadlock_free": true'
 expect 2 "$nf" route --topo torus:4x4,c=1 --routing dor;          has err "--check"
 expect 2 "$nf" route --topo torus:4x4,c=1 --routing dor --check --vcs 1; has err "needs 2 VCs"
 
-echo "$pass passed, $failn failed"
-[ "$failn" = 0 ]
+finish

@@ -5,20 +5,9 @@
 # Usage: smd.sh NETFAB SOURCE_DIR FABRICS_DIR
 set -u
 nf=$1
-tmp=$(mktemp -d)
 pid=
-cleanup() { [ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$tmp"; }
-trap cleanup EXIT
-pass=0; failn=0
-ok() { pass=$((pass + 1)); }
-bad() { failn=$((failn + 1)); echo "FAIL: $*"; }
-expect() {
-    want=$1; shift
-    "$@" >"$tmp/out" 2>"$tmp/err"; got=$?
-    if [ "$got" = "$want" ]; then ok; else bad "exit $got (want $want): $*"; sed 's/^/  | /' "$tmp/err" | head -5; fi
-}
-has() { if grep -q -- "$2" "$tmp/$1"; then ok; else bad "$1 lacks '$2'"; fi; }
-
+e2e_cleanup() { [ -n "$pid" ] && kill "$pid" 2>/dev/null; }
+. "$2/tests/e2e/lib/harness.sh"
 topo="torus:4x4x2,c=2"
 # usage
 expect 0 "$nf" smd --help;                                   has out "usage: netfab smd"
@@ -84,5 +73,4 @@ kill $pid; wait $pid; st=$?; pid=
 [ "$st" = 0 ] && ok || bad "smd exited $st on SIGTERM"
 grep -q "stopped:" "$tmp/smd.log" && ok || bad "no summary line"
 
-echo "$pass passed, $failn failed"
-[ "$failn" = 0 ]
+finish
