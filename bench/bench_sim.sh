@@ -3,11 +3,20 @@
 # Knobs of BookSim2's src/examples/dragonflyconfig: 2 VCs, 256-flit VC buffers, 10-flit packets,
 # internal speedup 2.0, local channels 10 cycles, global 100, minimal routing, uniform traffic.
 # Set BOOKSIM=/path/to/booksim (built from its repository, outside this project) to run BookSim2
-# on the same points beside us. Usage: bench/bench_sim.sh NETFAB
+# on the same points beside us (agreement rows, and its speed: at k=4 about 11 minutes a point).
+# Usage: bench/bench_sim.sh NETFAB
 set -eu
 nf=$1
 knobs="--routing dfmin --traffic uniform --vcs 2 --buf 256 --pkt 10 --lat-local 10 --lat-global 100"
 field() { sed -n "s/^ *\"$1\": \([-0-9.e+a-z]*\),*$/\1/p" | head -1; }
+# booksim K SPEEDUP LOAD: BookSim2's dragonflynew with k=K (p=K, a=2K, h=K) and the knobs above;
+# its output on stdout
+booksim() {
+    cfg=$(mktemp)
+    printf 'topology = dragonflynew; k = %s; n = 1; routing_function = min; num_vcs = 2;\nvc_buf_size = 256; wait_for_tail_credit = 0; vc_allocator = separable_input_first;\nsw_allocator = separable_input_first; alloc_iters = 1; credit_delay = 2; routing_delay = 0;\nvc_alloc_delay = 1; sw_alloc_delay = 1; st_final_delay = 1; input_speedup = 1;\noutput_speedup = 1; internal_speedup = %s.0; warmup_periods = 3; sim_count = 1;\nsample_period = 10000; priority = none; traffic = uniform; packet_size = 10;\ninjection_rate_uses_flits = 1; injection_rate = %s;\n' "$1" "$2" "$3" >"$cfg"
+    "$BOOKSIM" "$cfg" 2>&1 || true
+    rm -f "$cfg"
+}
 
 echo "### Agreement: 72-node Dragonfly (p=2, a=4, h=2), BookSim2's example knobs"
 echo
@@ -22,10 +31,7 @@ for sp in 2 1; do
         sat=$(echo "$out" | field saturated)
         bacc=-; blat=-
         if [ -n "${BOOKSIM:-}" ]; then
-            cfg=$(mktemp)
-            printf 'topology = dragonflynew; k = 2; n = 1; routing_function = min; num_vcs = 2;\nvc_buf_size = 256; wait_for_tail_credit = 0; vc_allocator = separable_input_first;\nsw_allocator = separable_input_first; alloc_iters = 1; credit_delay = 2; routing_delay = 0;\nvc_alloc_delay = 1; sw_alloc_delay = 1; st_final_delay = 1; input_speedup = 1;\noutput_speedup = 1; internal_speedup = %s.0; warmup_periods = 3; sim_count = 1;\nsample_period = 10000; priority = none; traffic = uniform; packet_size = 10;\ninjection_rate_uses_flits = 1; injection_rate = %s;\n' "$sp" "$load" >"$cfg"
-            bo=$("$BOOKSIM" "$cfg" 2>&1 || true)
-            rm -f "$cfg"
+            bo=$(booksim 2 "$sp" "$load")
             bacc=$(echo "$bo" | sed -n 's/.*Accepted flit rate average *= *\([0-9.]*\).*/\1/p' | tail -1)
             blat=$(echo "$bo" | sed -n 's/.*Packet latency average *= *\([0-9.]*\).*/\1/p' | tail -1)
             echo "$bo" | grep -q unstable && blat="$blat (unstable)"
@@ -38,23 +44,30 @@ done
 echo
 echo "### Speed: simulated cycles and flit-hops per second (uniform, dfmin, the knobs above)"
 echo
-echo "| fabric | endpoints | load | cycles | wall s | cycles/s | flit-hops/s | peak RSS MiB |"
-echo "|---|---:|---:|---:|---:|---:|---:|---:|"
+echo "| fabric | endpoints | load | cycles | wall s | cycles/s | flit-hops/s | peak RSS MiB | BookSim2 cycles/s |"
+echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
 run() {
-    topo=$1 eps=$2 load=$3 warm=$4 win=$5 extra=${6:-}
+    topo=$1 eps=$2 load=$3 warm=$4 win=$5 k=$6 extra=${7:-}
     /usr/bin/time -f '%M' -o /tmp/nf-bench-rss "$nf" sim --topo "$topo" $knobs --speedup 2 \
         --load "$load" --warmup "$warm" --cycles "$win" $extra --json >/tmp/nf-bench-sim.json
     c=$(field cycles </tmp/nf-bench-sim.json); w=$(field wall_s </tmp/nf-bench-sim.json)
     fh=$(field flit_hops </tmp/nf-bench-sim.json)
-    printf '| `%s` | %s | %s | %s | %.2f | %.0f | %.3g | %.0f |\n' "$topo" "$eps" "$load" "$c" "$w" \
-        "$(awk "BEGIN{print $c/$w}")" "$(awk "BEGIN{print $fh/$w}")" \
-        "$(awk "BEGIN{print $(cat /tmp/nf-bench-rss)/1024}")"
+    bk=-
+    if [ -n "${BOOKSIM:-}" ] && [ "$k" != - ]; then # its cycles over its wall time
+        t0=$(date +%s.%N)
+        bc=$(booksim "$k" 2 "$load" | sed -n 's/^Time taken is \([0-9]*\) cycles.*/\1/p' | tail -1)
+        t1=$(date +%s.%N)
+        bk=$(awk "BEGIN{printf \"%.0f\", $bc / ($t1 - $t0)}")
+    fi
+    printf '| `%s` | %s | %s | %s | %.2f | %.0f | %.3g | %.0f | %s |\n' "$topo" "$eps" "$load" "$c" \
+        "$w" "$(awk "BEGIN{print $c/$w}")" "$(awk "BEGIN{print $fh/$w}")" \
+        "$(awk "BEGIN{print $(cat /tmp/nf-bench-rss)/1024}")" "$bk"
 }
-run dragonfly:a=4,p=2,h=2 72 0.3 3000 10000
-run dragonfly:a=4,p=2,h=2 72 0.8 3000 10000
-run dragonfly:a=8,p=4,h=4 1056 0.3 3000 10000
-run dragonfly:a=8,p=4,h=4 1056 0.8 3000 10000
-if [ "${SIM_BIG:-1}" = 1 ]; then
-    run dragonfly:a=18,p=9,h=9 26406 0.5 0 10000 "--drain 1"
+run dragonfly:a=4,p=2,h=2 72 0.3 3000 10000 2
+run dragonfly:a=4,p=2,h=2 72 0.8 3000 10000 2
+run dragonfly:a=8,p=4,h=4 1056 0.3 3000 10000 4
+run dragonfly:a=8,p=4,h=4 1056 0.8 3000 10000 4
+if [ "${SIM_BIG:-1}" = 1 ]; then # BookSim2 would take days here: not run
+    run dragonfly:a=18,p=9,h=9 26406 0.5 0 10000 - "--drain 1"
 fi
 rm -f /tmp/nf-bench-rss /tmp/nf-bench-sim.json

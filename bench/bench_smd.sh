@@ -3,7 +3,8 @@
 # (grid3d:40x30x20, 3 groups per rank: 2,600 groups, 72,000 joins) on the 30x20x20 torus joins at
 # once through `netfab smd-load`, against a fresh `netfab smd` with a journal: the new protocol,
 # the new protocol with 1% of the requests lost, and the old way (--recompute-each-join).
-# Prints a Markdown table. Usage: bench/bench_smd.sh NETFAB [TOPO GROUPS]
+# Prints a Markdown table, then the time a daemon takes to start again from the first run's
+# journal. Usage: bench/bench_smd.sh NETFAB [TOPO GROUPS]
 set -eu
 netfab=$1
 topo=${2:-torus:30x20x20,c=2}
@@ -19,25 +20,37 @@ trap cleanup EXIT INT TERM
 # field NAME: a number from smd-load's JSON on stdin
 field() { sed -n "s/^ *\"$1\": \([-0-9.e+]*\),*$/\1/p"; }
 
+# start EXTRA...: a daemon on a free port with the journal in $work/state; waits for its port
+start() {
+    rm -f "$work/port"
+    "$netfab" smd --topo "$topo" --listen 127.0.0.1:0 --port-file "$work/port" \
+        --state "$work/state" "$@" 2>"$work/smd.log" &
+    pid=$!
+    i=0
+    while [ ! -s "$work/port" ] && [ $i -lt 60000 ]; do sleep 0.01; i=$((i + 1)); done
+    port=$(cat "$work/port")
+}
+stop() { kill "$pid"; wait "$pid" || true; pid=; }
+
 echo "| manager | request loss | joins/s | all Ready s | mean wait s | unusable % | retransmissions |"
 echo "|---|---:|---:|---:|---:|---:|---:|"
 for run in "new 0" "new 0.01" "recompute 0" "recompute 0.01"; do
     set -- $run
     mode=$1 loss=$2
-    rm -rf "$work/state" "$work/port"
+    rm -rf "$work/state"
     extra=
     [ "$mode" = recompute ] && extra=--recompute-each-join
-    "$netfab" smd --topo "$topo" --listen 127.0.0.1:0 --port-file "$work/port" \
-        --state "$work/state" $extra 2>"$work/smd.log" &
-    pid=$!
-    i=0
-    while [ ! -s "$work/port" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
-    port=$(cat "$work/port")
+    start $extra
     "$netfab" smd-load --server "127.0.0.1:$port" --topo "$topo" --groups "$groups" \
         --loss "$loss" --deadline 900 --json >"$work/out.json"
-    kill "$pid"
-    wait "$pid" || true
-    pid=
+    stop
+    if [ "$run" = "new 0" ]; then # a restart from this journal: every group Ready again
+        t0=$(date +%s.%N)
+        start
+        t1=$(date +%s.%N)
+        restart="$(awk "BEGIN{printf \"%.2f\", $t1 - $t0}") s ($(sed -n 's/.*(\([0-9]*\) records replayed.*/\1/p' "$work/smd.log") records replayed)"
+        stop
+    fi
     j=$(field joins_per_s <"$work/out.json")
     r=$(field all_ready_s <"$work/out.json")
     w=$(field wait_mean_s <"$work/out.json")
@@ -48,3 +61,6 @@ for run in "new 0" "new 0.01" "recompute 0" "recompute 0.01"; do
     printf '| %s | %s%% | %.0f | %.2f | %.2f | %.1f | %s |\n' "$name" \
         "$(awk "BEGIN{print $loss*100}")" "$j" "$r" "$w" "$(awk "BEGIN{print $u*100}")" "$t"
 done
+echo
+echo "Restart from the journal of the first run (all its groups Ready), until listening: $restart"
+
