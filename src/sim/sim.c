@@ -10,7 +10,13 @@
  * A router only changes another's state through events at least a cycle ahead, so the result
  * does not depend on the order routers are visited in. Virtual cut-through: an output VC is
  * given to a packet only when the downstream buffer has room for the whole packet; it stays with
- * the packet until its tail crosses the switch. */
+ * the packet until its tail crosses the switch.
+ *
+ * Layout: everything a port holds (its link, both sides' round-robin pointers, its input VCs and
+ * output VCs, its output queue's ends) is one record of a few cache lines, and a router's ports
+ * are consecutive records, so a router's cycle reads one contiguous block. The buffers behind
+ * (packet rings of the input VCs, flit rings of the output queues) exist for switch ports only;
+ * an input VC keeps its head packet in its record, so the ring is touched once per packet. */
 #include "sim/sim_internal.h"
 
 #include "util/diag.h"
@@ -26,7 +32,8 @@
 
 #define NO_PKT UINT32_MAX
 #define CACHE_CANDS 6
-#define NO_VC 0xFF
+/* Input VC rings hold (buf + shared) / pkt + 2 packet entries in 16-bit indices. */
+#define MAX_BUF_FLITS 60000u
 
 void nf_sim_config_defaults(nf_sim_config *c) {
     if (!c->vcs) c->vcs = 4;
@@ -50,34 +57,57 @@ typedef struct pkt {
     uint64_t t_create, t_inject;
     uint32_t msg; /* measured message id, or UINT32_MAX */
     uint32_t salt;
-    uint16_t hops;       /* switch-to-switch links so far */
-    uint16_t flits_left; /* flits not yet delivered */
+    uint16_t hops; /* switch-to-switch links so far */
     uint8_t measured;
-    uint64_t t_arrive; /* its head flit's arrival at the router it is in */
 } pkt;
 
-/* An input VC of a switch port: a ring of buf_flits packet ids (one per flit; the flits of a
- * packet are contiguous, as an output VC serves one packet at a time), and the state of the
- * packet at its head. */
-/* The hot state of an input VC, kept small (20 bytes: the VCs of a port share cache lines);
- * the head packet's route candidates live apart (cands), read only when it asks for a VC. */
+/* An input VC: the flits present, its ring of packet entries (flits of a packet are contiguous
+ * in a VC, as an upstream output VC serves one packet at a time, so a ring of packets is the
+ * buffer), and the head packet's state. */
 typedef struct ivc {
-    uint32_t head, count; /* first packet entry, flits present */
-    uint32_t ready_at;    /* the head flit may cross the switch from this cycle (runs are
-                           * shorter than 2^32 cycles) */
-    uint16_t qn;          /* packet entries */
-    uint16_t sh;          /* flits held in the port's shared pool */
-    uint8_t out_port;     /* 0: no output VC yet */
+    uint32_t count;    /* flits present */
+    uint32_t ready_at; /* the head flit may cross the switch from this cycle (runs are shorter
+                        * than 2^32 cycles) */
+    uint32_t head_pkt; /* the packet at the ring's head, when qn > 0 */
+    uint16_t head, qn; /* ring of packet entries: first, number */
+    uint16_t out;      /* flits of the head packet that have left */
+    uint16_t sh;       /* flits held in the port's shared pool */
+    uint8_t out_port;  /* 0: no output VC yet */
     uint8_t out_vc;
-    uint8_t routed; /* the head packet's first flit has left */
-    uint8_t ncand;  /* candidates cached in cands (0: not routed yet; more than CACHE_CANDS:
-                     * routed again at each try) */
+    uint8_t ncand; /* candidates cached in cands (0: not routed yet; more than CACHE_CANDS:
+                    * routed again at each try) */
+    uint8_t pad_;
 } ivc;
 
 typedef struct ovc {
     int32_t credits; /* free slots downstream; ejection ports never run out */
     uint8_t busy;    /* held by a packet until its tail crosses the switch */
 } ovc;
+
+/* A port's record; its V input VCs and V output VCs follow it in the same block. */
+typedef struct port {
+    nf_gport back;  /* the global port at the other end of its link, or UINT32_MAX */
+    nf_node node;   /* its node */
+    uint32_t occ;   /* flits in its input VCs */
+    int32_t shcr;   /* free slots in the downstream port's shared pool */
+    uint32_t oq_head, oq_count; /* output queue ring (switch ports) */
+    uint32_t link_flits;        /* flits sent in the measurement window (to switches) */
+    uint8_t lat;                /* latency of its link, both ways */
+    uint8_t to_sw;              /* its link leads to a switch */
+    uint8_t rr_vc;              /* input side: round-robin VC pointer */
+    uint8_t rr_in;              /* output side: round-robin input pointer */
+} port;
+
+/* An entry of an input VC's ring: a packet and the cycle its head flit arrived. */
+typedef struct qent {
+    uint32_t pkt, t_arrive;
+} qent;
+
+/* A flit in an output queue. */
+typedef struct oqent {
+    uint32_t pkt;
+    uint8_t vc, flags;
+} oqent;
 
 typedef struct event {
     uint32_t port;     /* global port: the receiving input (flit) or the sending output (credit) */
@@ -86,13 +116,6 @@ typedef struct event {
 } event;
 
 enum { FL_TAIL = 1, FL_HEAD = 2, FL_SHARED = 4 }; /* credits: flags 1 = a shared-pool credit */
-/* An input VC's buffer holds packets in order, each with the flits that have arrived and the
- * ones that have left: flits of one packet are contiguous in a VC (an upstream output VC serves
- * one packet at a time), so a ring of packet entries is the buffer. */
-typedef struct qent {
-    uint32_t pkt;
-    uint16_t in, out;
-} qent;
 
 typedef struct wheel_slot {
     event *ev;
@@ -108,8 +131,9 @@ typedef struct nic {
     uint8_t burst_on; /* bursty injection: in a burst */
 } nic;
 
-/* What a router phase running on one thread produces for the others: events (merged into the
- * wheel after the phase, in thread order) and counters. */
+/* What a router phase running on one of several threads produces for the others: events
+ * (merged into the wheel after the phase, in thread order) and counters. With one thread the
+ * events go straight to the wheel (direct). */
 typedef struct timed_event {
     uint64_t at;
     event e;
@@ -120,6 +144,7 @@ typedef struct outbox {
     size_t n, cap;
     uint64_t flit_hops, unroutable;
     int moved, rc;
+    bool direct;
     char pad[64]; /* threads' outboxes on separate cache lines */
 } outbox;
 
@@ -136,32 +161,23 @@ struct nf_sim {
     void *rctx;
     const nf_sim_traffic *t;
     void *tctx;
-    uint32_t S, E, P, V, B, O;
+    uint32_t S, E, P, PS, V, B, O; /* PS: ports of switches (global ports 0..PS-1) */
     nf_node *ep;        /* endpoint -> CA */
     nf_node *ep_sw;     /* endpoint -> its switch */
     uint8_t *ep_port;   /* endpoint -> the switch port it hangs off */
     nf_gport *ep_g;     /* endpoint -> the CA's port 1 (global) */
     uint32_t *ep_of;    /* CA node -> endpoint, UINT32_MAX for none */
-    ivc *iv;            /* per switch input (global port) and VC */
-    qent *qe;           /* P * V * QE packet entries */
-    nf_sim_cand *cands; /* P * V * CACHE_CANDS: the head packets' route candidates */
+    char *pt_mem, *pt;  /* port records (pt: pt_mem aligned to 64 bytes) */
+    size_t pstride, iv_off, ov_off;
+    qent *qe;           /* PS * V * QE packet entries */
+    uint32_t QE;        /* entries per VC: (B + shared) / pkt_flits + 2 */
+    oqent *oq;          /* PS * O output queue slots */
+    nf_sim_cand *cands; /* PS * V * CACHE_CANDS: the head packets' route candidates */
     outbox *box;        /* one per thread */
     int n_box;
-    uint8_t *busy;                /* per active-list slot, for the parallel router phase */
-    uint32_t QE;                  /* entries per VC: B / pkt_flits + 2 */
-    ovc *ov;                      /* per output (global port of a switch or of a CA) and VC */
-    int32_t *shcr;                /* per output: free slots in the downstream port's shared pool */
-    uint32_t *oq_head, *oq_count; /* per switch port: output queue ring of O flits */
-    uint32_t *oq_pkt;
-    uint8_t *oq_vc, *oq_flags;
-    uint8_t *llat;           /* per global port: latency of the link it sends on */
-    nf_node *pnode;          /* per global port: its node */
-    nf_gport *pback;         /* per global port: the global port at the other end of its link */
-    uint8_t *rr_vc;          /* per switch input port */
-    uint8_t *rr_in;          /* per switch output port */
+    uint8_t *busy;           /* per active-list slot, for the router phase */
     double *acc;             /* per switch: fractional crossbar passes */
     uint64_t *imask, *omask; /* per switch: ports with buffered input flits / queued output */
-    uint32_t *pocc;          /* per switch port: flits in its input VCs */
     uint64_t *next_gen;      /* per endpoint: the cycle its next message is generated */
     uint8_t *active;
     nf_node *act;
@@ -179,7 +195,6 @@ struct nf_sim {
     /* measurement */
     uint64_t win_lo, win_hi, gen_flits, acc_flits, meas_left, hops_sum, minimal, n_meas;
     sampler lat, nlat, mlat;
-    uint32_t *link_flits;
     uint32_t *msg_left;
     uint64_t *msg_t0;
     size_t n_msg, cap_msg, cap_t0;
@@ -187,21 +202,26 @@ struct nf_sim {
 
 static uint64_t rnd64(void *ud) { return nf__rng_next((nf__rng *)ud); }
 
+static inline port *PT(const nf_sim *s, nf_gport g) {
+    return (port *)(void *)(s->pt + (size_t)g * s->pstride);
+}
+static inline ivc *IV(const nf_sim *s, port *p) { return (ivc *)(void *)((char *)p + s->iv_off); }
+static inline ovc *OV(const nf_sim *s, port *p) { return (ovc *)(void *)((char *)p + s->ov_off); }
 static inline size_t vix(const nf_sim *s, nf_gport g, unsigned vc) { return (size_t)g * s->V + vc; }
 
-/* Room downstream of output g on VC vc: its own slots and the port's shared pool. */
-static inline int32_t room(const nf_sim *s, nf_gport g, unsigned vc) {
-    return s->ov[vix(s, g, vc)].credits + s->shcr[g];
+/* Room downstream of output p on VC vc: its own slots and the port's shared pool. */
+static inline int32_t room(const nf_sim *s, port *p, unsigned vc) {
+    return OV(s, p)[vc].credits + p->shcr;
 }
 
 /* Takes a slot for one flit: the VC's own first, then the shared pool; true for a shared one. */
-static inline bool take_credit(nf_sim *s, nf_gport g, unsigned vc) {
-    ovc *o = &s->ov[vix(s, g, vc)];
+static inline bool take_credit(const nf_sim *s, port *p, unsigned vc) {
+    ovc *o = &OV(s, p)[vc];
     if (o->credits > 0) {
         o->credits--;
         return false;
     }
-    s->shcr[g]--;
+    p->shcr--;
     return true;
 }
 
@@ -213,14 +233,16 @@ static void wake(nf_sim *s, nf_node sw) {
 
 static int push_event(nf_sim *s, uint64_t at, event e) {
     wheel_slot *w = &s->wheel[at & s->wmask];
-    if (NF_GROW(w->ev, w->cap, w->n + 1)) return NF_ENOMEM;
+    if (w->n == w->cap && NF_GROW(w->ev, w->cap, w->n + 1)) return NF_ENOMEM;
     w->ev[w->n++] = e;
     return NF_OK;
 }
 
-/* From the router phase: into the thread's outbox. */
-static int out_event(outbox *b, uint64_t at, event e) {
-    if (NF_GROW(b->ev, b->cap, b->n + 1)) return NF_ENOMEM;
+/* From the router phase: into the wheel (one thread), else into the thread's outbox. Events are
+ * at least a cycle ahead, so never into the slot being applied. */
+static int out_event(nf_sim *s, outbox *b, uint64_t at, event e) {
+    if (b->direct) return push_event(s, at, e);
+    if (b->n == b->cap && NF_GROW(b->ev, b->cap, b->n + 1)) return NF_ENOMEM;
     b->ev[b->n++] = (timed_event){.at = at, .e = e};
     return NF_OK;
 }
@@ -258,19 +280,17 @@ void nf_sim_free(nf_sim *s) {
         nf__free(s->nics[i].q);
     for (int i = 0; s->box && i < s->n_box; i++)
         nf__free(s->box[i].ev);
-    nf__free(s->box);
-    nf__free(s->busy);
-    void *arrays[] = {s->ep,       s->ep_sw, s->ep_port, s->ep_g,     s->ep_of,      s->iv,
-                      s->qe,       s->ov,    s->oq_head, s->oq_count, s->oq_pkt,     s->oq_vc,
-                      s->oq_flags, s->llat,  s->rr_vc,   s->rr_in,    s->acc,        s->active,
-                      s->act,      s->pnode, s->pback,   s->wheel,    s->nics,       s->pk,
-                      s->free_pk,  s->lat.v, s->nlat.v,  s->mlat.v,   s->link_flits, s->msg_left,
-                      s->msg_t0,   s->imask, s->omask,   s->pocc,     s->next_gen,   s->cands,
-                      s->shcr};
+    void *arrays[] = {s->box,     s->busy,     s->ep,      s->ep_sw,  s->ep_port, s->ep_g,
+                      s->ep_of,   s->pt_mem,   s->qe,      s->oq,     s->cands,   s->acc,
+                      s->imask,   s->omask,    s->next_gen, s->active, s->act,    s->wheel,
+                      s->nics,    s->pk,       s->free_pk, s->lat.v,  s->nlat.v,  s->mlat.v,
+                      s->msg_left, s->msg_t0};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
         nf__free(arrays[i]);
     nf__free(s);
 }
+
+static void reset(nf_sim *s);
 
 static unsigned link_latency(const nf_sim_config *c, nf_link_class cls) {
     return cls == NF_LINK_HOST ? c->lat_host : cls == NF_LINK_GLOBAL ? c->lat_global : c->lat_local;
@@ -290,6 +310,11 @@ int nf_sim_new(const nf_fabric *f, const nf_hops *h, const nf_sim_config *cfg,
         return nf__fail(diag, NF_EINVAL,
                         "buffers of %u flits cannot hold a packet of %u (virtual cut-through)",
                         c.buf_flits, c.pkt_flits);
+    if (c.buf_flits > MAX_BUF_FLITS || c.shared_flits > MAX_BUF_FLITS ||
+        c.out_buf > MAX_BUF_FLITS * NF_SIM_MAX_VCS)
+        return nf__fail(diag, NF_EINVAL,
+                        "buffers: at most %u flits per VC and per shared pool, %u per output queue",
+                        MAX_BUF_FLITS, MAX_BUF_FLITS * NF_SIM_MAX_VCS);
     if (c.pkt_flits > 0xFFFF)
         return nf__fail(diag, NF_EINVAL, "packets of %u flits: at most %u", c.pkt_flits, 0xFFFF);
     unsigned maxlat = c.lat_host > c.lat_local ? c.lat_host : c.lat_local;
@@ -312,6 +337,7 @@ int nf_sim_new(const nf_fabric *f, const nf_hops *h, const nf_sim_config *cfg,
     s->t = t;
     s->S = f->n_switches;
     s->P = f->port_off[f->n_nodes];
+    s->PS = f->port_off[f->n_switches];
     s->V = c.vcs;
     s->B = c.buf_flits;
     s->O = c.out_buf;
@@ -341,10 +367,17 @@ int nf_sim_new(const nf_fabric *f, const nf_hops *h, const nf_sim_config *cfg,
         rc = nf__fail(diag, NF_EINVAL, "the fabric has no endpoint cabled to a switch");
         goto fail;
     }
-    size_t PV = (size_t)s->P * s->V;
-    s->iv = nf__calloc(PV + 1, sizeof *s->iv);
+    /* port records: the port, V input VCs, V output VCs; 32-byte multiples */
+    s->iv_off = sizeof(port);
+    s->ov_off = s->iv_off + (size_t)s->V * sizeof(ivc);
+    s->pstride = (s->ov_off + (size_t)s->V * sizeof(ovc) + 31) / 32 * 32;
+    s->pt_mem = nf__malloc(((size_t)s->P + 1) * s->pstride + 64);
+    if (s->pt_mem) s->pt = s->pt_mem + (64 - (uintptr_t)s->pt_mem % 64) % 64;
+    size_t PSV = (size_t)s->PS * s->V;
     s->QE = (s->B + c.shared_flits) / c.pkt_flits + 2;
-    s->cands = nf__malloc((PV * CACHE_CANDS + 1) * sizeof *s->cands);
+    s->qe = nf__malloc((PSV * s->QE + 1) * sizeof *s->qe);
+    s->oq = nf__malloc(((size_t)s->PS * s->O + 1) * sizeof *s->oq);
+    s->cands = nf__malloc((PSV * CACHE_CANDS + 1) * sizeof *s->cands);
     /* one thread unless asked: on the 2-vCPU development machine two were slower (the phase is
      * bound by memory latency and the merge is serial) */
     s->n_box = c.threads ? (int)c.threads : 1;
@@ -352,54 +385,38 @@ int nf_sim_new(const nf_fabric *f, const nf_hops *h, const nf_sim_config *cfg,
     if (s->n_box > 256) s->n_box = 256;
     s->box = nf__calloc((size_t)s->n_box, sizeof *s->box);
     s->busy = nf__malloc((size_t)s->S + 1);
-    s->qe = nf__malloc((PV * s->QE + 1) * sizeof *s->qe);
-    s->ov = nf__calloc(PV + 1, sizeof *s->ov);
-    s->shcr = nf__calloc((size_t)s->P + 1, sizeof *s->shcr);
-    s->oq_head = nf__calloc((size_t)s->P + 1, sizeof *s->oq_head);
-    s->oq_count = nf__calloc((size_t)s->P + 1, sizeof *s->oq_count);
-    s->oq_pkt = nf__malloc(((size_t)s->P * s->O + 1) * sizeof *s->oq_pkt);
-    s->oq_vc = nf__malloc((size_t)s->P * s->O + 1);
-    s->oq_flags = nf__malloc((size_t)s->P * s->O + 1);
-    s->llat = nf__calloc((size_t)s->P + 1, 1);
-    s->rr_vc = nf__calloc((size_t)s->P + 1, 1);
-    s->rr_in = nf__calloc((size_t)s->P + 1, 1);
     s->acc = nf__calloc((size_t)s->S + 1, sizeof *s->acc);
     s->active = nf__calloc((size_t)s->S + 1, 1);
     s->act = nf__malloc(((size_t)s->S + 1) * sizeof *s->act);
     s->nics = nf__calloc(s->E, sizeof *s->nics);
-    s->link_flits = nf__calloc((size_t)s->P + 1, sizeof *s->link_flits);
-    s->pnode = nf__malloc(((size_t)s->P + 1) * sizeof *s->pnode);
     s->imask = nf__calloc((size_t)s->S + 1, sizeof *s->imask);
     s->omask = nf__calloc((size_t)s->S + 1, sizeof *s->omask);
-    s->pocc = nf__calloc((size_t)s->P + 1, sizeof *s->pocc);
     s->next_gen = nf__calloc((size_t)s->E + 1, sizeof *s->next_gen);
-    s->pback = nf__malloc(((size_t)s->P + 1) * sizeof *s->pback);
     uint32_t w = 1;
     while (w < maxlat + c.credit_delay + 4)
         w <<= 1;
     s->wmask = w - 1;
     s->wheel = nf__calloc(w, sizeof *s->wheel);
-    if (!s->iv || !s->qe || !s->cands || !s->box || !s->busy || !s->shcr || !s->ov || !s->oq_head ||
-        !s->oq_count || !s->oq_pkt || !s->oq_vc || !s->oq_flags || !s->llat || !s->rr_vc ||
-        !s->rr_in || !s->acc || !s->active || !s->act || !s->nics || !s->link_flits || !s->wheel ||
-        !s->pnode || !s->pback || !s->imask || !s->omask || !s->pocc || !s->next_gen)
+    if (!s->pt_mem || !s->qe || !s->oq || !s->cands || !s->box || !s->busy || !s->acc ||
+        !s->active || !s->act || !s->nics || !s->wheel || !s->imask || !s->omask || !s->next_gen)
         goto fail;
+    memset(s->pt, 0, (size_t)s->P * s->pstride);
     for (nf_node n = 0; n < f->n_nodes; n++)
         for (unsigned p = 1; p <= f->nports[n]; p++) {
             nf_gport g = nf_port_index(f, n, p);
-            s->pnode[g] = n;
-            s->pback[g] =
+            port *pp = PT(s, g);
+            pp->node = n;
+            pp->back =
                 f->peer[g] == NF_NONE ? UINT32_MAX : nf_port_index(f, f->peer[g], f->peer_port[g]);
+            pp->to_sw = f->peer[g] != NF_NONE && f->peer[g] < f->n_switches;
+            nf_link l = f->port_link[g];
+            if (l != NF_NONE) pp->lat = (uint8_t)link_latency(&c, f->link_cls[l]);
         }
-    for (nf_gport g = 0; g < s->P; g++) {
-        nf_link l = f->port_link[g];
-        if (l != NF_NONE) s->llat[g] = (uint8_t)link_latency(&c, f->link_cls[l]);
-    }
     for (uint32_t e = 0; e < s->E; e++)
         s->nics[e].cur = NO_PKT;
     if ((rc = r->init(&s->rctx, f, h, &c, diag))) goto fail;
     if ((rc = t->init(&s->tctx, f, s->E, s->ep, c.seed, diag))) goto fail;
-    nf__rng_seed(&s->rng, c.seed ^ 0x5eed5eed5eedULL);
+    reset(s);
     *out = s;
     return NF_OK;
 fail:
@@ -409,27 +426,21 @@ fail:
 
 /* Empties the network: every buffer, queue, event, packet; credits to full. */
 static void reset(nf_sim *s) {
-    const nf_fabric *f = s->f;
-    size_t PV = (size_t)s->P * s->V;
-    memset(s->iv, 0, PV * sizeof *s->iv);
     for (nf_gport g = 0; g < s->P; g++) {
-        nf_node peer = f->peer[g];
+        port *p = PT(s, g);
         /* downstream of g: a switch input buffer, or a NIC (never full) */
-        int32_t cr = peer != NF_NONE && peer < f->n_switches ? (int32_t)s->B : INT32_MAX / 2;
+        int32_t cr = p->to_sw ? (int32_t)s->B : INT32_MAX / 2;
+        memset(IV(s, p), 0, s->V * sizeof(ivc));
         for (unsigned v = 0; v < s->V; v++)
-            s->ov[vix(s, g, v)] = (ovc){.credits = cr, .busy = 0};
-        s->shcr[g] = cr == (int32_t)s->B ? (int32_t)s->c.shared_flits : 0;
+            OV(s, p)[v] = (ovc){.credits = cr, .busy = 0};
+        p->shcr = p->to_sw ? (int32_t)s->c.shared_flits : 0;
+        p->occ = p->oq_head = p->oq_count = p->link_flits = 0;
+        p->rr_vc = p->rr_in = 0;
     }
-    memset(s->oq_head, 0, (size_t)s->P * sizeof *s->oq_head);
-    memset(s->oq_count, 0, (size_t)s->P * sizeof *s->oq_count);
-    memset(s->rr_vc, 0, s->P);
-    memset(s->rr_in, 0, s->P);
     memset(s->acc, 0, (size_t)s->S * sizeof *s->acc);
     memset(s->imask, 0, (size_t)s->S * sizeof *s->imask);
     memset(s->omask, 0, (size_t)s->S * sizeof *s->omask);
-    memset(s->pocc, 0, (size_t)s->P * sizeof *s->pocc);
     memset(s->active, 0, s->S);
-    memset(s->link_flits, 0, (size_t)s->P * sizeof *s->link_flits);
     s->n_act = 0;
     for (uint32_t i = 0; i <= s->wmask; i++)
         s->wheel[i].n = 0;
@@ -449,7 +460,6 @@ static void reset(nf_sim *s) {
     s->gen_flits = s->acc_flits = s->meas_left = s->hops_sum = s->minimal = s->n_meas = 0;
     nf__rng_seed(&s->rng, s->c.seed ^ 0x5eed5eed5eedULL);
 }
-
 static uint64_t geometric(nf_sim *s, double p);
 
 int nf_sim_set_injection(nf_sim *s, const nf_sim_injection *inj) {
@@ -541,7 +551,6 @@ static int generate(nf_sim *s, uint32_t e) {
                           .t_create = s->now,
                           .msg = msg,
                           .salt = (uint32_t)nf__rng_next(&s->rng),
-                          .flits_left = (uint16_t)s->c.pkt_flits,
                           .measured = meas};
         if (meas) {
             s->gen_flits += s->c.pkt_flits;
@@ -556,43 +565,41 @@ static int generate(nf_sim *s, uint32_t e) {
  * a VC (0..inj_vc_hi) with room for all of it. */
 static int nic_send(nf_sim *s, uint32_t e) {
     nic *n = &s->nics[e];
-    nf_gport g = s->ep_g[e];
+    port *p = PT(s, s->ep_g[e]);
+    ovc *ov = OV(s, p);
     if (n->cur == NO_PKT) {
         if (!n->q_count) return NF_OK;
         unsigned hi = s->r->inj_vc_hi(s->rctx);
         if (hi >= s->V) hi = s->V - 1;
         int best = -1;
-        for (unsigned v = 0; v <= hi; v++) {
-            ovc *o = &s->ov[vix(s, g, v)];
-            if (!o->busy && room(s, g, v) >= (int32_t)s->c.pkt_flits &&
-                (best < 0 || room(s, g, v) > room(s, g, (unsigned)best)))
+        for (unsigned v = 0; v <= hi; v++)
+            if (!ov[v].busy && room(s, p, v) >= (int32_t)s->c.pkt_flits &&
+                (best < 0 || room(s, p, v) > room(s, p, (unsigned)best)))
                 best = (int)v;
-        }
         if (best < 0) return NF_OK;
         n->cur = n->q[n->q_head];
         n->q_head = (n->q_head + 1) % n->q_cap;
         n->q_count--;
         n->cur_sent = 0;
         n->cur_vc = (uint8_t)best;
-        s->ov[vix(s, g, (unsigned)best)].busy = 1;
+        ov[best].busy = 1;
         s->pk[n->cur].t_inject = s->now;
     }
-    ovc *o = &s->ov[vix(s, g, n->cur_vc)];
-    if (room(s, g, n->cur_vc) <= 0) return NF_OK;
-    bool shared = take_credit(s, g, n->cur_vc);
+    if (room(s, p, n->cur_vc) <= 0) return NF_OK;
+    bool shared = take_credit(s, p, n->cur_vc);
     bool tail = ++n->cur_sent == s->c.pkt_flits;
-    event ev = {.port = s->pback[g],
+    event ev = {.port = p->back,
                 .pkt = n->cur,
                 .vc = n->cur_vc,
                 .flags = (uint8_t)((tail ? FL_TAIL : 0) | (n->cur_sent == 1 ? FL_HEAD : 0) |
                                    (shared ? FL_SHARED : 0))};
-    int rc = push_event(s, s->now + s->llat[g], ev);
+    int rc = push_event(s, s->now + p->lat, ev);
     if (rc) return rc;
     s->injected++;
     s->in_net++;
     s->moved_at = s->now;
     if (tail) {
-        o->busy = 0;
+        ov[n->cur_vc].busy = 0;
         n->cur = NO_PKT;
     }
     return NF_OK;
@@ -600,14 +607,15 @@ static int nic_send(nf_sim *s, uint32_t e) {
 
 /* ---- events --------------------------------------------------------------------------------- */
 
-/* A flit reaches its NIC; with its packet's last, the packet's figures are taken. NF_ENOMEM when
- * a latency sample cannot be kept (the run fails rather than report figures without it). */
-static int deliver(nf_sim *s, uint32_t id) {
-    pkt *p = &s->pk[id];
+/* A flit reaches its NIC (flits of a packet arrive in order: its tail completes it); with its
+ * packet's last, the packet's figures are taken. NF_ENOMEM when a latency sample cannot be kept
+ * (the run fails rather than report figures without it). */
+static int deliver(nf_sim *s, uint32_t id, bool tail) {
     s->delivered++;
     s->in_net--;
     if (s->now >= s->win_lo && s->now < s->win_hi) s->acc_flits++;
-    if (--p->flits_left) return NF_OK;
+    if (!tail) return NF_OK;
+    pkt *p = &s->pk[id];
     if (p->measured) {
         if (sample(&s->lat, (double)(s->now - p->t_create)) ||
             sample(&s->nlat, (double)(s->now - p->t_inject)))
@@ -627,36 +635,43 @@ static int deliver(nf_sim *s, uint32_t id) {
 
 static int apply_events(nf_sim *s) {
     wheel_slot *w = &s->wheel[s->now & s->wmask];
+    const nf_gport *port_off = s->f->port_off;
     for (size_t i = 0; i < w->n; i++) {
         event e = w->ev[i];
+        if (i + 16 < w->n) { /* the records are scattered over the fabric: fetch ahead */
+            const char *ahead = (const char *)PT(s, w->ev[i + 16].port);
+            __builtin_prefetch(ahead, 1);
+            __builtin_prefetch(ahead + 64, 1);
+        }
+        port *p = PT(s, e.port);
+        nf_node n = p->node;
         if (e.pkt == NO_PKT) { /* a credit for output e.port, VC e.vc */
             if (e.flags & 1)
-                s->shcr[e.port]++;
+                p->shcr++;
             else
-                s->ov[vix(s, e.port, e.vc)].credits++;
-            nf_node n = s->pnode[e.port];
+                OV(s, p)[e.vc].credits++;
             if (n < s->S) wake(s, n);
             continue;
         }
-        nf_node n = s->pnode[e.port];
         if (n >= s->S) { /* arrived at a NIC: consumed at once */
-            int rc = deliver(s, e.pkt);
+            int rc = deliver(s, e.pkt, e.flags & FL_TAIL);
             if (rc) return rc;
             continue;
         }
-        ivc *v = &s->iv[vix(s, e.port, e.vc)];
-        qent *q = s->qe + vix(s, e.port, e.vc) * s->QE;
-        if (e.flags & FL_HEAD || !v->qn)
-            q[(v->head + v->qn++) % s->QE] = (qent){.pkt = e.pkt, .in = 1};
-        else
-            q[(v->head + v->qn - 1) % s->QE].in++;
-        if (s->pocc[e.port]++ == 0) s->imask[n] |= 1ULL << (e.port - s->f->port_off[n]);
-        if (e.flags & FL_SHARED) v->sh++;
-        if (e.flags & FL_HEAD) {
-            s->pk[e.pkt].t_arrive = s->now;
-            if (v->count == 0) /* at the head now */
-                v->ready_at = (uint32_t)(s->now + s->c.router_delay);
+        ivc *v = &IV(s, p)[e.vc];
+        if (e.flags & FL_HEAD || !v->qn) {
+            qent *q = s->qe + vix(s, e.port, e.vc) * s->QE;
+            uint32_t at = v->head + v->qn;
+            q[at >= s->QE ? at - s->QE : at] = (qent){.pkt = e.pkt, .t_arrive = (uint32_t)s->now};
+            if (v->qn++ == 0) {
+                v->head_pkt = e.pkt;
+                v->out = 0;
+            }
         }
+        if (e.flags & FL_HEAD && v->count == 0) /* at the head now */
+            v->ready_at = (uint32_t)(s->now + s->c.router_delay);
+        if (p->occ++ == 0) s->imask[n] |= 1ULL << (e.port - port_off[n]);
+        if (e.flags & FL_SHARED) v->sh++;
         v->count++;
         wake(s, n);
     }
@@ -666,14 +681,14 @@ static int apply_events(nf_sim *s) {
 
 /* ---- routers -------------------------------------------------------------------------------- */
 
-/* Gives the head packet of input VC (gi, v) at switch sw an output VC: the routing's candidates
- * (or the ejection port at the destination switch), the first free VC with room for the whole
- * packet, deterministically the first candidate that has one, adaptively the one with the most
- * credits. */
-static void allocate_vc(nf_sim *s, outbox *b, nf_node sw, nf_gport gi, unsigned in_port, unsigned v,
-                        uint32_t id) {
-    pkt *p = &s->pk[id];
-    ivc *civ = &s->iv[vix(s, gi, v)];
+/* Gives the head packet of input VC v of port pi (index in_port) at switch sw an output VC: the
+ * routing's candidates (or the ejection port at the destination switch), the first free VC with
+ * room for the whole packet, deterministically the first candidate that has one, adaptively the
+ * one with the most credits. */
+static void allocate_vc(nf_sim *s, outbox *b, nf_node sw, nf_gport gi, port *pi, unsigned in_port,
+                        unsigned v) {
+    ivc *civ = &IV(s, pi)[v];
+    pkt *p = &s->pk[civ->head_pkt];
     nf_sim_cand buf[64];
     nf_sim_cand *cached = s->cands + vix(s, gi, v) * CACHE_CANDS;
     const nf_sim_cand *cand = cached;
@@ -700,12 +715,12 @@ static void allocate_vc(nf_sim *s, outbox *b, nf_node sw, nf_gport gi, unsigned 
     int32_t best_cr = -1;
     unsigned best_port = 0, best_vc = 0;
     for (unsigned k = 0; k < nc; k++) {
-        nf_gport go = g0 + cand[k].port - 1;
+        port *po = PT(s, g0 + cand[k].port - 1);
+        const ovc *ov = OV(s, po);
         unsigned hi = cand[k].vc_hi < s->V ? cand[k].vc_hi : s->V - 1;
         for (unsigned vc = cand[k].vc_lo; vc <= hi; vc++) {
-            const ovc *o = &s->ov[vix(s, go, vc)];
-            int32_t r = room(s, go, vc);
-            if (o->busy || r < (int32_t)s->c.pkt_flits) continue;
+            int32_t r = room(s, po, vc);
+            if (ov[vc].busy || r < (int32_t)s->c.pkt_flits) continue;
             if (r > best_cr) {
                 best_cr = r;
                 best_port = cand[k].port;
@@ -715,56 +730,48 @@ static void allocate_vc(nf_sim *s, outbox *b, nf_node sw, nf_gport gi, unsigned 
         }
         if (best_port && !s->c.adaptive) break;
     }
-    (void)gi;
     if (!best_port) return;
-    ivc *iv = &s->iv[vix(s, gi, v)];
-    iv->out_port = (uint8_t)best_port;
-    iv->out_vc = (uint8_t)best_vc;
-    s->ov[vix(s, g0 + best_port - 1, best_vc)].busy = 1;
-    nf_node peer = s->f->peer[g0 + best_port - 1];
-    if (peer < s->S) p->hops++;
+    civ->out_port = (uint8_t)best_port;
+    civ->out_vc = (uint8_t)best_vc;
+    port *po = PT(s, g0 + best_port - 1);
+    OV(s, po)[best_vc].busy = 1;
+    if (po->to_sw) p->hops++;
 }
 
-/* Moves the head flit of input VC (gi, v) through the crossbar to output go's queue; its slot's
- * credit leaves upstream. */
-static int traverse(nf_sim *s, outbox *b, nf_gport gi, unsigned v, nf_gport go) {
-    ivc *iv = &s->iv[vix(s, gi, v)];
-    qent *q = s->qe + vix(s, gi, v) * s->QE;
-    qent *ent = &q[iv->head];
-    uint32_t id = ent->pkt;
-    bool tail = ++ent->out == s->c.pkt_flits;
-    bool head = !iv->routed; /* the first flit of its packet to leave this VC */
-    iv->routed = 1;
-    if (tail) {
-        iv->head = (iv->head + 1) % s->QE;
-        iv->qn--;
-    }
+/* Moves the head flit of input VC v of port gi through the crossbar to output go's queue; its
+ * slot's credit leaves upstream. */
+static int traverse(nf_sim *s, outbox *b, nf_node sw, nf_gport gi, unsigned v, nf_gport go) {
+    port *pi = PT(s, gi), *po = PT(s, go);
+    ivc *iv = &IV(s, pi)[v];
+    uint32_t id = iv->head_pkt;
+    bool head = iv->out == 0; /* the first flit of its packet to leave this VC */
+    bool tail = ++iv->out == s->c.pkt_flits;
     iv->count--;
-    nf_node sw = s->pnode[gi];
-    if (--s->pocc[gi] == 0) s->imask[sw] &= ~(1ULL << (gi - s->f->port_off[sw]));
-    s->omask[sw] |= 1ULL << (go - s->f->port_off[sw]);
-    nf_gport up = s->pback[gi];
+    nf_gport g0 = s->f->port_off[sw];
+    if (--pi->occ == 0) s->imask[sw] &= ~(1ULL << (gi - g0));
+    s->omask[sw] |= 1ULL << (go - g0);
     uint8_t kind = iv->sh ? 1 : 0; /* shared slots are given back first */
     if (kind) iv->sh--;
-    int rc = out_event(b, s->now + s->c.credit_delay + s->llat[up],
-                       (event){.port = up, .pkt = NO_PKT, .vc = (uint8_t)v, .flags = kind});
+    int rc = out_event(s, b, s->now + s->c.credit_delay + pi->lat,
+                       (event){.port = pi->back, .pkt = NO_PKT, .vc = (uint8_t)v, .flags = kind});
     if (rc) return rc;
-    ovc *o2 = &s->ov[vix(s, go, iv->out_vc)];
-    bool shared = take_credit(s, go, iv->out_vc);
-    uint32_t slot = (uint32_t)(go * s->O + (s->oq_head[go] + s->oq_count[go]) % s->O);
-    s->oq_pkt[slot] = id;
-    s->oq_vc[slot] = iv->out_vc;
-    s->oq_flags[slot] =
-        (uint8_t)((tail ? FL_TAIL : 0) | (head ? FL_HEAD : 0) | (shared ? FL_SHARED : 0));
-    s->oq_count[go]++;
+    bool shared = take_credit(s, po, iv->out_vc);
+    uint32_t at = po->oq_head + po->oq_count++;
+    s->oq[(size_t)go * s->O + (at >= s->O ? at - s->O : at)] = (oqent){
+        .pkt = id,
+        .vc = iv->out_vc,
+        .flags = (uint8_t)((tail ? FL_TAIL : 0) | (head ? FL_HEAD : 0) | (shared ? FL_SHARED : 0))};
     if (tail) {
-        o2->busy = 0;
+        OV(s, po)[iv->out_vc].busy = 0;
         iv->out_port = 0;
-        iv->routed = 0;
         iv->ncand = 0;
+        iv->out = 0;
+        iv->head = (uint16_t)(iv->head + 1u == s->QE ? 0 : iv->head + 1);
+        iv->qn--;
         if (iv->count) { /* the next packet is at the head */
-            uint32_t nid = q[iv->head].pkt;
-            uint64_t a = s->pk[nid].t_arrive + s->c.router_delay;
+            const qent *q = &s->qe[vix(s, gi, v) * s->QE + iv->head];
+            iv->head_pkt = q->pkt;
+            uint64_t a = (uint64_t)q->t_arrive + s->c.router_delay;
             iv->ready_at = (uint32_t)(a > s->now + 1 ? a : s->now + 1);
         }
     }
@@ -778,7 +785,7 @@ static int traverse(nf_sim *s, outbox *b, nf_gport gi, unsigned v, nf_gport go) 
  * move past the winners. Then the matched flits cross. */
 static int crossbar_pass(nf_sim *s, outbox *b, nf_node sw, bool *moved) {
     const nf_fabric *f = s->f;
-    unsigned np = f->nports[sw];
+    unsigned np = f->nports[sw], V = s->V;
     nf_gport g0 = f->port_off[sw];
     uint64_t in_done = 0, out_done = 0;
     uint8_t match_vc[64], match_out[64];
@@ -788,15 +795,16 @@ static int crossbar_pass(nf_sim *s, outbox *b, nf_node sw, bool *moved) {
         for (uint64_t im = s->imask[sw] & ~in_done; im; im &= im - 1) {
             unsigned ip = (unsigned)__builtin_ctzll(im) + 1;
             nf_gport gi = g0 + ip - 1;
-            for (unsigned k = 0; k < s->V; k++) {
-                unsigned v = (s->rr_vc[gi] + k) % s->V;
-                ivc *iv = &s->iv[vix(s, gi, v)];
+            port *pi = PT(s, gi);
+            ivc *ivs = IV(s, pi);
+            unsigned v = pi->rr_vc;
+            for (unsigned k = 0; k < V; k++, v = v + 1 == V ? 0 : v + 1) {
+                ivc *iv = &ivs[v];
                 if (!iv->count || s->now < iv->ready_at) continue;
-                uint32_t id = s->qe[vix(s, gi, v) * s->QE + iv->head].pkt;
-                if (!iv->out_port) allocate_vc(s, b, sw, gi, ip, v, id);
+                if (!iv->out_port) allocate_vc(s, b, sw, gi, pi, ip, v);
                 if (!iv->out_port || (out_done >> (iv->out_port - 1) & 1)) continue;
-                nf_gport go = g0 + iv->out_port - 1;
-                if (s->oq_count[go] >= s->O || room(s, go, iv->out_vc) <= 0) continue;
+                port *po = PT(s, g0 + iv->out_port - 1);
+                if (po->oq_count >= s->O || room(s, po, iv->out_vc) <= 0) continue;
                 unsigned o = iv->out_port - 1;
                 if (!(outs >> o & 1)) req[o] = 0;
                 req[o] |= 1ULL << (ip - 1);
@@ -809,13 +817,13 @@ static int crossbar_pass(nf_sim *s, outbox *b, nf_node sw, bool *moved) {
         while (outs) {
             unsigned o = (unsigned)__builtin_ctzll(outs);
             outs &= outs - 1;
-            nf_gport go = g0 + o;
+            port *po = PT(s, g0 + o);
             uint64_t m = req[o];
-            unsigned start = s->rr_in[go] % np;
+            unsigned start = po->rr_in;
             uint64_t hi = m & (~0ULL << start);
             unsigned win = (unsigned)__builtin_ctzll(hi ? hi : m);
-            s->rr_in[go] = (uint8_t)((win + 1) % np);
-            s->rr_vc[g0 + win] = (uint8_t)((req_vc[win] + 1) % s->V);
+            po->rr_in = (uint8_t)(win + 1 == np ? 0 : win + 1);
+            PT(s, g0 + win)->rr_vc = (uint8_t)(req_vc[win] + 1u == V ? 0 : req_vc[win] + 1);
             in_done |= 1ULL << win;
             out_done |= 1ULL << o;
             match_vc[win] = req_vc[win];
@@ -824,7 +832,7 @@ static int crossbar_pass(nf_sim *s, outbox *b, nf_node sw, bool *moved) {
     }
     for (uint64_t m = in_done; m; m &= m - 1) {
         unsigned ip = (unsigned)__builtin_ctzll(m);
-        int rc = traverse(s, b, g0 + ip, match_vc[ip], g0 + match_out[ip]);
+        int rc = traverse(s, b, sw, g0 + ip, match_vc[ip], g0 + match_out[ip]);
         if (rc) return rc;
         *moved = true;
     }
@@ -833,7 +841,6 @@ static int crossbar_pass(nf_sim *s, outbox *b, nf_node sw, bool *moved) {
 
 /* A router's cycle; *busy says whether it still holds flits. */
 static int router_cycle(nf_sim *s, outbox *b, nf_node sw, bool *busy) {
-    const nf_fabric *f = s->f;
     s->acc[sw] += s->c.speedup;
     unsigned passes = (unsigned)s->acc[sw];
     s->acc[sw] -= passes;
@@ -842,31 +849,37 @@ static int router_cycle(nf_sim *s, outbox *b, nf_node sw, bool *busy) {
         int rc = crossbar_pass(s, b, sw, &moved);
         if (rc) return rc;
     }
-    nf_gport g0 = f->port_off[sw];
+    nf_gport g0 = s->f->port_off[sw];
+    bool in_win = s->now >= s->win_lo && s->now < s->win_hi;
     for (uint64_t om = s->omask[sw]; om; om &= om - 1) {
         unsigned p = (unsigned)__builtin_ctzll(om);
         nf_gport go = g0 + p;
-        uint32_t slot = (uint32_t)(go * s->O + s->oq_head[go]);
-        event e = {.port = s->pback[go],
-                   .pkt = s->oq_pkt[slot],
-                   .vc = s->oq_vc[slot],
-                   .flags = s->oq_flags[slot]};
-        int rc = out_event(b, s->now + s->llat[go], e);
+        port *po = PT(s, go);
+        const oqent *q = &s->oq[(size_t)go * s->O + po->oq_head];
+        event e = {.port = po->back, .pkt = q->pkt, .vc = q->vc, .flags = q->flags};
+        int rc = out_event(s, b, s->now + po->lat, e);
         if (rc) return rc;
-        s->oq_head[go] = (s->oq_head[go] + 1) % s->O;
-        if (--s->oq_count[go] == 0) s->omask[sw] &= ~(1ULL << p);
+        po->oq_head = po->oq_head + 1 == s->O ? 0 : po->oq_head + 1;
+        if (--po->oq_count == 0) s->omask[sw] &= ~(1ULL << p);
         b->flit_hops++;
         moved = true;
-        nf_node peer = f->peer[go];
-        if (peer < s->S && s->now >= s->win_lo && s->now < s->win_hi) s->link_flits[go]++;
+        if (po->to_sw && in_win) po->link_flits++;
     }
-    bool held = s->imask[sw] || s->omask[sw];
     if (moved) b->moved = 1;
-    *busy = held;
+    *busy = s->imask[sw] || s->omask[sw];
     return NF_OK;
 }
 
 /* ---- the cycle loop ------------------------------------------------------------------------- */
+
+/* Asks the memory for the port records of a router about to run (its cycle reads them at
+ * scattered places, and from elsewhere in the fabric than the router before). */
+static void prefetch_router(const nf_sim *s, nf_node sw) {
+    const char *a = (const char *)PT(s, s->f->port_off[sw]);
+    const char *z = (const char *)PT(s, s->f->port_off[sw + 1]);
+    for (; a < z; a += 64)
+        __builtin_prefetch(a, 1);
+}
 
 static int one_cycle(nf_sim *s) {
     int rc = apply_events(s);
@@ -877,14 +890,19 @@ static int one_cycle(nf_sim *s) {
         if ((s->nics[e].q_count || s->nics[e].cur != NO_PKT) && (rc = nic_send(s, e))) return rc;
     }
     /* the router phase: routers touch only their own state and send everything else as events
-     * at least a cycle ahead, so they run in parallel; the outboxes are merged in thread order */
+     * at least a cycle ahead, so they run in parallel; the outboxes are merged in thread order,
+     * which is the order one thread would have pushed them in */
     uint32_t n = s->n_act, w = 0;
     int nth = n >= 64 ? s->n_box : 1;
-    for (int t = 0; t < nth; t++)
-        s->box[t].n = 0, s->box[t].rc = 0;
+    for (int t = 0; t < nth; t++) {
+        s->box[t].n = 0;
+        s->box[t].rc = 0;
+        s->box[t].direct = nth == 1;
+    }
 #pragma omp parallel for schedule(static) num_threads(nth) if (nth > 1)
     for (uint32_t i = 0; i < n; i++) {
         outbox *b = &s->box[omp_get_thread_num()];
+        if (i + 2 < n) prefetch_router(s, s->act[i + 2]);
         bool busy = false;
         if (!b->rc) b->rc = router_cycle(s, b, s->act[i], &busy);
         s->busy[i] = busy;
@@ -947,15 +965,15 @@ static void describe_stuck(const nf_sim *s, char *out, size_t cap) {
     size_t pos = 0;
     out[0] = '\0';
     unsigned shown = 0;
-    for (nf_gport g = 0; g < s->P && shown < 4; g++) {
-        nf_node n = s->pnode[g];
-        if (n >= s->S) continue;
+    for (nf_gport g = 0; g < s->PS && shown < 4; g++) {
+        port *p = PT(s, g);
+        nf_node n = p->node;
         for (unsigned v = 0; v < s->V && shown < 4; v++) {
-            const ivc *iv = &s->iv[vix(s, g, v)];
+            const ivc *iv = &IV(s, p)[v];
             if (!iv->count) continue;
-            unsigned port = (unsigned)(g - s->f->port_off[n] + 1);
+            unsigned pno = (unsigned)(g - s->f->port_off[n] + 1);
             int k = snprintf(out + pos, cap - pos, "%s%s port %u VC %u (%u flits)",
-                             shown ? "; " : "", nf_node_name(s->f, n), port, v, iv->count);
+                             shown ? "; " : "", nf_node_name(s->f, n), pno, v, iv->count);
             if (k < 0 || (size_t)k >= cap - pos) return;
             pos += (size_t)k;
             shown++;
@@ -1010,12 +1028,12 @@ int nf_sim_run(nf_sim *s, const nf_sim_injection *inj, const nf_sim_phase *ph,
     out->unroutable = s->unroutable;
     uint64_t links = 0, sum = 0;
     uint32_t mx = 0;
-    for (nf_gport g = 0; g < s->P; g++) {
-        nf_node a = s->pnode[g], b = s->f->peer[g];
-        if (a >= s->S || b == NF_NONE || b >= s->S) continue;
+    for (nf_gport g = 0; g < s->PS; g++) {
+        const port *pt = PT(s, g);
+        if (!pt->to_sw) continue;
         links++;
-        sum += s->link_flits[g];
-        if (s->link_flits[g] > mx) mx = s->link_flits[g];
+        sum += pt->link_flits;
+        if (pt->link_flits > mx) mx = pt->link_flits;
     }
     out->link_util_mean = links ? (double)sum / (double)links / (double)p.window : 0;
     out->link_util_max = (double)mx / (double)p.window;
