@@ -84,30 +84,38 @@ typedef struct ovc {
     uint8_t busy;    /* held by a packet until its tail crosses the switch */
 } ovc;
 
-/* A port's record; its V input VCs and V output VCs follow it in the same block. */
+/* A run of flits in an output queue: n consecutive flits of one packet (on output VC vc); the
+ * first carries FL_HEAD and the last FL_TAIL if the run's flags have them, all FL_SHARED if. */
+typedef struct run {
+    uint32_t pkt;
+    uint8_t vc, flags;
+    uint16_t n;
+} run;
+
+/* A port's record; its V input VCs and V output VCs follow it in the same block. The output
+ * queue (switch ports) is a queue of runs: the first (hd) and the last (tl) live here, the ones
+ * between in the port's ring of the oq array, so a queue of one or two packets (the usual case)
+ * is served without leaving the record. */
 typedef struct port {
-    nf_gport back;  /* the global port at the other end of its link, or UINT32_MAX */
-    nf_node node;   /* its node */
-    uint32_t occ;   /* flits in its input VCs */
-    int32_t shcr;   /* free slots in the downstream port's shared pool */
-    uint32_t oq_head, oq_count; /* output queue ring (switch ports) */
-    uint32_t link_flits;        /* flits sent in the measurement window (to switches) */
-    uint8_t lat;                /* latency of its link, both ways */
-    uint8_t to_sw;              /* its link leads to a switch */
-    uint8_t rr_vc;              /* input side: round-robin VC pointer */
-    uint8_t rr_in;              /* output side: round-robin input pointer */
+    nf_gport back;       /* the global port at the other end of its link, or UINT32_MAX */
+    nf_node node;        /* its node */
+    uint32_t occ;        /* flits in its input VCs */
+    int32_t shcr;        /* free slots in the downstream port's shared pool */
+    uint32_t oq_count;   /* flits in the output queue */
+    uint32_t oq_runs;    /* runs in it: hd, then oq_runs - 2 in the ring from oq_mid, then tl */
+    uint32_t oq_mid;     /* the ring's first */
+    uint32_t link_flits; /* flits sent in the measurement window (to switches) */
+    run hd, tl;
+    uint8_t lat;   /* latency of its link, both ways */
+    uint8_t to_sw; /* its link leads to a switch */
+    uint8_t rr_vc; /* input side: round-robin VC pointer */
+    uint8_t rr_in; /* output side: round-robin input pointer */
 } port;
 
 /* An entry of an input VC's ring: a packet and the cycle its head flit arrived. */
 typedef struct qent {
     uint32_t pkt, t_arrive;
 } qent;
-
-/* A flit in an output queue. */
-typedef struct oqent {
-    uint32_t pkt;
-    uint8_t vc, flags;
-} oqent;
 
 typedef struct event {
     uint32_t port;     /* global port: the receiving input (flit) or the sending output (credit) */
@@ -171,7 +179,7 @@ struct nf_sim {
     size_t pstride, iv_off, ov_off;
     qent *qe;           /* PS * V * QE packet entries */
     uint32_t QE;        /* entries per VC: (B + shared) / pkt_flits + 2 */
-    oqent *oq;          /* PS * O output queue slots */
+    run *oq;            /* PS * O: the output queues' middle runs */
     nf_sim_cand *cands; /* PS * V * CACHE_CANDS: the head packets' route candidates */
     outbox *box;        /* one per thread */
     int n_box;
@@ -434,7 +442,7 @@ static void reset(nf_sim *s) {
         for (unsigned v = 0; v < s->V; v++)
             OV(s, p)[v] = (ovc){.credits = cr, .busy = 0};
         p->shcr = p->to_sw ? (int32_t)s->c.shared_flits : 0;
-        p->occ = p->oq_head = p->oq_count = p->link_flits = 0;
+        p->occ = p->oq_count = p->oq_runs = p->oq_mid = p->link_flits = 0;
         p->rr_vc = p->rr_in = 0;
     }
     memset(s->acc, 0, (size_t)s->S * sizeof *s->acc);
@@ -738,6 +746,49 @@ static void allocate_vc(nf_sim *s, outbox *b, nf_node sw, nf_gport gi, port *pi,
     if (po->to_sw) p->hops++;
 }
 
+/* Appends a flit to output go's queue: to the last run when it continues it, else as a run. */
+static void oq_push(nf_sim *s, port *po, nf_gport go, uint32_t id, uint8_t vc, uint8_t flags) {
+    po->oq_count++;
+    run *last = po->oq_runs == 0 ? NULL : po->oq_runs == 1 ? &po->hd : &po->tl;
+    if (last && last->pkt == id && !(last->flags & FL_TAIL) &&
+        (last->flags & FL_SHARED) == (flags & FL_SHARED) && last->n < 0xFFFF) {
+        last->n++;
+        last->flags |= flags & FL_TAIL;
+        return;
+    }
+    run r = {.pkt = id, .vc = vc, .flags = flags, .n = 1};
+    if (po->oq_runs == 0) {
+        po->hd = r;
+    } else if (po->oq_runs == 1) {
+        po->tl = r;
+    } else {
+        uint32_t at = po->oq_mid + po->oq_runs - 2;
+        s->oq[(size_t)go * s->O + (at >= s->O ? at - s->O : at)] = po->tl;
+        po->tl = r;
+    }
+    po->oq_runs++;
+}
+
+/* Takes the first flit of output go's queue (not empty) as the event that carries it on. */
+static event oq_pop(nf_sim *s, port *po, nf_gport go) {
+    run *h = &po->hd;
+    event e = {.port = po->back,
+               .pkt = h->pkt,
+               .vc = h->vc,
+               .flags = (uint8_t)((h->flags & (FL_HEAD | FL_SHARED)) |
+                                  (h->n == 1 ? h->flags & FL_TAIL : 0))};
+    h->flags &= (uint8_t)~FL_HEAD;
+    po->oq_count--;
+    if (--h->n) return e;
+    if (--po->oq_runs == 1) {
+        po->hd = po->tl;
+    } else if (po->oq_runs > 1) {
+        po->hd = s->oq[(size_t)go * s->O + po->oq_mid];
+        po->oq_mid = po->oq_mid + 1 == s->O ? 0 : po->oq_mid + 1;
+    }
+    return e;
+}
+
 /* Moves the head flit of input VC v of port gi through the crossbar to output go's queue; its
  * slot's credit leaves upstream. */
 static int traverse(nf_sim *s, outbox *b, nf_node sw, nf_gport gi, unsigned v, nf_gport go) {
@@ -756,11 +807,8 @@ static int traverse(nf_sim *s, outbox *b, nf_node sw, nf_gport gi, unsigned v, n
                        (event){.port = pi->back, .pkt = NO_PKT, .vc = (uint8_t)v, .flags = kind});
     if (rc) return rc;
     bool shared = take_credit(s, po, iv->out_vc);
-    uint32_t at = po->oq_head + po->oq_count++;
-    s->oq[(size_t)go * s->O + (at >= s->O ? at - s->O : at)] = (oqent){
-        .pkt = id,
-        .vc = iv->out_vc,
-        .flags = (uint8_t)((tail ? FL_TAIL : 0) | (head ? FL_HEAD : 0) | (shared ? FL_SHARED : 0))};
+    oq_push(s, po, go, id, iv->out_vc,
+            (uint8_t)((tail ? FL_TAIL : 0) | (head ? FL_HEAD : 0) | (shared ? FL_SHARED : 0)));
     if (tail) {
         OV(s, po)[iv->out_vc].busy = 0;
         iv->out_port = 0;
@@ -855,12 +903,9 @@ static int router_cycle(nf_sim *s, outbox *b, nf_node sw, bool *busy) {
         unsigned p = (unsigned)__builtin_ctzll(om);
         nf_gport go = g0 + p;
         port *po = PT(s, go);
-        const oqent *q = &s->oq[(size_t)go * s->O + po->oq_head];
-        event e = {.port = po->back, .pkt = q->pkt, .vc = q->vc, .flags = q->flags};
-        int rc = out_event(s, b, s->now + po->lat, e);
+        int rc = out_event(s, b, s->now + po->lat, oq_pop(s, po, go));
         if (rc) return rc;
-        po->oq_head = po->oq_head + 1 == s->O ? 0 : po->oq_head + 1;
-        if (--po->oq_count == 0) s->omask[sw] &= ~(1ULL << p);
+        if (po->oq_count == 0) s->omask[sw] &= ~(1ULL << p);
         b->flit_hops++;
         moved = true;
         if (po->to_sw && in_win) po->link_flits++;
