@@ -110,6 +110,7 @@ typedef struct port {
     uint8_t to_sw; /* its link leads to a switch */
     uint8_t rr_vc; /* input side: round-robin VC pointer */
     uint8_t rr_in; /* output side: round-robin input pointer */
+    uint8_t peer_own; /* the thread that owns the other end (it applies the events sent there) */
 } port;
 
 /* An entry of an input VC's ring: a packet and the cycle its head flit arrived. */
@@ -139,27 +140,27 @@ typedef struct nic {
     uint8_t burst_on; /* bursty injection: in a burst */
 } nic;
 
-/* What a router phase running on one of several threads produces for the others: events
- * (merged into the wheel after the phase, in thread order) and counters. With one thread the
- * events go straight to the wheel (direct). */
-typedef struct timed_event {
-    uint64_t at;
-    event e;
-} timed_event;
-
-typedef struct outbox {
-    timed_event *ev;
-    size_t n, cap;
-    uint64_t flit_hops, unroutable;
-    int moved, rc;
-    bool direct;
-    char pad[64]; /* threads' outboxes on separate cache lines */
-} outbox;
-
 typedef struct sampler {
     double *v;
     size_t n, cap;
 } sampler;
+
+/* A thread's share of the fabric: a contiguous range of switches, their ports, and the
+ * deliveries to their endpoints. It applies the events sent to its ports, runs its active
+ * routers, and sends events into its own wheels, one per destination thread, so no two threads
+ * write the same memory; its counters are summed after each cycle. With one thread it is the
+ * whole engine. */
+typedef struct worker {
+    wheel_slot **wheel; /* [T]: wmask + 1 slots each, the events for thread d's ports */
+    nf_node *act;       /* its active switches */
+    uint32_t n_act;
+    uint32_t *freed; /* packet ids freed this cycle */
+    size_t n_freed, cap_freed;
+    sampler lat, nlat, mlat;
+    uint64_t flit_hops, unroutable, delivered, acc_flits, hops_sum, minimal, n_meas;
+    int moved, rc;
+    char pad[64]; /* workers on separate cache lines */
+} worker;
 
 struct nf_sim {
     const nf_fabric *f;
@@ -181,16 +182,13 @@ struct nf_sim {
     uint32_t QE;        /* entries per VC: (B + shared) / pkt_flits + 2 */
     run *oq;            /* PS * O: the output queues' middle runs */
     nf_sim_cand *cands; /* PS * V * CACHE_CANDS: the head packets' route candidates */
-    outbox *box;        /* one per thread */
-    int n_box;
-    uint8_t *busy;           /* per active-list slot, for the router phase */
+    worker *wk;         /* T threads' shares */
+    unsigned T;
+    uint8_t *own;            /* per switch: the thread that owns it */
     double *acc;             /* per switch: fractional crossbar passes */
     uint64_t *imask, *omask; /* per switch: ports with buffered input flits / queued output */
     uint64_t *next_gen;      /* per endpoint: the cycle its next message is generated */
-    uint8_t *active;
-    nf_node *act;
-    uint32_t n_act;
-    wheel_slot *wheel;
+    uint8_t *active; /* per switch: in its owner's active list */
     uint32_t wmask;
     nic *nics;
     pkt *pk;
@@ -202,7 +200,6 @@ struct nf_sim {
     uint64_t injected, delivered, in_net, moved_at, flit_hops, unroutable;
     /* measurement */
     uint64_t win_lo, win_hi, gen_flits, acc_flits, meas_left, hops_sum, minimal, n_meas;
-    sampler lat, nlat, mlat;
     uint32_t *msg_left;
     uint64_t *msg_t0;
     size_t n_msg, cap_msg, cap_t0;
@@ -233,25 +230,18 @@ static inline bool take_credit(const nf_sim *s, port *p, unsigned vc) {
     return true;
 }
 
-static void wake(nf_sim *s, nf_node sw) {
+static void wake(nf_sim *s, worker *wk, nf_node sw) {
     if (s->active[sw]) return;
     s->active[sw] = 1;
-    s->act[s->n_act++] = sw;
+    wk->act[wk->n_act++] = sw;
 }
 
-static int push_event(nf_sim *s, uint64_t at, event e) {
-    wheel_slot *w = &s->wheel[at & s->wmask];
+/* Sends event e, for a port of thread d, to cycle at (at least a cycle ahead: never into the
+ * slot being applied). */
+static int push_event(nf_sim *s, worker *wk, unsigned d, uint64_t at, event e) {
+    wheel_slot *w = &wk->wheel[d][at & s->wmask];
     if (w->n == w->cap && NF_GROW(w->ev, w->cap, w->n + 1)) return NF_ENOMEM;
     w->ev[w->n++] = e;
-    return NF_OK;
-}
-
-/* From the router phase: into the wheel (one thread), else into the thread's outbox. Events are
- * at least a cycle ahead, so never into the slot being applied. */
-static int out_event(nf_sim *s, outbox *b, uint64_t at, event e) {
-    if (b->direct) return push_event(s, at, e);
-    if (b->n == b->cap && NF_GROW(b->ev, b->cap, b->n + 1)) return NF_ENOMEM;
-    b->ev[b->n++] = (timed_event){.at = at, .e = e};
     return NF_OK;
 }
 
@@ -282,17 +272,23 @@ void nf_sim_free(nf_sim *s) {
     if (!s) return;
     if (s->r && s->r->fini && s->rctx) s->r->fini(s->rctx);
     if (s->t && s->t->fini && s->tctx) s->t->fini(s->tctx);
-    for (uint32_t i = 0; s->wheel && i <= s->wmask; i++)
-        nf__free(s->wheel[i].ev);
+    for (unsigned t = 0; s->wk && t < s->T; t++) {
+        worker *w = &s->wk[t];
+        for (unsigned d = 0; w->wheel && d < s->T; d++) {
+            for (uint32_t i = 0; w->wheel[d] && i <= s->wmask; i++)
+                nf__free(w->wheel[d][i].ev);
+            nf__free(w->wheel[d]);
+        }
+        void *arrays[] = {w->wheel, w->act, w->freed, w->lat.v, w->nlat.v, w->mlat.v};
+        for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
+            nf__free(arrays[i]);
+    }
     for (uint32_t i = 0; s->nics && i < s->E; i++)
         nf__free(s->nics[i].q);
-    for (int i = 0; s->box && i < s->n_box; i++)
-        nf__free(s->box[i].ev);
-    void *arrays[] = {s->box,     s->busy,     s->ep,      s->ep_sw,  s->ep_port, s->ep_g,
-                      s->ep_of,   s->pt_mem,   s->qe,      s->oq,     s->cands,   s->acc,
-                      s->imask,   s->omask,    s->next_gen, s->active, s->act,    s->wheel,
-                      s->nics,    s->pk,       s->free_pk, s->lat.v,  s->nlat.v,  s->mlat.v,
-                      s->msg_left, s->msg_t0};
+    void *arrays[] = {s->wk,       s->own,      s->ep,      s->ep_sw,    s->ep_port, s->ep_g,
+                      s->ep_of,    s->pt_mem,   s->qe,      s->oq,       s->cands,   s->acc,
+                      s->imask,    s->omask,    s->next_gen, s->active,  s->nics,    s->pk,
+                      s->free_pk,  s->msg_left, s->msg_t0};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
         nf__free(arrays[i]);
     nf__free(s);
@@ -386,34 +382,48 @@ int nf_sim_new(const nf_fabric *f, const nf_hops *h, const nf_sim_config *cfg,
     s->qe = nf__malloc((PSV * s->QE + 1) * sizeof *s->qe);
     s->oq = nf__malloc(((size_t)s->PS * s->O + 1) * sizeof *s->oq);
     s->cands = nf__malloc((PSV * CACHE_CANDS + 1) * sizeof *s->cands);
-    /* one thread unless asked: on the 2-vCPU development machine two were slower (the phase is
-     * bound by memory latency and the merge is serial) */
-    s->n_box = c.threads ? (int)c.threads : 1;
-    if (s->n_box < 1) s->n_box = 1;
-    if (s->n_box > 256) s->n_box = 256;
-    s->box = nf__calloc((size_t)s->n_box, sizeof *s->box);
-    s->busy = nf__malloc((size_t)s->S + 1);
+    s->T = c.threads ? c.threads : 1;
+    if (s->T > 64) s->T = 64;
+    if (s->T > s->S) s->T = s->S;
     s->acc = nf__calloc((size_t)s->S + 1, sizeof *s->acc);
     s->active = nf__calloc((size_t)s->S + 1, 1);
-    s->act = nf__malloc(((size_t)s->S + 1) * sizeof *s->act);
+    s->own = nf__calloc((size_t)s->S + 1, 1);
     s->nics = nf__calloc(s->E, sizeof *s->nics);
     s->imask = nf__calloc((size_t)s->S + 1, sizeof *s->imask);
     s->omask = nf__calloc((size_t)s->S + 1, sizeof *s->omask);
     s->next_gen = nf__calloc((size_t)s->E + 1, sizeof *s->next_gen);
+    s->wk = nf__calloc(s->T, sizeof *s->wk);
     uint32_t w = 1;
     while (w < maxlat + c.credit_delay + 4)
         w <<= 1;
     s->wmask = w - 1;
-    s->wheel = nf__calloc(w, sizeof *s->wheel);
-    if (!s->pt_mem || !s->qe || !s->oq || !s->cands || !s->box || !s->busy || !s->acc ||
-        !s->active || !s->act || !s->nics || !s->wheel || !s->imask || !s->omask || !s->next_gen)
+    if (!s->pt_mem || !s->qe || !s->oq || !s->cands || !s->acc || !s->active || !s->own ||
+        !s->nics || !s->imask || !s->omask || !s->next_gen || !s->wk)
         goto fail;
+    for (unsigned th = 0; th < s->T; th++) {
+        worker *wk = &s->wk[th];
+        wk->act = nf__malloc(((size_t)s->S + 1) * sizeof *wk->act);
+        wk->wheel = nf__calloc(s->T, sizeof *wk->wheel);
+        if (!wk->act || !wk->wheel) goto fail;
+        for (unsigned d = 0; d < s->T; d++)
+            if (!(wk->wheel[d] = nf__calloc(w, sizeof *wk->wheel[d]))) goto fail;
+    }
+    /* threads own contiguous ranges of switches with about as many ports each (a Dragonfly's
+     * groups are contiguous, so only global links cross) */
+    for (nf_node n = 0, th = 0; n < s->S; n++) {
+        while (th + 1 < s->T && (uint64_t)f->port_off[n] * s->T >= (uint64_t)(th + 1) * s->PS)
+            th++;
+        s->own[n] = (uint8_t)th;
+    }
     memset(s->pt, 0, (size_t)s->P * s->pstride);
     for (nf_node n = 0; n < f->n_nodes; n++)
         for (unsigned p = 1; p <= f->nports[n]; p++) {
             nf_gport g = nf_port_index(f, n, p);
             port *pp = PT(s, g);
             pp->node = n;
+            nf_node far = f->peer[g]; /* the owner of a CA is the owner of its switch */
+            if (far != NF_NONE && far >= s->S) far = f->peer[nf_port_index(f, far, 1)];
+            pp->peer_own = far != NF_NONE && far < s->S ? s->own[far] : 0;
             pp->back =
                 f->peer[g] == NF_NONE ? UINT32_MAX : nf_port_index(f, f->peer[g], f->peer_port[g]);
             pp->to_sw = f->peer[g] != NF_NONE && f->peer[g] < f->n_switches;
@@ -449,9 +459,18 @@ static void reset(nf_sim *s) {
     memset(s->imask, 0, (size_t)s->S * sizeof *s->imask);
     memset(s->omask, 0, (size_t)s->S * sizeof *s->omask);
     memset(s->active, 0, s->S);
-    s->n_act = 0;
-    for (uint32_t i = 0; i <= s->wmask; i++)
-        s->wheel[i].n = 0;
+    for (unsigned t = 0; t < s->T; t++) {
+        worker *w = &s->wk[t];
+        for (unsigned d = 0; d < s->T; d++)
+            for (uint32_t i = 0; i <= s->wmask; i++)
+                w->wheel[d][i].n = 0;
+        w->n_act = 0;
+        w->n_freed = 0;
+        w->lat.n = w->nlat.n = w->mlat.n = 0;
+        w->flit_hops = w->unroutable = w->delivered = w->acc_flits = 0;
+        w->hops_sum = w->minimal = w->n_meas = 0;
+        w->moved = w->rc = 0;
+    }
     for (uint32_t e = 0; e < s->E; e++) {
         nic *n = &s->nics[e];
         n->q_head = n->q_count = 0;
@@ -462,7 +481,6 @@ static void reset(nf_sim *s) {
     s->n_pk = s->n_free_pk = 0;
     s->now = s->injected = s->delivered = s->in_net = s->moved_at = s->flit_hops = 0;
     s->unroutable = 0;
-    s->lat.n = s->nlat.n = s->mlat.n = 0;
     s->n_msg = 0;
     s->win_lo = s->win_hi = UINT64_MAX;
     s->gen_flits = s->acc_flits = s->meas_left = s->hops_sum = s->minimal = s->n_meas = 0;
@@ -601,7 +619,7 @@ static int nic_send(nf_sim *s, uint32_t e) {
                 .vc = n->cur_vc,
                 .flags = (uint8_t)((tail ? FL_TAIL : 0) | (n->cur_sent == 1 ? FL_HEAD : 0) |
                                    (shared ? FL_SHARED : 0))};
-    int rc = push_event(s, s->now + p->lat, ev);
+    int rc = push_event(s, &s->wk[0], p->peer_own, s->now + p->lat, ev);
     if (rc) return rc;
     s->injected++;
     s->in_net++;
@@ -618,31 +636,42 @@ static int nic_send(nf_sim *s, uint32_t e) {
 /* A flit reaches its NIC (flits of a packet arrive in order: its tail completes it); with its
  * packet's last, the packet's figures are taken. NF_ENOMEM when a latency sample cannot be kept
  * (the run fails rather than report figures without it). */
-static int deliver(nf_sim *s, uint32_t id, bool tail) {
-    s->delivered++;
-    s->in_net--;
-    if (s->now >= s->win_lo && s->now < s->win_hi) s->acc_flits++;
+static int deliver(nf_sim *s, worker *wk, uint32_t id, bool tail) {
+    wk->delivered++;
+    if (s->now >= s->win_lo && s->now < s->win_hi) wk->acc_flits++;
     if (!tail) return NF_OK;
     pkt *p = &s->pk[id];
     if (p->measured) {
-        if (sample(&s->lat, (double)(s->now - p->t_create)) ||
-            sample(&s->nlat, (double)(s->now - p->t_inject)))
+        if (sample(&wk->lat, (double)(s->now - p->t_create)) ||
+            sample(&wk->nlat, (double)(s->now - p->t_inject)))
             return NF_ENOMEM;
-        s->hops_sum += p->hops;
+        wk->hops_sum += p->hops;
         nf_node src_sw = s->ep_sw[p->src_ep];
-        s->minimal += p->hops == nf_hops_sw(s->h, src_sw, p->dst_sw);
-        s->n_meas++;
-        s->meas_left--;
+        wk->minimal += p->hops == nf_hops_sw(s->h, src_sw, p->dst_sw);
+        wk->n_meas++;
+        /* a message's packets all reach one endpoint, so one thread counts it down */
         if (p->msg != UINT32_MAX && --s->msg_left[p->msg] == 0 &&
-            sample(&s->mlat, (double)(s->now - s->msg_t0[p->msg])))
+            sample(&wk->mlat, (double)(s->now - s->msg_t0[p->msg])))
             return NF_ENOMEM;
     }
-    s->free_pk[s->n_free_pk++] = id;
+    if (wk->n_freed == wk->cap_freed && NF_GROW(wk->freed, wk->cap_freed, wk->n_freed + 1))
+        return NF_ENOMEM;
+    wk->freed[wk->n_freed++] = id;
     return NF_OK;
 }
 
-static int apply_events(nf_sim *s) {
-    wheel_slot *w = &s->wheel[s->now & s->wmask];
+static int apply_slot(nf_sim *s, worker *wk, wheel_slot *w);
+
+/* Applies this cycle's events for thread t's ports, from every thread's wheel in thread order. */
+static int apply_events(nf_sim *s, unsigned t) {
+    for (unsigned src = 0; src < s->T; src++) {
+        int rc = apply_slot(s, &s->wk[t], &s->wk[src].wheel[t][s->now & s->wmask]);
+        if (rc) return rc;
+    }
+    return NF_OK;
+}
+
+static int apply_slot(nf_sim *s, worker *wk, wheel_slot *w) {
     const nf_gport *port_off = s->f->port_off;
     for (size_t i = 0; i < w->n; i++) {
         event e = w->ev[i];
@@ -658,11 +687,11 @@ static int apply_events(nf_sim *s) {
                 p->shcr++;
             else
                 OV(s, p)[e.vc].credits++;
-            if (n < s->S) wake(s, n);
+            if (n < s->S) wake(s, wk, n);
             continue;
         }
         if (n >= s->S) { /* arrived at a NIC: consumed at once */
-            int rc = deliver(s, e.pkt, e.flags & FL_TAIL);
+            int rc = deliver(s, wk, e.pkt, e.flags & FL_TAIL);
             if (rc) return rc;
             continue;
         }
@@ -681,7 +710,7 @@ static int apply_events(nf_sim *s) {
         if (p->occ++ == 0) s->imask[n] |= 1ULL << (e.port - port_off[n]);
         if (e.flags & FL_SHARED) v->sh++;
         v->count++;
-        wake(s, n);
+        wake(s, wk, n);
     }
     w->n = 0;
     return NF_OK;
@@ -693,7 +722,7 @@ static int apply_events(nf_sim *s) {
  * routing's candidates (or the ejection port at the destination switch), the first free VC with
  * room for the whole packet, deterministically the first candidate that has one, adaptively the
  * one with the most credits. */
-static void allocate_vc(nf_sim *s, outbox *b, nf_node sw, nf_gport gi, port *pi, unsigned in_port,
+static void allocate_vc(nf_sim *s, worker *b, nf_node sw, nf_gport gi, port *pi, unsigned in_port,
                         unsigned v) {
     ivc *civ = &IV(s, pi)[v];
     pkt *p = &s->pk[civ->head_pkt];
@@ -791,7 +820,7 @@ static event oq_pop(nf_sim *s, port *po, nf_gport go) {
 
 /* Moves the head flit of input VC v of port gi through the crossbar to output go's queue; its
  * slot's credit leaves upstream. */
-static int traverse(nf_sim *s, outbox *b, nf_node sw, nf_gport gi, unsigned v, nf_gport go) {
+static int traverse(nf_sim *s, worker *b, nf_node sw, nf_gport gi, unsigned v, nf_gport go) {
     port *pi = PT(s, gi), *po = PT(s, go);
     ivc *iv = &IV(s, pi)[v];
     uint32_t id = iv->head_pkt;
@@ -803,8 +832,8 @@ static int traverse(nf_sim *s, outbox *b, nf_node sw, nf_gport gi, unsigned v, n
     s->omask[sw] |= 1ULL << (go - g0);
     uint8_t kind = iv->sh ? 1 : 0; /* shared slots are given back first */
     if (kind) iv->sh--;
-    int rc = out_event(s, b, s->now + s->c.credit_delay + pi->lat,
-                       (event){.port = pi->back, .pkt = NO_PKT, .vc = (uint8_t)v, .flags = kind});
+    int rc = push_event(s, b, pi->peer_own, s->now + s->c.credit_delay + pi->lat,
+                        (event){.port = pi->back, .pkt = NO_PKT, .vc = (uint8_t)v, .flags = kind});
     if (rc) return rc;
     bool shared = take_credit(s, po, iv->out_vc);
     oq_push(s, po, go, id, iv->out_vc,
@@ -831,7 +860,7 @@ static int traverse(nf_sim *s, outbox *b, nf_node sw, nf_gport gi, unsigned v, n
  * head packet is ready, holds (or now gets) an output VC whose output is unmatched, has a credit
  * and room in the output queue; every unmatched output grants one offer (round-robin). Pointers
  * move past the winners. Then the matched flits cross. */
-static int crossbar_pass(nf_sim *s, outbox *b, nf_node sw, bool *moved) {
+static int crossbar_pass(nf_sim *s, worker *b, nf_node sw, bool *moved) {
     const nf_fabric *f = s->f;
     unsigned np = f->nports[sw], V = s->V;
     nf_gport g0 = f->port_off[sw];
@@ -888,7 +917,7 @@ static int crossbar_pass(nf_sim *s, outbox *b, nf_node sw, bool *moved) {
 }
 
 /* A router's cycle; *busy says whether it still holds flits. */
-static int router_cycle(nf_sim *s, outbox *b, nf_node sw, bool *busy) {
+static int router_cycle(nf_sim *s, worker *b, nf_node sw, bool *busy) {
     s->acc[sw] += s->c.speedup;
     unsigned passes = (unsigned)s->acc[sw];
     s->acc[sw] -= passes;
@@ -903,7 +932,7 @@ static int router_cycle(nf_sim *s, outbox *b, nf_node sw, bool *busy) {
         unsigned p = (unsigned)__builtin_ctzll(om);
         nf_gport go = g0 + p;
         port *po = PT(s, go);
-        int rc = out_event(s, b, s->now + po->lat, oq_pop(s, po, go));
+        int rc = push_event(s, b, po->peer_own, s->now + po->lat, oq_pop(s, po, go));
         if (rc) return rc;
         if (po->oq_count == 0) s->omask[sw] &= ~(1ULL << p);
         b->flit_hops++;
@@ -926,50 +955,92 @@ static void prefetch_router(const nf_sim *s, nf_node sw) {
         __builtin_prefetch(a, 1);
 }
 
-static int one_cycle(nf_sim *s) {
-    int rc = apply_events(s);
-    if (rc) return rc;
+/* Thread t's routers: each active one runs its cycle; the idle ones leave the list. */
+static int router_phase(nf_sim *s, unsigned t) {
+    worker *wk = &s->wk[t];
+    uint32_t n = wk->n_act, w = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        nf_node sw = wk->act[i];
+        if (i + 2 < n) prefetch_router(s, wk->act[i + 2]);
+        bool busy = false;
+        int rc = router_cycle(s, wk, sw, &busy);
+        if (rc) return rc;
+        if (busy)
+            wk->act[w++] = sw;
+        else
+            s->active[sw] = 0;
+    }
+    wk->n_act = w;
+    return NF_OK;
+}
+
+/* The NICs: packets generated and flits sent, in endpoint order (one random stream). */
+static int nic_phase(nf_sim *s) {
+    for (unsigned t = 0; t < s->T; t++) { /* the packets delivered last cycle are free */
+        worker *wk = &s->wk[t];
+        for (size_t i = 0; i < wk->n_freed; i++)
+            s->free_pk[s->n_free_pk++] = wk->freed[i];
+        wk->n_freed = 0;
+    }
+    int rc;
     for (uint32_t e = 0; e < s->E; e++) {
         if (s->pkt_rate > 0 && (s->inj.bursty || s->next_gen[e] <= s->now) && (rc = generate(s, e)))
             return rc;
         if ((s->nics[e].q_count || s->nics[e].cur != NO_PKT) && (rc = nic_send(s, e))) return rc;
     }
-    /* the router phase: routers touch only their own state and send everything else as events
-     * at least a cycle ahead, so they run in parallel; the outboxes are merged in thread order,
-     * which is the order one thread would have pushed them in */
-    uint32_t n = s->n_act, w = 0;
-    int nth = n >= 64 ? s->n_box : 1;
-    for (int t = 0; t < nth; t++) {
-        s->box[t].n = 0;
-        s->box[t].rc = 0;
-        s->box[t].direct = nth == 1;
+    return NF_OK;
+}
+
+/* One cycle: events applied, NICs, routers. With several threads, each applies its events and
+ * runs its routers in parallel; the NICs run on one between two barriers. Every thread writes
+ * only its own state and its own wheels, and what a router does depends on its own state only,
+ * so the results are the same for every number of threads. */
+static int one_cycle(nf_sim *s) {
+    int rc = NF_OK;
+    if (s->T == 1) {
+        if ((rc = apply_events(s, 0)) || (rc = nic_phase(s)) || (rc = router_phase(s, 0)))
+            return rc;
+    } else {
+        int nic_rc = NF_OK;
+        unsigned T = s->T;
+#pragma omp parallel num_threads(T)
+        {
+            unsigned id = (unsigned)omp_get_thread_num(), nth = (unsigned)omp_get_num_threads();
+            for (unsigned t = id; t < T; t += nth) /* all shares, whatever threads came */
+                s->wk[t].rc = apply_events(s, t);
+#pragma omp barrier
+#pragma omp master
+            {
+                bool ok = true;
+                for (unsigned t = 0; t < T; t++)
+                    ok &= s->wk[t].rc == NF_OK;
+                nic_rc = ok ? nic_phase(s) : NF_OK;
+            }
+#pragma omp barrier
+            if (nic_rc == NF_OK)
+                for (unsigned t = id; t < T; t += nth)
+                    if (s->wk[t].rc == NF_OK) s->wk[t].rc = router_phase(s, t);
+        }
+        if (nic_rc) return nic_rc;
+        for (unsigned t = 0; t < T; t++)
+            if (s->wk[t].rc) return s->wk[t].rc;
     }
-#pragma omp parallel for schedule(static) num_threads(nth) if (nth > 1)
-    for (uint32_t i = 0; i < n; i++) {
-        outbox *b = &s->box[omp_get_thread_num()];
-        if (i + 2 < n) prefetch_router(s, s->act[i + 2]);
-        bool busy = false;
-        if (!b->rc) b->rc = router_cycle(s, b, s->act[i], &busy);
-        s->busy[i] = busy;
+    for (unsigned t = 0; t < s->T; t++) {
+        worker *wk = &s->wk[t];
+        s->flit_hops += wk->flit_hops;
+        s->unroutable += wk->unroutable;
+        s->delivered += wk->delivered;
+        s->in_net -= wk->delivered;
+        s->acc_flits += wk->acc_flits;
+        s->hops_sum += wk->hops_sum;
+        s->minimal += wk->minimal;
+        s->n_meas += wk->n_meas;
+        s->meas_left -= wk->n_meas;
+        if (wk->moved) s->moved_at = s->now;
+        wk->flit_hops = wk->unroutable = wk->delivered = wk->acc_flits = 0;
+        wk->hops_sum = wk->minimal = wk->n_meas = 0;
+        wk->moved = 0;
     }
-    for (int t = 0; t < nth; t++) {
-        outbox *b = &s->box[t];
-        if (b->rc) return b->rc;
-        for (size_t k = 0; k < b->n; k++)
-            if ((rc = push_event(s, b->ev[k].at, b->ev[k].e))) return rc;
-        s->flit_hops += b->flit_hops;
-        s->unroutable += b->unroutable;
-        if (b->moved) s->moved_at = s->now;
-        b->flit_hops = b->unroutable = 0;
-        b->moved = 0;
-    }
-    for (uint32_t i = 0; i < n; i++) {
-        if (s->busy[i])
-            s->act[w++] = s->act[i];
-        else
-            s->active[s->act[i]] = 0;
-    }
-    s->n_act = w;
     s->now++;
     return NF_OK;
 }
@@ -1062,10 +1133,23 @@ int nf_sim_run(nf_sim *s, const nf_sim_injection *inj, const nf_sim_phase *ph,
     double denom = (double)s->E * (double)p.window;
     out->offered = (double)s->gen_flits / denom;
     out->accepted = (double)s->acc_flits / denom;
-    stats(&s->lat, &out->lat_mean, &out->lat_p99);
+    /* every thread's samples in the first's (their order does not matter: they are sorted, and
+     * their sums are of integers, exact) */
+    worker *w0 = &s->wk[0];
+    for (unsigned t = 1; t < s->T; t++) {
+        sampler *from[3] = {&s->wk[t].lat, &s->wk[t].nlat, &s->wk[t].mlat};
+        sampler *to[3] = {&w0->lat, &w0->nlat, &w0->mlat};
+        for (int k = 0; k < 3; k++) {
+            if (NF_GROW(to[k]->v, to[k]->cap, to[k]->n + from[k]->n)) return NF_ENOMEM;
+            memcpy(to[k]->v + to[k]->n, from[k]->v, from[k]->n * sizeof *from[k]->v);
+            to[k]->n += from[k]->n;
+            from[k]->n = 0;
+        }
+    }
+    stats(&w0->lat, &out->lat_mean, &out->lat_p99);
     double dummy;
-    stats(&s->nlat, &out->net_lat_mean, &dummy);
-    stats(&s->mlat, &out->msg_lat_mean, &out->msg_lat_p99);
+    stats(&w0->nlat, &out->net_lat_mean, &dummy);
+    stats(&w0->mlat, &out->msg_lat_mean, &out->msg_lat_p99);
     out->packets = s->n_meas;
     out->hops_mean = s->n_meas ? (double)s->hops_sum / (double)s->n_meas : 0;
     out->minimal_frac = s->n_meas ? (double)s->minimal / (double)s->n_meas : 0;
