@@ -28,7 +28,8 @@ typedef struct nf_sim_config {
     unsigned out_buf;     /* output queue per port behind the crossbar, flits (buf_flits) */
     unsigned alloc_iters; /* switch allocator iterations (1) */
     bool adaptive;        /* table routings: the candidate with most downstream credits */
-    unsigned threads;     /* router phase threads (0: 1); results do not depend on it */
+    unsigned threads;     /* threads (0: every processor for 64 switches or more, else 1; at
+                           * most 64); results do not depend on it */
     uint64_t seed;
 } nf_sim_config;
 
@@ -112,7 +113,8 @@ typedef struct nf_sim_result {
 } nf_sim_result;
 
 typedef struct nf_sim_phase {
-    uint64_t warmup, window, drain_max; /* cycles (default 1000, 5000, 20000) */
+    uint64_t warmup;            /* cycles before the window (0: none; NULL phase: 1000) */
+    uint64_t window, drain_max; /* cycles (0: 5000, 20000) */
 } nf_sim_phase;
 
 /* Runs one load point from an empty network: warm-up, measurement window, drain. Progress

@@ -382,7 +382,9 @@ int nf_sim_new(const nf_fabric *f, const nf_hops *h, const nf_sim_config *cfg,
     s->qe = nf__malloc((PSV * s->QE + 1) * sizeof *s->qe);
     s->oq = nf__malloc(((size_t)s->PS * s->O + 1) * sizeof *s->oq);
     s->cands = nf__malloc((PSV * CACHE_CANDS + 1) * sizeof *s->cands);
-    s->T = c.threads ? c.threads : 1;
+    /* threads: asked, or every processor when the fabric is big enough to share */
+    s->T = c.threads ? c.threads : s->S >= 64 ? (unsigned)omp_get_num_procs() : 1;
+    if (s->T < 1) s->T = 1;
     if (s->T > 64) s->T = 64;
     if (s->T > s->S) s->T = s->S;
     s->acc = nf__calloc((size_t)s->S + 1, sizeof *s->acc);
@@ -1106,8 +1108,7 @@ static double mono(void) {
 int nf_sim_run(nf_sim *s, const nf_sim_injection *inj, const nf_sim_phase *ph,
                void (*progress)(void *ud, double frac), void *ud, nf_sim_result *out) {
     memset(out, 0, sizeof *out);
-    nf_sim_phase p = ph ? *ph : (nf_sim_phase){0};
-    if (!p.warmup) p.warmup = 1000;
+    nf_sim_phase p = ph ? *ph : (nf_sim_phase){.warmup = 1000};
     if (!p.window) p.window = 5000;
     if (!p.drain_max) p.drain_max = 20000;
     reset(s);
