@@ -34,6 +34,7 @@
 #define CACHE_CANDS 6
 /* Input VC rings hold (buf + shared) / pkt + 2 packet entries in 16-bit indices. */
 #define MAX_BUF_FLITS 60000u
+#define CAL 1024u /* slots of the sources' calendar (a power of two) */
 
 void nf_sim_config_defaults(nf_sim_config *c) {
     if (!c->vcs) c->vcs = 4;
@@ -156,8 +157,10 @@ typedef struct worker {
     uint32_t n_act;
     uint32_t *freed; /* packet ids freed this cycle */
     size_t n_freed, cap_freed;
+    uint32_t *nic_act; /* its endpoints with packets to send */
+    uint32_t n_nic_act;
     sampler lat, nlat, mlat;
-    uint64_t flit_hops, unroutable, delivered, acc_flits, hops_sum, minimal, n_meas;
+    uint64_t flit_hops, unroutable, injected, delivered, acc_flits, hops_sum, minimal, n_meas;
     int moved, rc;
     char pad[64]; /* workers on separate cache lines */
 } worker;
@@ -188,6 +191,12 @@ struct nf_sim {
     double *acc;             /* per switch: fractional crossbar passes */
     uint64_t *imask, *omask; /* per switch: ports with buffered input flits / queued output */
     uint64_t *next_gen;      /* per endpoint: the cycle its next message is generated */
+    uint8_t *nic_on;         /* per endpoint: in its owner's nic_act */
+    struct cal_slot {        /* Bernoulli sources by the cycle of their next message */
+        uint32_t *e;
+        size_t n, cap;
+    } *cal;
+    uint32_t *due; /* the sources whose message is due this cycle */
     uint8_t *active; /* per switch: in its owner's active list */
     uint32_t wmask;
     nic *nics;
@@ -279,12 +288,17 @@ void nf_sim_free(nf_sim *s) {
                 nf__free(w->wheel[d][i].ev);
             nf__free(w->wheel[d]);
         }
-        void *arrays[] = {w->wheel, w->act, w->freed, w->lat.v, w->nlat.v, w->mlat.v};
+        void *arrays[] = {w->wheel, w->act, w->freed, w->nic_act, w->lat.v, w->nlat.v, w->mlat.v};
         for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
             nf__free(arrays[i]);
     }
     for (uint32_t i = 0; s->nics && i < s->E; i++)
         nf__free(s->nics[i].q);
+    for (uint32_t i = 0; s->cal && i < CAL; i++)
+        nf__free(s->cal[i].e);
+    nf__free(s->cal);
+    nf__free(s->due);
+    nf__free(s->nic_on);
     void *arrays[] = {s->wk,       s->own,      s->ep,      s->ep_sw,    s->ep_port, s->ep_g,
                       s->ep_of,    s->pt_mem,   s->qe,      s->oq,       s->cands,   s->acc,
                       s->imask,    s->omask,    s->next_gen, s->active,  s->nics,    s->pk,
@@ -395,18 +409,23 @@ int nf_sim_new(const nf_fabric *f, const nf_hops *h, const nf_sim_config *cfg,
     s->omask = nf__calloc((size_t)s->S + 1, sizeof *s->omask);
     s->next_gen = nf__calloc((size_t)s->E + 1, sizeof *s->next_gen);
     s->wk = nf__calloc(s->T, sizeof *s->wk);
+    s->nic_on = nf__calloc((size_t)s->E + 1, 1);
+    s->cal = nf__calloc(CAL, sizeof *s->cal);
+    s->due = nf__malloc(((size_t)s->E + 1) * sizeof *s->due);
     uint32_t w = 1;
     while (w < maxlat + c.credit_delay + 4)
         w <<= 1;
     s->wmask = w - 1;
     if (!s->pt_mem || !s->qe || !s->oq || !s->cands || !s->acc || !s->active || !s->own ||
-        !s->nics || !s->imask || !s->omask || !s->next_gen || !s->wk)
+        !s->nics || !s->imask || !s->omask || !s->next_gen || !s->wk || !s->nic_on || !s->cal ||
+        !s->due)
         goto fail;
     for (unsigned th = 0; th < s->T; th++) {
         worker *wk = &s->wk[th];
         wk->act = nf__malloc(((size_t)s->S + 1) * sizeof *wk->act);
+        wk->nic_act = nf__malloc(((size_t)s->E + 1) * sizeof *wk->nic_act);
         wk->wheel = nf__calloc(s->T, sizeof *wk->wheel);
-        if (!wk->act || !wk->wheel) goto fail;
+        if (!wk->act || !wk->nic_act || !wk->wheel) goto fail;
         for (unsigned d = 0; d < s->T; d++)
             if (!(wk->wheel[d] = nf__calloc(w, sizeof *wk->wheel[d]))) goto fail;
     }
@@ -466,13 +485,14 @@ static void reset(nf_sim *s) {
         for (unsigned d = 0; d < s->T; d++)
             for (uint32_t i = 0; i <= s->wmask; i++)
                 w->wheel[d][i].n = 0;
-        w->n_act = 0;
+        w->n_act = w->n_nic_act = 0;
         w->n_freed = 0;
         w->lat.n = w->nlat.n = w->mlat.n = 0;
-        w->flit_hops = w->unroutable = w->delivered = w->acc_flits = 0;
+        w->flit_hops = w->unroutable = w->injected = w->delivered = w->acc_flits = 0;
         w->hops_sum = w->minimal = w->n_meas = 0;
         w->moved = w->rc = 0;
     }
+    memset(s->nic_on, 0, s->E);
     for (uint32_t e = 0; e < s->E; e++) {
         nic *n = &s->nics[e];
         n->q_head = n->q_count = 0;
@@ -490,6 +510,15 @@ static void reset(nf_sim *s) {
 }
 static uint64_t geometric(nf_sim *s, double p);
 
+/* Files Bernoulli source e under the cycle of its next message (modulo CAL: a slot also holds
+ * sources due CAL or more cycles later, which stay in it until their turn). */
+static int cal_put(nf_sim *s, uint32_t e) {
+    struct cal_slot *c = &s->cal[s->next_gen[e] & (CAL - 1)];
+    if (c->n == c->cap && NF_GROW(c->e, c->cap, c->n + 1)) return NF_ENOMEM;
+    c->e[c->n++] = e;
+    return NF_OK;
+}
+
 int nf_sim_set_injection(nf_sim *s, const nf_sim_injection *inj) {
     if (!(inj->load >= 0 && inj->load <= 1)) return NF_EINVAL;
     s->inj = *inj;
@@ -497,8 +526,12 @@ int nf_sim_set_injection(nf_sim *s, const nf_sim_injection *inj) {
     if (s->inj.bursty && !(s->inj.burst_pkts >= 1)) s->inj.burst_pkts = 8;
     s->pkt_rate = inj->load / s->c.pkt_flits;
     double rate = s->pkt_rate / s->inj.msg_pkts;
-    for (uint32_t e = 0; e < s->E; e++) /* the first message of each Bernoulli source */
+    for (uint32_t i = 0; i < CAL; i++)
+        s->cal[i].n = 0;
+    for (uint32_t e = 0; e < s->E; e++) { /* the first message of each Bernoulli source */
         s->next_gen[e] = rate > 0 ? s->now + geometric(s, rate) - 1 : UINT64_MAX;
+        if (!s->inj.bursty && s->next_gen[e] != UINT64_MAX && cal_put(s, e)) return NF_ENOMEM;
+    }
     return NF_OK;
 }
 
@@ -586,12 +619,17 @@ static int generate(nf_sim *s, uint32_t e) {
         }
         if (nic_push(n, id)) return NF_ENOMEM;
     }
+    if (!s->nic_on[e]) { /* to its owner's list of sending NICs */
+        worker *wk = &s->wk[s->own[s->ep_sw[e]]];
+        s->nic_on[e] = 1;
+        wk->nic_act[wk->n_nic_act++] = e;
+    }
     return NF_OK;
 }
 
 /* The NIC sends at most one flit a cycle into its switch's input port: a packet starts only on
  * a VC (0..inj_vc_hi) with room for all of it. */
-static int nic_send(nf_sim *s, uint32_t e) {
+static int nic_send(nf_sim *s, worker *wk, uint32_t e) {
     nic *n = &s->nics[e];
     port *p = PT(s, s->ep_g[e]);
     ovc *ov = OV(s, p);
@@ -621,11 +659,10 @@ static int nic_send(nf_sim *s, uint32_t e) {
                 .vc = n->cur_vc,
                 .flags = (uint8_t)((tail ? FL_TAIL : 0) | (n->cur_sent == 1 ? FL_HEAD : 0) |
                                    (shared ? FL_SHARED : 0))};
-    int rc = push_event(s, &s->wk[0], p->peer_own, s->now + p->lat, ev);
+    int rc = push_event(s, wk, p->peer_own, s->now + p->lat, ev);
     if (rc) return rc;
-    s->injected++;
-    s->in_net++;
-    s->moved_at = s->now;
+    wk->injected++;
+    wk->moved = 1;
     if (tail) {
         ov[n->cur_vc].busy = 0;
         n->cur = NO_PKT;
@@ -976,31 +1013,73 @@ static int router_phase(nf_sim *s, unsigned t) {
     return NF_OK;
 }
 
-/* The NICs: packets generated and flits sent, in endpoint order (one random stream). */
-static int nic_phase(nf_sim *s) {
-    for (unsigned t = 0; t < s->T; t++) { /* the packets delivered last cycle are free */
+static int cmp_u32(const void *a, const void *b) {
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The sources: the messages of this cycle generated, in endpoint order (one random stream). A
+ * Bernoulli source is visited only in the cycle of its next message; bursty ones every cycle. */
+static int gen_phase(nf_sim *s) {
+    for (unsigned t = 0; t < s->T; t++) { /* the packets delivered this cycle are free */
         worker *wk = &s->wk[t];
         for (size_t i = 0; i < wk->n_freed; i++)
             s->free_pk[s->n_free_pk++] = wk->freed[i];
         wk->n_freed = 0;
     }
+    if (!(s->pkt_rate > 0)) return NF_OK;
     int rc;
-    for (uint32_t e = 0; e < s->E; e++) {
-        if (s->pkt_rate > 0 && (s->inj.bursty || s->next_gen[e] <= s->now) && (rc = generate(s, e)))
-            return rc;
-        if ((s->nics[e].q_count || s->nics[e].cur != NO_PKT) && (rc = nic_send(s, e))) return rc;
+    if (s->inj.bursty) {
+        for (uint32_t e = 0; e < s->E; e++)
+            if ((rc = generate(s, e))) return rc;
+        return NF_OK;
+    }
+    struct cal_slot *c = &s->cal[s->now & (CAL - 1)];
+    size_t nd = 0, keep = 0;
+    for (size_t i = 0; i < c->n; i++) {
+        uint32_t e = c->e[i];
+        if (s->next_gen[e] == s->now)
+            s->due[nd++] = e;
+        else
+            c->e[keep++] = e;
+    }
+    c->n = keep;
+    qsort(s->due, nd, sizeof *s->due, cmp_u32);
+    for (size_t i = 0; i < nd; i++) {
+        uint32_t e = s->due[i];
+        if ((rc = generate(s, e))) return rc;
+        if (s->next_gen[e] != UINT64_MAX && (rc = cal_put(s, e))) return rc;
     }
     return NF_OK;
 }
 
-/* One cycle: events applied, NICs, routers. With several threads, each applies its events and
- * runs its routers in parallel; the NICs run on one between two barriers. Every thread writes
+/* Thread t's NICs with packets: each sends a flit if it can; the idle ones leave the list. */
+static int send_phase(nf_sim *s, unsigned t) {
+    worker *wk = &s->wk[t];
+    uint32_t w = 0;
+    for (uint32_t i = 0; i < wk->n_nic_act; i++) {
+        uint32_t e = wk->nic_act[i];
+        int rc = nic_send(s, wk, e);
+        if (rc) return rc;
+        if (s->nics[e].q_count || s->nics[e].cur != NO_PKT)
+            wk->nic_act[w++] = e;
+        else
+            s->nic_on[e] = 0;
+    }
+    wk->n_nic_act = w;
+    return NF_OK;
+}
+
+/* One cycle: events applied, messages generated, NICs and routers. With several threads, each
+ * applies its events, then runs its NICs and routers, in parallel; the generation (one random
+ * stream) runs on one between two barriers. Every thread writes
  * only its own state and its own wheels, and what a router does depends on its own state only,
  * so the results are the same for every number of threads. */
 static int one_cycle(nf_sim *s) {
     int rc = NF_OK;
     if (s->T == 1) {
-        if ((rc = apply_events(s, 0)) || (rc = nic_phase(s)) || (rc = router_phase(s, 0)))
+        if ((rc = apply_events(s, 0)) || (rc = gen_phase(s)) || (rc = send_phase(s, 0)) ||
+            (rc = router_phase(s, 0)))
             return rc;
     } else {
         int nic_rc = NF_OK;
@@ -1016,12 +1095,13 @@ static int one_cycle(nf_sim *s) {
                 bool ok = true;
                 for (unsigned t = 0; t < T; t++)
                     ok &= s->wk[t].rc == NF_OK;
-                nic_rc = ok ? nic_phase(s) : NF_OK;
+                nic_rc = ok ? gen_phase(s) : NF_OK;
             }
 #pragma omp barrier
             if (nic_rc == NF_OK)
                 for (unsigned t = id; t < T; t += nth)
-                    if (s->wk[t].rc == NF_OK) s->wk[t].rc = router_phase(s, t);
+                    if (s->wk[t].rc == NF_OK && (s->wk[t].rc = send_phase(s, t)) == NF_OK)
+                        s->wk[t].rc = router_phase(s, t);
         }
         if (nic_rc) return nic_rc;
         for (unsigned t = 0; t < T; t++)
@@ -1031,6 +1111,8 @@ static int one_cycle(nf_sim *s) {
         worker *wk = &s->wk[t];
         s->flit_hops += wk->flit_hops;
         s->unroutable += wk->unroutable;
+        s->injected += wk->injected;
+        s->in_net += wk->injected;
         s->delivered += wk->delivered;
         s->in_net -= wk->delivered;
         s->acc_flits += wk->acc_flits;
@@ -1039,7 +1121,7 @@ static int one_cycle(nf_sim *s) {
         s->n_meas += wk->n_meas;
         s->meas_left -= wk->n_meas;
         if (wk->moved) s->moved_at = s->now;
-        wk->flit_hops = wk->unroutable = wk->delivered = wk->acc_flits = 0;
+        wk->flit_hops = wk->unroutable = wk->injected = wk->delivered = wk->acc_flits = 0;
         wk->hops_sum = wk->minimal = wk->n_meas = 0;
         wk->moved = 0;
     }
