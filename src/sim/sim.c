@@ -994,6 +994,34 @@ static void prefetch_router(const nf_sim *s, nf_node sw) {
         __builtin_prefetch(a, 1);
 }
 
+/* The second stage, once the records are in: what they point to that the router's cycle will
+ * read (the head packets still to be routed and their cached candidates, the next packet
+ * entries of the input rings, the middle runs of the output queues). */
+static void prefetch_behind(const nf_sim *s, nf_node sw) {
+    nf_gport g0 = s->f->port_off[sw];
+    for (uint64_t m = s->imask[sw]; m; m &= m - 1) {
+        nf_gport g = g0 + (nf_gport)__builtin_ctzll(m);
+        port *p = PT(s, g);
+        const ivc *iv = IV(s, p);
+        for (unsigned v = 0; v < s->V; v++) {
+            if (!iv[v].count) continue;
+            if (!iv[v].out_port) {
+                __builtin_prefetch(&s->pk[iv[v].head_pkt], 1);
+                __builtin_prefetch(s->cands + vix(s, g, v) * CACHE_CANDS, 1);
+            }
+            if (iv[v].qn > 1) {
+                uint32_t at = iv[v].head + 1u;
+                __builtin_prefetch(&s->qe[vix(s, g, v) * s->QE + (at == s->QE ? 0 : at)]);
+            }
+        }
+    }
+    for (uint64_t m = s->omask[sw]; m; m &= m - 1) {
+        nf_gport g = g0 + (nf_gport)__builtin_ctzll(m);
+        const port *p = PT(s, g);
+        if (p->oq_runs > 2) __builtin_prefetch(&s->oq[(size_t)g * s->O + p->oq_mid]);
+    }
+}
+
 /* Thread t's routers: each active one runs its cycle; the idle ones leave the list. */
 static int router_phase(nf_sim *s, unsigned t) {
     worker *wk = &s->wk[t];
@@ -1001,6 +1029,7 @@ static int router_phase(nf_sim *s, unsigned t) {
     for (uint32_t i = 0; i < n; i++) {
         nf_node sw = wk->act[i];
         if (i + 2 < n) prefetch_router(s, wk->act[i + 2]);
+        if (i + 1 < n) prefetch_behind(s, wk->act[i + 1]);
         bool busy = false;
         int rc = router_cycle(s, wk, sw, &busy);
         if (rc) return rc;
