@@ -1088,6 +1088,13 @@ static int send_phase(nf_sim *s, unsigned t) {
     uint32_t w = 0;
     for (uint32_t i = 0; i < wk->n_nic_act; i++) {
         uint32_t e = wk->nic_act[i];
+        if (i + 8 < wk->n_nic_act) { /* the list is in no order: fetch ahead */
+            uint32_t a = wk->nic_act[i + 8];
+            __builtin_prefetch(&s->nics[a], 1);
+            const char *r = (const char *)PT(s, s->ep_g[a]);
+            __builtin_prefetch(r, 1);
+            __builtin_prefetch(r + 64, 1);
+        }
         int rc = nic_send(s, wk, e);
         if (rc) return rc;
         if (s->nics[e].q_count || s->nics[e].cur != NO_PKT)
