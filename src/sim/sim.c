@@ -141,8 +141,9 @@ typedef struct nic {
     uint8_t burst_on; /* bursty injection: in a burst */
 } nic;
 
+/* Latencies in cycles (saturated at 2^32 - 1). */
 typedef struct sampler {
-    double *v;
+    uint32_t *v;
     size_t n, cap;
 } sampler;
 
@@ -254,9 +255,9 @@ static int push_event(nf_sim *s, worker *wk, unsigned d, uint64_t at, event e) {
     return NF_OK;
 }
 
-static int sample(sampler *sm, double v) {
-    if (NF_GROW(sm->v, sm->cap, sm->n + 1)) return NF_ENOMEM;
-    sm->v[sm->n++] = v;
+static int sample(sampler *sm, uint64_t v) {
+    if (sm->n == sm->cap && NF_GROW(sm->v, sm->cap, sm->n + 1)) return NF_ENOMEM;
+    sm->v[sm->n++] = v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
     return NF_OK;
 }
 
@@ -681,8 +682,7 @@ static int deliver(nf_sim *s, worker *wk, uint32_t id, bool tail) {
     if (!tail) return NF_OK;
     pkt *p = &s->pk[id];
     if (p->measured) {
-        if (sample(&wk->lat, (double)(s->now - p->t_create)) ||
-            sample(&wk->nlat, (double)(s->now - p->t_inject)))
+        if (sample(&wk->lat, s->now - p->t_create) || sample(&wk->nlat, s->now - p->t_inject))
             return NF_ENOMEM;
         wk->hops_sum += p->hops;
         nf_node src_sw = s->ep_sw[p->src_ep];
@@ -690,7 +690,7 @@ static int deliver(nf_sim *s, worker *wk, uint32_t id, bool tail) {
         wk->n_meas++;
         /* a message's packets all reach one endpoint, so one thread counts it down */
         if (p->msg != UINT32_MAX && --s->msg_left[p->msg] == 0 &&
-            sample(&wk->mlat, (double)(s->now - s->msg_t0[p->msg])))
+            sample(&wk->mlat, s->now - s->msg_t0[p->msg]))
             return NF_ENOMEM;
     }
     if (wk->n_freed == wk->cap_freed && NF_GROW(wk->freed, wk->cap_freed, wk->n_freed + 1))
@@ -1180,21 +1180,36 @@ void nf_sim_get_counts(const nf_sim *s, nf_sim_counts *out) {
     out->cycle = s->now;
 }
 
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static void stats(sampler *sm, double *mean, double *p99) {
+/* Mean and 99th percentile (the ceil(0.99 n)-th smallest) of the samples: by counting when the
+ * largest is below 2^24 cycles (millions of samples in linear time), else by sorting. */
+static int stats(sampler *sm, double *mean, double *p99) {
     *mean = *p99 = 0;
-    if (!sm->n) return;
-    double sum = 0;
-    for (size_t i = 0; i < sm->n; i++)
+    if (!sm->n) return NF_OK;
+    uint64_t sum = 0;
+    uint32_t mx = 0;
+    for (size_t i = 0; i < sm->n; i++) {
         sum += sm->v[i];
-    *mean = sum / (double)sm->n;
-    qsort(sm->v, sm->n, sizeof *sm->v, cmp_double);
+        if (sm->v[i] > mx) mx = sm->v[i];
+    }
+    *mean = (double)sum / (double)sm->n;
     size_t k = (size_t)ceil(0.99 * (double)sm->n);
-    *p99 = sm->v[k ? k - 1 : 0];
+    k = k ? k - 1 : 0; /* 0-based rank */
+    if (mx < (1u << 24)) {
+        uint32_t *cnt = nf__calloc((size_t)mx + 1, sizeof *cnt);
+        if (!cnt) return NF_ENOMEM;
+        for (size_t i = 0; i < sm->n; i++)
+            cnt[sm->v[i]]++;
+        size_t below = 0;
+        uint32_t v = 0;
+        while (below + cnt[v] <= k)
+            below += cnt[v++];
+        *p99 = v;
+        nf__free(cnt);
+        return NF_OK;
+    }
+    qsort(sm->v, sm->n, sizeof *sm->v, cmp_u32);
+    *p99 = sm->v[k];
+    return NF_OK;
 }
 
 static void describe_stuck(const nf_sim *s, char *out, size_t cap) {
@@ -1248,12 +1263,10 @@ int nf_sim_run(nf_sim *s, const nf_sim_injection *inj, const nf_sim_phase *ph,
         if (progress && (s->now & 1023) == 0) progress(ud, (double)s->now / (double)end);
     }
     out->cycles = s->now;
-    out->wall_s = mono() - t0;
     double denom = (double)s->E * (double)p.window;
     out->offered = (double)s->gen_flits / denom;
     out->accepted = (double)s->acc_flits / denom;
-    /* every thread's samples in the first's (their order does not matter: they are sorted, and
-     * their sums are of integers, exact) */
+    /* every thread's samples in the first's (their order does not matter) */
     worker *w0 = &s->wk[0];
     for (unsigned t = 1; t < s->T; t++) {
         sampler *from[3] = {&s->wk[t].lat, &s->wk[t].nlat, &s->wk[t].mlat};
@@ -1265,10 +1278,11 @@ int nf_sim_run(nf_sim *s, const nf_sim_injection *inj, const nf_sim_phase *ph,
             from[k]->n = 0;
         }
     }
-    stats(&w0->lat, &out->lat_mean, &out->lat_p99);
     double dummy;
-    stats(&w0->nlat, &out->net_lat_mean, &dummy);
-    stats(&w0->mlat, &out->msg_lat_mean, &out->msg_lat_p99);
+    if ((rc = stats(&w0->lat, &out->lat_mean, &out->lat_p99)) ||
+        (rc = stats(&w0->nlat, &out->net_lat_mean, &dummy)) ||
+        (rc = stats(&w0->mlat, &out->msg_lat_mean, &out->msg_lat_p99)))
+        return rc;
     out->packets = s->n_meas;
     out->hops_mean = s->n_meas ? (double)s->hops_sum / (double)s->n_meas : 0;
     out->minimal_frac = s->n_meas ? (double)s->minimal / (double)s->n_meas : 0;
@@ -1287,5 +1301,6 @@ int nf_sim_run(nf_sim *s, const nf_sim_injection *inj, const nf_sim_phase *ph,
     out->link_util_max = (double)mx / (double)p.window;
     out->saturated = out->deadlock || s->meas_left > 0 ||
                      (out->offered > 0 && out->accepted < 0.95 * out->offered);
+    out->wall_s = mono() - t0; /* the figures taken too */
     return NF_OK;
 }
