@@ -596,7 +596,7 @@ static int generate(nf_sim *s, uint32_t e) {
     if (dst >= s->E || dst == e) return NF_OK; /* a pattern with no partner for e */
     bool meas = s->now >= s->win_lo && s->now < s->win_hi;
     uint32_t msg = UINT32_MAX;
-    if (meas) {
+    if (meas && s->inj.msg_pkts > 1) { /* (one-packet messages: their packets' figures) */
         if (NF_GROW(s->msg_left, s->cap_msg, s->n_msg + 1)) return NF_ENOMEM;
         if (NF_GROW(s->msg_t0, s->cap_t0, s->n_msg + 1)) return NF_ENOMEM;
         msg = (uint32_t)s->n_msg++;
@@ -1283,6 +1283,10 @@ int nf_sim_run(nf_sim *s, const nf_sim_injection *inj, const nf_sim_phase *ph,
         (rc = stats(&w0->nlat, &out->net_lat_mean, &dummy)) ||
         (rc = stats(&w0->mlat, &out->msg_lat_mean, &out->msg_lat_p99)))
         return rc;
+    if (s->inj.msg_pkts == 1) {
+        out->msg_lat_mean = out->lat_mean;
+        out->msg_lat_p99 = out->lat_p99;
+    }
     out->packets = s->n_meas;
     out->hops_mean = s->n_meas ? (double)s->hops_sum / (double)s->n_meas : 0;
     out->minimal_frac = s->n_meas ? (double)s->minimal / (double)s->n_meas : 0;
