@@ -1272,6 +1272,7 @@ int nf_sim_run(nf_sim *s, const nf_sim_injection *inj, const nf_sim_phase *ph,
         sampler *from[3] = {&s->wk[t].lat, &s->wk[t].nlat, &s->wk[t].mlat};
         sampler *to[3] = {&w0->lat, &w0->nlat, &w0->mlat};
         for (int k = 0; k < 3; k++) {
+            if (!from[k]->n) continue;
             if (NF_GROW(to[k]->v, to[k]->cap, to[k]->n + from[k]->n)) return NF_ENOMEM;
             memcpy(to[k]->v + to[k]->n, from[k]->v, from[k]->n * sizeof *from[k]->v);
             to[k]->n += from[k]->n;
