@@ -74,6 +74,11 @@ size_t nf_sim_traffic_count(void);
 const nf_sim_traffic *nf_sim_traffic_at(size_t i);
 const char *nf_sim_traffic_name(const nf_sim_traffic *t);
 
+/* Endpoints are the CAs whose port 1 is cabled to a switch; a CA whose port 2 is too (gft with
+ * rails=2) has a dual-port NIC with an injection queue per port: a message's packets all take
+ * one rail, successive messages the two in turn when both ends have two, each packet to the
+ * destination's port on its rail (the choice per packet, and by load, comes with the Sunway
+ * NIC). Loads stay per endpoint: a two-rail NIC can inject up to 2 flits a cycle. */
 typedef struct nf_sim_injection {
     double load;       /* offered flits per endpoint per cycle, 0..1 */
     bool bursty;       /* on/off: bursts of burst_pkts packets on average at full rate */

@@ -53,12 +53,12 @@ void nf_sim_config_defaults(nf_sim_config *c) {
 /* ---- state ---------------------------------------------------------------------------------- */
 
 typedef struct pkt {
-    uint32_t src_ep, dst_ep;
-    nf_node dst_ca, dst_sw;
+    nf_node src_sw, dst_ca, dst_sw; /* the switches of the rail it travels on */
     uint64_t t_create, t_inject;
     uint32_t msg; /* measured message id, or UINT32_MAX */
     uint32_t salt;
-    uint16_t hops; /* switch-to-switch links so far */
+    uint16_t hops;    /* switch-to-switch links so far */
+    uint8_t dst_port; /* the port of dst_sw its destination hangs off */
     uint8_t measured;
 } pkt;
 
@@ -138,7 +138,8 @@ typedef struct nic {
     uint32_t cur;      /* packet being injected, or NO_PKT */
     uint16_t cur_sent; /* its flits sent */
     uint8_t cur_vc;
-    uint8_t burst_on; /* bursty injection: in a burst */
+    uint8_t burst_on;  /* bursty injection: in a burst (rail 0's) */
+    uint8_t next_rail; /* the rail of its next message (rail 0's) */
 } nic;
 
 /* Latencies in cycles (saturated at 2^32 - 1). */
@@ -158,7 +159,7 @@ typedef struct worker {
     uint32_t n_act;
     uint32_t *freed; /* packet ids freed this cycle */
     size_t n_freed, cap_freed;
-    uint32_t *nic_act; /* its endpoints with packets to send */
+    uint32_t *nic_act; /* its NICs' rails (e * 2 + r) with packets to send */
     uint32_t n_nic_act;
     sampler lat, nlat, mlat;
     uint64_t flit_hops, unroutable, injected, delivered, acc_flits, hops_sum, minimal, n_meas;
@@ -176,9 +177,11 @@ struct nf_sim {
     void *tctx;
     uint32_t S, E, P, PS, V, B, O; /* PS: ports of switches (global ports 0..PS-1) */
     nf_node *ep;        /* endpoint -> CA */
-    nf_node *ep_sw;     /* endpoint -> its switch */
-    uint8_t *ep_port;   /* endpoint -> the switch port it hangs off */
-    nf_gport *ep_g;     /* endpoint -> the CA's port 1 (global) */
+    /* NICs have one or two ports (rails); per endpoint e and rail r, at e * 2 + r: */
+    uint8_t *ep_rails;  /* endpoint -> its rails, 1 or 2 */
+    nf_node *ep_sw;     /* the switch of the rail */
+    uint8_t *ep_port;   /* the switch port the CA's port hangs off */
+    nf_gport *ep_g;     /* the CA's port (global) */
     uint32_t *ep_of;    /* CA node -> endpoint, UINT32_MAX for none */
     char *pt_mem, *pt;  /* port records (pt: pt_mem aligned to 64 bytes) */
     size_t pstride, iv_off, ov_off;
@@ -192,7 +195,7 @@ struct nf_sim {
     double *acc;             /* per switch: fractional crossbar passes */
     uint64_t *imask, *omask; /* per switch: ports with buffered input flits / queued output */
     uint64_t *next_gen;      /* per endpoint: the cycle its next message is generated */
-    uint8_t *nic_on;         /* per endpoint: in its owner's nic_act */
+    uint8_t *nic_on;         /* per endpoint and rail: in its owner's nic_act */
     struct cal_slot {        /* Bernoulli sources by the cycle of their next message */
         uint32_t *e;
         size_t n, cap;
@@ -293,13 +296,14 @@ void nf_sim_free(nf_sim *s) {
         for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
             nf__free(arrays[i]);
     }
-    for (uint32_t i = 0; s->nics && i < s->E; i++)
+    for (uint32_t i = 0; s->nics && i < 2 * s->E; i++)
         nf__free(s->nics[i].q);
     for (uint32_t i = 0; s->cal && i < CAL; i++)
         nf__free(s->cal[i].e);
     nf__free(s->cal);
     nf__free(s->due);
     nf__free(s->nic_on);
+    nf__free(s->ep_rails);
     void *arrays[] = {s->wk,       s->own,      s->ep,      s->ep_sw,    s->ep_port, s->ep_g,
                       s->ep_of,    s->pt_mem,   s->qe,      s->oq,       s->cands,   s->acc,
                       s->imask,    s->omask,    s->next_gen, s->active,  s->nics,    s->pk,
@@ -361,25 +365,36 @@ int nf_sim_new(const nf_fabric *f, const nf_hops *h, const nf_sim_config *cfg,
     s->B = c.buf_flits;
     s->O = c.out_buf;
     int rc = NF_ENOMEM;
-    /* endpoints: CAs whose port 1 is cabled to a switch over an up link */
-    s->ep = nf__malloc(((size_t)f->n_cas + 1) * sizeof *s->ep);
-    s->ep_sw = nf__malloc(((size_t)f->n_cas + 1) * sizeof *s->ep_sw);
-    s->ep_port = nf__malloc((size_t)f->n_cas + 1);
-    s->ep_g = nf__malloc(((size_t)f->n_cas + 1) * sizeof *s->ep_g);
+    /* endpoints: CAs whose port 1 is cabled to a switch over an up link; a second rail when
+     * port 2 is too */
+    size_t nca = (size_t)f->n_cas + 1;
+    s->ep = nf__malloc(nca * sizeof *s->ep);
+    s->ep_rails = nf__malloc(nca);
+    s->ep_sw = nf__malloc(2 * nca * sizeof *s->ep_sw);
+    s->ep_port = nf__malloc(2 * nca);
+    s->ep_g = nf__malloc(2 * nca * sizeof *s->ep_g);
     s->ep_of = nf__malloc(((size_t)f->n_nodes + 1) * sizeof *s->ep_of);
-    if (!s->ep || !s->ep_sw || !s->ep_port || !s->ep_g || !s->ep_of) goto fail;
+    if (!s->ep || !s->ep_rails || !s->ep_sw || !s->ep_port || !s->ep_g || !s->ep_of) goto fail;
     for (nf_node n = 0; n < f->n_nodes; n++) {
         s->ep_of[n] = UINT32_MAX;
         if (nf_is_switch(f, n)) continue;
-        nf_gport g = nf_port_index(f, n, 1);
-        nf_node sw = f->peer[g];
-        if (sw == NF_NONE || sw >= f->n_switches || f->link_state[f->port_link[g]] != NF_LINK_UP)
-            continue;
+        unsigned rails = 0;
+        for (unsigned rl = 0; rl < 2 && rl < f->nports[n] && rails == rl; rl++) {
+            nf_gport g = nf_port_index(f, n, rl + 1);
+            nf_node sw = f->peer[g];
+            if (sw == NF_NONE || sw >= f->n_switches ||
+                f->link_state[f->port_link[g]] != NF_LINK_UP)
+                continue;
+            size_t k = (size_t)s->E * 2 + rl;
+            s->ep_sw[k] = sw;
+            s->ep_port[k] = f->peer_port[g];
+            s->ep_g[k] = g;
+            rails++;
+        }
+        if (!rails) continue;
         s->ep_of[n] = s->E;
         s->ep[s->E] = n;
-        s->ep_sw[s->E] = sw;
-        s->ep_port[s->E] = f->peer_port[g];
-        s->ep_g[s->E] = g;
+        s->ep_rails[s->E] = (uint8_t)rails;
         s->E++;
     }
     if (s->E == 0) {
@@ -405,12 +420,12 @@ int nf_sim_new(const nf_fabric *f, const nf_hops *h, const nf_sim_config *cfg,
     s->acc = nf__calloc((size_t)s->S + 1, sizeof *s->acc);
     s->active = nf__calloc((size_t)s->S + 1, 1);
     s->own = nf__calloc((size_t)s->S + 1, 1);
-    s->nics = nf__calloc(s->E, sizeof *s->nics);
+    s->nics = nf__calloc(2 * (size_t)s->E, sizeof *s->nics);
     s->imask = nf__calloc((size_t)s->S + 1, sizeof *s->imask);
     s->omask = nf__calloc((size_t)s->S + 1, sizeof *s->omask);
     s->next_gen = nf__calloc((size_t)s->E + 1, sizeof *s->next_gen);
     s->wk = nf__calloc(s->T, sizeof *s->wk);
-    s->nic_on = nf__calloc((size_t)s->E + 1, 1);
+    s->nic_on = nf__calloc(2 * (size_t)s->E, 1);
     s->cal = nf__calloc(CAL, sizeof *s->cal);
     s->due = nf__malloc(((size_t)s->E + 1) * sizeof *s->due);
     uint32_t w = 1;
@@ -424,7 +439,7 @@ int nf_sim_new(const nf_fabric *f, const nf_hops *h, const nf_sim_config *cfg,
     for (unsigned th = 0; th < s->T; th++) {
         worker *wk = &s->wk[th];
         wk->act = nf__malloc(((size_t)s->S + 1) * sizeof *wk->act);
-        wk->nic_act = nf__malloc(((size_t)s->E + 1) * sizeof *wk->nic_act);
+        wk->nic_act = nf__malloc(2 * (size_t)s->E * sizeof *wk->nic_act);
         wk->wheel = nf__calloc(s->T, sizeof *wk->wheel);
         if (!wk->act || !wk->nic_act || !wk->wheel) goto fail;
         for (unsigned d = 0; d < s->T; d++)
@@ -452,7 +467,7 @@ int nf_sim_new(const nf_fabric *f, const nf_hops *h, const nf_sim_config *cfg,
             nf_link l = f->port_link[g];
             if (l != NF_NONE) pp->lat = (uint8_t)link_latency(&c, f->link_cls[l]);
         }
-    for (uint32_t e = 0; e < s->E; e++)
+    for (uint32_t e = 0; e < 2 * s->E; e++)
         s->nics[e].cur = NO_PKT;
     if ((rc = r->init(&s->rctx, f, h, &c, diag))) goto fail;
     if ((rc = t->init(&s->tctx, f, s->E, s->ep, c.seed, diag))) goto fail;
@@ -493,13 +508,13 @@ static void reset(nf_sim *s) {
         w->hops_sum = w->minimal = w->n_meas = 0;
         w->moved = w->rc = 0;
     }
-    memset(s->nic_on, 0, s->E);
-    for (uint32_t e = 0; e < s->E; e++) {
+    memset(s->nic_on, 0, 2 * (size_t)s->E);
+    for (uint32_t e = 0; e < 2 * s->E; e++) {
         nic *n = &s->nics[e];
         n->q_head = n->q_count = 0;
         n->cur = NO_PKT;
         n->cur_sent = 0;
-        n->burst_on = 0;
+        n->burst_on = n->next_rail = 0;
     }
     s->n_pk = s->n_free_pk = 0;
     s->now = s->injected = s->delivered = s->in_net = s->moved_at = s->flit_hops = 0;
@@ -570,7 +585,7 @@ static uint64_t geometric(nf_sim *s, double p) {
 static bool want_message(nf_sim *s, nic *n) {
     double rate = s->pkt_rate / s->inj.msg_pkts;
     if (!s->inj.bursty) { /* Bernoulli, drawn as geometric gaps: one draw per message */
-        uint32_t e = (uint32_t)(n - s->nics);
+        uint32_t e = (uint32_t)(n - s->nics) / 2;
         if (rate <= 0 || s->next_gen[e] > s->now) return false;
         s->next_gen[e] = s->now + geometric(s, rate);
         return true;
@@ -589,11 +604,20 @@ static bool want_message(nf_sim *s, nic *n) {
     return false;
 }
 
+/* A message from endpoint e: its packets into the queue of one rail, the next in turn when both
+ * ends have two (the rail is the message descriptor's), to the destination's port on it. */
 static int generate(nf_sim *s, uint32_t e) {
-    nic *n = &s->nics[e];
-    if (!want_message(s, n)) return NF_OK;
+    nic *n0 = &s->nics[(size_t)e * 2];
+    if (!want_message(s, n0)) return NF_OK;
     uint32_t dst = s->t->dest(s->tctx, e, rnd64, &s->rng);
     if (dst >= s->E || dst == e) return NF_OK; /* a pattern with no partner for e */
+    unsigned rail = 0;
+    if (s->ep_rails[e] == 2 && s->ep_rails[dst] == 2) {
+        rail = n0->next_rail;
+        n0->next_rail ^= 1;
+    }
+    size_t src_k = (size_t)e * 2 + rail, dst_k = (size_t)dst * 2 + rail;
+    nic *n = &s->nics[src_k];
     bool meas = s->now >= s->win_lo && s->now < s->win_hi;
     uint32_t msg = UINT32_MAX;
     if (meas && s->inj.msg_pkts > 1) { /* (one-packet messages: their packets' figures) */
@@ -606,10 +630,10 @@ static int generate(nf_sim *s, uint32_t e) {
     for (unsigned k = 0; k < s->inj.msg_pkts; k++) {
         uint32_t id = new_pkt(s);
         if (id == NO_PKT) return NF_ENOMEM;
-        s->pk[id] = (pkt){.src_ep = e,
-                          .dst_ep = dst,
+        s->pk[id] = (pkt){.src_sw = s->ep_sw[src_k],
                           .dst_ca = s->ep[dst],
-                          .dst_sw = s->ep_sw[dst],
+                          .dst_sw = s->ep_sw[dst_k],
+                          .dst_port = s->ep_port[dst_k],
                           .t_create = s->now,
                           .msg = msg,
                           .salt = (uint32_t)nf__rng_next(&s->rng),
@@ -620,19 +644,19 @@ static int generate(nf_sim *s, uint32_t e) {
         }
         if (nic_push(n, id)) return NF_ENOMEM;
     }
-    if (!s->nic_on[e]) { /* to its owner's list of sending NICs */
-        worker *wk = &s->wk[s->own[s->ep_sw[e]]];
-        s->nic_on[e] = 1;
-        wk->nic_act[wk->n_nic_act++] = e;
+    if (!s->nic_on[src_k]) { /* to the list of sending NICs of the CA's owner */
+        worker *wk = &s->wk[s->own[s->ep_sw[(size_t)e * 2]]];
+        s->nic_on[src_k] = 1;
+        wk->nic_act[wk->n_nic_act++] = (uint32_t)src_k;
     }
     return NF_OK;
 }
 
-/* The NIC sends at most one flit a cycle into its switch's input port: a packet starts only on
- * a VC (0..inj_vc_hi) with room for all of it. */
-static int nic_send(nf_sim *s, worker *wk, uint32_t e) {
-    nic *n = &s->nics[e];
-    port *p = PT(s, s->ep_g[e]);
+/* A NIC's rail k (endpoint * 2 + rail) sends at most one flit a cycle into its switch's input
+ * port: a packet starts only on a VC (0..inj_vc_hi) with room for all of it. */
+static int nic_send(nf_sim *s, worker *wk, uint32_t k) {
+    nic *n = &s->nics[k];
+    port *p = PT(s, s->ep_g[k]);
     ovc *ov = OV(s, p);
     if (n->cur == NO_PKT) {
         if (!n->q_count) return NF_OK;
@@ -685,8 +709,7 @@ static int deliver(nf_sim *s, worker *wk, uint32_t id, bool tail) {
         if (sample(&wk->lat, s->now - p->t_create) || sample(&wk->nlat, s->now - p->t_inject))
             return NF_ENOMEM;
         wk->hops_sum += p->hops;
-        nf_node src_sw = s->ep_sw[p->src_ep];
-        wk->minimal += p->hops == nf_hops_sw(s->h, src_sw, p->dst_sw);
+        wk->minimal += p->hops == nf_hops_sw(s->h, p->src_sw, p->dst_sw);
         wk->n_meas++;
         /* a message's packets all reach one endpoint, so one thread counts it down */
         if (p->msg != UINT32_MAX && --s->msg_left[p->msg] == 0 &&
@@ -773,7 +796,7 @@ static void allocate_vc(nf_sim *s, worker *b, nf_node sw, nf_gport gi, port *pi,
     if (nc == 0 || nc > CACHE_CANDS) { /* route (once per packet and router, when it fits) */
         if (p->dst_sw == sw) {
             buf[0] = (nf_sim_cand){
-                .port = s->ep_port[p->dst_ep], .vc_lo = 0, .vc_hi = (uint8_t)(s->V - 1)};
+                .port = p->dst_port, .vc_lo = 0, .vc_hi = (uint8_t)(s->V - 1)};
             nc = 1;
         } else {
             nf__sim_pkt rp = {.dst_ca = p->dst_ca, .dst_sw = p->dst_sw, .salt = p->salt};

@@ -283,6 +283,31 @@ static void test_threads(void **state) {
     unmake(&b);
 }
 
+/* Dual-port NICs (gft, rails=2): messages take the two rails in turn, each to the destination's
+ * port on the same rail, so each plane carries half the flits (the inter-switch links' mean
+ * utilisation halves, hops stay the same) and a load that saturates one plane's injection and
+ * ejection links (0.95 uniform) is carried by two. */
+static void test_dual_rail(void **state) {
+    (void)state;
+    nf_sim_config c = {.seed = 5};
+    rig one = make("gft:leaves=4,nodes=8,spines=4,rails=1", "minhop", "uniform", c);
+    rig two = make("gft:leaves=4,nodes=8,spines=4,rails=2", "minhop", "uniform", c);
+    nf_sim_result r1 = point(&one, 0.3, 4000), r2 = point(&two, 0.3, 4000);
+    assert_false(r1.saturated);
+    assert_false(r2.saturated);
+    assert_true(fabs(r1.hops_mean - r2.hops_mean) < 0.05);
+    if (fabs(r2.link_util_mean - r1.link_util_mean / 2) > 0.1 * r1.link_util_mean / 2)
+        fail_msg("link utilisation: one rail %.4f, two rails %.4f", r1.link_util_mean,
+                 r2.link_util_mean);
+    r1 = point(&one, 0.95, 4000);
+    r2 = point(&two, 0.95, 4000);
+    assert_true(r1.saturated);
+    assert_false(r2.saturated);
+    assert_true(fabs(r2.accepted - r2.offered) < 0.02);
+    unmake(&one);
+    unmake(&two);
+}
+
 /* Every traffic pattern and routing runs where it applies, below saturation at a light load. */
 static void test_patterns_run(void **state) {
     (void)state;
@@ -411,6 +436,7 @@ int main(void) {
         cmocka_unit_test(test_watchdog),
         cmocka_unit_test(test_determinism),
         cmocka_unit_test(test_threads),
+        cmocka_unit_test(test_dual_rail),
         cmocka_unit_test(test_patterns_run),
         cmocka_unit_test(test_table2),
         cmocka_unit_test(test_messages_bursts),
