@@ -67,7 +67,7 @@ int nf_sim_check_deadlock(const nf_fabric *f, const nf_hops *h, const nf_sim_rou
 /* ---- traffic -------------------------------------------------------------------------------- */
 
 /* "uniform", "permutation", "bitcomp", "transpose", "tornado", "hotspot", "worstcase",
- * "alltoall". */
+ * "alltoall", "allreduce". */
 typedef struct nf_sim_traffic nf_sim_traffic;
 const nf_sim_traffic *nf_sim_traffic_find(const char *name);
 size_t nf_sim_traffic_count(void);

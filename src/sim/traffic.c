@@ -16,7 +16,7 @@ typedef struct tctx {
     uint32_t *first; /* worstcase: group -> first endpoint of it; n_groups + 1 entries */
     uint32_t n_groups;
     uint32_t hot;       /* hotspot: the hot endpoint */
-    uint32_t *a2a_next; /* alltoall: next partner offset per source */
+    uint32_t *turn;     /* alltoall, allreduce: per source, its next partner's turn */
 } tctx;
 
 static void t_fini(void *ctx) {
@@ -25,7 +25,7 @@ static void t_fini(void *ctx) {
     nf__free(t->perm);
     nf__free(t->group);
     nf__free(t->first);
-    nf__free(t->a2a_next);
+    nf__free(t->turn);
     nf__free(t);
 }
 
@@ -39,21 +39,21 @@ static int t_init(void **out, const nf_fabric *f, uint32_t E, const nf_node *ep,
         t->bits++;
     t->perm = nf__malloc((size_t)E * sizeof *t->perm);
     t->group = nf__malloc((size_t)E * sizeof *t->group);
-    t->a2a_next = nf__calloc(E, sizeof *t->a2a_next);
-    if (!t->perm || !t->group || !t->a2a_next) {
+    t->turn = nf__calloc(E, sizeof *t->turn);
+    if (!t->perm || !t->group || !t->turn) {
         t_fini(t);
         return NF_ENOMEM;
     }
     /* a random permutation without fixed points (a derangement by rotation of a shuffle) */
     nf__rng r;
     nf__rng_seed(&r, seed ^ 0x7e12a11cULL);
-    uint32_t *order = t->a2a_next; /* scratch */
+    uint32_t *order = t->turn; /* scratch */
     for (uint32_t i = 0; i < E; i++)
         order[i] = i;
     nf__rng_shuffle_u32(&r, order, E);
     for (uint32_t i = 0; i < E; i++)
         t->perm[order[i]] = order[(i + 1) % E];
-    memset(t->a2a_next, 0, (size_t)E * sizeof *t->a2a_next);
+    memset(t->turn, 0, (size_t)E * sizeof *t->turn);
     t->hot = E ? nf__rng_below(&r, E) : 0;
     /* groups (supernodes of the endpoints' switches), for the Dragonfly worst case */
     int32_t max_g = -1;
@@ -137,9 +137,20 @@ static uint32_t d_alltoall(void *ctx, uint32_t src, uint64_t (*rnd)(void *), voi
     (void)rnd, (void)ud;
     tctx *t = ctx;
     if (t->E < 2) return UINT32_MAX;
-    uint32_t k = t->a2a_next[src];
-    t->a2a_next[src] = (k + 1) % (t->E - 1);
+    uint32_t k = t->turn[src];
+    t->turn[src] = (k + 1) % (t->E - 1);
     return (src + 1 + k) % t->E;
+}
+
+/* all-reduce by recursive doubling: a source's successive messages go to its partners of the
+ * log2 E stages in turn, src XOR 1, XOR 2, XOR 4, ... (low log2 E bits, as the bit patterns) */
+static uint32_t d_allreduce(void *ctx, uint32_t src, uint64_t (*rnd)(void *), void *ud) {
+    (void)rnd, (void)ud;
+    tctx *t = ctx;
+    if (!t->bits || src >> t->bits) return UINT32_MAX;
+    uint32_t k = t->turn[src];
+    t->turn[src] = (k + 1) % t->bits;
+    return src ^ (1u << k);
 }
 
 #define PATTERN(n, fn, sum)                                                                        \
@@ -153,6 +164,7 @@ static const nf_sim_traffic patterns[] = {
     PATTERN("hotspot", d_hotspot, "a quarter of the packets to one endpoint, the rest uniform"),
     PATTERN("worstcase", d_worst, "Dragonfly: every node of group i to group i+1"),
     PATTERN("alltoall", d_alltoall, "each endpoint cycles through all the others"),
+    PATTERN("allreduce", d_allreduce, "recursive doubling: partners src^1, src^2, src^4, ..."),
 };
 
 const nf_sim_traffic *nf_sim_traffic_find(const char *name) {

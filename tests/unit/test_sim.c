@@ -283,6 +283,22 @@ static void test_threads(void **state) {
     unmake(&b);
 }
 
+/* All-reduce by recursive doubling on a ring of 8: every source's messages go 1, 2 and 4
+ * endpoints away in turn, so the mean is 7/3 switch links (shortest way round), at a light load
+ * where nothing detours. All-to-all on the ring: partners 1..7 away in turn, 16/7 links. */
+static void test_collective_patterns(void **state) {
+    (void)state;
+    rig r = make("torus:8,c=1", "dor", "allreduce", (nf_sim_config){.seed = 9});
+    nf_sim_result res = point(&r, 0.05, 20000);
+    assert_true(res.packets > 5000);
+    if (fabs(res.hops_mean - 7.0 / 3) > 0.01) fail_msg("allreduce hops %.4f", res.hops_mean);
+    unmake(&r);
+    r = make("torus:8,c=1", "dor", "alltoall", (nf_sim_config){.seed = 9});
+    res = point(&r, 0.05, 20000);
+    if (fabs(res.hops_mean - 16.0 / 7) > 0.01) fail_msg("alltoall hops %.4f", res.hops_mean);
+    unmake(&r);
+}
+
 /* Dual-port NICs (gft, rails=2): messages take the two rails in turn, each to the destination's
  * port on the same rail, so each plane carries half the flits (the inter-switch links' mean
  * utilisation halves, hops stay the same) and a load that saturates one plane's injection and
@@ -437,6 +453,7 @@ int main(void) {
         cmocka_unit_test(test_determinism),
         cmocka_unit_test(test_threads),
         cmocka_unit_test(test_dual_rail),
+        cmocka_unit_test(test_collective_patterns),
         cmocka_unit_test(test_patterns_run),
         cmocka_unit_test(test_table2),
         cmocka_unit_test(test_messages_bursts),
