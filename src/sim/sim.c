@@ -984,9 +984,12 @@ static int router_cycle(nf_sim *s, worker *b, nf_node sw, bool *busy) {
     unsigned passes = (unsigned)s->acc[sw];
     s->acc[sw] -= passes;
     bool moved = false;
-    for (unsigned k = 0; k < passes; k++) {
-        int rc = crossbar_pass(s, b, sw, &moved);
+    for (unsigned k = 0; k < passes; k++) { /* a pass that moves nothing leaves all as it was */
+        bool m = false;
+        int rc = crossbar_pass(s, b, sw, &m);
         if (rc) return rc;
+        if (!m) break;
+        moved = true;
     }
     nf_gport g0 = s->f->port_off[sw];
     bool in_win = s->now >= s->win_lo && s->now < s->win_hi;
