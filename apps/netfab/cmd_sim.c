@@ -23,7 +23,7 @@ static void sim_usage(FILE *out) {
             "                  [--pkt FLITS] [--msg PKTS] [--router-delay C] [--credit-delay C]\n"
             "                  [--lat-host C] [--lat-local C] [--lat-global C] [--speedup S]\n"
             "                  [--alloc-iters N] [--out-buf FLITS] [--shared FLITS] [--adaptive]\n"
-            "                  [--bursty] [--seed S] [--threads N] [--json]\n\n"
+            "                  [--bursty] [--seed S] [--threads N] [--links FILE] [--json]\n\n"
             "Simulates flits through input-queued routers (virtual channels, credits, virtual\n"
             "cut-through, separable allocation) and prints, per load point: offered and accepted\n"
             "load (flits per endpoint per cycle; 1.0 = full injection bandwidth), mean and p99\n"
@@ -43,11 +43,29 @@ static void sim_usage(FILE *out) {
         "--speedup 1.0, --alloc-iters 1, --out-buf as --buf, --shared 0 (a pool per input\n"
         "port its VCs share when their own buffers are full); --adaptive takes the candidate\n"
         "port with most credits; --threads: every processor for fabrics of 64 switches or\n"
-        "more, else 1 (the results are the same for any number).\n\n"
+        "more, else 1 (the results are the same for any number). --links FILE writes every\n"
+        "switch-to-switch channel's flits and utilisation in the window, per load point, as\n"
+        "CSV (load,switch,port,peer,peer_port,class,flits,util).\n\n"
         "examples:\n"
         "  netfab sim --topo dragonfly:a=4,p=2,h=2 --routing dfmin --traffic uniform --sweep "
         "0.1:0.9:0.1\n"
         "  netfab sim --topo torus:8x8,c=1 --routing dor --traffic tornado --load 0.3 --json\n");
+}
+
+/* One CSV row per switch-to-switch channel (each direction) for load point x. */
+static void write_links(FILE *out, const nf_fabric *f, const nf_sim *s, uint32_t *flits, double x,
+                        uint64_t window) {
+    nf_sim_link_flits(s, flits);
+    for (nf_node n = 0; n < f->n_switches; n++)
+        for (unsigned p = 1; p <= f->nports[n]; p++) {
+            nf_gport g = nf_port_index(f, n, p);
+            nf_node peer = f->peer[g];
+            if (peer == NF_NONE || peer >= f->n_switches) continue;
+            fprintf(out, "%.4f,%s,%u,%s,%u,%s,%u,%.6f\n", x, nf_node_name(f, n), p,
+                    nf_node_name(f, peer), f->peer_port[g],
+                    nf_link_class_name(f->link_cls[f->port_link[g]]), flits[g],
+                    (double)flits[g] / (double)window);
+        }
 }
 
 static int num(const char *opt, const char *s, double lo, double hi, double *out) {
@@ -94,6 +112,7 @@ int nf_cmd_sim(int argc, char **argv) {
         O_BURST,
         O_SEED,
         O_THR,
+        O_LINKS,
         O_JSON
     };
     static const struct option lo[] = {{"topo", 1, NULL, O_TOPO},
@@ -121,6 +140,7 @@ int nf_cmd_sim(int argc, char **argv) {
                                        {"bursty", 0, NULL, O_BURST},
                                        {"seed", 1, NULL, O_SEED},
                                        {"threads", 1, NULL, O_THR},
+                                       {"links", 1, NULL, O_LINKS},
                                        {"json", 0, NULL, O_JSON},
                                        {"help", 0, NULL, 'h'},
                                        {NULL, 0, NULL, 0}};
@@ -131,6 +151,7 @@ int nf_cmd_sim(int argc, char **argv) {
     nf_sim_injection inj = {0};
     bool json = false;
     int threads = 0;
+    const char *links_path = NULL;
     optind = 1;
     opterr = 0;
     int ch;
@@ -170,6 +191,7 @@ int nf_cmd_sim(int argc, char **argv) {
         case O_ADAPT: c.adaptive = true; break;
         case O_BURST: inj.bursty = true; break;
         case O_JSON: json = true; break;
+        case O_LINKS: links_path = optarg; break;
         case 'h': sim_usage(stdout); return NF_EXIT_OK;
         default:
             fprintf(stderr, "netfab sim: unknown or incomplete option '%s'\n", argv[optind - 1]);
@@ -220,6 +242,23 @@ int nf_cmd_sim(int argc, char **argv) {
         nf_fabric_free(f);
         return ex;
     }
+    FILE *links = NULL;
+    uint32_t *lflits = NULL;
+    if (links_path) {
+        links = fopen(links_path, "w");
+        lflits = malloc(((size_t)f->port_off[f->n_nodes] + 1) * sizeof *lflits);
+        if (!links || !lflits) {
+            fprintf(stderr, "netfab sim: cannot write %s: %s\n", links_path,
+                    links ? "out of memory" : strerror(errno));
+            if (links) fclose(links);
+            free(lflits);
+            nf_sim_free(s);
+            nf_hops_free(h);
+            nf_fabric_free(f);
+            return NF_EXIT_FAIL;
+        }
+        fprintf(links, "load,switch,port,peer,peer_port,class,flits,util\n");
+    }
     bool tty = isatty(2);
     json_t *arr = json ? json_array() : NULL;
     if (!json)
@@ -264,7 +303,13 @@ int nf_cmd_sim(int argc, char **argv) {
         if (res.deadlock)
             fprintf(stderr, "netfab sim: deadlock at load %.3f: no flit moved; stuck: %s\n", x,
                     res.stuck);
+        if (links) write_links(links, f, s, lflits, x, ph.window);
     }
+    if (links && (ferror(links) | fclose(links))) {
+        fprintf(stderr, "netfab sim: error writing %s\n", links_path);
+        if (ex == NF_EXIT_OK) ex = NF_EXIT_FAIL;
+    }
+    free(lflits);
     if (json) {
         json_dumpf(arr, stdout, JSON_INDENT(2));
         putchar('\n');

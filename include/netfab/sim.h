@@ -128,6 +128,11 @@ typedef struct nf_sim_phase {
 int nf_sim_run(nf_sim *s, const nf_sim_injection *inj, const nf_sim_phase *ph,
                void (*progress)(void *ud, double frac), void *ud, nf_sim_result *out);
 
+/* The flits every switch-to-switch channel carried in the last run's measurement window: for
+ * each global port g of a switch whose link leads to a switch, flits[g]; every other entry 0.
+ * flits has one entry per global port of the fabric (port_off[n_nodes]). */
+void nf_sim_link_flits(const nf_sim *s, uint32_t *flits);
+
 /* Flits injected, delivered, and in the network now (conservation: injected = delivered + in
  * flight at every cycle; the tests check it through nf_sim_step). */
 typedef struct nf_sim_counts {

@@ -1199,6 +1199,13 @@ int nf_sim_step(nf_sim *s, uint64_t n) {
     return NF_OK;
 }
 
+void nf_sim_link_flits(const nf_sim *s, uint32_t *flits) {
+    for (nf_gport g = 0; g < s->P; g++) {
+        const port *p = PT(s, g);
+        flits[g] = g < s->PS && p->to_sw ? p->link_flits : 0;
+    }
+}
+
 void nf_sim_get_counts(const nf_sim *s, nf_sim_counts *out) {
     out->injected = s->injected;
     out->delivered = s->delivered;

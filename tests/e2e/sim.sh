@@ -24,6 +24,16 @@ for k in offered accepted lat_mean lat_p99 hops_mean minimal_frac saturated cycl
     has out "\"$k\""
 done
 has out '"saturated": false'
+# per-link utilisation: a row per switch-to-switch channel direction and load point (the 72-node
+# Dragonfly has 36 switches x (3 local + 2 global) = 180), and under the worst case with minimal
+# routing the busiest channels are global ones, near full
+expect 0 "$nf" sim $df --routing dfmin --traffic worstcase --vcs 2 --sweep 0.1:0.2:0.1 --links "$tmp/links.csv"
+[ "$(wc -l <"$tmp/links.csv")" = 361 ] && ok || bad "links.csv: $(wc -l <"$tmp/links.csv") lines, want 361"
+hot=$(sort -t, -k8 -gr "$tmp/links.csv" | head -1)
+case $hot in 0.2000,*,global,*) ok ;; *) bad "hottest channel not global: $hot" ;; esac
+awk -F, -v h="$hot" 'BEGIN { split(h, a, ","); exit !(a[8] > 0.85) }' && ok || bad "hottest channel at $hot"
+expect 1 "$nf" sim $df --routing dfmin --traffic uniform --load 0.1 --links /nonexistent/dir/x.csv
+has err "cannot write /nonexistent/dir/x.csv"
 # the checker
 expect 0 "$nf" route --topo torus:4x4,c=1 --routing dor --check;  has out "no cycle (deadlock-free)"
 expect 1 "$nf" route --topo torus:4x4,c=1 --routing dor-plain --check; has out "channel dependency cycle"
