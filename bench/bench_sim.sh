@@ -3,17 +3,20 @@
 # Knobs of BookSim2's src/examples/dragonflyconfig: 2 VCs, 256-flit VC buffers, 10-flit packets,
 # internal speedup 2.0, local channels 10 cycles, global 100, minimal routing, uniform traffic.
 # Set BOOKSIM=/path/to/booksim (built from its repository, outside this project) to run BookSim2
-# on the same points beside us (agreement rows, and its speed: at k=4 about 11 minutes a point).
+# on the same points beside us (agreement rows, and its speed: at k=4 about 11 minutes a point);
+# BOOKSIM_BIG=1 also times it on the paper Dragonfly (k=9) over one warm-up and one sample
+# period of 300 cycles (its speed only: its figures over so short a run mean little).
 # Usage: bench/bench_sim.sh NETFAB
 set -eu
 nf=$1
 knobs="--routing dfmin --traffic uniform --vcs 2 --buf 256 --pkt 10 --lat-local 10 --lat-global 100"
 field() { sed -n "s/^ *\"$1\": \([-0-9.e+a-z]*\),*$/\1/p" | head -1; }
-# booksim K SPEEDUP LOAD: BookSim2's dragonflynew with k=K (p=K, a=2K, h=K) and the knobs above;
-# its output on stdout
+# booksim K SPEEDUP LOAD [WARMUP_PERIODS SAMPLE_PERIOD MAX_SAMPLES]: BookSim2's dragonflynew
+# with k=K (p=K, a=2K, h=K) and the knobs above (3 warm-up periods of 10,000 cycles, its default
+# 10 samples at most); its output on stdout
 booksim() {
     cfg=$(mktemp)
-    printf 'topology = dragonflynew; k = %s; n = 1; routing_function = min; num_vcs = 2;\nvc_buf_size = 256; wait_for_tail_credit = 0; vc_allocator = separable_input_first;\nsw_allocator = separable_input_first; alloc_iters = 1; credit_delay = 2; routing_delay = 0;\nvc_alloc_delay = 1; sw_alloc_delay = 1; st_final_delay = 1; input_speedup = 1;\noutput_speedup = 1; internal_speedup = %s.0; warmup_periods = 3; sim_count = 1;\nsample_period = 10000; priority = none; traffic = uniform; packet_size = 10;\ninjection_rate_uses_flits = 1; injection_rate = %s;\n' "$1" "$2" "$3" >"$cfg"
+    printf 'topology = dragonflynew; k = %s; n = 1; routing_function = min; num_vcs = 2;\nvc_buf_size = 256; wait_for_tail_credit = 0; vc_allocator = separable_input_first;\nsw_allocator = separable_input_first; alloc_iters = 1; credit_delay = 2; routing_delay = 0;\nvc_alloc_delay = 1; sw_alloc_delay = 1; st_final_delay = 1; input_speedup = 1;\noutput_speedup = 1; internal_speedup = %s.0; warmup_periods = %s; sim_count = 1;\nsample_period = %s; max_samples = %s; priority = none; traffic = uniform; packet_size = 10;\ninjection_rate_uses_flits = 1; injection_rate = %s;\n' "$1" "$2" "${4:-3}" "${5:-10000}" "${6:-10}" "$3" >"$cfg"
     "$BOOKSIM" "$cfg" 2>&1 || true
     rm -f "$cfg"
 }
@@ -55,7 +58,7 @@ run() {
     bk=-
     if [ -n "${BOOKSIM:-}" ] && [ "$k" != - ]; then # its cycles over its wall time
         t0=$(date +%s.%N)
-        bc=$(booksim "$k" 2 "$load" | sed -n 's/^Time taken is \([0-9]*\) cycles.*/\1/p' | tail -1)
+        bc=$(booksim "$k" 2 "$load" ${bsargs:-} | sed -n 's/^Time taken is \([0-9]*\) cycles.*/\1/p' | tail -1)
         t1=$(date +%s.%N)
         bk=$(awk "BEGIN{printf \"%.0f\", $bc / ($t1 - $t0)}")
     fi
@@ -67,7 +70,8 @@ run dragonfly:a=4,p=2,h=2 72 0.3 3000 10000 2
 run dragonfly:a=4,p=2,h=2 72 0.8 3000 10000 2
 run dragonfly:a=8,p=4,h=4 1056 0.3 3000 10000 4
 run dragonfly:a=8,p=4,h=4 1056 0.8 3000 10000 4
-if [ "${SIM_BIG:-1}" = 1 ]; then # BookSim2 would take days here: not run
-    run dragonfly:a=18,p=9,h=9 26406 0.5 0 10000 - "--drain 1"
+if [ "${SIM_BIG:-1}" = 1 ]; then # BookSim2 only with BOOKSIM_BIG=1, over a short run
+    kb=-; [ "${BOOKSIM_BIG:-0}" = 1 ] && kb=9
+    bsargs="1 300 1" run dragonfly:a=18,p=9,h=9 26406 0.5 0 10000 $kb "--drain 1"
 fi
 rm -f /tmp/nf-bench-rss /tmp/nf-bench-sim.json
