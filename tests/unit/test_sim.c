@@ -46,6 +46,19 @@ static nf_sim_result point(rig *r, double load, uint64_t window) {
     return res;
 }
 
+/* Steps n cycles one at a time, asserting injected = delivered + in flight after each; returns
+ * the last counts and (when asked) the most flits ever in flight. */
+static nf_sim_counts step_conserving(nf_sim *s, int n, uint64_t *max_in_flight) {
+    nf_sim_counts c = {0};
+    for (int i = 0; i < n; i++) {
+        assert_int_equal(nf_sim_step(s, 1), 0);
+        nf_sim_get_counts(s, &c);
+        assert_int_equal(c.injected, c.delivered + c.in_flight);
+        if (max_in_flight && c.in_flight > *max_in_flight) *max_in_flight = c.in_flight;
+    }
+    return c;
+}
+
 /* Injected = delivered + in flight at every cycle; with injection stopped the network drains
  * to nothing and every flit injected is delivered. */
 static void test_conservation(void **state) {
@@ -55,14 +68,8 @@ static void test_conservation(void **state) {
     (void)res;
     nf_sim_injection inj = {.load = 0.6};
     assert_int_equal(nf_sim_set_injection(r.s, &inj), 0);
-    nf_sim_counts c;
     uint64_t max_in_flight = 0;
-    for (int i = 0; i < 3000; i++) {
-        assert_int_equal(nf_sim_step(r.s, 1), 0);
-        nf_sim_get_counts(r.s, &c);
-        assert_int_equal(c.injected, c.delivered + c.in_flight);
-        if (c.in_flight > max_in_flight) max_in_flight = c.in_flight;
-    }
+    nf_sim_counts c = step_conserving(r.s, 3000, &max_in_flight);
     assert_true(max_in_flight > 20);
     inj.load = 0;
     assert_int_equal(nf_sim_set_injection(r.s, &inj), 0);
@@ -267,12 +274,7 @@ static void test_threads(void **state) {
     a = make("fattree:k=8", "updown", "uniform", c2);
     inj = (nf_sim_injection){.load = 0.5};
     assert_int_equal(nf_sim_set_injection(a.s, &inj), 0);
-    nf_sim_counts k;
-    for (int i = 0; i < 1500; i++) {
-        assert_int_equal(nf_sim_step(a.s, 1), 0);
-        nf_sim_get_counts(a.s, &k);
-        assert_int_equal(k.injected, k.delivered + k.in_flight);
-    }
+    nf_sim_counts k = step_conserving(a.s, 1500, NULL);
     assert_true(k.delivered > 10000);
     inj.load = 0;
     assert_int_equal(nf_sim_set_injection(a.s, &inj), 0);
@@ -425,12 +427,7 @@ static void test_shared_pool(void **state) {
     assert_true(fabs(yes.accepted - yes.offered) < 0.01);
     nf_sim_injection inj = {.load = 0.45};
     assert_int_equal(nf_sim_set_injection(r.s, &inj), 0);
-    nf_sim_counts k;
-    for (int i = 0; i < 2000; i++) {
-        assert_int_equal(nf_sim_step(r.s, 1), 0);
-        nf_sim_get_counts(r.s, &k);
-        assert_int_equal(k.injected, k.delivered + k.in_flight);
-    }
+    nf_sim_counts k = step_conserving(r.s, 2000, NULL);
     inj.load = 0;
     assert_int_equal(nf_sim_set_injection(r.s, &inj), 0);
     assert_int_equal(nf_sim_step(r.s, 3000), 0);
