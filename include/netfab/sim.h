@@ -3,8 +3,8 @@
  * per-class latency, NICs that packetise and inject with Bernoulli or bursty processes, routing
  * functions as plug-ins with a deadlock checker, synthetic traffic, and measurement in the usual
  * style of cycle-level interconnect simulators (warm-up, measurement window, drain). Cycle-driven,
- * only active routers and channels are visited, all state in dense arrays. Deterministic for a
- * seed. */
+ * only active routers and channels are visited, all state in dense arrays, the switches shared
+ * out among threads. Deterministic for a seed, whatever the number of threads. */
 #ifndef NETFAB_SIM_H
 #define NETFAB_SIM_H
 
