@@ -23,7 +23,8 @@ static void sim_usage(FILE *out) {
             "                  [--pkt FLITS] [--msg PKTS] [--router-delay C] [--credit-delay C]\n"
             "                  [--lat-host C] [--lat-local C] [--lat-global C] [--speedup S]\n"
             "                  [--alloc-iters N] [--out-buf FLITS] [--shared FLITS] [--adaptive]\n"
-            "                  [--bursty] [--seed S] [--threads N] [--links FILE] [--json]\n\n"
+            "                  [--bursty] [--seed S] [--threads N] [--links FILE]\n"
+            "                  [--bias B] [--w-hop FLITS] [--json]\n\n"
             "Simulates flits through input-queued routers (virtual channels, credits, virtual\n"
             "cut-through, separable allocation) and prints, per load point: offered and accepted\n"
             "load (flits per endpoint per cycle; 1.0 = full injection bandwidth), mean and p99\n"
@@ -45,7 +46,9 @@ static void sim_usage(FILE *out) {
         "port with most credits; --threads: every processor for fabrics of 64 switches or\n"
         "more, else 1 (the results are the same for any number). --links FILE writes every\n"
         "switch-to-switch channel's flits and utilisation in the window, per load point, as\n"
-        "CSV (load,switch,port,peer,peer_port,class,flits,util).\n\n"
+        "CSV (load,switch,port,peer,peer_port,class,flits,util). ugal-l: minimal when\n"
+        "q_min + h_min * w_hop <= bias * (q_val + h_val * w_hop), queues in flits (--bias 2.5,\n"
+        "--w-hop one packet's flits; 0: hops cost nothing); val and ugal-l need 3 VCs.\n\n"
         "examples:\n"
         "  netfab sim --topo dragonfly:a=4,p=2,h=2 --routing dfmin --traffic uniform --sweep "
         "0.1:0.9:0.1\n"
@@ -113,6 +116,8 @@ int nf_cmd_sim(int argc, char **argv) {
         O_SEED,
         O_THR,
         O_LINKS,
+        O_BIAS,
+        O_WHOP,
         O_JSON
     };
     static const struct option lo[] = {{"topo", 1, NULL, O_TOPO},
@@ -141,6 +146,8 @@ int nf_cmd_sim(int argc, char **argv) {
                                        {"seed", 1, NULL, O_SEED},
                                        {"threads", 1, NULL, O_THR},
                                        {"links", 1, NULL, O_LINKS},
+                                       {"bias", 1, NULL, O_BIAS},
+                                       {"w-hop", 1, NULL, O_WHOP},
                                        {"json", 0, NULL, O_JSON},
                                        {"help", 0, NULL, 'h'},
                                        {NULL, 0, NULL, 0}};
@@ -187,6 +194,11 @@ int nf_cmd_sim(int argc, char **argv) {
             UOPT(O_SHARED, "--shared", 0, 65535, c.shared_flits)
             UOPT(O_SEED, "--seed", 0, 1e18, c.seed)
             UOPT(O_THR, "--threads", 0, 1024, threads)
+            UOPT(O_BIAS, "--bias", 0.001, 1e12, c.bias)
+        case O_WHOP: /* 0 is a real choice here (no hop cost); the library's 0 is the default */
+            if (num("--w-hop", optarg, 0, 1e9, &v)) return NF_EXIT_USAGE;
+            c.w_hop = v > 0 ? v : 1e-300;
+            break;
 #undef UOPT
         case O_ADAPT: c.adaptive = true; break;
         case O_BURST: inj.bursty = true; break;

@@ -28,6 +28,8 @@ typedef struct nf_sim_config {
     unsigned out_buf;     /* output queue per port behind the crossbar, flits (buf_flits) */
     unsigned alloc_iters; /* switch allocator iterations (1) */
     bool adaptive;        /* table routings: the candidate with most downstream credits */
+    double bias;          /* UGAL: MIN when cost_min <= bias * cost_val (0: 2.5, seed 002) */
+    double w_hop;         /* UGAL: cost of a hop, in flits of queue (0: one packet, pkt_flits) */
     unsigned threads;     /* threads (0: every processor for 64 switches or more, else 1; at
                            * most 64); results do not depend on it */
     uint64_t seed;
@@ -47,12 +49,21 @@ typedef struct nf_sim_cand {
 
 /* "minhop" (table: every min-hop port, VC = hops taken), "updown" (fat trees: up by d-mod-k or
  * adaptively, then down), "dor" (tori built by torus:...: dimension order, dateline VCs),
- * "dfmin" (Dragonfly minimal local-global-local, VC 0 before the global hop, 1 after). */
+ * "dfmin" (Dragonfly minimal local-global-local, VC 0 before the global hop, 1 after), "val"
+ * (Dragonfly Valiant: via a uniformly random intermediate group), "ugal-l" (Dragonfly: at the
+ * source router MIN or VAL by nf_sim_ugal_takes_min over the occupancy of the two first ports,
+ * in flits queued behind the crossbar plus flits downstream whose credits are not back, credits
+ * in flight included; hops are the switch hops left on each way). val and ugal-l use three VC
+ * classes (one per group visited). */
 const nf_sim_routing *nf_sim_routing_find(const char *name);
 size_t nf_sim_routing_count(void);
 const nf_sim_routing *nf_sim_routing_at(size_t i);
 const char *nf_sim_routing_name(const nf_sim_routing *r);
 const char *nf_sim_routing_summary(const nf_sim_routing *r);
+
+/* The UGAL rule of seed 002: minimal when q_min + h_min w_hop <= bias (q_val + h_val w_hop). */
+bool nf_sim_ugal_takes_min(double q_min, unsigned h_min, double q_val, unsigned h_val, double w_hop,
+                           double bias);
 
 /* The deadlock checker: builds the channel dependency graph of routing r on fabric f (every
  * (channel, VC) a vertex; an edge from the one a packet holds to each one it may request next,
@@ -104,7 +115,8 @@ typedef struct nf_sim_result {
     double msg_lat_mean, msg_lat_p99;
     double net_lat_mean; /* injection to delivery (no source queueing) */
     double hops_mean;    /* switch-to-switch links per packet */
-    double minimal_frac; /* share of packets whose path had the least switch hops */
+    double minimal_frac; /* share of packets routed minimally: not through an intermediate group
+                          * (val, ugal-l), else a path of the least switch hops */
     double link_util_mean, link_util_max; /* inter-switch channels, over the window */
     bool saturated;      /* measured packets not all delivered by the drain limit, or the
                           * accepted load below 95% of the offered */

@@ -59,6 +59,7 @@ typedef struct pkt {
     uint64_t t_create, t_inject;
     uint32_t msg; /* measured message id, or UINT32_MAX */
     uint32_t salt;
+    uint32_t rs;      /* the routing's word */
     uint16_t hops;    /* switch-to-switch links so far */
     uint8_t dst_port; /* the port of dst_sw its destination hangs off */
     uint8_t measured;
@@ -109,10 +110,10 @@ typedef struct port {
     uint32_t oq_mid;     /* the ring's first */
     uint32_t link_flits; /* flits sent in the measurement window (to switches) */
     run hd, tl;
-    uint8_t lat;   /* latency of its link, both ways */
-    uint8_t to_sw; /* its link leads to a switch */
-    uint8_t rr_vc; /* input side: round-robin VC pointer */
-    uint8_t rr_in; /* output side: round-robin input pointer */
+    uint8_t lat;      /* latency of its link, both ways */
+    uint8_t to_sw;    /* its link leads to a switch */
+    uint8_t rr_vc;    /* input side: round-robin VC pointer */
+    uint8_t rr_in;    /* output side: round-robin input pointer */
     uint8_t peer_own; /* the thread that owns the other end (it applies the events sent there) */
 } port;
 
@@ -178,14 +179,14 @@ struct nf_sim {
     const nf_sim_traffic *t;
     void *tctx;
     uint32_t S, E, P, PS, V, B, O; /* PS: ports of switches (global ports 0..PS-1) */
-    nf_node *ep;        /* endpoint -> CA */
+    nf_node *ep;                   /* endpoint -> CA */
     /* NICs have one or two ports (rails); per endpoint e and rail r, at e * 2 + r: */
-    uint8_t *ep_rails;  /* endpoint -> its rails, 1 or 2 */
-    nf_node *ep_sw;     /* the switch of the rail */
-    uint8_t *ep_port;   /* the switch port the CA's port hangs off */
-    nf_gport *ep_g;     /* the CA's port (global) */
-    uint32_t *ep_of;    /* CA node -> endpoint, UINT32_MAX for none */
-    char *pt;           /* port records */
+    uint8_t *ep_rails; /* endpoint -> its rails, 1 or 2 */
+    nf_node *ep_sw;    /* the switch of the rail */
+    uint8_t *ep_port;  /* the switch port the CA's port hangs off */
+    nf_gport *ep_g;    /* the CA's port (global) */
+    uint32_t *ep_of;   /* CA node -> endpoint, UINT32_MAX for none */
+    char *pt;          /* port records */
     size_t pstride, iv_off, ov_off;
     qent *qe;           /* PS * V * QE packet entries */
     uint32_t QE;        /* entries per VC: (B + shared) / pkt_flits + 2 */
@@ -202,8 +203,8 @@ struct nf_sim {
     struct cal_slot {        /* Bernoulli sources by the cycle of their next message */
         uint32_t *e;
         size_t n, cap;
-    } *cal;
-    uint32_t *due; /* the sources whose message is due this cycle */
+    } * cal;
+    uint32_t *due;   /* the sources whose message is due this cycle */
     uint8_t *active; /* per switch: in its owner's active list */
     uint32_t wmask;
     nic *nics;
@@ -324,10 +325,10 @@ void nf_sim_free(nf_sim *s) {
     nf__free(s->due);
     nf__free(s->nic_on);
     nf__free(s->ep_rails);
-    void *arrays[] = {s->wk,       s->own,      s->ep,      s->ep_sw,    s->ep_port, s->ep_g,
-                      s->ep_of,    s->raw[0],   s->raw[1],  s->raw[2],   s->raw[3],  s->acc,
-                      s->imask,    s->omask,    s->next_gen, s->active,  s->nics,    s->pk,
-                      s->free_pk,  s->msg_left, s->msg_t0};
+    void *arrays[] = {s->wk,      s->own,      s->ep,       s->ep_sw,  s->ep_port, s->ep_g,
+                      s->ep_of,   s->raw[0],   s->raw[1],   s->raw[2], s->raw[3],  s->acc,
+                      s->imask,   s->omask,    s->next_gen, s->active, s->nics,    s->pk,
+                      s->free_pk, s->msg_left, s->msg_t0};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
         nf__free(arrays[i]);
     nf__free(s);
@@ -451,9 +452,8 @@ int nf_sim_new(const nf_fabric *f, const nf_hops *h, const nf_sim_config *cfg,
     while (w < maxlat + c.credit_delay + 4)
         w <<= 1;
     s->wmask = w - 1;
-    if (!s->pt || !s->qe || !s->oq || !s->cands || !s->acc || !s->active || !s->own ||
-        !s->nics || !s->imask || !s->omask || !s->next_gen || !s->wk || !s->nic_on || !s->cal ||
-        !s->due)
+    if (!s->pt || !s->qe || !s->oq || !s->cands || !s->acc || !s->active || !s->own || !s->nics ||
+        !s->imask || !s->omask || !s->next_gen || !s->wk || !s->nic_on || !s->cal || !s->due)
         goto fail;
     for (unsigned th = 0; th < s->T; th++) {
         worker *wk = &s->wk[th];
@@ -728,7 +728,8 @@ static int deliver(nf_sim *s, worker *wk, uint32_t id, bool tail) {
         if (sample(&wk->lat, s->now - p->t_create) || sample(&wk->nlat, s->now - p->t_inject))
             return NF_ENOMEM;
         wk->hops_sum += p->hops;
-        wk->minimal += p->hops == nf_hops_sw(s->h, p->src_sw, p->dst_sw);
+        wk->minimal += s->r->marks_nonmin ? !(p->rs & NF__RS_NONMIN)
+                                          : p->hops == nf_hops_sw(s->h, p->src_sw, p->dst_sw);
         wk->n_meas++;
         /* a message's packets all reach one endpoint, so one thread counts it down */
         if (p->msg != UINT32_MAX && --s->msg_left[p->msg] == 0 &&
@@ -799,6 +800,25 @@ static int apply_slot(nf_sim *s, worker *wk, wheel_slot *w) {
 
 /* ---- routers -------------------------------------------------------------------------------- */
 
+/* The routing's view of a router: an output port's occupancy in flits (its output queue, and
+ * the downstream slots whose credits are not back). */
+typedef struct sim_view {
+    nf__sim_view v;
+    nf_gport g0;
+} sim_view;
+
+static uint32_t occupancy(const nf__sim_view *v, unsigned pno) {
+    const nf_sim *s = v->sim;
+    port *p = PT(s, ((const sim_view *)(const void *)v)->g0 + pno - 1);
+    int64_t q = p->oq_count;
+    if (p->to_sw) {
+        for (unsigned c = 0; c < s->V; c++)
+            q += (int64_t)s->B - OV(s, p)[c].credits;
+        q += (int64_t)s->c.shared_flits - p->shcr;
+    }
+    return q < 0 ? 0 : (uint32_t)q;
+}
+
 /* Gives the head packet of input VC v of port pi (index in_port) at switch sw an output VC: the
  * routing's candidates (or the ejection port at the destination switch), the first free VC with
  * room for the whole packet, deterministically the first candidate that has one, adaptively the
@@ -814,11 +834,15 @@ static void allocate_vc(nf_sim *s, worker *b, nf_node sw, nf_gport gi, port *pi,
     nf_gport g0 = s->f->port_off[sw];
     if (nc == 0 || nc > CACHE_CANDS) { /* route (once per packet and router, when it fits) */
         if (p->dst_sw == sw) {
-            buf[0] = (nf_sim_cand){
-                .port = p->dst_port, .vc_lo = 0, .vc_hi = (uint8_t)(s->V - 1)};
+            buf[0] = (nf_sim_cand){.port = p->dst_port, .vc_lo = 0, .vc_hi = (uint8_t)(s->V - 1)};
             nc = 1;
         } else {
-            nf__sim_pkt rp = {.dst_ca = p->dst_ca, .dst_sw = p->dst_sw, .salt = p->salt};
+            sim_view view = {.v = {.occupancy = occupancy, .sim = s, .sw = sw}, .g0 = g0};
+            nf__sim_pkt rp = {.dst_ca = p->dst_ca,
+                              .dst_sw = p->dst_sw,
+                              .salt = p->salt,
+                              .rs = &p->rs,
+                              .view = &view.v};
             nc = s->r->route(s->rctx, sw, in_port, v, p->hops, &rp, buf, 64);
             if (nc == 0) b->unroutable++;
         }

@@ -5,11 +5,27 @@
 
 #include "netfab/sim.h"
 
-/* A packet as routing sees it. */
+/* What a routing may read of the router it runs at: the occupancy of an output port, in flits
+ * (flits in its output queue plus the downstream buffer slots whose credits are not back, so
+ * credits in flight count as occupied). Only the router's own ports: routers run in parallel. */
+typedef struct nf__sim_view {
+    uint32_t (*occupancy)(const struct nf__sim_view *v, unsigned port);
+    const void *sim;
+    nf_node sw;
+} nf__sim_view;
+
+/* A packet as routing sees it. rs is the routing's word of per-packet state (0 at injection; the
+ * routing may keep its decisions there; NF__RS_NONMIN marks a packet sent the long way round).
+ * In the deadlock checker view and rs are NULL: the routing then gives every candidate a packet
+ * in this state could get, whatever its word and whatever the queues. */
 typedef struct nf__sim_pkt {
     nf_node dst_ca, dst_sw;
     uint32_t salt; /* per packet random bits, for oblivious choices */
+    uint32_t *rs;
+    const nf__sim_view *view;
 } nf__sim_pkt;
+
+#define NF__RS_NONMIN 0x80000000u
 
 /* A routing function. route() gives the candidates at switch sw (sw != the destination's
  * switch) for a packet that came in on in_port (a switch port, 1-based) on VC in_vc after hops
@@ -19,6 +35,7 @@ typedef struct nf__sim_pkt {
 struct nf_sim_routing {
     const char *name, *summary;
     unsigned min_vcs;
+    bool marks_nonmin; /* minimal = not marked NF__RS_NONMIN (else: hops equal the distance) */
     int (*init)(void **ctx, const nf_fabric *f, const nf_hops *h, const nf_sim_config *c,
                 nf_diag *diag);
     unsigned (*route)(void *ctx, nf_node sw, unsigned in_port, unsigned in_vc, unsigned hops,
@@ -36,5 +53,8 @@ struct nf_sim_traffic {
     uint32_t (*dest)(void *ctx, uint32_t src, uint64_t (*rnd)(void *), void *rnd_ud);
     void (*fini)(void *ctx);
 };
+
+/* The Dragonfly routings (dfroute.c). */
+extern const nf_sim_routing nf__sim_dfmin, nf__sim_dfval, nf__sim_ugal_l;
 
 #endif

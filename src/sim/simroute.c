@@ -208,177 +208,6 @@ static unsigned dor_route(void *ctx, nf_node sw, unsigned in_port, unsigned in_v
     return 0;
 }
 
-/* ---- dfmin: Dragonfly minimal, local-global-local; class 0 before the destination group ---- */
-
-/* The candidates are tabled at init, one row per (switch, destination group) and per (switch,
- * switch of its own group): the global ports to that group (adjacency order), else the local
- * ports to the group's gateway (the first switch of the group with a global link to it, marked
- * VIA: class 0), and within the destination group the ports to the destination switch. Routing
- * is then two reads instead of a walk over the switch's links. */
-#define DF_VIA 0x80
-
-typedef struct df_ctx {
-    base_ctx b;
-    uint32_t ng, amax; /* groups; switches in the largest group */
-    int32_t *grp;      /* per switch: its group */
-    uint32_t *rank;    /* per switch: its index within its group */
-    uint8_t *in_global; /* per global port: its link is a global link */
-    uint32_t *off;      /* per row (S * (ng + amax)), one more: offset into ports */
-    uint8_t *ports;     /* port numbers, DF_VIA on the gateway ones */
-} df_ctx;
-
-static void df_fini(void *ctx) {
-    df_ctx *d = ctx;
-    if (!d) return;
-    nf__free(d->grp);
-    nf__free(d->rank);
-    nf__free(d->in_global);
-    nf__free(d->off);
-    nf__free(d->ports);
-    nf__free(d);
-}
-
-/* The ports of switch s toward target (a switch of its own group) or, with target NF_NONE,
- * toward group gd, into out when given; returns their number. */
-static uint32_t df_row(const df_ctx *d, const nf_node *gw, nf_node s, nf_node target, int32_t gd,
-                       uint8_t *out) {
-    const nf_fabric *f = d->b.f;
-    uint32_t n = 0;
-    for (uint32_t e = f->sw_adj_off[s]; e < f->sw_adj_off[s + 1]; e++) {
-        nf_link l = f->sw_adj_link[e];
-        if (f->link_state[l] != NF_LINK_UP) continue;
-        nf_node w = f->sw_adj[e];
-        bool take = target != NF_NONE ? w == target
-                                       : f->link_cls[l] == NF_LINK_GLOBAL && f->supernode[w] == gd;
-        if (take) {
-            if (out) out[n] = f->sw_adj_port[e];
-            n++;
-        }
-    }
-    if (n || target != NF_NONE) return n;
-    /* no global link to the destination group here: to the group's switch that has one */
-    nf_node via = gw[(size_t)f->supernode[s] * d->ng + (uint32_t)gd];
-    for (uint32_t e = f->sw_adj_off[s]; e < f->sw_adj_off[s + 1]; e++)
-        if (f->sw_adj[e] == via && f->link_state[f->sw_adj_link[e]] == NF_LINK_UP) {
-            if (out) out[n] = (uint8_t)(f->sw_adj_port[e] | DF_VIA);
-            n++;
-        }
-    return n;
-}
-
-static int df_init(void **out, const nf_fabric *f, const nf_hops *h, const nf_sim_config *c,
-                   nf_diag *diag) {
-    int32_t mx = -1;
-    bool global = false;
-    for (nf_node s = 0; s < f->n_switches; s++) {
-        if (f->supernode[s] < 0)
-            return nf__fail(diag, NF_EINVAL, "dfmin routes Dragonflies: switch %s has no group",
-                            nf_node_name(f, s));
-        if (f->supernode[s] > mx) mx = f->supernode[s];
-    }
-    for (nf_link l = 0; l < f->n_links; l++)
-        global |= f->link_cls[l] == NF_LINK_GLOBAL;
-    if (!global)
-        return nf__fail(diag, NF_EINVAL, "dfmin routes Dragonflies: %s has no global link",
-                        "the fabric");
-    df_ctx *d = nf__calloc(1, sizeof *d);
-    if (!d) return NF_ENOMEM;
-    d->b = (base_ctx){.f = f, .h = h, .V = c->vcs};
-    d->ng = (uint32_t)mx + 1;
-    size_t S = f->n_switches, P = f->port_off[f->n_nodes];
-    nf_node *gw = nf__malloc((size_t)d->ng * d->ng * sizeof *gw);
-    uint32_t *size = nf__calloc(d->ng, sizeof *size);
-    d->grp = nf__malloc((S + 1) * sizeof *d->grp);
-    d->rank = nf__malloc((S + 1) * sizeof *d->rank);
-    d->in_global = nf__calloc(P + 1, 1);
-    int rc = NF_ENOMEM;
-    if (!gw || !size || !d->grp || !d->rank || !d->in_global) goto done;
-    for (size_t i = 0; i < (size_t)d->ng * d->ng; i++)
-        gw[i] = NF_NONE;
-    for (nf_node s = 0; s < S; s++) {
-        d->grp[s] = f->supernode[s];
-        d->rank[s] = size[f->supernode[s]]++;
-        if (d->rank[s] + 1 > d->amax) d->amax = d->rank[s] + 1;
-        for (uint32_t e = f->sw_adj_off[s]; e < f->sw_adj_off[s + 1]; e++) {
-            if (f->link_cls[f->sw_adj_link[e]] != NF_LINK_GLOBAL) continue;
-            size_t k = (size_t)f->supernode[s] * d->ng + (uint32_t)f->supernode[f->sw_adj[e]];
-            if (gw[k] == NF_NONE) gw[k] = s;
-        }
-    }
-    for (nf_gport g = 0; g < P; g++)
-        d->in_global[g] =
-            f->port_link[g] != NF_NONE && f->link_cls[f->port_link[g]] == NF_LINK_GLOBAL;
-    /* the group's switches in rank order, for the rows of the own group */
-    nf_node *member = nf__malloc(((size_t)d->ng * d->amax + 1) * sizeof *member);
-    size_t rows = S * (d->ng + d->amax);
-    d->off = nf__malloc((rows + 1) * sizeof *d->off);
-    if (!member || !d->off) {
-        nf__free(member);
-        goto done;
-    }
-    for (size_t i = 0; i < (size_t)d->ng * d->amax; i++)
-        member[i] = NF_NONE;
-    for (nf_node s = 0; s < S; s++)
-        member[(size_t)d->grp[s] * d->amax + d->rank[s]] = s;
-    /* two passes: count, then fill */
-    for (int pass = 0; pass < 2; pass++) {
-        uint32_t at = 0;
-        for (nf_node s = 0; s < S; s++)
-            for (uint32_t k = 0; k < d->ng + d->amax; k++) {
-                size_t r = (size_t)s * (d->ng + d->amax) + k;
-                nf_node target = NF_NONE;
-                int32_t gd = (int32_t)k;
-                if (k >= d->ng) {
-                    target = member[(size_t)d->grp[s] * d->amax + (k - d->ng)];
-                    gd = d->grp[s];
-                    if (target == NF_NONE || target == s) { /* no such switch, or here */
-                        d->off[r] = at;
-                        continue;
-                    }
-                } else if (gd == d->grp[s]) {
-                    d->off[r] = at;
-                    continue;
-                }
-                if (pass) d->off[r] = at;
-                at += df_row(d, gw, s, target, gd, pass ? d->ports + at : NULL);
-            }
-        d->off[rows] = at;
-        if (!pass && !(d->ports = nf__malloc((size_t)at + 1))) {
-            nf__free(member);
-            goto done;
-        }
-    }
-    nf__free(member);
-    rc = NF_OK;
-done:
-    nf__free(gw);
-    nf__free(size);
-    if (rc) {
-        df_fini(d);
-        return rc;
-    }
-    *out = d;
-    return NF_OK;
-}
-
-static unsigned df_route(void *ctx, nf_node sw, unsigned in_port, unsigned in_vc, unsigned hops,
-                         const nf__sim_pkt *p, nf_sim_cand *out, unsigned max) {
-    (void)hops;
-    df_ctx *d = ctx;
-    int32_t gs = d->grp[sw], gd = d->grp[p->dst_sw];
-    /* class 1 once the packet has crossed a global link (it arrives in the destination group) */
-    bool crossed = d->in_global[nf_port_index(d->b.f, sw, in_port)] ||
-                   (d->b.V >= 2 && in_vc >= d->b.V / 2);
-    size_t r = (size_t)sw * (d->ng + d->amax) +
-               (gs == gd ? d->ng + d->rank[p->dst_sw] : (uint32_t)gd);
-    unsigned n = 0;
-    for (uint32_t i = d->off[r]; i < d->off[r + 1] && n < max; i++) {
-        uint8_t pt = d->ports[i];
-        out[n++] = cls(&d->b, pt & (uint8_t)~DF_VIA, pt & DF_VIA ? 0 : crossed);
-    }
-    return n;
-}
-
 /* ---- table2: two-level tables (intra- and inter-supernode), SPEC section 4 ------------------ */
 
 /* Every switch holds two tables of candidate port lists: one row per switch of its own
@@ -524,59 +353,60 @@ static unsigned t2_route(void *ctx, nf_node sw, unsigned in_port, unsigned in_vc
 
 /* ---- registry ------------------------------------------------------------------------------- */
 
-static const nf_sim_routing routings[] = {
-    {.name = "minhop",
-     .summary = "every min-hop port (table); VC = hops taken, deadlock-free when VCs > diameter",
-     .min_vcs = 1,
-     .init = mh_init,
-     .route = mh_route,
-     .inj_vc_hi = vc0_only,
-     .fini = base_fini},
-    {.name = "updown",
-     .summary = "fat trees: up by d-mod-k (or adaptively) among min-hop up ports, then down",
-     .min_vcs = 1,
-     .init = ud_init,
-     .route = ud_route,
-     .inj_vc_hi = all_vcs,
-     .fini = base_fini},
-    {.name = "dor",
-     .summary = "tori: dimension order, shortest way round, dateline VC classes",
-     .min_vcs = 2,
-     .init = dor_init,
-     .route = dor_route,
-     .inj_vc_hi = vc0_only,
-     .fini = dor_fini},
-    {.name = "dor-plain",
-     .summary = "tori: dimension order without datelines (deadlocks; for the checker)",
-     .min_vcs = 1,
-     .init = dorp_init,
-     .route = dor_route,
-     .inj_vc_hi = all_vcs,
-     .fini = dor_fini},
-    {.name = "table2",
-     .summary = "two-level tables: intra-supernode rows, inter-supernode rows; VC = hops taken",
-     .min_vcs = 1,
-     .init = t2_init,
-     .route = t2_route,
-     .inj_vc_hi = vc0_only,
-     .fini = t2_fini},
-    {.name = "dfmin",
-     .summary = "Dragonfly minimal: local, global, local; VC class 1 after the global hop",
-     .min_vcs = 2,
-     .init = df_init,
-     .route = df_route,
-     .inj_vc_hi = vc0_only,
-     .fini = df_fini},
+static const nf_sim_routing r_minhop = {
+    .name = "minhop",
+    .summary = "every min-hop port (table); VC = hops taken, deadlock-free when VCs > diameter",
+    .min_vcs = 1,
+    .init = mh_init,
+    .route = mh_route,
+    .inj_vc_hi = vc0_only,
+    .fini = base_fini};
+static const nf_sim_routing r_updown = {
+    .name = "updown",
+    .summary = "fat trees: up by d-mod-k (or adaptively) among min-hop up ports, then down",
+    .min_vcs = 1,
+    .init = ud_init,
+    .route = ud_route,
+    .inj_vc_hi = all_vcs,
+    .fini = base_fini};
+static const nf_sim_routing r_dor = {
+    .name = "dor",
+    .summary = "tori: dimension order, shortest way round, dateline VC classes",
+    .min_vcs = 2,
+    .init = dor_init,
+    .route = dor_route,
+    .inj_vc_hi = vc0_only,
+    .fini = dor_fini};
+static const nf_sim_routing r_dor_plain = {
+    .name = "dor-plain",
+    .summary = "tori: dimension order without datelines (deadlocks; for the checker)",
+    .min_vcs = 1,
+    .init = dorp_init,
+    .route = dor_route,
+    .inj_vc_hi = all_vcs,
+    .fini = dor_fini};
+static const nf_sim_routing r_table2 = {
+    .name = "table2",
+    .summary = "two-level tables: intra-supernode rows, inter-supernode rows; VC = hops taken",
+    .min_vcs = 1,
+    .init = t2_init,
+    .route = t2_route,
+    .inj_vc_hi = vc0_only,
+    .fini = t2_fini};
+
+static const nf_sim_routing *const routings[] = {
+    &r_minhop, &r_updown,      &r_dor,         &r_dor_plain,
+    &r_table2, &nf__sim_dfmin, &nf__sim_dfval, &nf__sim_ugal_l,
 };
 
 const nf_sim_routing *nf_sim_routing_find(const char *name) {
     for (size_t i = 0; name && i < sizeof routings / sizeof routings[0]; i++)
-        if (strcmp(routings[i].name, name) == 0) return &routings[i];
+        if (strcmp(routings[i]->name, name) == 0) return routings[i];
     return NULL;
 }
 size_t nf_sim_routing_count(void) { return sizeof routings / sizeof routings[0]; }
 const nf_sim_routing *nf_sim_routing_at(size_t i) {
-    return i < nf_sim_routing_count() ? &routings[i] : NULL;
+    return i < nf_sim_routing_count() ? routings[i] : NULL;
 }
 const char *nf_sim_routing_name(const nf_sim_routing *r) { return r->name; }
 const char *nf_sim_routing_summary(const nf_sim_routing *r) { return r->summary; }

@@ -13,6 +13,7 @@
 #include "netfab/sim.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 typedef struct rig {
@@ -255,7 +256,10 @@ static void test_determinism(void **state) {
  * counts summed over threads, and a fresh simulator stepped without a run moves flits. */
 static void test_threads(void **state) {
     (void)state;
-    nf_sim_config c1 = {.pkt_flits = 2, .shared_flits = 8, .adaptive = true, .seed = 11,
+    nf_sim_config c1 = {.pkt_flits = 2,
+                        .shared_flits = 8,
+                        .adaptive = true,
+                        .seed = 11,
                         .threads = 1},
                   c2 = c1;
     c2.threads = 2;
@@ -324,6 +328,85 @@ static void test_dual_rail(void **state) {
     assert_true(fabs(r2.accepted - r2.offered) < 0.02);
     unmake(&one);
     unmake(&two);
+}
+
+/* The UGAL rule on seed 002's worked example (w_hop 256 B, bias 2.5, minimal way 3 hops,
+ * Valiant 5): q_min 512 B against q_val 256 B costs 1280 <= 2.5 x 1536, minimal; q_min 8192 B
+ * costs 8960 > 3840, Valiant. A huge bias is pure minimal; bias 1 without hop cost compares the
+ * queues alone. */
+static void test_ugal_rule(void **state) {
+    (void)state;
+    assert_true(nf_sim_ugal_takes_min(512, 3, 256, 5, 256, 2.5));
+    assert_false(nf_sim_ugal_takes_min(8192, 3, 256, 5, 256, 2.5));
+    assert_true(nf_sim_ugal_takes_min(1e9, 3, 0, 5, 256, 1e12));
+    assert_true(nf_sim_ugal_takes_min(10, 3, 10, 5, 0, 1));
+    assert_false(nf_sim_ugal_takes_min(11, 3, 10, 5, 0, 1));
+}
+
+/* Global channel flits per delivered flit, from the per-channel counts of the window. */
+static double global_per_flit(rig *r, const nf_sim_result *res, uint64_t window) {
+    size_t P = r->f->port_off[r->f->n_nodes];
+    uint32_t *fl = calloc(P, sizeof *fl);
+    assert_non_null(fl);
+    nf_sim_link_flits(r->s, fl);
+    uint64_t g = 0;
+    for (size_t i = 0; i < P; i++)
+        if (fl[i] && r->f->link_cls[r->f->port_link[i]] == NF_LINK_GLOBAL) g += fl[i];
+    free(fl);
+    return (double)g / (res->accepted * (double)window * 72);
+}
+
+/* Path shapes on the 72-node Dragonfly (9 groups of 4 switches, 2 endpoints each): a uniform
+ * packet leaves its group with probability 64/71; minimal routing crosses one global channel
+ * then, Valiant two (and reports none of its inter-group packets minimal: the same-group ones,
+ * 7/71, are); UGAL-L with empty queues takes the minimal way every time. Val and UGAL-L are
+ * deadlock-free by the checker on several Dragonflies and both global arrangements, and a long
+ * saturated run does not trip the watchdog. */
+static void test_dragonfly_paths(void **state) {
+    (void)state;
+    nf_sim_config c = {.vcs = 3, .seed = 13};
+    const uint64_t W = 20000;
+    rig r = make("dragonfly:a=4,p=2,h=2", "dfmin", "uniform", c);
+    nf_sim_result res = point(&r, 0.1, W);
+    double gmin = global_per_flit(&r, &res, W);
+    if (fabs(gmin - 64.0 / 71) > 0.03) fail_msg("min: %.4f global hops per flit", gmin);
+    unmake(&r);
+    r = make("dragonfly:a=4,p=2,h=2", "val", "uniform", c);
+    res = point(&r, 0.1, W);
+    double gval = global_per_flit(&r, &res, W);
+    if (fabs(gval - 2 * 64.0 / 71) > 0.05) fail_msg("val: %.4f global hops per flit", gval);
+    if (fabs(res.minimal_frac - 7.0 / 71) > 0.02) fail_msg("val minimal %.4f", res.minimal_frac);
+    assert_true(res.hops_mean > 3.0);
+    unmake(&r);
+    r = make("dragonfly:a=4,p=2,h=2", "ugal-l", "uniform", c);
+    res = point(&r, 0.02, W);
+    assert_true(res.minimal_frac == 1.0);
+    unmake(&r);
+    const char *topos[] = {"dragonfly:a=4,p=2,h=2", "dragonfly:a=4,p=2,h=2,arr=consecutive",
+                           "dragonfly:a=6,p=3,h=3", "dragonfly:a=6,p=3,h=3,arr=consecutive",
+                           "dragonfly:a=4,p=2,h=1"};
+    const char *routes[] = {"val", "ugal-l"};
+    for (size_t i = 0; i < sizeof topos / sizeof *topos; i++)
+        for (int k = 0; k < 2; k++) {
+            nf_fabric *f;
+            nf_hops *h;
+            nf_diag d = {{0}, 0, {0}};
+            assert_int_equal(nf_topo_build(topos[i], NULL, &f, &d), 0);
+            assert_int_equal(nf_hops_compute(f, 1, &h), 0);
+            uint32_t cyc = 1;
+            assert_int_equal(nf_sim_check_deadlock(f, h, nf_sim_routing_find(routes[k]), &c, &cyc,
+                                                   NULL, NULL, &d),
+                             0);
+            if (cyc) fail_msg("%s on %s: %s", routes[k], topos[i], d.msg);
+            nf_hops_free(h);
+            nf_fabric_free(f);
+        }
+    r = make("dragonfly:a=4,p=2,h=2", "val", "worstcase",
+             (nf_sim_config){.vcs = 3, .buf_flits = 4, .seed = 2});
+    res = point(&r, 0.9, 20000);
+    assert_true(res.saturated);
+    assert_false(res.deadlock);
+    unmake(&r);
 }
 
 /* Every traffic pattern and routing runs where it applies, below saturation at a light load. */
@@ -441,20 +524,14 @@ static void test_shared_pool(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_conservation),
-        cmocka_unit_test(test_zero_load_latency),
-        cmocka_unit_test(test_single_switch_hol),
-        cmocka_unit_test(test_saturation_theory),
-        cmocka_unit_test(test_deadlock_checker),
-        cmocka_unit_test(test_watchdog),
-        cmocka_unit_test(test_determinism),
-        cmocka_unit_test(test_threads),
-        cmocka_unit_test(test_dual_rail),
-        cmocka_unit_test(test_collective_patterns),
-        cmocka_unit_test(test_patterns_run),
-        cmocka_unit_test(test_table2),
-        cmocka_unit_test(test_messages_bursts),
-        cmocka_unit_test(test_shared_pool),
+        cmocka_unit_test(test_conservation),      cmocka_unit_test(test_zero_load_latency),
+        cmocka_unit_test(test_single_switch_hol), cmocka_unit_test(test_saturation_theory),
+        cmocka_unit_test(test_deadlock_checker),  cmocka_unit_test(test_watchdog),
+        cmocka_unit_test(test_determinism),       cmocka_unit_test(test_threads),
+        cmocka_unit_test(test_dual_rail),         cmocka_unit_test(test_collective_patterns),
+        cmocka_unit_test(test_ugal_rule),         cmocka_unit_test(test_dragonfly_paths),
+        cmocka_unit_test(test_patterns_run),      cmocka_unit_test(test_table2),
+        cmocka_unit_test(test_messages_bursts),   cmocka_unit_test(test_shared_pool),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,376 @@
+/* The Dragonfly routings of the simulator (sim.h): minimal (local, global, local), Valiant (via a
+ * random intermediate group) and UGAL-L (at the source router, minimal or Valiant by the queues of
+ * the two first ports, seed 002). They share tables built at init: per switch, the ports toward
+ * every group and toward every switch of its own group. */
+#include "sim/sim_internal.h"
+
+#include "util/diag.h"
+#include "util/mem.h"
+
+#include <stdbool.h>
+#include <string.h>
+
+/* ---- dfmin: Dragonfly minimal, local-global-local; class 0 before the destination group ---- */
+
+/* The candidates are tabled at init, one row per (switch, destination group) and per (switch,
+ * switch of its own group): the global ports to that group (adjacency order), else the local
+ * ports to the group's gateway (the first switch of the group with a global link to it, marked
+ * VIA: class 0), and within the destination group the ports to the destination switch. Routing
+ * is then two reads instead of a walk over the switch's links. */
+#define DF_VIA 0x80
+
+typedef enum df_kind { DF_MIN, DF_VAL, DF_UGAL_L } df_kind;
+
+typedef struct df_ctx {
+    const nf_fabric *f;
+    const nf_hops *h;
+    unsigned V;
+    df_kind kind;
+    double bias, w_hop; /* UGAL: take MIN when cost_min <= bias * cost_val */
+    nf_node *gw;        /* ng * ng: the gateway of group x to group y (its first switch with a
+                         * global link there), or NF_NONE */
+    nf_node *gw_far;    /* ng * ng: the switch at the far end of that gateway's first link */
+    uint32_t ng, amax;  /* groups; switches in the largest group */
+    int32_t *grp;       /* per switch: its group */
+    uint32_t *rank;     /* per switch: its index within its group */
+    uint8_t *in_global; /* per global port: its link is a global link */
+    uint32_t *off;      /* per row (S * (ng + amax)), one more: offset into ports */
+    uint8_t *ports;     /* port numbers, DF_VIA on the gateway ones */
+} df_ctx;
+
+static void df_fini(void *ctx) {
+    df_ctx *d = ctx;
+    if (!d) return;
+    nf__free(d->grp);
+    nf__free(d->rank);
+    nf__free(d->in_global);
+    nf__free(d->off);
+    nf__free(d->ports);
+    nf__free(d->gw);
+    nf__free(d->gw_far);
+    nf__free(d);
+}
+
+/* The ports of switch s toward target (a switch of its own group) or, with target NF_NONE,
+ * toward group gd, into out when given; returns their number. */
+static uint32_t df_row(const df_ctx *d, const nf_node *gw, nf_node s, nf_node target, int32_t gd,
+                       uint8_t *out) {
+    const nf_fabric *f = d->f;
+    uint32_t n = 0;
+    for (uint32_t e = f->sw_adj_off[s]; e < f->sw_adj_off[s + 1]; e++) {
+        nf_link l = f->sw_adj_link[e];
+        if (f->link_state[l] != NF_LINK_UP) continue;
+        nf_node w = f->sw_adj[e];
+        bool take = target != NF_NONE ? w == target
+                                      : f->link_cls[l] == NF_LINK_GLOBAL && f->supernode[w] == gd;
+        if (take) {
+            if (out) out[n] = f->sw_adj_port[e];
+            n++;
+        }
+    }
+    if (n || target != NF_NONE) return n;
+    /* no global link to the destination group here: to the group's switch that has one */
+    nf_node via = gw[(size_t)f->supernode[s] * d->ng + (uint32_t)gd];
+    for (uint32_t e = f->sw_adj_off[s]; e < f->sw_adj_off[s + 1]; e++)
+        if (f->sw_adj[e] == via && f->link_state[f->sw_adj_link[e]] == NF_LINK_UP) {
+            if (out) out[n] = (uint8_t)(f->sw_adj_port[e] | DF_VIA);
+            n++;
+        }
+    return n;
+}
+
+static int df_init_kind(void **out, const nf_fabric *f, const nf_hops *h, const nf_sim_config *c,
+                        df_kind kind, nf_diag *diag) {
+    int32_t mx = -1;
+    bool global = false;
+    for (nf_node s = 0; s < f->n_switches; s++) {
+        if (f->supernode[s] < 0)
+            return nf__fail(diag, NF_EINVAL, "dfmin routes Dragonflies: switch %s has no group",
+                            nf_node_name(f, s));
+        if (f->supernode[s] > mx) mx = f->supernode[s];
+    }
+    for (nf_link l = 0; l < f->n_links; l++)
+        global |= f->link_cls[l] == NF_LINK_GLOBAL;
+    if (!global)
+        return nf__fail(diag, NF_EINVAL, "dfmin routes Dragonflies: %s has no global link",
+                        "the fabric");
+    df_ctx *d = nf__calloc(1, sizeof *d);
+    if (!d) return NF_ENOMEM;
+    d->f = f;
+    d->h = h;
+    d->V = c->vcs;
+    d->kind = kind;
+    d->bias = c->bias > 0 ? c->bias : 2.5;
+    d->w_hop = c->w_hop > 0 ? c->w_hop : c->pkt_flits ? c->pkt_flits : 1;
+    d->ng = (uint32_t)mx + 1;
+    size_t S = f->n_switches, P = f->port_off[f->n_nodes];
+    nf_node *gw = d->gw = nf__malloc((size_t)d->ng * d->ng * sizeof *gw);
+    d->gw_far = nf__malloc((size_t)d->ng * d->ng * sizeof *d->gw_far);
+    uint32_t *size = nf__calloc(d->ng, sizeof *size);
+    d->grp = nf__malloc((S + 1) * sizeof *d->grp);
+    d->rank = nf__malloc((S + 1) * sizeof *d->rank);
+    d->in_global = nf__calloc(P + 1, 1);
+    int rc = NF_ENOMEM;
+    if (!gw || !d->gw_far || !size || !d->grp || !d->rank || !d->in_global) goto done;
+    for (size_t i = 0; i < (size_t)d->ng * d->ng; i++)
+        gw[i] = d->gw_far[i] = NF_NONE;
+    for (nf_node s = 0; s < S; s++) {
+        d->grp[s] = f->supernode[s];
+        d->rank[s] = size[f->supernode[s]]++;
+        if (d->rank[s] + 1 > d->amax) d->amax = d->rank[s] + 1;
+        for (uint32_t e = f->sw_adj_off[s]; e < f->sw_adj_off[s + 1]; e++) {
+            if (f->link_cls[f->sw_adj_link[e]] != NF_LINK_GLOBAL) continue;
+            size_t k = (size_t)f->supernode[s] * d->ng + (uint32_t)f->supernode[f->sw_adj[e]];
+            if (gw[k] == NF_NONE) {
+                gw[k] = s;
+                d->gw_far[k] = f->sw_adj[e];
+            }
+        }
+    }
+    for (nf_gport g = 0; g < P; g++)
+        d->in_global[g] =
+            f->port_link[g] != NF_NONE && f->link_cls[f->port_link[g]] == NF_LINK_GLOBAL;
+    /* the group's switches in rank order, for the rows of the own group */
+    nf_node *member = nf__malloc(((size_t)d->ng * d->amax + 1) * sizeof *member);
+    size_t rows = S * (d->ng + d->amax);
+    d->off = nf__malloc((rows + 1) * sizeof *d->off);
+    if (!member || !d->off) {
+        nf__free(member);
+        goto done;
+    }
+    for (size_t i = 0; i < (size_t)d->ng * d->amax; i++)
+        member[i] = NF_NONE;
+    for (nf_node s = 0; s < S; s++)
+        member[(size_t)d->grp[s] * d->amax + d->rank[s]] = s;
+    /* two passes: count, then fill */
+    for (int pass = 0; pass < 2; pass++) {
+        uint32_t at = 0;
+        for (nf_node s = 0; s < S; s++)
+            for (uint32_t k = 0; k < d->ng + d->amax; k++) {
+                size_t r = (size_t)s * (d->ng + d->amax) + k;
+                nf_node target = NF_NONE;
+                int32_t gd = (int32_t)k;
+                if (k >= d->ng) {
+                    target = member[(size_t)d->grp[s] * d->amax + (k - d->ng)];
+                    gd = d->grp[s];
+                    if (target == NF_NONE || target == s) { /* no such switch, or here */
+                        d->off[r] = at;
+                        continue;
+                    }
+                } else if (gd == d->grp[s]) {
+                    d->off[r] = at;
+                    continue;
+                }
+                if (pass) d->off[r] = at;
+                at += df_row(d, gw, s, target, gd, pass ? d->ports + at : NULL);
+            }
+        d->off[rows] = at;
+        if (!pass && !(d->ports = nf__malloc((size_t)at + 1))) {
+            nf__free(member);
+            goto done;
+        }
+    }
+    nf__free(member);
+    rc = NF_OK;
+done:
+    nf__free(size);
+    if (rc) {
+        df_fini(d);
+        return rc;
+    }
+    *out = d;
+    return NF_OK;
+}
+
+/* VC class k of K: [k V / K, (k + 1) V / K) (V >= K). */
+static nf_sim_cand vclass(unsigned V, unsigned port, unsigned k, unsigned K) {
+    if (V < K) return (nf_sim_cand){.port = (uint8_t)port, .vc_lo = 0, .vc_hi = (uint8_t)(V - 1)};
+    return (nf_sim_cand){.port = (uint8_t)port,
+                         .vc_lo = (uint8_t)(k * V / K),
+                         .vc_hi = (uint8_t)((k + 1) * V / K - 1)};
+}
+
+static inline size_t df_rowix(const df_ctx *d, nf_node sw, int32_t g) {
+    return (size_t)sw * (d->ng + d->amax) + (uint32_t)g;
+}
+static inline size_t df_rowsw(const df_ctx *d, nf_node sw, nf_node target) {
+    return (size_t)sw * (d->ng + d->amax) + d->ng + d->rank[target];
+}
+
+static unsigned df_route(void *ctx, nf_node sw, unsigned in_port, unsigned in_vc, unsigned hops,
+                         const nf__sim_pkt *p, nf_sim_cand *out, unsigned max) {
+    (void)hops;
+    df_ctx *d = ctx;
+    int32_t gs = d->grp[sw], gd = d->grp[p->dst_sw];
+    /* class 1 once the packet has crossed a global link (it arrives in the destination group) */
+    bool crossed =
+        d->in_global[nf_port_index(d->f, sw, in_port)] || (d->V >= 2 && in_vc >= d->V / 2);
+    size_t r = gs == gd ? df_rowsw(d, sw, p->dst_sw) : df_rowix(d, sw, gd);
+    unsigned n = 0;
+    for (uint32_t i = d->off[r]; i < d->off[r + 1] && n < max; i++) {
+        uint8_t pt = d->ports[i];
+        out[n++] = vclass(d->V, pt & (uint8_t)~DF_VIA, pt & DF_VIA ? 0 : crossed, 2);
+    }
+    return n;
+}
+
+static int dfmin_init(void **out, const nf_fabric *f, const nf_hops *h, const nf_sim_config *c,
+                      nf_diag *diag) {
+    return df_init_kind(out, f, h, c, DF_MIN, diag);
+}
+static int dfval_init(void **out, const nf_fabric *f, const nf_hops *h, const nf_sim_config *c,
+                      nf_diag *diag) {
+    return df_init_kind(out, f, h, c, DF_VAL, diag);
+}
+static int ugal_l_init(void **out, const nf_fabric *f, const nf_hops *h, const nf_sim_config *c,
+                       nf_diag *diag) {
+    return df_init_kind(out, f, h, c, DF_UGAL_L, diag);
+}
+
+/* ---- Valiant and UGAL-L ----------------------------------------------------------------------
+ *
+ * A packet sent the long way visits three groups: its source group, an intermediate group gi and
+ * the destination group, with at most one local hop in each (a group is fully connected) and a
+ * global hop between. VC classes (of three) follow the group visited: class k for the local hops
+ * in the k-th group and for the global hop leaving it, so along every path the channel classes
+ * run L0 G0 L1 G1 L2 (a minimal path L0 G0 L2): the dependency graph cannot close a cycle.
+ *
+ * The packet's word: bits 0-15 gi + 1 (0: minimal), RS_DECIDED once the source router chose,
+ * NF__RS_NONMIN with an intermediate group. */
+#define RS_DECIDED 0x40000000u
+
+/* The switch a packet at sw reaches over the first global hop of its way to group g (sw not in
+ * g): the far end of sw's first global link there, else of its group's gateway. */
+static nf_node df_arrival(const df_ctx *d, nf_node sw, int32_t g) {
+    size_t r = df_rowix(d, sw, g);
+    if (d->off[r] < d->off[r + 1] && !(d->ports[d->off[r]] & DF_VIA))
+        return d->f->peer[nf_port_index(d->f, sw, d->ports[d->off[r]])];
+    return d->gw_far[(size_t)d->grp[sw] * d->ng + (uint32_t)g];
+}
+
+/* Switch hops from sw (group gs) to switch t of group g != gs by the minimal way. */
+static unsigned df_min_hops(const df_ctx *d, nf_node sw, nf_node t) {
+    int32_t g = d->grp[t];
+    size_t r = df_rowix(d, sw, g);
+    bool direct = d->off[r] < d->off[r + 1] && !(d->ports[d->off[r]] & DF_VIA);
+    nf_node a = df_arrival(d, sw, g);
+    return (direct ? 0u : 1u) + 1u + (a == t ? 0u : 1u);
+}
+
+/* The first port of sw's row toward group g (0 when none). */
+static unsigned df_first_port(const df_ctx *d, nf_node sw, int32_t g) {
+    size_t r = df_rowix(d, sw, g);
+    return d->off[r] < d->off[r + 1] ? d->ports[d->off[r]] & (uint8_t)~DF_VIA : 0;
+}
+
+bool nf_sim_ugal_takes_min(double q_min, unsigned h_min, double q_val, unsigned h_val, double w_hop,
+                           double bias) {
+    return q_min + h_min * w_hop <= bias * (q_val + h_val * w_hop);
+}
+
+/* The intermediate group of a packet: uniform over the groups other than gs and gd, drawn from
+ * its salt (the same on every thread and every run of a seed). */
+static int32_t df_pick(const df_ctx *d, uint32_t salt, int32_t gs, int32_t gd) {
+    uint32_t x = salt * 0x9E3779B1u;
+    x ^= x >> 15;
+    x *= 0x85EBCA77u;
+    x ^= x >> 13;
+    int32_t k = (int32_t)((uint64_t)x * (d->ng - 2) >> 32);
+    int32_t lo = gs < gd ? gs : gd, hi = gs < gd ? gd : gs;
+    if (k >= lo) k++;
+    if (k >= hi) k++;
+    return k;
+}
+
+/* Appends row r's ports in class k (local ones: only when locals) to out, without repeats. */
+static unsigned df_emit(const df_ctx *d, size_t r, unsigned k, bool locals, nf_sim_cand *out,
+                        unsigned n, unsigned max) {
+    for (uint32_t i = d->off[r]; i < d->off[r + 1] && n < max; i++) {
+        uint8_t pt = d->ports[i];
+        if ((pt & DF_VIA) && !locals) continue;
+        unsigned port = pt & (uint8_t)~DF_VIA;
+        bool dup = false;
+        for (unsigned j = 0; j < n && !dup; j++)
+            dup = out[j].port == port;
+        if (!dup) out[n++] = vclass(d->V, port, k, 3);
+    }
+    return n;
+}
+
+static unsigned dfa_route(void *ctx, nf_node sw, unsigned in_port, unsigned in_vc, unsigned hops,
+                          const nf__sim_pkt *p, nf_sim_cand *out, unsigned max) {
+    df_ctx *d = ctx;
+    const nf_fabric *f = d->f;
+    int32_t gc = d->grp[sw], gd = d->grp[p->dst_sw];
+    if (gc == gd) /* the destination group: to the destination switch */
+        return df_emit(d, df_rowsw(d, sw, p->dst_sw), 2, true, out, 0, max);
+    if (!p->rs) { /* the checker: everything a packet in this state could be given */
+        bool arrived = d->in_global[nf_port_index(f, sw, in_port)];
+        bool in_mid = arrived || (d->V >= 3 && in_vc >= d->V / 3);
+        if (in_mid) return df_emit(d, df_rowix(d, sw, gd), 1, true, out, 0, max);
+        unsigned n = 0; /* the source group: on to any group; a local hop only as the first */
+        for (uint32_t g = 0; g < d->ng && n < max; g++)
+            if ((int32_t)g != gc)
+                n = df_emit(d, df_rowix(d, sw, (int32_t)g), 0, hops == 0, out, n, max);
+        return n;
+    }
+    uint32_t rs = *p->rs;
+    if (!(rs & RS_DECIDED)) { /* at the source router */
+        int32_t gi = -1;
+        if (d->ng >= 3 && d->kind != DF_MIN) {
+            gi = df_pick(d, p->salt, gc, gd);
+            if (d->kind == DF_UGAL_L && p->view) {
+                unsigned pm = df_first_port(d, sw, gd), pv = df_first_port(d, sw, gi);
+                double qm = pm ? p->view->occupancy(p->view, pm) : 0;
+                double qv = pv ? p->view->occupancy(p->view, pv) : 0;
+                nf_node a = df_arrival(d, sw, gi);
+                unsigned hm = df_min_hops(d, sw, p->dst_sw);
+                unsigned hv =
+                    df_min_hops(d, sw, a) + (a == NF_NONE ? 0 : df_min_hops(d, a, p->dst_sw));
+                if (nf_sim_ugal_takes_min(qm, hm, qv, hv, d->w_hop, d->bias)) gi = -1;
+            }
+        }
+        rs = RS_DECIDED | (gi >= 0 ? ((uint32_t)gi + 1) | NF__RS_NONMIN : 0);
+        *p->rs = rs;
+    }
+    int32_t gi = (int32_t)(rs & 0xFFFF) - 1;
+    if (gi < 0) /* minimal, in the source group */
+        return df_emit(d, df_rowix(d, sw, gd), 0, true, out, 0, max);
+    if (gc == gi) /* at the intermediate group: on to the destination */
+        return df_emit(d, df_rowix(d, sw, gd), 1, true, out, 0, max);
+    return df_emit(d, df_rowix(d, sw, gi), 0, true, out, 0, max);
+}
+
+static unsigned vc0_only(void *ctx) {
+    (void)ctx;
+    return 0;
+}
+
+const nf_sim_routing nf__sim_dfmin = {
+    .name = "dfmin",
+    .summary = "Dragonfly minimal: local, global, local; VC class 1 after the global hop",
+    .min_vcs = 2,
+    .init = dfmin_init,
+    .route = df_route,
+    .inj_vc_hi = vc0_only,
+    .fini = df_fini};
+
+const nf_sim_routing nf__sim_dfval = {
+    .name = "val",
+    .summary = "Dragonfly Valiant: via a random intermediate group; 3 VC classes",
+    .min_vcs = 3,
+    .marks_nonmin = true,
+    .init = dfval_init,
+    .route = dfa_route,
+    .inj_vc_hi = vc0_only,
+    .fini = df_fini};
+
+const nf_sim_routing nf__sim_ugal_l = {
+    .name = "ugal-l",
+    .summary = "Dragonfly UGAL-L: MIN when q_min + h_min w_hop <= bias (q_val + h_val w_hop)",
+    .min_vcs = 3,
+    .marks_nonmin = true,
+    .init = ugal_l_init,
+    .route = dfa_route,
+    .inj_vc_hi = vc0_only,
+    .fini = df_fini};
