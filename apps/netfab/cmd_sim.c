@@ -24,7 +24,8 @@ static void sim_usage(FILE *out) {
             "                  [--lat-host C] [--lat-local C] [--lat-global C] [--speedup S]\n"
             "                  [--alloc-iters N] [--out-buf FLITS] [--shared FLITS] [--adaptive]\n"
             "                  [--bursty] [--seed S] [--threads N] [--links FILE]\n"
-            "                  [--bias B] [--w-hop FLITS] [--json]\n\n"
+            "                  [--bias B] [--w-hop FLITS] [--threshold FLITS]\n"
+            "                  [--proxy all|restricted] [--json]\n\n"
             "Simulates flits through input-queued routers (virtual channels, credits, virtual\n"
             "cut-through, separable allocation) and prints, per load point: offered and accepted\n"
             "load (flits per endpoint per cycle; 1.0 = full injection bandwidth), mean and p99\n"
@@ -48,7 +49,10 @@ static void sim_usage(FILE *out) {
         "switch-to-switch channel's flits and utilisation in the window, per load point, as\n"
         "CSV (load,switch,port,peer,peer_port,class,flits,util). ugal-l: minimal when\n"
         "q_min + h_min * w_hop <= bias * (q_val + h_val * w_hop), queues in flits (--bias 2.5,\n"
-        "--w-hop one packet's flits; 0: hops cost nothing); val and ugal-l need 3 VCs.\n\n"
+        "--w-hop one packet's flits; 0: hops cost nothing); ugal-lt: minimal when\n"
+        "cost_min <= cost_val + threshold (--threshold one VC buffer); --proxy restricted\n"
+        "draws intermediate groups among those the source router's own global links reach;\n"
+        "val and ugal-* need 3 VCs.\n\n"
         "examples:\n"
         "  netfab sim --topo dragonfly:a=4,p=2,h=2 --routing dfmin --traffic uniform --sweep "
         "0.1:0.9:0.1\n"
@@ -118,6 +122,8 @@ int nf_cmd_sim(int argc, char **argv) {
         O_LINKS,
         O_BIAS,
         O_WHOP,
+        O_THRESH,
+        O_PROXY,
         O_JSON
     };
     static const struct option lo[] = {{"topo", 1, NULL, O_TOPO},
@@ -148,6 +154,8 @@ int nf_cmd_sim(int argc, char **argv) {
                                        {"links", 1, NULL, O_LINKS},
                                        {"bias", 1, NULL, O_BIAS},
                                        {"w-hop", 1, NULL, O_WHOP},
+                                       {"threshold", 1, NULL, O_THRESH},
+                                       {"proxy", 1, NULL, O_PROXY},
                                        {"json", 0, NULL, O_JSON},
                                        {"help", 0, NULL, 'h'},
                                        {NULL, 0, NULL, 0}};
@@ -195,6 +203,14 @@ int nf_cmd_sim(int argc, char **argv) {
             UOPT(O_SEED, "--seed", 0, 1e18, c.seed)
             UOPT(O_THR, "--threads", 0, 1024, threads)
             UOPT(O_BIAS, "--bias", 0.001, 1e12, c.bias)
+            UOPT(O_THRESH, "--threshold", 0.001, 1e9, c.threshold)
+        case O_PROXY:
+            if (strcmp(optarg, "all") && strcmp(optarg, "restricted")) {
+                fprintf(stderr, "netfab sim: --proxy wants all or restricted, not '%s'\n", optarg);
+                return NF_EXIT_USAGE;
+            }
+            c.proxy_restricted = !strcmp(optarg, "restricted");
+            break;
         case O_WHOP: /* 0 is a real choice here (no hop cost); the library's 0 is the default */
             if (num("--w-hop", optarg, 0, 1e9, &v)) return NF_EXIT_USAGE;
             c.w_hop = v > 0 ? v : 1e-300;

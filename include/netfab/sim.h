@@ -24,14 +24,18 @@ typedef struct nf_sim_config {
     unsigned router_delay; /* cycles from a head flit's arrival to its switch traversal (3) */
     unsigned credit_delay; /* cycles before a freed slot's credit leaves for upstream (2) */
     unsigned lat_host, lat_local, lat_global; /* link latency by class, cycles (1, 1, 1) */
-    double speedup;       /* internal speedup: crossbar flits per cycle per port (1.0) */
-    unsigned out_buf;     /* output queue per port behind the crossbar, flits (buf_flits) */
-    unsigned alloc_iters; /* switch allocator iterations (1) */
-    bool adaptive;        /* table routings: the candidate with most downstream credits */
-    double bias;          /* UGAL: MIN when cost_min <= bias * cost_val (0: 2.5, seed 002) */
-    double w_hop;         /* UGAL: cost of a hop, in flits of queue (0: one packet, pkt_flits) */
-    unsigned threads;     /* threads (0: every processor for 64 switches or more, else 1; at
-                           * most 64); results do not depend on it */
+    double speedup;        /* internal speedup: crossbar flits per cycle per port (1.0) */
+    unsigned out_buf;      /* output queue per port behind the crossbar, flits (buf_flits) */
+    unsigned alloc_iters;  /* switch allocator iterations (1) */
+    bool adaptive;         /* table routings: the candidate with most downstream credits */
+    double bias;           /* UGAL: MIN when cost_min <= bias * cost_val (0: 2.5, seed 002) */
+    double w_hop;          /* UGAL: cost of a hop, in flits of queue (0: one packet, pkt_flits) */
+    double threshold;      /* ugal-lt: MIN when cost_min <= cost_val + threshold, flits (0: one
+                            * VC buffer, buf_flits) */
+    bool proxy_restricted; /* val, ugal-*: intermediate groups only among those the source
+                            * router's own global links reach */
+    unsigned threads;      /* threads (0: every processor for 64 switches or more, else 1; at
+                            * most 64); results do not depend on it */
     uint64_t seed;
 } nf_sim_config;
 
@@ -53,8 +57,9 @@ typedef struct nf_sim_cand {
  * (Dragonfly Valiant: via a uniformly random intermediate group), "ugal-l" (Dragonfly: at the
  * source router MIN or VAL by nf_sim_ugal_takes_min over the occupancy of the two first ports,
  * in flits queued behind the crossbar plus flits downstream whose credits are not back, credits
- * in flight included; hops are the switch hops left on each way). val and ugal-l use three VC
- * classes (one per group visited). */
+ * in flight included; hops are the switch hops left on each way), "ugal-lt" (the same costs, MIN
+ * when cost_min <= cost_val + threshold). val and ugal-* use three VC classes (one per group
+ * visited). */
 const nf_sim_routing *nf_sim_routing_find(const char *name);
 size_t nf_sim_routing_count(void);
 const nf_sim_routing *nf_sim_routing_at(size_t i);

@@ -19,7 +19,7 @@
  * is then two reads instead of a walk over the switch's links. */
 #define DF_VIA 0x80
 
-typedef enum df_kind { DF_MIN, DF_VAL, DF_UGAL_L } df_kind;
+typedef enum df_kind { DF_MIN, DF_VAL, DF_UGAL_L, DF_UGAL_LT } df_kind;
 
 typedef struct df_ctx {
     const nf_fabric *f;
@@ -27,6 +27,8 @@ typedef struct df_ctx {
     unsigned V;
     df_kind kind;
     double bias, w_hop; /* UGAL: take MIN when cost_min <= bias * cost_val */
+    double threshold;   /* UGAL with a threshold: MIN when cost_min <= cost_val + threshold */
+    bool restricted;    /* intermediate groups only among the source router's own links' */
     nf_node *gw;        /* ng * ng: the gateway of group x to group y (its first switch with a
                          * global link there), or NF_NONE */
     nf_node *gw_far;    /* ng * ng: the switch at the far end of that gateway's first link */
@@ -102,6 +104,8 @@ static int df_init_kind(void **out, const nf_fabric *f, const nf_hops *h, const 
     d->kind = kind;
     d->bias = c->bias > 0 ? c->bias : 2.5;
     d->w_hop = c->w_hop > 0 ? c->w_hop : c->pkt_flits ? c->pkt_flits : 1;
+    d->threshold = c->threshold > 0 ? c->threshold : c->buf_flits ? c->buf_flits : 32;
+    d->restricted = c->proxy_restricted;
     d->ng = (uint32_t)mx + 1;
     size_t S = f->n_switches, P = f->port_off[f->n_nodes];
     nf_node *gw = d->gw = nf__malloc((size_t)d->ng * d->ng * sizeof *gw);
@@ -226,6 +230,10 @@ static int ugal_l_init(void **out, const nf_fabric *f, const nf_hops *h, const n
                        nf_diag *diag) {
     return df_init_kind(out, f, h, c, DF_UGAL_L, diag);
 }
+static int ugal_lt_init(void **out, const nf_fabric *f, const nf_hops *h, const nf_sim_config *c,
+                        nf_diag *diag) {
+    return df_init_kind(out, f, h, c, DF_UGAL_LT, diag);
+}
 
 /* ---- Valiant and UGAL-L ----------------------------------------------------------------------
  *
@@ -268,13 +276,31 @@ bool nf_sim_ugal_takes_min(double q_min, unsigned h_min, double q_val, unsigned 
     return q_min + h_min * w_hop <= bias * (q_val + h_val * w_hop);
 }
 
-/* The intermediate group of a packet: uniform over the groups other than gs and gd, drawn from
- * its salt (the same on every thread and every run of a seed). */
-static int32_t df_pick(const df_ctx *d, uint32_t salt, int32_t gs, int32_t gd) {
+/* The intermediate group of a packet at its source router sw: uniform over the groups other
+ * than gs and gd, drawn from its salt (the same on every thread and every run of a seed); with
+ * restricted proxies, uniform over the groups sw's own global links reach (then the Valiant way
+ * starts on a global link and spreads evenly over them), all of them when that leaves none. */
+static int32_t df_pick(const df_ctx *d, nf_node sw, uint32_t salt, int32_t gs, int32_t gd) {
     uint32_t x = salt * 0x9E3779B1u;
     x ^= x >> 15;
     x *= 0x85EBCA77u;
     x ^= x >> 13;
+    if (d->restricted) {
+        const nf_fabric *f = d->f;
+        int32_t cand[64];
+        unsigned n = 0;
+        for (uint32_t e = f->sw_adj_off[sw]; e < f->sw_adj_off[sw + 1] && n < 64; e++) {
+            nf_link l = f->sw_adj_link[e];
+            int32_t g = d->grp[f->sw_adj[e]];
+            if (f->link_cls[l] != NF_LINK_GLOBAL || f->link_state[l] != NF_LINK_UP || g == gd)
+                continue;
+            bool dup = false;
+            for (unsigned j = 0; j < n && !dup; j++)
+                dup = cand[j] == g;
+            if (!dup) cand[n++] = g;
+        }
+        if (n) return cand[(uint64_t)x * n >> 32];
+    }
     int32_t k = (int32_t)((uint64_t)x * (d->ng - 2) >> 32);
     int32_t lo = gs < gd ? gs : gd, hi = gs < gd ? gd : gs;
     if (k >= lo) k++;
@@ -318,16 +344,21 @@ static unsigned dfa_route(void *ctx, nf_node sw, unsigned in_port, unsigned in_v
     if (!(rs & RS_DECIDED)) { /* at the source router */
         int32_t gi = -1;
         if (d->ng >= 3 && d->kind != DF_MIN) {
-            gi = df_pick(d, p->salt, gc, gd);
-            if (d->kind == DF_UGAL_L && p->view) {
+            gi = df_pick(d, sw, p->salt, gc, gd);
+            nf_node a = df_arrival(d, sw, gi);
+            if (a == NF_NONE) {
+                gi = -1; /* no way to that group */
+            } else if ((d->kind == DF_UGAL_L || d->kind == DF_UGAL_LT) && p->view) {
                 unsigned pm = df_first_port(d, sw, gd), pv = df_first_port(d, sw, gi);
                 double qm = pm ? p->view->occupancy(p->view, pm) : 0;
                 double qv = pv ? p->view->occupancy(p->view, pv) : 0;
-                nf_node a = df_arrival(d, sw, gi);
                 unsigned hm = df_min_hops(d, sw, p->dst_sw);
-                unsigned hv =
-                    df_min_hops(d, sw, a) + (a == NF_NONE ? 0 : df_min_hops(d, a, p->dst_sw));
-                if (nf_sim_ugal_takes_min(qm, hm, qv, hv, d->w_hop, d->bias)) gi = -1;
+                unsigned hv = df_min_hops(d, sw, a) + df_min_hops(d, a, p->dst_sw);
+                double cm = qm + hm * d->w_hop, cv = qv + hv * d->w_hop;
+                bool min = d->kind == DF_UGAL_L
+                               ? nf_sim_ugal_takes_min(qm, hm, qv, hv, d->w_hop, d->bias)
+                               : cm <= cv + d->threshold;
+                if (min) gi = -1;
             }
         }
         rs = RS_DECIDED | (gi >= 0 ? ((uint32_t)gi + 1) | NF__RS_NONMIN : 0);
@@ -361,6 +392,16 @@ const nf_sim_routing nf__sim_dfval = {
     .min_vcs = 3,
     .marks_nonmin = true,
     .init = dfval_init,
+    .route = dfa_route,
+    .inj_vc_hi = vc0_only,
+    .fini = df_fini};
+
+const nf_sim_routing nf__sim_ugal_lt = {
+    .name = "ugal-lt",
+    .summary = "Dragonfly UGAL-L with a fixed threshold: MIN when cost_min <= cost_val + T",
+    .min_vcs = 3,
+    .marks_nonmin = true,
+    .init = ugal_lt_init,
     .route = dfa_route,
     .inj_vc_hi = vc0_only,
     .fini = df_fini};

@@ -55,6 +55,6 @@ struct nf_sim_traffic {
 };
 
 /* The Dragonfly routings (dfroute.c). */
-extern const nf_sim_routing nf__sim_dfmin, nf__sim_dfval, nf__sim_ugal_l;
+extern const nf_sim_routing nf__sim_dfmin, nf__sim_dfval, nf__sim_ugal_l, nf__sim_ugal_lt;
 
 #endif

@@ -378,6 +378,16 @@ static void test_dragonfly_paths(void **state) {
     if (fabs(res.minimal_frac - 7.0 / 71) > 0.02) fail_msg("val minimal %.4f", res.minimal_frac);
     assert_true(res.hops_mean > 3.0);
     unmake(&r);
+    /* restricted proxies: the intermediate group is one the source router's own global links
+     * reach, so the local hop in the source group that 5 in 7 unrestricted packets take goes */
+    nf_sim_config cr = c;
+    cr.proxy_restricted = true;
+    r = make("dragonfly:a=4,p=2,h=2", "val", "uniform", cr);
+    nf_sim_result rr = point(&r, 0.1, W);
+    if (res.hops_mean - rr.hops_mean < 0.4)
+        fail_msg("val hops %.3f, restricted %.3f", res.hops_mean, rr.hops_mean);
+    if (fabs(global_per_flit(&r, &rr, W) - 2 * 64.0 / 71) > 0.05) fail_msg("restricted globals");
+    unmake(&r);
     r = make("dragonfly:a=4,p=2,h=2", "ugal-l", "uniform", c);
     res = point(&r, 0.02, W);
     assert_true(res.minimal_frac == 1.0);
@@ -385,9 +395,9 @@ static void test_dragonfly_paths(void **state) {
     const char *topos[] = {"dragonfly:a=4,p=2,h=2", "dragonfly:a=4,p=2,h=2,arr=consecutive",
                            "dragonfly:a=6,p=3,h=3", "dragonfly:a=6,p=3,h=3,arr=consecutive",
                            "dragonfly:a=4,p=2,h=1"};
-    const char *routes[] = {"val", "ugal-l"};
+    const char *routes[] = {"val", "ugal-l", "ugal-lt"};
     for (size_t i = 0; i < sizeof topos / sizeof *topos; i++)
-        for (int k = 0; k < 2; k++) {
+        for (int k = 0; k < 3; k++) {
             nf_fabric *f;
             nf_hops *h;
             nf_diag d = {{0}, 0, {0}};
