@@ -58,8 +58,9 @@ typedef struct nf_sim_cand {
  * source router MIN or VAL by nf_sim_ugal_takes_min over the occupancy of the two first ports,
  * in flits queued behind the crossbar plus flits downstream whose credits are not back, credits
  * in flight included; hops are the switch hops left on each way), "ugal-lt" (the same costs, MIN
- * when cost_min <= cost_val + threshold). val and ugal-* use three VC classes (one per group
- * visited). */
+ * when cost_min <= cost_val + threshold), "ugal-g" (the rule over the occupancy summed along
+ * each whole way: the router's own ports now, the others' as at the end of the last cycle).
+ * val and ugal-* use three VC classes (one per group visited). */
 const nf_sim_routing *nf_sim_routing_find(const char *name);
 size_t nf_sim_routing_count(void);
 const nf_sim_routing *nf_sim_routing_at(size_t i);

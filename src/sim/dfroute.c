@@ -19,7 +19,7 @@
  * is then two reads instead of a walk over the switch's links. */
 #define DF_VIA 0x80
 
-typedef enum df_kind { DF_MIN, DF_VAL, DF_UGAL_L, DF_UGAL_LT } df_kind;
+typedef enum df_kind { DF_MIN, DF_VAL, DF_UGAL_L, DF_UGAL_LT, DF_UGAL_G } df_kind;
 
 typedef struct df_ctx {
     const nf_fabric *f;
@@ -230,6 +230,10 @@ static int ugal_l_init(void **out, const nf_fabric *f, const nf_hops *h, const n
                        nf_diag *diag) {
     return df_init_kind(out, f, h, c, DF_UGAL_L, diag);
 }
+static int ugal_g_init(void **out, const nf_fabric *f, const nf_hops *h, const nf_sim_config *c,
+                       nf_diag *diag) {
+    return df_init_kind(out, f, h, c, DF_UGAL_G, diag);
+}
 static int ugal_lt_init(void **out, const nf_fabric *f, const nf_hops *h, const nf_sim_config *c,
                         nf_diag *diag) {
     return df_init_kind(out, f, h, c, DF_UGAL_LT, diag);
@@ -308,6 +312,28 @@ static int32_t df_pick(const df_ctx *d, nf_node sw, uint32_t salt, int32_t gs, i
     return k;
 }
 
+/* UGAL-G's cost of a way: walks the first candidates from sw, through group gi when gi >= 0,
+ * to switch t, adding the occupancy of every output port taken (sw's own now, the others' from
+ * the snapshot of the end of the last cycle); *hops receives its switch hops. */
+static double df_way_queue(const df_ctx *d, const nf__sim_view *v, nf_node sw, int32_t gi,
+                           nf_node t, unsigned *hops) {
+    double q = 0;
+    unsigned h = 0;
+    nf_node x = sw;
+    while (x != t && h < 8) {
+        int32_t g = gi >= 0 ? gi : d->grp[t];
+        size_t r = d->grp[x] == d->grp[t] ? df_rowsw(d, x, t) : df_rowix(d, x, g);
+        if (d->off[r] == d->off[r + 1]) break;
+        unsigned port = d->ports[d->off[r]] & (uint8_t)~DF_VIA;
+        q += x == sw ? v->occupancy(v, port) : v->remote(v, x, port);
+        x = d->f->peer[nf_port_index(d->f, x, port)];
+        h++;
+        if (gi >= 0 && d->grp[x] == gi) gi = -1; /* reached: on to t */
+    }
+    *hops = h;
+    return q;
+}
+
 /* Appends row r's ports in class k (local ones: only when locals) to out, without repeats. */
 static unsigned df_emit(const df_ctx *d, size_t r, unsigned k, bool locals, nf_sim_cand *out,
                         unsigned n, unsigned max) {
@@ -348,6 +374,11 @@ static unsigned dfa_route(void *ctx, nf_node sw, unsigned in_port, unsigned in_v
             nf_node a = df_arrival(d, sw, gi);
             if (a == NF_NONE) {
                 gi = -1; /* no way to that group */
+            } else if (d->kind == DF_UGAL_G && p->view) {
+                unsigned hm, hv;
+                double qm = df_way_queue(d, p->view, sw, -1, p->dst_sw, &hm);
+                double qv = df_way_queue(d, p->view, sw, gi, p->dst_sw, &hv);
+                if (nf_sim_ugal_takes_min(qm, hm, qv, hv, d->w_hop, d->bias)) gi = -1;
             } else if ((d->kind == DF_UGAL_L || d->kind == DF_UGAL_LT) && p->view) {
                 unsigned pm = df_first_port(d, sw, gd), pv = df_first_port(d, sw, gi);
                 double qm = pm ? p->view->occupancy(p->view, pm) : 0;
@@ -392,6 +423,17 @@ const nf_sim_routing nf__sim_dfval = {
     .min_vcs = 3,
     .marks_nonmin = true,
     .init = dfval_init,
+    .route = dfa_route,
+    .inj_vc_hi = vc0_only,
+    .fini = df_fini};
+
+const nf_sim_routing nf__sim_ugal_g = {
+    .name = "ugal-g",
+    .summary = "Dragonfly UGAL-G: as ugal-l with the occupancy summed along each whole way",
+    .min_vcs = 3,
+    .marks_nonmin = true,
+    .needs_global = true,
+    .init = ugal_g_init,
     .route = dfa_route,
     .inj_vc_hi = vc0_only,
     .fini = df_fini};

@@ -163,6 +163,8 @@ typedef struct worker {
     uint32_t *freed; /* packet ids freed this cycle */
     size_t n_freed, cap_freed;
     uint32_t *nic_act; /* its NICs' rails (e * 2 + r) with packets to send */
+    nf_node *ran;      /* the switches it ran this cycle (kept for the snapshot) */
+    uint32_t n_ran;
     uint32_t n_nic_act;
     sampler lat, nlat, mlat;
     uint64_t flit_hops, unroutable, injected, delivered, acc_flits, hops_sum, minimal, n_meas;
@@ -205,6 +207,8 @@ struct nf_sim {
         size_t n, cap;
     } * cal;
     uint32_t *due;   /* the sources whose message is due this cycle */
+    uint32_t *snap;  /* routings that need it: per switch port, its occupancy at the end of the
+                      * last cycle its switch ran */
     uint8_t *active; /* per switch: in its owner's active list */
     uint32_t wmask;
     nic *nics;
@@ -313,7 +317,8 @@ void nf_sim_free(nf_sim *s) {
                 nf__free(w->wheel[d][i].ev);
             nf__free(w->wheel[d]);
         }
-        void *arrays[] = {w->wheel, w->act, w->freed, w->nic_act, w->lat.v, w->nlat.v, w->mlat.v};
+        void *arrays[] = {w->wheel, w->act,   w->freed,  w->nic_act,
+                          w->ran,   w->lat.v, w->nlat.v, w->mlat.v};
         for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
             nf__free(arrays[i]);
     }
@@ -324,6 +329,7 @@ void nf_sim_free(nf_sim *s) {
     nf__free(s->cal);
     nf__free(s->due);
     nf__free(s->nic_on);
+    nf__free(s->snap);
     nf__free(s->ep_rails);
     void *arrays[] = {s->wk,      s->own,      s->ep,       s->ep_sw,  s->ep_port, s->ep_g,
                       s->ep_of,   s->raw[0],   s->raw[1],   s->raw[2], s->raw[3],  s->acc,
@@ -448,6 +454,7 @@ int nf_sim_new(const nf_fabric *f, const nf_hops *h, const nf_sim_config *cfg,
     s->nic_on = nf__calloc(2 * (size_t)s->E, 1);
     s->cal = nf__calloc(CAL, sizeof *s->cal);
     s->due = nf__malloc(((size_t)s->E + 1) * sizeof *s->due);
+    if (r->needs_global && !(s->snap = nf__calloc((size_t)s->PS + 1, sizeof *s->snap))) goto fail;
     uint32_t w = 1;
     while (w < maxlat + c.credit_delay + 4)
         w <<= 1;
@@ -459,6 +466,8 @@ int nf_sim_new(const nf_fabric *f, const nf_hops *h, const nf_sim_config *cfg,
         worker *wk = &s->wk[th];
         wk->act = nf__malloc(((size_t)s->S + 1) * sizeof *wk->act);
         wk->nic_act = nf__malloc(2 * (size_t)s->E * sizeof *wk->nic_act);
+        if (r->needs_global && !(wk->ran = nf__malloc(((size_t)s->S + 1) * sizeof *wk->ran)))
+            goto fail;
         wk->wheel = nf__calloc(s->T, sizeof *wk->wheel);
         if (!wk->act || !wk->nic_act || !wk->wheel) goto fail;
         for (unsigned d = 0; d < s->T; d++)
@@ -528,6 +537,7 @@ static void reset(nf_sim *s) {
         w->moved = w->rc = 0;
     }
     memset(s->nic_on, 0, 2 * (size_t)s->E);
+    if (s->snap) memset(s->snap, 0, (size_t)s->PS * sizeof *s->snap);
     for (uint32_t e = 0; e < 2 * s->E; e++) {
         nic *n = &s->nics[e];
         n->q_head = n->q_count = 0;
@@ -807,9 +817,7 @@ typedef struct sim_view {
     nf_gport g0;
 } sim_view;
 
-static uint32_t occupancy(const nf__sim_view *v, unsigned pno) {
-    const nf_sim *s = v->sim;
-    port *p = PT(s, ((const sim_view *)(const void *)v)->g0 + pno - 1);
+static uint32_t port_occupancy(const nf_sim *s, port *p) {
     int64_t q = p->oq_count;
     if (p->to_sw) {
         for (unsigned c = 0; c < s->V; c++)
@@ -817,6 +825,26 @@ static uint32_t occupancy(const nf__sim_view *v, unsigned pno) {
         q += (int64_t)s->c.shared_flits - p->shcr;
     }
     return q < 0 ? 0 : (uint32_t)q;
+}
+
+static uint32_t occupancy(const nf__sim_view *v, unsigned pno) {
+    const nf_sim *s = v->sim;
+    return port_occupancy(s, PT(s, ((const sim_view *)(const void *)v)->g0 + pno - 1));
+}
+
+static uint32_t remote(const nf__sim_view *v, nf_node sw, unsigned pno) {
+    const nf_sim *s = v->sim;
+    return s->snap ? s->snap[nf_port_index(s->f, sw, pno)] : 0;
+}
+
+/* After a cycle's routers, the snapshot of the ones thread t ran (the others did not change). */
+static void snap_phase(nf_sim *s, unsigned t) {
+    worker *wk = &s->wk[t];
+    for (uint32_t i = 0; i < wk->n_ran; i++) {
+        nf_node sw = wk->ran[i];
+        for (nf_gport g = s->f->port_off[sw]; g < s->f->port_off[sw + 1]; g++)
+            s->snap[g] = port_occupancy(s, PT(s, g));
+    }
 }
 
 /* Gives the head packet of input VC v of port pi (index in_port) at switch sw an output VC: the
@@ -837,7 +865,8 @@ static void allocate_vc(nf_sim *s, worker *b, nf_node sw, nf_gport gi, port *pi,
             buf[0] = (nf_sim_cand){.port = p->dst_port, .vc_lo = 0, .vc_hi = (uint8_t)(s->V - 1)};
             nc = 1;
         } else {
-            sim_view view = {.v = {.occupancy = occupancy, .sim = s, .sw = sw}, .g0 = g0};
+            sim_view view = {.v = {.occupancy = occupancy, .remote = remote, .sim = s, .sw = sw},
+                             .g0 = g0};
             nf__sim_pkt rp = {.dst_ca = p->dst_ca,
                               .dst_sw = p->dst_sw,
                               .salt = p->salt,
@@ -1095,6 +1124,10 @@ static void prefetch_behind(const nf_sim *s, nf_node sw) {
 static int router_phase(nf_sim *s, unsigned t) {
     worker *wk = &s->wk[t];
     uint32_t n = wk->n_act, w = 0;
+    if (s->snap) {
+        memcpy(wk->ran, wk->act, n * sizeof *wk->act);
+        wk->n_ran = n;
+    }
     for (uint32_t i = 0; i < n; i++) {
         nf_node sw = wk->act[i];
         if (i + 2 < n) prefetch_router(s, wk->act[i + 2]);
@@ -1186,6 +1219,7 @@ static int one_cycle(nf_sim *s) {
         if ((rc = apply_events(s, 0)) || (rc = gen_phase(s)) || (rc = send_phase(s, 0)) ||
             (rc = router_phase(s, 0)))
             return rc;
+        if (s->snap) snap_phase(s, 0);
     } else {
         int nic_rc = NF_OK;
         unsigned T = s->T;
@@ -1207,6 +1241,11 @@ static int one_cycle(nf_sim *s) {
                 for (unsigned t = id; t < T; t += nth)
                     if (s->wk[t].rc == NF_OK && (s->wk[t].rc = send_phase(s, t)) == NF_OK)
                         s->wk[t].rc = router_phase(s, t);
+            if (s->snap) { /* every router has run: the snapshot for the next cycle */
+#pragma omp barrier
+                for (unsigned t = id; t < T; t += nth)
+                    snap_phase(s, t);
+            }
         }
         if (nic_rc) return nic_rc;
         for (unsigned t = 0; t < T; t++)

@@ -10,6 +10,9 @@
  * credits in flight count as occupied). Only the router's own ports: routers run in parallel. */
 typedef struct nf__sim_view {
     uint32_t (*occupancy)(const struct nf__sim_view *v, unsigned port);
+    /* For routings with needs_global: the occupancy of port `port` of any switch as it was at
+     * the end of the previous cycle (a snapshot: routers run in parallel). */
+    uint32_t (*remote)(const struct nf__sim_view *v, nf_node sw, unsigned port);
     const void *sim;
     nf_node sw;
 } nf__sim_view;
@@ -36,6 +39,7 @@ struct nf_sim_routing {
     const char *name, *summary;
     unsigned min_vcs;
     bool marks_nonmin; /* minimal = not marked NF__RS_NONMIN (else: hops equal the distance) */
+    bool needs_global; /* reads view->remote: the engine keeps the snapshot */
     int (*init)(void **ctx, const nf_fabric *f, const nf_hops *h, const nf_sim_config *c,
                 nf_diag *diag);
     unsigned (*route)(void *ctx, nf_node sw, unsigned in_port, unsigned in_vc, unsigned hops,
@@ -55,6 +59,7 @@ struct nf_sim_traffic {
 };
 
 /* The Dragonfly routings (dfroute.c). */
-extern const nf_sim_routing nf__sim_dfmin, nf__sim_dfval, nf__sim_ugal_l, nf__sim_ugal_lt;
+extern const nf_sim_routing nf__sim_dfmin, nf__sim_dfval, nf__sim_ugal_l, nf__sim_ugal_lt,
+    nf__sim_ugal_g;
 
 #endif
