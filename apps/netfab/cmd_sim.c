@@ -52,7 +52,7 @@ static void sim_usage(FILE *out) {
         "--w-hop one packet's flits; 0: hops cost nothing); ugal-lt: minimal when\n"
         "cost_min <= cost_val + threshold (--threshold one VC buffer); --proxy restricted\n"
         "draws intermediate groups among those the source router's own global links reach;\n"
-        "val and ugal-* need 3 VCs.\n\n"
+        "val and ugal-* need 3 VCs, par 4.\n\n"
         "examples:\n"
         "  netfab sim --topo dragonfly:a=4,p=2,h=2 --routing dfmin --traffic uniform --sweep "
         "0.1:0.9:0.1\n"

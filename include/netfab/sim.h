@@ -60,7 +60,10 @@ typedef struct nf_sim_cand {
  * in flight included; hops are the switch hops left on each way), "ugal-lt" (the same costs, MIN
  * when cost_min <= cost_val + threshold), "ugal-g" (the rule over the occupancy summed along
  * each whole way: the router's own ports now, the others' as at the end of the last cycle).
- * val and ugal-* use three VC classes (one per group visited). */
+ * "par" (UGAL-L at the source router; a packet it sent minimally is looked at again at the
+ * next router of its source group, which may send it the long way). val and ugal-* use three VC
+ * classes (one per group visited), par four (its second local hop in the source group has its
+ * own). */
 const nf_sim_routing *nf_sim_routing_find(const char *name);
 size_t nf_sim_routing_count(void);
 const nf_sim_routing *nf_sim_routing_at(size_t i);

@@ -19,7 +19,7 @@
  * is then two reads instead of a walk over the switch's links. */
 #define DF_VIA 0x80
 
-typedef enum df_kind { DF_MIN, DF_VAL, DF_UGAL_L, DF_UGAL_LT, DF_UGAL_G } df_kind;
+typedef enum df_kind { DF_MIN, DF_VAL, DF_UGAL_L, DF_UGAL_LT, DF_UGAL_G, DF_PAR } df_kind;
 
 typedef struct df_ctx {
     const nf_fabric *f;
@@ -234,6 +234,10 @@ static int ugal_g_init(void **out, const nf_fabric *f, const nf_hops *h, const n
                        nf_diag *diag) {
     return df_init_kind(out, f, h, c, DF_UGAL_G, diag);
 }
+static int par_init(void **out, const nf_fabric *f, const nf_hops *h, const nf_sim_config *c,
+                    nf_diag *diag) {
+    return df_init_kind(out, f, h, c, DF_PAR, diag);
+}
 static int ugal_lt_init(void **out, const nf_fabric *f, const nf_hops *h, const nf_sim_config *c,
                         nf_diag *diag) {
     return df_init_kind(out, f, h, c, DF_UGAL_LT, diag);
@@ -250,6 +254,7 @@ static int ugal_lt_init(void **out, const nf_fabric *f, const nf_hops *h, const 
  * The packet's word: bits 0-15 gi + 1 (0: minimal), RS_DECIDED once the source router chose,
  * NF__RS_NONMIN with an intermediate group. */
 #define RS_DECIDED 0x40000000u
+#define RS_TENTATIVE 0x20000000u /* PAR: minimal at the source router, to be looked at again */
 
 /* The switch a packet at sw reaches over the first global hop of its way to group g (sw not in
  * g): the far end of sw's first global link there, else of its group's gateway. */
@@ -334,9 +339,23 @@ static double df_way_queue(const df_ctx *d, const nf__sim_view *v, nf_node sw, i
     return q;
 }
 
-/* Appends row r's ports in class k (local ones: only when locals) to out, without repeats. */
-static unsigned df_emit(const df_ctx *d, size_t r, unsigned k, bool locals, nf_sim_cand *out,
-                        unsigned n, unsigned max) {
+/* The VC classes of the adaptive routings: a local hop in the source group (the first, and
+ * PAR's second), the global hop out of it, the intermediate group's hops, the destination
+ * group's; K classes in all. Valiant and UGAL: 0, 0, 0, 1, 2 of 3 (L0 G0 L1 G1 L2). PAR, whose
+ * packet may take two local hops in its source group (it re-decides at the second router):
+ * 0, 1, 1, 2, 3 of 4 (L0 L1 G1 L2 G2 L3). */
+typedef struct df_cls {
+    unsigned local1, local2, global, mid, dst, K;
+} df_cls;
+
+static df_cls df_classes(const df_ctx *d) {
+    return d->kind == DF_PAR ? (df_cls){0, 1, 1, 2, 3, 4} : (df_cls){0, 0, 0, 1, 2, 3};
+}
+
+/* Appends row r's ports, local ones in class kl (only when locals), global ones in class kg, to
+ * out without repeats. */
+static unsigned df_emit(const df_ctx *d, size_t r, unsigned kl, unsigned kg, unsigned K,
+                        bool locals, nf_sim_cand *out, unsigned n, unsigned max) {
     for (uint32_t i = d->off[r]; i < d->off[r + 1] && n < max; i++) {
         uint8_t pt = d->ports[i];
         if ((pt & DF_VIA) && !locals) continue;
@@ -344,63 +363,76 @@ static unsigned df_emit(const df_ctx *d, size_t r, unsigned k, bool locals, nf_s
         bool dup = false;
         for (unsigned j = 0; j < n && !dup; j++)
             dup = out[j].port == port;
-        if (!dup) out[n++] = vclass(d->V, port, k, 3);
+        if (!dup) out[n++] = vclass(d->V, port, pt & DF_VIA ? kl : kg, K);
     }
     return n;
+}
+
+/* The decision at a source-group router sw: an intermediate group, or -1 for the minimal way. */
+static int32_t df_decide(const df_ctx *d, nf_node sw, unsigned hops, const nf__sim_pkt *p,
+                         int32_t gc, int32_t gd) {
+    if (d->ng < 3 || d->kind == DF_MIN) return -1;
+    /* PAR's second look draws another group than its first */
+    int32_t gi = df_pick(d, sw, hops ? p->salt ^ 0x5bd1e995u : p->salt, gc, gd);
+    nf_node a = df_arrival(d, sw, gi);
+    if (a == NF_NONE) return -1; /* no way to that group */
+    if (!p->view || d->kind == DF_VAL) return gi;
+    double qm, qv;
+    unsigned hm, hv;
+    if (d->kind == DF_UGAL_G) {
+        qm = df_way_queue(d, p->view, sw, -1, p->dst_sw, &hm);
+        qv = df_way_queue(d, p->view, sw, gi, p->dst_sw, &hv);
+    } else {
+        unsigned pm = df_first_port(d, sw, gd), pv = df_first_port(d, sw, gi);
+        qm = pm ? p->view->occupancy(p->view, pm) : 0;
+        qv = pv ? p->view->occupancy(p->view, pv) : 0;
+        hm = df_min_hops(d, sw, p->dst_sw);
+        hv = df_min_hops(d, sw, a) + df_min_hops(d, a, p->dst_sw);
+    }
+    bool min = d->kind == DF_UGAL_LT ? qm + hm * d->w_hop <= qv + hv * d->w_hop + d->threshold
+                                     : nf_sim_ugal_takes_min(qm, hm, qv, hv, d->w_hop, d->bias);
+    return min ? -1 : gi;
 }
 
 static unsigned dfa_route(void *ctx, nf_node sw, unsigned in_port, unsigned in_vc, unsigned hops,
                           const nf__sim_pkt *p, nf_sim_cand *out, unsigned max) {
     df_ctx *d = ctx;
     const nf_fabric *f = d->f;
+    df_cls c = df_classes(d);
+    bool par = d->kind == DF_PAR;
     int32_t gc = d->grp[sw], gd = d->grp[p->dst_sw];
+    unsigned src_local = hops == 0 ? c.local1 : c.local2;
     if (gc == gd) /* the destination group: to the destination switch */
-        return df_emit(d, df_rowsw(d, sw, p->dst_sw), 2, true, out, 0, max);
+        return df_emit(d, df_rowsw(d, sw, p->dst_sw), c.dst, c.dst, c.K, true, out, 0, max);
     if (!p->rs) { /* the checker: everything a packet in this state could be given */
         bool arrived = d->in_global[nf_port_index(f, sw, in_port)];
-        bool in_mid = arrived || (d->V >= 3 && in_vc >= d->V / 3);
-        if (in_mid) return df_emit(d, df_rowix(d, sw, gd), 1, true, out, 0, max);
-        unsigned n = 0; /* the source group: on to any group; a local hop only as the first */
+        bool in_mid = arrived || (d->V >= c.K && in_vc >= c.mid * d->V / c.K);
+        if (in_mid) return df_emit(d, df_rowix(d, sw, gd), c.mid, c.mid, c.K, true, out, 0, max);
+        /* the source group: on to any group; local hops only as the first (PAR: two) */
+        bool locals = hops == 0 || (par && hops == 1);
+        unsigned n = 0;
         for (uint32_t g = 0; g < d->ng && n < max; g++)
             if ((int32_t)g != gc)
-                n = df_emit(d, df_rowix(d, sw, (int32_t)g), 0, hops == 0, out, n, max);
+                n = df_emit(d, df_rowix(d, sw, (int32_t)g), src_local, c.global, c.K, locals, out,
+                            n, max);
         return n;
     }
     uint32_t rs = *p->rs;
-    if (!(rs & RS_DECIDED)) { /* at the source router */
-        int32_t gi = -1;
-        if (d->ng >= 3 && d->kind != DF_MIN) {
-            gi = df_pick(d, sw, p->salt, gc, gd);
-            nf_node a = df_arrival(d, sw, gi);
-            if (a == NF_NONE) {
-                gi = -1; /* no way to that group */
-            } else if (d->kind == DF_UGAL_G && p->view) {
-                unsigned hm, hv;
-                double qm = df_way_queue(d, p->view, sw, -1, p->dst_sw, &hm);
-                double qv = df_way_queue(d, p->view, sw, gi, p->dst_sw, &hv);
-                if (nf_sim_ugal_takes_min(qm, hm, qv, hv, d->w_hop, d->bias)) gi = -1;
-            } else if ((d->kind == DF_UGAL_L || d->kind == DF_UGAL_LT) && p->view) {
-                unsigned pm = df_first_port(d, sw, gd), pv = df_first_port(d, sw, gi);
-                double qm = pm ? p->view->occupancy(p->view, pm) : 0;
-                double qv = pv ? p->view->occupancy(p->view, pv) : 0;
-                unsigned hm = df_min_hops(d, sw, p->dst_sw);
-                unsigned hv = df_min_hops(d, sw, a) + df_min_hops(d, a, p->dst_sw);
-                double cm = qm + hm * d->w_hop, cv = qv + hv * d->w_hop;
-                bool min = d->kind == DF_UGAL_L
-                               ? nf_sim_ugal_takes_min(qm, hm, qv, hv, d->w_hop, d->bias)
-                               : cm <= cv + d->threshold;
-                if (min) gi = -1;
-            }
-        }
-        rs = RS_DECIDED | (gi >= 0 ? ((uint32_t)gi + 1) | NF__RS_NONMIN : 0);
+    if (!(rs & RS_DECIDED) && (!(rs & RS_TENTATIVE) || hops > 0)) {
+        int32_t gi = df_decide(d, sw, hops, p, gc, gd);
+        if (par && gi < 0 && !(rs & RS_TENTATIVE) && df_first_port(d, sw, gd) &&
+            (d->ports[d->off[df_rowix(d, sw, gd)]] & DF_VIA))
+            rs = RS_TENTATIVE; /* minimal for now: PAR looks again at the next router */
+        else
+            rs = RS_DECIDED | (gi >= 0 ? ((uint32_t)gi + 1) | NF__RS_NONMIN : 0);
         *p->rs = rs;
     }
     int32_t gi = (int32_t)(rs & 0xFFFF) - 1;
     if (gi < 0) /* minimal, in the source group */
-        return df_emit(d, df_rowix(d, sw, gd), 0, true, out, 0, max);
+        return df_emit(d, df_rowix(d, sw, gd), src_local, c.global, c.K, true, out, 0, max);
     if (gc == gi) /* at the intermediate group: on to the destination */
-        return df_emit(d, df_rowix(d, sw, gd), 1, true, out, 0, max);
-    return df_emit(d, df_rowix(d, sw, gi), 0, true, out, 0, max);
+        return df_emit(d, df_rowix(d, sw, gd), c.mid, c.mid, c.K, true, out, 0, max);
+    return df_emit(d, df_rowix(d, sw, gi), src_local, c.global, c.K, true, out, 0, max);
 }
 
 static unsigned vc0_only(void *ctx) {
@@ -434,6 +466,16 @@ const nf_sim_routing nf__sim_ugal_g = {
     .marks_nonmin = true,
     .needs_global = true,
     .init = ugal_g_init,
+    .route = dfa_route,
+    .inj_vc_hi = vc0_only,
+    .fini = df_fini};
+
+const nf_sim_routing nf__sim_par = {
+    .name = "par",
+    .summary = "Dragonfly PAR: UGAL-L at the source router, again at the next one; 4 VC classes",
+    .min_vcs = 4,
+    .marks_nonmin = true,
+    .init = par_init,
     .route = dfa_route,
     .inj_vc_hi = vc0_only,
     .fini = df_fini};

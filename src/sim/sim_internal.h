@@ -60,6 +60,6 @@ struct nf_sim_traffic {
 
 /* The Dragonfly routings (dfroute.c). */
 extern const nf_sim_routing nf__sim_dfmin, nf__sim_dfval, nf__sim_ugal_l, nf__sim_ugal_lt,
-    nf__sim_ugal_g;
+    nf__sim_ugal_g, nf__sim_par;
 
 #endif

@@ -392,19 +392,26 @@ static void test_dragonfly_paths(void **state) {
     res = point(&r, 0.02, W);
     assert_true(res.minimal_frac == 1.0);
     unmake(&r);
+    c.vcs = 4; /* PAR looks twice, and with empty queues stays minimal too */
+    r = make("dragonfly:a=4,p=2,h=2", "par", "uniform", c);
+    res = point(&r, 0.02, W);
+    assert_true(res.minimal_frac == 1.0);
+    unmake(&r);
+    c.vcs = 3;
     const char *topos[] = {"dragonfly:a=4,p=2,h=2", "dragonfly:a=4,p=2,h=2,arr=consecutive",
                            "dragonfly:a=6,p=3,h=3", "dragonfly:a=6,p=3,h=3,arr=consecutive",
                            "dragonfly:a=4,p=2,h=1"};
-    const char *routes[] = {"val", "ugal-l", "ugal-lt", "ugal-g"};
+    const char *routes[] = {"val", "ugal-l", "ugal-lt", "ugal-g", "par"};
+    nf_sim_config c4 = {.vcs = 4};
     for (size_t i = 0; i < sizeof topos / sizeof *topos; i++)
-        for (int k = 0; k < 4; k++) {
+        for (int k = 0; k < 5; k++) {
             nf_fabric *f;
             nf_hops *h;
             nf_diag d = {{0}, 0, {0}};
             assert_int_equal(nf_topo_build(topos[i], NULL, &f, &d), 0);
             assert_int_equal(nf_hops_compute(f, 1, &h), 0);
             uint32_t cyc = 1;
-            assert_int_equal(nf_sim_check_deadlock(f, h, nf_sim_routing_find(routes[k]), &c, &cyc,
+            assert_int_equal(nf_sim_check_deadlock(f, h, nf_sim_routing_find(routes[k]), &c4, &cyc,
                                                    NULL, NULL, &d),
                              0);
             if (cyc) fail_msg("%s on %s: %s", routes[k], topos[i], d.msg);
