@@ -424,7 +424,10 @@ static void test_dragonfly_paths(void **state) {
     for (unsigned th = 1; th <= 3; th++) {
         nf_sim_config cg = {.vcs = 3, .pkt_flits = 2, .seed = 17, .threads = th};
         r = make("dragonfly:a=6,p=3,h=3", "ugal-g", "worstcase", cg);
-        nf_sim_result rg = point(&r, 0.35, 2000);
+        nf_sim_injection inj = {.load = 0.35};
+        nf_sim_phase ph = {.warmup = 500, .window = 2000, .drain_max = 1000};
+        nf_sim_result rg;
+        assert_int_equal(nf_sim_run(r.s, &inj, &ph, NULL, NULL, &rg), 0);
         rg.wall_s = 0;
         if (th == 1) {
             g1 = rg;
@@ -436,7 +439,9 @@ static void test_dragonfly_paths(void **state) {
     }
     r = make("dragonfly:a=4,p=2,h=2", "val", "worstcase",
              (nf_sim_config){.vcs = 3, .buf_flits = 4, .seed = 2});
-    res = point(&r, 0.9, 20000);
+    nf_sim_injection inj = {.load = 0.9};
+    nf_sim_phase ph = {.warmup = 500, .window = 10000, .drain_max = 2000};
+    assert_int_equal(nf_sim_run(r.s, &inj, &ph, NULL, NULL, &res), 0);
     assert_true(res.saturated);
     assert_false(res.deadlock);
     unmake(&r);
