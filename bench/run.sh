@@ -19,3 +19,6 @@ sh "$(dirname "$0")/bench_smd.sh" "$build/netfab"
 echo
 echo "## Packet-level simulator (bench_sim.sh)"
 sh "$(dirname "$0")/bench_sim.sh" "$build/netfab"
+echo
+echo "## Dragonfly adaptive routing (bench_dragonfly.sh): saturation throughput; curves in docs/img/dragonfly"
+sh "$(dirname "$0")/bench_dragonfly.sh" "$build/netfab" "$(dirname "$0")/../docs/img/dragonfly"

@@ -1,0 +1,61 @@
+#!/bin/sh
+# Dragonfly adaptive routing (issue 6): latency-throughput sweeps for every routing under uniform
+# and worst-case traffic, 1-flit and 4-flit packets; a saturation table on stdout (markdown), the
+# sweeps as CSV and, when gnuplot is there, one PNG per (fabric, packet size, traffic) in OUT.
+# Each sweep climbs (0.01 to 0.05 by 0.01, then by 0.05 to 1) and stops at its first saturated
+# point (BookSim's way); the saturation throughput is the most any point accepted.
+# Usage: bench/bench_dragonfly.sh NETFAB OUT [quick]   (quick: the 72-node Dragonfly only)
+set -eu
+nf=$1 out=$2 quick=${3:-}
+mkdir -p "$out"
+topos="dragonfly:a=4,p=2,h=2"
+[ "$quick" = quick ] || topos="$topos dragonfly:a=8,p=4,h=4"
+routings="dfmin val ugal-l ugal-g par"
+loads="0.01 0.02 0.03 0.04 0.05 $(awk 'BEGIN { for (l = 0.1; l < 1.0001; l += 0.05) printf "%.2f ", l }')"
+common="--vcs 4 --buf 32 --warmup 1000 --cycles 3000 --drain 3000 --json"
+field() { sed -n "s/^ *\"$1\": \([-0-9.e+a-z]*\),*$/\1/p"; }
+echo "| fabric | packet flits | traffic | $(echo $routings | sed 's/ / | /g') |"
+echo "|---|---:|---|$(for r in $routings; do printf -- '---:|'; done)"
+for topo in $topos; do
+    tag=$(echo "$topo" | sed 's/dragonfly:a=\([0-9]*\),p=\([0-9]*\),h=\([0-9]*\)/a\1p\2h\3/')
+    for pkt in 1 4; do
+        for traffic in uniform worstcase; do
+            csv="$out/$tag-pkt$pkt-$traffic.csv"
+            echo "routing,offered,accepted,lat_mean,minimal_frac,saturated" >"$csv"
+            row="| \`$topo\` | $pkt | $traffic |"
+            for r in $routings; do
+                best=0
+                for load in $loads; do
+                    j=$("$nf" sim --topo "$topo" --routing "$r" --traffic "$traffic" --pkt "$pkt" \
+                        --load "$load" $common)
+                    acc=$(echo "$j" | field accepted) lat=$(echo "$j" | field lat_mean)
+                    off=$(echo "$j" | field offered) sat=$(echo "$j" | field saturated)
+                    mf=$(echo "$j" | field minimal_frac)
+                    echo "$r,$off,$acc,$lat,$mf,$sat" >>"$csv"
+                    best=$(awk "BEGIN{print ($acc > $best) ? $acc : $best}")
+                    [ "$sat" = true ] && break
+                done
+                row="$row $(printf '%.3f' "$best") |"
+            done
+            echo "$row"
+            if command -v gnuplot >/dev/null 2>&1; then
+                plot="plot"
+                for r in $routings; do
+                    plot="$plot '< grep ^$r, $csv' using 3:4 with linespoints title '$r',"
+                done
+                gnuplot <<EOF
+set terminal pngcairo size 720,480 noenhanced
+set output '$out/$tag-pkt$pkt-$traffic.png'
+set datafile separator ','
+set title '$topo, $traffic, $pkt-flit packets, 4 VCs x 32 flits'
+set xlabel 'accepted load (flits per endpoint per cycle)'
+set ylabel 'mean packet latency (cycles)'
+set logscale y
+set key top left
+set grid
+${plot%,}
+EOF
+            fi
+        done
+    done
+done
