@@ -22,3 +22,7 @@ sh "$(dirname "$0")/bench_sim.sh" "$build/netfab"
 echo
 echo "## Dragonfly adaptive routing (bench_dragonfly.sh): saturation throughput; curves in docs/img/dragonfly"
 sh "$(dirname "$0")/bench_dragonfly.sh" "$build/netfab" "$(dirname "$0")/../docs/img/dragonfly"
+echo
+echo "## UGAL's bias and w_hop (bench_ugal.sh)"
+sh "$(dirname "$0")/bench_ugal.sh" "$build/netfab" ugal-l
+sh "$(dirname "$0")/bench_ugal.sh" "$build/netfab" ugal-g
