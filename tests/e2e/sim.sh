@@ -34,6 +34,16 @@ case $hot in 0.2000,*,global,*) ok ;; *) bad "hottest channel not global: $hot" 
 awk -F, -v h="$hot" 'BEGIN { split(h, a, ","); exit !(a[8] > 0.85) }' && ok || bad "hottest channel at $hot"
 expect 1 "$nf" sim $df --routing dfmin --traffic uniform --load 0.1 --links /nonexistent/dir/x.csv
 has err "cannot write /nonexistent/dir/x.csv"
+# the Dragonfly routings' knobs
+expect 2 "$nf" sim $df --routing val --traffic uniform --load 0.1 --vcs 2;   has err "needs at least 3 VCs"
+expect 2 "$nf" sim $df --routing par --traffic uniform --load 0.1 --vcs 3;   has err "needs at least 4 VCs"
+expect 2 "$nf" sim $df --routing ugal-l --traffic uniform --load 0.1 --vcs 3 --bias 0; has err "--bias wants"
+expect 2 "$nf" sim $df --routing ugal-l --traffic uniform --load 0.1 --vcs 3 --w-hop -1; has err "--w-hop wants"
+expect 2 "$nf" sim $df --routing val --traffic uniform --load 0.1 --vcs 3 --proxy some; has err "all or restricted"
+expect 0 "$nf" sim $df --routing ugal-g --traffic worstcase --vcs 3 --load 0.1 --cycles 1000 --bias 1 --w-hop 0 --proxy restricted --json
+has out '"saturated": false'
+expect 0 "$nf" route --topo dragonfly:a=4,p=2,h=2,arr=consecutive --routing par --check --vcs 4
+has out "no cycle (deadlock-free)"
 # the checker
 expect 0 "$nf" route --topo torus:4x4,c=1 --routing dor --check;  has out "no cycle (deadlock-free)"
 expect 1 "$nf" route --topo torus:4x4,c=1 --routing dor-plain --check; has out "channel dependency cycle"
