@@ -1,7 +1,9 @@
 /* The Dragonfly routings of the simulator (sim.h): minimal (local, global, local), Valiant (via a
- * random intermediate group) and UGAL-L (at the source router, minimal or Valiant by the queues of
- * the two first ports, seed 002). They share tables built at init: per switch, the ports toward
- * every group and toward every switch of its own group. */
+ * random intermediate group), UGAL-L and its fixed-threshold variant (at the source router,
+ * minimal or Valiant by the queues of the two first ports, seed 002), UGAL-G (by the queues along
+ * both whole ways) and PAR (UGAL-L again at the next router of the source group). They share
+ * tables built at init: per switch, the ports toward every group and every switch of its own
+ * group. */
 #include "sim/sim_internal.h"
 
 #include "util/diag.h"
@@ -28,7 +30,7 @@ typedef struct df_ctx {
     df_kind kind;
     double bias, w_hop; /* UGAL: take MIN when cost_min <= bias * cost_val */
     double threshold;   /* UGAL with a threshold: MIN when cost_min <= cost_val + threshold */
-    bool restricted;    /* intermediate groups only among the source router's own links' */
+    bool restricted;    /* intermediate groups only among those the source router's links reach */
     nf_node *gw;        /* ng * ng: the gateway of group x to group y (its first switch with a
                          * global link there), or NF_NONE */
     nf_node *gw_far;    /* ng * ng: the switch at the far end of that gateway's first link */
