@@ -28,7 +28,8 @@ typedef struct nf_sim_config {
     unsigned out_buf;      /* output queue per port behind the crossbar, flits (buf_flits) */
     unsigned alloc_iters;  /* switch allocator iterations (1) */
     bool adaptive;         /* table routings: the candidate with most downstream credits */
-    double bias;           /* UGAL: MIN when cost_min <= bias * cost_val (0: 2.5, seed 002) */
+    double bias;           /* UGAL: MIN when cost_min <= bias * cost_val (0: 2.5 as seed 002;
+                            * ugal-g 1: with the whole ways' queues no bias pays) */
     double w_hop;          /* UGAL: cost of a hop, in flits of queue (0: one packet, pkt_flits) */
     double threshold;      /* ugal-lt: MIN when cost_min <= cost_val + threshold, flits (0: one
                             * VC buffer, buf_flits) */

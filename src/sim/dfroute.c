@@ -104,7 +104,7 @@ static int df_init_kind(void **out, const nf_fabric *f, const nf_hops *h, const 
     d->h = h;
     d->V = c->vcs;
     d->kind = kind;
-    d->bias = c->bias > 0 ? c->bias : 2.5;
+    d->bias = c->bias > 0 ? c->bias : kind == DF_UGAL_G ? 1.0 : 2.5; /* UGAL-G: see bench_ugal.sh */
     d->w_hop = c->w_hop > 0 ? c->w_hop : c->pkt_flits ? c->pkt_flits : 1;
     d->threshold = c->threshold > 0 ? c->threshold : c->buf_flits ? c->buf_flits : 32;
     d->restricted = c->proxy_restricted;
