@@ -125,8 +125,8 @@ typedef struct nf_sim_result {
     double msg_lat_mean, msg_lat_p99;
     double net_lat_mean; /* injection to delivery (no source queueing) */
     double hops_mean;    /* switch-to-switch links per packet */
-    double minimal_frac; /* share of packets routed minimally: not through an intermediate group
-                          * (val, ugal-l), else a path of the least switch hops */
+    double minimal_frac; /* share of packets routed minimally: on a Dragonfly routing, not
+                          * through an intermediate group; else a path of the least switch hops */
     double link_util_mean, link_util_max; /* inter-switch channels, over the window */
     bool saturated;      /* measured packets not all delivered by the drain limit, or the
                           * accepted load below 95% of the offered */

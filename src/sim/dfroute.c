@@ -25,7 +25,6 @@ typedef enum df_kind { DF_MIN, DF_VAL, DF_UGAL_L, DF_UGAL_LT, DF_UGAL_G, DF_PAR 
 
 typedef struct df_ctx {
     const nf_fabric *f;
-    const nf_hops *h;
     unsigned V;
     df_kind kind;
     double bias, w_hop; /* UGAL: take MIN when cost_min <= bias * cost_val */
@@ -85,6 +84,7 @@ static uint32_t df_row(const df_ctx *d, const nf_node *gw, nf_node s, nf_node ta
 
 static int df_init_kind(void **out, const nf_fabric *f, const nf_hops *h, const nf_sim_config *c,
                         df_kind kind, nf_diag *diag) {
+    (void)h;
     int32_t mx = -1;
     bool global = false;
     for (nf_node s = 0; s < f->n_switches; s++) {
@@ -101,12 +101,12 @@ static int df_init_kind(void **out, const nf_fabric *f, const nf_hops *h, const 
     df_ctx *d = nf__calloc(1, sizeof *d);
     if (!d) return NF_ENOMEM;
     d->f = f;
-    d->h = h;
     d->V = c->vcs;
     d->kind = kind;
     d->bias = c->bias > 0 ? c->bias : kind == DF_UGAL_G ? 1.0 : 2.5; /* UGAL-G: see bench_ugal.sh */
-    d->w_hop = c->w_hop > 0 ? c->w_hop : c->pkt_flits ? c->pkt_flits : 1;
-    d->threshold = c->threshold > 0 ? c->threshold : c->buf_flits ? c->buf_flits : 32;
+    /* c has nf_sim_config_defaults' values (the engine and the checker fill them) */
+    d->w_hop = c->w_hop > 0 ? c->w_hop : c->pkt_flits;
+    d->threshold = c->threshold > 0 ? c->threshold : c->buf_flits;
     d->restricted = c->proxy_restricted;
     d->ng = (uint32_t)mx + 1;
     size_t S = f->n_switches, P = f->port_off[f->n_nodes];
@@ -446,6 +446,7 @@ const nf_sim_routing nf__sim_dfmin = {
     .name = "dfmin",
     .summary = "Dragonfly minimal: local, global, local; VC class 1 after the global hop",
     .min_vcs = 2,
+    .marks_nonmin = true, /* never marks: every packet goes local-global-local */
     .init = dfmin_init,
     .route = df_route,
     .inj_vc_hi = vc0_only,

@@ -353,7 +353,7 @@ static double global_per_flit(rig *r, const nf_sim_result *res, uint64_t window)
     for (size_t i = 0; i < P; i++)
         if (fl[i] && r->f->link_cls[r->f->port_link[i]] == NF_LINK_GLOBAL) g += fl[i];
     free(fl);
-    return (double)g / (res->accepted * (double)window * 72);
+    return (double)g / (res->accepted * (double)window * r->f->n_cas);
 }
 
 /* Path shapes on the 72-node Dragonfly (9 groups of 4 switches, 2 endpoints each): a uniform
