@@ -43,6 +43,13 @@ for topo in $topos; do
                 for r in $routings; do
                     plot="$plot '< grep ^$r, $csv' using 3:4 with linespoints title '$r',"
                 done
+                # BookSim2's curves on the same fabric, when bench_booksim_dragonfly.sh left them
+                bcsv="$out/booksim-$tag-pkt$pkt-$traffic.csv"
+                if [ -f "$bcsv" ]; then
+                    for r in $(tail -n +2 "$bcsv" | cut -d, -f1 | sort -u); do
+                        plot="$plot '< grep ^$r, $bcsv' using 3:4 with linespoints dt 2 title '$r',"
+                    done
+                fi
                 gnuplot <<EOF
 set terminal pngcairo size 720,480 noenhanced
 set output '$out/$tag-pkt$pkt-$traffic.png'
@@ -55,6 +62,24 @@ set key top left
 set grid
 ${plot%,}
 EOF
+                if [ "$traffic" = worstcase ]; then # UGAL-L's latency below saturation, linear
+                    zoom="plot"
+                    for r in val ugal-l par ugal-g; do
+                        zoom="$zoom '< grep ^$r, $csv' using 3:4 with linespoints title '$r',"
+                    done
+                    gnuplot <<EOF
+set terminal pngcairo size 720,480 noenhanced
+set output '$out/$tag-pkt$pkt-$traffic-zoom.png'
+set datafile separator ','
+set title '$topo, $traffic, $pkt-flit packets: latency below saturation'
+set xlabel 'accepted load (flits per endpoint per cycle)'
+set ylabel 'mean packet latency (cycles)'
+set yrange [0:100]
+set key top left
+set grid
+${zoom%,}
+EOF
+                fi
             fi
         done
     done

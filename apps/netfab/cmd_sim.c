@@ -49,7 +49,7 @@ static void sim_usage(FILE *out) {
         "switch-to-switch channel's flits and utilisation in the window, per load point, as\n"
         "CSV (load,switch,port,peer,peer_port,class,flits,util). ugal-l: minimal when\n"
         "q_min + h_min * w_hop <= bias * (q_val + h_val * w_hop), queues in flits (--bias 2.5,\n"
-        "for ugal-g 1; --w-hop one packet's flits, 0: hops cost nothing); ugal-lt: minimal when\n"
+        "for ugal-g 1; --w-hop 1 flit, 0: hops cost nothing); ugal-lt: minimal when\n"
         "cost_min <= cost_val + threshold (--threshold one VC buffer); --proxy restricted\n"
         "draws intermediate groups among those the source router's own global links reach;\n"
         "val and ugal-* need 3 VCs, par 4.\n\n"

@@ -30,7 +30,7 @@ typedef struct nf_sim_config {
     bool adaptive;         /* table routings: the candidate with most downstream credits */
     double bias;           /* UGAL: MIN when cost_min <= bias * cost_val (0: 2.5 as seed 002;
                             * ugal-g 1: with the whole ways' queues no bias pays) */
-    double w_hop;          /* UGAL: cost of a hop, in flits of queue (0: one packet, pkt_flits) */
+    double w_hop;          /* UGAL: cost of a hop, in flits of queue (0: 1 flit, any packet size) */
     double threshold;      /* ugal-lt: MIN when cost_min <= cost_val + threshold, flits (0: one
                             * VC buffer, buf_flits) */
     bool proxy_restricted; /* val, ugal-*: intermediate groups only among those the source

@@ -397,6 +397,23 @@ static void test_dragonfly_paths(void **state) {
     res = point(&r, 0.02, W);
     assert_true(res.minimal_frac == 1.0);
     unmake(&r);
+    /* 4-flit packets under the worst case at 0.2: a hop costs one flit of queue by default, and
+     * UGAL-L sends about half the long way and carries the load; at a packet's 4 flits a hop, a
+     * minimal queue must pass 38 flits over 2.5 times the Valiant one, more than one VC class
+     * lets a source router see, and UGAL-L stays minimal past saturation (0.14) */
+    nf_sim_config c44 = {.vcs = 4, .pkt_flits = 4, .seed = 5};
+    r = make("dragonfly:a=4,p=2,h=2", "ugal-l", "worstcase", c44);
+    res = point(&r, 0.2, W);
+    if (res.accepted < 0.19 || res.minimal_frac > 0.7 || res.saturated)
+        fail_msg("ugal-l pkt 4: accepted %.3f minimal %.3f", res.accepted, res.minimal_frac);
+    unmake(&r);
+    c44.w_hop = 4;
+    r = make("dragonfly:a=4,p=2,h=2", "ugal-l", "worstcase", c44);
+    res = point(&r, 0.2, W);
+    if (res.accepted > 0.17 || res.minimal_frac < 0.75 || !res.saturated)
+        fail_msg("ugal-l pkt 4, w_hop 4: accepted %.3f minimal %.3f", res.accepted,
+                 res.minimal_frac);
+    unmake(&r);
     c.vcs = 3;
     const char *topos[] = {"dragonfly:a=4,p=2,h=2", "dragonfly:a=4,p=2,h=2,arr=consecutive",
                            "dragonfly:a=6,p=3,h=3", "dragonfly:a=6,p=3,h=3,arr=consecutive",
