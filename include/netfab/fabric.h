@@ -100,7 +100,8 @@ typedef struct nf_fabric nf_fabric;
 
 /* Freezes the builder into a fabric (the builder is left empty and may be freed). Nodes are
  * renumbered, switches first, each kind in insertion order. GUIDs left 0 are assigned; when
- * assign_lids is true every LID is reassigned: switches 1..S, then CA ports in order. */
+ * assign_lids is true every LID is reassigned: switches 1..S, then CA ports in order, or every
+ * LID 0 when they would not fit the unicast LID space (0x0001..0xBFFF). */
 int nf_builder_freeze(nf_builder *b, bool assign_lids, nf_fabric **out);
 
 /* ---- frozen fabric ------------------------------------------------------------------------- */

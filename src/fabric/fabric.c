@@ -410,16 +410,19 @@ int nf_builder_freeze(nf_builder *b, bool assign_lids, nf_fabric **out) {
         f->link_plane[l] = b->lplane[l];
         f->link_state[l] = NF_LINK_UP;
     }
-    if (assign_lids) {
+    uint64_t lids = ns;
+    for (nf_node n = ns; n < f->n_nodes; n++)
+        lids += f->nports[n];
+    if (assign_lids && lids > 0xBFFF) { /* past the unicast LID space: none (all 0) */
+        memset(f->lid, 0, f->n_nodes * sizeof *f->lid);
+        memset(f->lmc, 0, f->n_nodes * sizeof *f->lmc);
+        memset(f->port_lid, 0, f->n_ports * sizeof *f->port_lid);
+        memset(f->port_lmc, 0, f->n_ports * sizeof *f->port_lmc);
+    } else if (assign_lids) {
         /* switches 1..S, then every CA port in node and port order */
         uint32_t next = 1;
         for (nf_node n = 0; n < f->n_nodes; n++) {
             unsigned cnt = n < ns ? 1 : f->nports[n];
-            if (next + cnt > 0xBFFF) { /* unicast LID space ends at 0xBFFF */
-                nf__free(perm);
-                nf_fabric_free(f);
-                return NF_ERANGE;
-            }
             f->lmc[n] = 0;
             f->lid[n] = (uint16_t)next;
             for (unsigned p = 0; p < f->nports[n]; p++) {

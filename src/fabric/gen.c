@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#define GEN_LID_MAX 0xBFFFu  /* unicast LIDs are 1..0xBFFF */
+#define GEN_PORTS_MAX (1u << 22) /* switches plus CA ports: ~4M, memory stays in GiB */
 #define GEN_SAT (1ULL << 40) /* saturation point of size arithmetic */
 #define GEN_WIDTH 4          /* every generated link is 4x EDR */
 #define GEN_SPEED NF_SPEED_EDR
@@ -23,15 +23,15 @@ static uint64_t sat_mul(uint64_t a, uint64_t b) {
     return r > GEN_SAT ? GEN_SAT : r;
 }
 
-/* Every generated fabric gets one LID per switch and one per CA port; refuse sizes that do not
- * fit the unicast LID space before allocating anything. */
+/* Refuse sizes past GEN_PORTS_MAX switches plus CA ports before allocating anything. A fabric
+ * within the unicast LID space (49,151 switches plus CA ports) gets LIDs; a larger one is left
+ * without (every LID 0, as a subnet no SM has configured): IB cannot address it, the routing
+ * engines and the simulator do not need it. */
 static int check_size(nf_diag *d, const char *topo, uint64_t switches, uint64_t ca_ports) {
-    if (switches + ca_ports > GEN_LID_MAX)
+    if (switches + ca_ports > GEN_PORTS_MAX)
         return nf__fail(d, NF_EINVAL,
-                        "%s: too large: %llu switches and %llu endpoint ports need more than the "
-                        "%u unicast LIDs",
-                        topo, (unsigned long long)switches, (unsigned long long)ca_ports,
-                        GEN_LID_MAX);
+                        "%s: too large: %llu switches and %llu endpoint ports, more than %u", topo,
+                        (unsigned long long)switches, (unsigned long long)ca_ports, GEN_PORTS_MAX);
     return NF_OK;
 }
 
@@ -757,9 +757,23 @@ static int build_bluelight(const spec_args *sa, nf_fabric **out, nf_diag *diag) 
     return trimmed_build("bluelight", &shape_bluelight, out, diag);
 }
 
+/* taihulight:sn=N: the same shape with N supernodes (default 160) in groups of 16 (one group of
+ * N below 16), for the two-level tables at other sizes (seed 001: up to 256K endpoints, sn=1024) */
 static int build_taihulight(const spec_args *sa, nf_fabric **out, nf_diag *diag) {
-    (void)sa;
-    return trimmed_build("taihulight", &shape_taihulight, out, diag);
+    trimmed_shape t = shape_taihulight;
+    int rc = spec_uint(sa, "sn", false, &t.n_sn, diag);
+    if (rc) return rc;
+    if (t.n_sn < 1 || t.n_sn > 4096)
+        return nf__fail(diag, NF_EINVAL, "taihulight: sn must be 1..4096 (got %u)", t.n_sn);
+    if (t.n_sn < t.sn_per_group) t.sn_per_group = t.n_sn;
+    if (t.n_sn % t.sn_per_group)
+        return nf__fail(diag, NF_EINVAL,
+                        "taihulight: sn must be a multiple of %u, supernodes per group (got %u)",
+                        t.sn_per_group, t.n_sn);
+    if (t.n_sn / t.sn_per_group > NF_MAX_PORTS)
+        return nf__fail(diag, NF_EINVAL, "taihulight: sn=%u needs top switches of %u ports (most %u)",
+                        t.n_sn, t.n_sn / t.sn_per_group, NF_MAX_PORTS);
+    return trimmed_build("taihulight", &t, out, diag);
 }
 
 static const char *const keys_fattree[] = {"k", NULL};
@@ -769,6 +783,7 @@ static const char *const keys_dragonfly[] = {"a", "p", "h", "g", "arr", NULL};
 static const char *const keys_gft[] = {"preset", "leaves", "nodes", "spines", "links",
                                        "sib",    "rails",  "radix", NULL};
 static const char *const keys_none[] = {NULL};
+static const char *const keys_taihulight[] = {"sn", NULL};
 
 /* The spec names; "file" is handled apart because its argument is a path, not key=value items. */
 static const struct topo_kind {
@@ -783,7 +798,7 @@ static const struct topo_kind {
     {.name = "dragonfly", .keys = keys_dragonfly, .build = build_dragonfly},
     {.name = "gft", .keys = keys_gft, .build = build_gft},
     {.name = "bluelight", .keys = keys_none, .build = build_bluelight},
-    {.name = "taihulight", .keys = keys_none, .build = build_taihulight},
+    {.name = "taihulight", .keys = keys_taihulight, .build = build_taihulight},
 };
 
 int nf_topo_build(const char *spec, const nf_topo_opts *opts, nf_fabric **out, nf_diag *diag) {

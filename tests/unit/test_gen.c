@@ -814,7 +814,6 @@ static void test_spec_errors(void **state) {
         {"fattree:k=3", "fattree: k must be even"},
         {"fattree:k=0", "fattree: k must be even"},
         {"fattree:k=256", "fattree: k must be even and in 2..254"},
-        {"fattree:k=64", "fattree: too large"},
         {"fattree:k=", "fattree: k has no value"},
         {"fattree:k=4x", "fattree: k='4x' is not a number"},
         {"fattree:k=-4", "not a number"},
@@ -880,7 +879,10 @@ static void test_spec_errors(void **state) {
         {"gft:preset=sunway-proto,radix=30", "gft: leaf routers need"},
         {"gft:preset=sunway-proto,foo=1", "gft: unknown key 'foo'"},
         {"bluelight:x=1", "bluelight: takes no parameters"},
-        {"taihulight:h=4", "taihulight: takes no parameters"},
+        {"taihulight:h=4", "taihulight: unknown key 'h' (known: sn)"},
+        {"taihulight:sn=0", "taihulight: sn must be 1..4096 (got 0)"},
+        {"taihulight:sn=24", "taihulight: sn must be a multiple of 16, supernodes per group"},
+        {"taihulight:sn=4096", "taihulight: sn=4096 needs top switches of 256 ports (most 255)"},
         {"file:", "file: missing path"},
         {"file", "file: missing path"},
     };
@@ -903,11 +905,18 @@ static void test_spec_errors(void **state) {
     assert_int_equal(nf_topo_build(NULL, NULL, &f, &d), NF_EINVAL);
     assert_int_equal(nf_topo_build("file:/nonexistent/netfab/none.txt", NULL, &f, &d), NF_EIO);
     assert_null(f);
-    /* the largest fat tree that fits the LID space, and the API's own checks */
+    /* the largest fat tree that fits the LID space has LIDs up to 47,824; the next one has none
+     * (every LID 0); and the API's own checks */
     assert_int_equal(nf_gen_fattree(56, &f, &d), 0);
     assert_int_equal(f->n_cas, 43904);
+    assert_int_equal(f->lid[0], 1);
+    assert_int_equal(f->port_lid[nf_port_index(f, f->n_nodes - 1, 1)], 47824);
     nf_fabric_free(f);
-    assert_int_equal(nf_gen_fattree(58, &f, &d), NF_EINVAL);
+    assert_int_equal(nf_gen_fattree(58, &f, &d), 0);
+    assert_int_equal(f->n_cas, 48778);
+    for (nf_node n = 0; n < f->n_nodes; n++)
+        if (f->lid[n] || f->port_lid[f->port_off[n]]) fail_msg("node %u has a LID", n);
+    nf_fabric_free(f);
     unsigned m[] = {4, 4}, w[] = {1, 2}, dims[] = {3, 3};
     assert_int_equal(nf_gen_xgft(0, m, w, &f, &d), NF_EINVAL);
     assert_int_equal(nf_gen_torus(0, dims, 1, &f, &d), NF_EINVAL);
