@@ -46,7 +46,9 @@
 #   plus its link. BookSim's zero-load latency still comes out about 1 cycle higher. Its
 #   non-speculative pipeline lets an input VC start a new packet only after the previous tail
 #   has left, then spends a VC-allocation and a switch-allocation cycle on it: a VC sends at most
-#   one 1-flit packet every 2 cycles (4-flit: 4 flits in 5), where netfab's VCs send back to back.
+#   one 1-flit packet every 2 cycles (4-flit: 4 flits in 5), where netfab's VCs send back to
+#   back, so we run it with speculative = 1 (VC and switch allocation in the same cycle), which
+#   is the closer model; SPECULATIVE=0 in the environment gives the other.
 # - Run: warmup_periods 1 of sample_period 1000 cycles (netfab's 1000-cycle warm-up), then sample
 #   periods of 1000 until three in a row change latency and throughput by under 5%: at least 3000
 #   measured cycles (netfab's window), at most 9000 (max_samples 10 counts the warm-up); then it
@@ -72,7 +74,7 @@ sw_allocator = separable_input_first; routing_delay = 0; vc_alloc_delay = 1; sw_
 st_final_delay = 1; credit_delay = 2; input_speedup = 1; output_speedup = 1;
 internal_speedup = 1.0; warmup_periods = 1; sample_period = 1000; max_samples = 10;
 latency_thres = 500.0; sim_count = 1; priority = none; traffic = $3; packet_size = $4;
-injection_rate_uses_flits = 1; injection_rate = $5;
+injection_rate_uses_flits = 1; injection_rate = $5; speculative = ${SPECULATIVE:-1};
 EOF
     "$bs" "$cfg" 2>&1 || true # its status: 255 for a stable run, 0 for an unstable one
     rm -f "$cfg"

@@ -3,12 +3,12 @@
 # Idempotent and silent when everything is there. Usage: scripts/deps.sh [build|fuzz|bench]...
 set -eu
 
-want="cmake make gcc pkg-config libcmocka-dev libjansson-dev ibsim-utils"
+want="cmake make gcc pkg-config libcmocka-dev libjansson-dev ibsim-utils gnuplot-nox"
 for group in "$@"; do
     case "$group" in
         build) ;;
         fuzz) want="$want clang libclang-rt-dev" ;;
-        bench) want="$want hyperfine gnuplot-nox" ;;
+        bench) want="$want hyperfine" ;;
         *) echo "deps.sh: unknown group '$group' (build, fuzz, bench)" >&2; exit 2 ;;
     esac
 done

@@ -13,7 +13,8 @@
     X(mcast_state, "mcast-state", "a group's state, every group's (--all), or a dump")             \
     X(smd_load, "smd-load", "play every rank of a job against the group manager; joins/s")         \
     X(sim, "sim", "packet-level simulation: latency and throughput per load point")                \
-    X(route, "route", "unicast routing functions: --check proves deadlock freedom")
+    X(route, "route", "unicast routing functions: --check proves deadlock freedom")              \
+    X(exp, "exp", "the Sunway experiments: dual rail, multicast, collectives, faults, tables")
 
 #define NF_X_DECL(id, name, help) int nf_cmd_##id(int argc, char **argv);
 NF_COMMANDS(NF_X_DECL)

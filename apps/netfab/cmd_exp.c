@@ -1,0 +1,255 @@
+/* `netfab exp NAME [--quick] [--json] [--plot FILE.png]`: runs one of the Sunway experiments
+ * and prints its rows as a table, or as {"rows": [...]} with --json; --plot draws them with
+ * gnuplot. `netfab exp list` lists the experiments. */
+#define _GNU_SOURCE
+#include "cmd.h"
+#include "exp.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const exp_def experiments[] = {
+    {.name = "tables",
+     .summary = "two-level (supernode) routing tables vs flat: memory, lookups checked equal",
+     .run = exp_tables,
+     .plot = {.x = "endpoints", .y = "two_level_bytes", .series = NULL, .logx = true,
+              .logy = true, .xlabel = "endpoints", .ylabel = "table bytes, whole fabric"}},
+};
+enum { N_EXP = sizeof experiments / sizeof experiments[0] };
+
+void exp_progress(const char *fmt, ...) {
+    if (!isatty(STDERR_FILENO)) return;
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("netfab exp: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+static void exp_usage(FILE *out) {
+    fprintf(out, "usage: netfab exp NAME [--quick] [--json] [--plot FILE.png] [--threads N]\n"
+                 "                        [--seed S]\n"
+                 "       netfab exp list\n\n"
+                 "Runs one experiment of the Sunway seeds and prints one row per measured point\n"
+                 "(a table, or {\"rows\": [...]} with --json). --quick: the small version, under\n"
+                 "a minute on 2 cores. --plot draws the rows with gnuplot into a PNG.\n\n"
+                 "experiments:\n");
+    for (size_t i = 0; i < N_EXP; i++)
+        fprintf(out, "  %-16s %s\n", experiments[i].name, experiments[i].summary);
+    fprintf(out, "\nexample:\n  netfab exp tables --quick --json\n");
+}
+
+static void print_value(json_t *v, int width) {
+    if (json_is_integer(v))
+        printf("%*lld", width, (long long)json_integer_value(v));
+    else if (json_is_real(v))
+        printf("%*.4g", width, json_real_value(v));
+    else if (json_is_string(v))
+        printf("%*s", width, json_string_value(v));
+    else if (json_is_boolean(v))
+        printf("%*s", width, json_is_true(v) ? "true" : "false");
+    else
+        printf("%*s", width, "-");
+}
+
+/* Columns: the keys of all rows in the order first seen; each as wide as its longest cell. */
+static void print_table(json_t *rows) {
+    json_t *cols = json_array();
+    size_t i;
+    json_t *row;
+    json_array_foreach(rows, i, row) {
+        const char *k;
+        json_t *v;
+        json_object_foreach(row, k, v) {
+            bool seen = false;
+            for (size_t j = 0; j < json_array_size(cols) && !seen; j++)
+                seen = strcmp(json_string_value(json_array_get(cols, j)), k) == 0;
+            if (!seen) json_array_append_new(cols, json_string(k));
+        }
+    }
+    size_t nc = json_array_size(cols);
+    int *w = calloc(nc + 1, sizeof *w);
+    for (size_t j = 0; j < nc; j++) {
+        const char *k = json_string_value(json_array_get(cols, j));
+        w[j] = (int)strlen(k);
+        json_array_foreach(rows, i, row) {
+            char buf[64];
+            json_t *v = json_object_get(row, k);
+            int n = json_is_string(v)    ? (int)strlen(json_string_value(v))
+                    : json_is_integer(v) ? snprintf(buf, sizeof buf, "%lld",
+                                                    (long long)json_integer_value(v))
+                    : json_is_real(v)    ? snprintf(buf, sizeof buf, "%.4g", json_real_value(v))
+                                         : 5;
+            if (n > w[j]) w[j] = n;
+        }
+    }
+    for (size_t j = 0; j < nc; j++)
+        printf("%s%*s", j ? "  " : "", w[j], json_string_value(json_array_get(cols, j)));
+    putchar('\n');
+    json_array_foreach(rows, i, row) {
+        for (size_t j = 0; j < nc; j++) {
+            if (j) fputs("  ", stdout);
+            print_value(json_object_get(row, json_string_value(json_array_get(cols, j))), w[j]);
+        }
+        putchar('\n');
+    }
+    free(w);
+    json_decref(cols);
+}
+
+static double number(json_t *v) {
+    return json_is_integer(v) ? (double)json_integer_value(v)
+           : json_is_real(v)  ? json_real_value(v)
+                              : 0.0;
+}
+
+/* One gnuplot run: a line per distinct series value, the data inline. */
+static int plot_rows(const exp_def *e, json_t *rows, const char *path) {
+    const exp_plot *p = &e->plot;
+    json_t *series = json_array();
+    size_t i;
+    json_t *row;
+    json_array_foreach(rows, i, row) {
+        json_t *s = p->series ? json_object_get(row, p->series) : NULL;
+        const char *name = s && json_is_string(s) ? json_string_value(s) : "";
+        char buf[64];
+        if (s && !json_is_string(s)) {
+            snprintf(buf, sizeof buf, "%g", number(s));
+            name = buf;
+        }
+        bool seen = false;
+        for (size_t j = 0; j < json_array_size(series) && !seen; j++)
+            seen = strcmp(json_string_value(json_array_get(series, j)), name) == 0;
+        if (!seen) json_array_append_new(series, json_string(name));
+    }
+    FILE *g = popen("gnuplot 2>/dev/null", "w");
+    if (!g) {
+        fprintf(stderr, "netfab: --plot: cannot start gnuplot\n");
+        json_decref(series);
+        return NF_EXIT_FAIL;
+    }
+    fprintf(g, "set terminal pngcairo size 800,520 noenhanced\nset output '%s'\n", path);
+    fprintf(g, "set title 'netfab exp %s'\nset xlabel '%s'\nset ylabel '%s'\nset grid\n", e->name,
+            p->xlabel, p->ylabel);
+    fprintf(g, "set key outside right\n%s%s", p->logx ? "set logscale x\n" : "",
+            p->logy ? "set logscale y\n" : "");
+    fputs("plot", g);
+    for (size_t j = 0; j < json_array_size(series); j++)
+        fprintf(g, "%s '-' using 1:2 with linespoints title '%s'", j ? "," : "",
+                p->series ? json_string_value(json_array_get(series, j)) : p->y);
+    fputc('\n', g);
+    for (size_t j = 0; j < json_array_size(series); j++) {
+        const char *want = json_string_value(json_array_get(series, j));
+        json_array_foreach(rows, i, row) {
+            json_t *s = p->series ? json_object_get(row, p->series) : NULL;
+            char buf[64];
+            const char *name = !s ? "" : json_is_string(s) ? json_string_value(s) : buf;
+            if (s && !json_is_string(s)) snprintf(buf, sizeof buf, "%g", number(s));
+            json_t *x = json_object_get(row, p->x), *y = json_object_get(row, p->y);
+            if (strcmp(name, want) || !x || !y) continue;
+            fprintf(g, "%.9g %.9g\n", number(x), number(y));
+        }
+        fputs("e\n", g);
+    }
+    json_decref(series);
+    int st = pclose(g);
+    if (st != 0) {
+        fprintf(stderr, "netfab: --plot: gnuplot failed (is it installed? apt-get install "
+                        "gnuplot-nox)\n");
+        return NF_EXIT_FAIL;
+    }
+    return NF_EXIT_OK;
+}
+
+int nf_cmd_exp(int argc, char **argv) {
+    enum { O_QUICK = 256, O_JSON, O_PLOT, O_THR, O_SEED };
+    static const struct option lo[] = {{"quick", 0, NULL, O_QUICK}, {"json", 0, NULL, O_JSON},
+                                       {"plot", 1, NULL, O_PLOT},   {"threads", 1, NULL, O_THR},
+                                       {"seed", 1, NULL, O_SEED},   {"help", 0, NULL, 'h'},
+                                       {NULL, 0, NULL, 0}};
+    exp_opts o = {.seed = 1};
+    bool json = false;
+    const char *plot = NULL;
+    optind = 1;
+    opterr = 0;
+    int ch;
+    while ((ch = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+        char *end;
+        switch (ch) {
+        case O_QUICK: o.quick = true; break;
+        case O_JSON: json = true; break;
+        case O_PLOT: plot = optarg; break;
+        case O_THR:
+            o.threads = (int)strtol(optarg, &end, 10);
+            if (*end || end == optarg || o.threads < 1 || o.threads > 1024) {
+                fprintf(stderr, "netfab: exp: --threads wants 1..1024, got '%s'\n", optarg);
+                return NF_EXIT_USAGE;
+            }
+            break;
+        case O_SEED:
+            o.seed = strtoull(optarg, &end, 10);
+            if (*end || end == optarg || optarg[0] == '-') {
+                fprintf(stderr, "netfab: exp: --seed wants a non-negative integer, got '%s'\n",
+                        optarg);
+                return NF_EXIT_USAGE;
+            }
+            break;
+        case 'h': exp_usage(stdout); return NF_EXIT_OK;
+        default:
+            fprintf(stderr, "netfab: exp: unknown or incomplete option '%s'\n", argv[optind - 1]);
+            exp_usage(stderr);
+            return NF_EXIT_USAGE;
+        }
+    }
+    if (optind != argc - 1) {
+        fprintf(stderr, "netfab: exp: %s\n",
+                optind == argc ? "which experiment? (netfab exp list)" : "one experiment at a time");
+        return NF_EXIT_USAGE;
+    }
+    const char *name = argv[optind];
+    if (strcmp(name, "list") == 0) {
+        for (size_t i = 0; i < N_EXP; i++)
+            printf("%-16s %s\n", experiments[i].name, experiments[i].summary);
+        return NF_EXIT_OK;
+    }
+    const exp_def *e = NULL;
+    for (size_t i = 0; i < N_EXP && !e; i++)
+        if (strcmp(experiments[i].name, name) == 0) e = &experiments[i];
+    if (!e) {
+        fprintf(stderr, "netfab: exp: unknown experiment '%s' (known:", name);
+        for (size_t i = 0; i < N_EXP; i++)
+            fprintf(stderr, "%s %s", i ? "," : "", experiments[i].name);
+        fprintf(stderr, ")\n");
+        return NF_EXIT_USAGE;
+    }
+    if (plot) { /* before a long run: can the image be written? */
+        FILE *pf = fopen(plot, "wb");
+        if (!pf) {
+            fprintf(stderr, "netfab: exp: --plot: cannot write %s: %s\n", plot, strerror(errno));
+            return NF_EXIT_FAIL;
+        }
+        fclose(pf);
+    }
+    json_t *rows = json_array();
+    int rc = e->run(&o, rows);
+    if (rc == NF_EXIT_OK) {
+        if (json) {
+            json_t *doc = json_pack("{s:s, s:b, s:O}", "experiment", e->name, "quick", o.quick,
+                                    "rows", rows);
+            json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(9));
+            putchar('\n');
+            json_decref(doc);
+        } else {
+            print_table(rows);
+        }
+        if (plot) rc = plot_rows(e, rows, plot);
+    }
+    json_decref(rows);
+    return rc;
+}
