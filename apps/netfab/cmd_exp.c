@@ -14,6 +14,12 @@
 #include <unistd.h>
 
 static const exp_def experiments[] = {
+    {.name = "faults",
+     .summary = "fat tree vs gft with siblings (1, 2 rails) under 1..64 failed links",
+     .run = exp_faults,
+     .plot = {.x = "failed_links", .y = "reachability", .series = "fabric", .where = "case",
+              .where_is = "random", .logx = true,
+              .xlabel = "failed switch-to-switch links", .ylabel = "endpoint pairs reachable"}},
     {.name = "tables",
      .summary = "two-level (supernode) routing tables vs flat: memory, lookups checked equal",
      .run = exp_tables,
@@ -153,6 +159,9 @@ static int plot_rows(const exp_def *e, json_t *rows, const char *path) {
             if (s && !json_is_string(s)) snprintf(buf, sizeof buf, "%g", number(s));
             json_t *x = json_object_get(row, p->x), *y = json_object_get(row, p->y);
             if (strcmp(name, want) || !x || !y) continue;
+            json_t *wv = p->where ? json_object_get(row, p->where) : NULL;
+            if (p->where && (!json_is_string(wv) || strcmp(json_string_value(wv), p->where_is)))
+                continue;
             fprintf(g, "%.9g %.9g\n", number(x), number(y));
         }
         fputs("e\n", g);

@@ -15,9 +15,10 @@ typedef struct exp_opts {
 } exp_opts;
 
 /* How --plot draws the rows: y against x, one line per distinct value of series (NULL: one
- * line). */
+ * line), only the rows whose string key `where` is where_is when where is set. */
 typedef struct exp_plot {
     const char *x, *y, *series;
+    const char *where, *where_is;
     bool logx, logy;
     const char *xlabel, *ylabel;
 } exp_plot;
@@ -32,6 +33,7 @@ typedef struct exp_def {
 
 /* The drivers. */
 int exp_tables(const exp_opts *o, json_t *rows);
+int exp_faults(const exp_opts *o, json_t *rows);
 
 /* A line on stderr saying what runs now, when stderr is a terminal. */
 void exp_progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

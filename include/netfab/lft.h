@@ -58,4 +58,34 @@ void nf_lft_memory_of(const nf_lft *t, nf_lft_memory *m);
 int nf_lft_check(const nf_lft *t, int threads, uint64_t *lookups, uint64_t *mismatches,
                  nf_diag *diag);
 
+/* ---- deterministic tables that survive link failures ------------------------------------- */
+
+/* A flat table whose entry for (switch s, endpoint ca) is: the min-hop ports of s towards ca,
+ * rotated to begin at index (ca's endpoint number mod their count) so that destinations spread
+ * over equal ports; then the ports one hop longer over ordinary links (in a generalized fat
+ * tree, a spine's way down to the sibling of the leaf), then those one hop longer over sibling
+ * links (across to the sibling router), each run rotated the same way. Built once on the fabric as it is; when links fail
+ * afterwards a switch takes the first candidate whose link is up (seed 001: traffic keeps flowing
+ * before any table is rewritten). */
+typedef struct nf_ftable nf_ftable;
+
+/* Builds the table of every switch over distances h (f, h outlive it; borrowed). threads <= 0:
+ * OpenMP's default. NF_OK or NF_ENOMEM. */
+int nf_ftable_build(const nf_fabric *f, const nf_hops *h, int threads, nf_ftable **out);
+void nf_ftable_free(nf_ftable *t);
+
+/* The entry of switch s for endpoint ca, borrowed until t is freed; returns its length. */
+unsigned nf_ftable_entry(const nf_ftable *t, nf_node s, nf_node ca, const uint8_t **ports);
+
+/* The port switch s forwards a packet for ca to under the fabric's current link states: the
+ * first candidate whose link is up; 0 when none is. */
+unsigned nf_ftable_next(const nf_ftable *t, nf_node s, nf_node ca);
+
+/* Reachability under the current link states: of the ordered pairs of distinct endpoints
+ * (*pairs), how many (*reached) deliver when every switch forwards by nf_ftable_next (a packet
+ * that comes back to a switch it has visited is lost). An endpoint with several ports (rails)
+ * reaches ca when any of its ports does, each port's packets going to ca's port in the same
+ * plane. threads <= 0: OpenMP's default. NF_OK or NF_ENOMEM. */
+int nf_ftable_reach(const nf_ftable *t, int threads, uint64_t *pairs, uint64_t *reached);
+
 #endif

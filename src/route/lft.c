@@ -358,3 +358,195 @@ int nf_lft_check(const nf_lft *t, int threads, uint64_t *lookups, uint64_t *mism
     }
     return NF_OK;
 }
+
+/* ---- deterministic tables that survive link failures ---------------------------------------- */
+
+struct nf_ftable {
+    const nf_fabric *f;
+    uint32_t E;    /* endpoints: CA ids n_switches .. n_nodes-1 */
+    uint64_t *off; /* per (switch, endpoint), s * E + e: offset into ports; one more at the end */
+    uint8_t *ports;
+};
+
+void nf_ftable_free(nf_ftable *t) {
+    if (!t) return;
+    nf__free(t->off);
+    nf__free(t->ports);
+    nf__free(t);
+}
+
+/* The entry of (s, ca) into out (room for NF_MAX_PORTS): the ports at the shortest distance,
+ * then those one longer, each run rotated by e. */
+static unsigned ft_entry(const nf_fabric *f, const nf_hops *h, nf_node s, nf_node ca, uint32_t e,
+                         uint8_t *out) {
+    nf_node at[8];
+    unsigned na = 0;
+    for (unsigned cp = 1; cp <= f->nports[ca] && na < 8; cp++) {
+        nf_gport g = nf_port_index(f, ca, cp);
+        if (f->peer[g] != NF_NONE && f->link_state[f->port_link[g]] == NF_LINK_UP)
+            at[na++] = f->peer[g];
+    }
+    uint8_t d[NF_MAX_PORTS + 1];
+    unsigned best = NF_HOPS_INF;
+    for (unsigned p = 1; p <= f->nports[s]; p++) {
+        nf_gport g = nf_port_index(f, s, p);
+        nf_node w = f->peer[g];
+        unsigned x = NF_HOPS_INF;
+        if (w != NF_NONE && f->link_state[f->port_link[g]] == NF_LINK_UP) {
+            if (w == ca)
+                x = 1;
+            else if (w < f->n_switches && w != s)
+                for (unsigned i = 0; i < na; i++) {
+                    unsigned y = h->d[(size_t)at[i] * h->n + w];
+                    if (y + 2 < x) x = y + 2;
+                }
+        }
+        d[p] = (uint8_t)(x > NF_HOPS_INF ? NF_HOPS_INF : x);
+        if (x < best) best = x;
+    }
+    /* runs: the shortest; one longer over ordinary links (a spine down to the sibling of a
+     * leaf it lost); one longer over sibling links (across to the sibling router) */
+    unsigned n = 0;
+    for (unsigned run = 0; run < 3 && best < NF_HOPS_INF - 1; run++) {
+        unsigned first = n, want = best + (run > 0);
+        for (unsigned p = 1; p <= f->nports[s]; p++) {
+            if (d[p] != want) continue;
+            bool sib = f->link_cls[f->port_link[nf_port_index(f, s, p)]] == NF_LINK_SIBLING;
+            if (run == 0 || sib == (run == 2)) out[n++] = (uint8_t)p;
+        }
+        unsigned k = n - first;
+        if (k > 1) { /* rotate the run left by e mod k */
+            uint8_t tmp[NF_MAX_PORTS];
+            unsigned r = e % k;
+            for (unsigned i = 0; i < k; i++)
+                tmp[i] = out[first + (i + r) % k];
+            memcpy(out + first, tmp, k);
+        }
+    }
+    return n;
+}
+
+int nf_ftable_build(const nf_fabric *f, const nf_hops *h, int threads, nf_ftable **out) {
+    *out = NULL;
+    uint32_t S = f->n_switches, E = f->n_cas;
+    nf_ftable *t = nf__calloc(1, sizeof *t);
+    if (!t) return NF_ENOMEM;
+    t->f = f;
+    t->E = E;
+    size_t cells = (size_t)S * E;
+    t->off = nf__malloc((cells + 1) * sizeof *t->off);
+    uint64_t *cnt = nf__calloc((size_t)S + 1, sizeof *cnt);
+    if (!t->off || !cnt) goto oom;
+    if (threads > 0) omp_set_num_threads(threads);
+#pragma omp parallel for schedule(dynamic, 4)
+    for (int64_t s = 0; s < (int64_t)S; s++) {
+        uint8_t buf[NF_MAX_PORTS];
+        uint64_t n = 0;
+        for (uint32_t e = 0; e < E; e++)
+            n += ft_entry(f, h, (nf_node)s, S + e, e, buf);
+        cnt[s + 1] = n;
+    }
+    for (uint32_t s = 0; s < S; s++)
+        cnt[s + 1] += cnt[s];
+    t->ports = nf__malloc(cnt[S] + 1);
+    if (!t->ports) goto oom;
+#pragma omp parallel for schedule(dynamic, 4)
+    for (int64_t s = 0; s < (int64_t)S; s++) {
+        uint64_t n = cnt[s];
+        for (uint32_t e = 0; e < E; e++) {
+            t->off[(size_t)s * E + e] = n;
+            n += ft_entry(f, h, (nf_node)s, S + e, e, t->ports + n);
+        }
+    }
+    t->off[cells] = cnt[S];
+    nf__free(cnt);
+    *out = t;
+    return NF_OK;
+oom:
+    nf__free(cnt);
+    nf_ftable_free(t);
+    return NF_ENOMEM;
+}
+
+unsigned nf_ftable_entry(const nf_ftable *t, nf_node s, nf_node ca, const uint8_t **ports) {
+    const nf_fabric *f = t->f;
+    *ports = t->ports;
+    if (s >= f->n_switches || ca < f->n_switches || ca >= f->n_nodes) return 0;
+    size_t k = (size_t)s * t->E + (ca - f->n_switches);
+    *ports = t->ports + t->off[k];
+    return (unsigned)(t->off[k + 1] - t->off[k]);
+}
+
+unsigned nf_ftable_next(const nf_ftable *t, nf_node s, nf_node ca) {
+    const nf_fabric *f = t->f;
+    const uint8_t *p;
+    unsigned n = nf_ftable_entry(t, s, ca, &p);
+    for (unsigned i = 0; i < n; i++)
+        if (f->link_state[f->port_link[nf_port_index(f, s, p[i])]] == NF_LINK_UP) return p[i];
+    return 0;
+}
+
+int nf_ftable_reach(const nf_ftable *t, int threads, uint64_t *pairs, uint64_t *reached) {
+    const nf_fabric *f = t->f;
+    uint32_t S = f->n_switches, E = t->E;
+    int nth = threads > 0 ? threads : omp_get_max_threads();
+    /* per thread: a state per switch (0 unknown, 1 on the walk, 2 reaches, 3 does not) and the
+     * walk's stack */
+    uint8_t *state = nf__malloc((size_t)nth * (S + 1));
+    nf_node *stack = nf__malloc((size_t)nth * (S + 1) * sizeof *stack);
+    if (!state || !stack) {
+        nf__free(state);
+        nf__free(stack);
+        return NF_ENOMEM;
+    }
+    uint64_t got = 0;
+#pragma omp parallel for num_threads(nth) schedule(dynamic, 8) reduction(+ : got)
+    for (int64_t e = 0; e < (int64_t)E; e++) {
+        uint8_t *st = state + (size_t)omp_get_thread_num() * (S + 1);
+        nf_node *stk = stack + (size_t)omp_get_thread_num() * (S + 1);
+        nf_node ca = S + (nf_node)e;
+        memset(st, 0, S);
+        for (nf_node s0 = 0; s0 < S; s0++) {
+            if (st[s0]) continue;
+            unsigned top = 0;
+            uint8_t verdict = 3;
+            nf_node s = s0;
+            for (;;) {
+                if (st[s] == 1) break; /* a loop: lost */
+                if (st[s] >= 2) {
+                    verdict = st[s];
+                    break;
+                }
+                st[s] = 1;
+                stk[top++] = s;
+                unsigned p = nf_ftable_next(t, s, ca);
+                if (!p) break;
+                nf_node w = f->peer[nf_port_index(f, s, p)];
+                if (w == ca) {
+                    verdict = 2;
+                    break;
+                }
+                if (w >= S) break; /* another endpoint */
+                s = w;
+            }
+            while (top)
+                st[stk[--top]] = verdict;
+        }
+        for (nf_node c = S; c < f->n_nodes; c++) {
+            if (c == ca) continue;
+            for (unsigned cp = 1; cp <= f->nports[c]; cp++) {
+                nf_gport g = nf_port_index(f, c, cp);
+                nf_node s = f->peer[g];
+                if (s < S && f->link_state[f->port_link[g]] == NF_LINK_UP && st[s] == 2) {
+                    got++;
+                    break;
+                }
+            }
+        }
+    }
+    nf__free(state);
+    nf__free(stack);
+    *pairs = (uint64_t)E * (E ? E - 1 : 0);
+    *reached = got;
+    return NF_OK;
+}

@@ -143,6 +143,71 @@ static void test_failed_link(void **state) {
     unbuild(f, h, t);
 }
 
+/* The fault-tolerant table on gft:leaves=4,nodes=2,spines=3 (leaf q: endpoint ports 1, 2, spine
+ * j on port 3 + j; endpoints 2q and 2q + 1 on leaf q), without and with sibling links. */
+static void test_ftable(void **state) {
+    (void)state;
+    nf_fabric *f;
+    nf_hops *h;
+    nf_ftable *t;
+    nf_diag d = {{0}, 0, {0}};
+    assert_int_equal(nf_topo_build("gft:leaves=4,nodes=2,spines=3,sib=0", NULL, &f, &d), 0);
+    assert_int_equal(nf_hops_compute(f, 1, &h), 0);
+    assert_int_equal(nf_ftable_build(f, h, 2, &t), 0);
+    nf_node S = f->n_switches;
+    const uint8_t *p;
+    /* leaf 0 to endpoint 3 (leaf 1): the three up ports rotated by 3 mod 3 = 0; to endpoint 2 by
+     * 2; nothing one hop longer in a plain tree */
+    assert_int_equal(nf_ftable_entry(t, 0, S + 3, &p), 3);
+    assert_memory_equal(p, ((const uint8_t[]){3, 4, 5}), 3);
+    assert_int_equal(nf_ftable_entry(t, 0, S + 2, &p), 3);
+    assert_memory_equal(p, ((const uint8_t[]){5, 3, 4}), 3);
+    assert_int_equal(nf_ftable_entry(t, 0, S + 1, &p), 1);
+    assert_int_equal(p[0], 2);
+    uint64_t pairs, got;
+    assert_int_equal(nf_ftable_reach(t, 1, &pairs, &got), 0);
+    assert_int_equal(pairs, 56);
+    assert_int_equal(got, 56);
+    /* leaf 1 to spine 0 down: endpoint 3's traffic from the 6 endpoints off leaf 1 goes up to
+     * spine 0 first (rotation 0) and dies there; endpoint 2's starts at spine 2 */
+    nf_link l = f->port_link[nf_port_index(f, 1, 3)];
+    f->link_state[l] = NF_LINK_DOWN;
+    assert_int_equal(nf_ftable_next(t, 1, S + 7), 4); /* leaf 1 skips its dead port */
+    assert_int_equal(nf_ftable_reach(t, 2, &pairs, &got), 0);
+    assert_int_equal(got, 50);
+    /* every up link of leaf 0 down: its 2 endpoints neither send nor receive: 2 x 2 x 6 lost */
+    f->link_state[l] = NF_LINK_UP;
+    for (unsigned j = 0; j < 3; j++)
+        f->link_state[f->port_link[nf_port_index(f, 0, 3 + j)]] = NF_LINK_DOWN;
+    assert_int_equal(nf_ftable_reach(t, 1, &pairs, &got), 0);
+    assert_int_equal(got, 56 - 24);
+    nf_ftable_free(t);
+    nf_hops_free(h);
+    nf_fabric_free(f);
+    /* with one sibling link per pair (leaf ports 6, spine ports 5): the spine's way to a leaf
+     * it lost goes down to the leaf's sibling, then across; the leaf's sends go across first */
+    assert_int_equal(nf_topo_build("gft:leaves=4,nodes=2,spines=4,sib=1", NULL, &f, &d), 0);
+    assert_int_equal(nf_hops_compute(f, 1, &h), 0);
+    assert_int_equal(nf_ftable_build(f, h, 1, &t), 0);
+    S = f->n_switches;
+    nf_node spine0 = 4;
+    assert_int_equal(nf_ftable_entry(t, spine0, S + 0, &p), 3); /* leaf 0, leaf 1, spine 1 */
+    assert_memory_equal(p, ((const uint8_t[]){1, 2, 5}), 3);
+    assert_int_equal(nf_ftable_entry(t, 0, S + 4, &p), 5); /* 4 up ports, then the sibling */
+    assert_int_equal(p[4], 7);
+    for (unsigned j = 0; j < 4; j++)
+        f->link_state[f->port_link[nf_port_index(f, 0, 3 + j)]] = NF_LINK_DOWN;
+    assert_int_equal(nf_ftable_reach(t, 1, &pairs, &got), 0);
+    assert_int_equal(got, pairs); /* through the sibling, everything still arrives */
+    f->link_state[f->port_link[nf_port_index(f, 0, 7)]] = NF_LINK_DOWN; /* and the sibling */
+    assert_int_equal(nf_ftable_reach(t, 1, &pairs, &got), 0);
+    assert_int_equal(got, 56 - 24);
+    nf_ftable_free(t);
+    nf_ftable_free(NULL);
+    nf_hops_free(h);
+    nf_fabric_free(f);
+}
+
 /* Endpoints without a supernode, and every allocation failing in turn. */
 static long budget;
 static void *fail_malloc(size_t n, void *ud) {
@@ -197,6 +262,7 @@ int main(void) {
         cmocka_unit_test(test_hand_checked),
         cmocka_unit_test(test_gft_differs),
         cmocka_unit_test(test_failed_link),
+        cmocka_unit_test(test_ftable),
         cmocka_unit_test(test_bad_input),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
