@@ -13,7 +13,7 @@
     X(mcast_state, "mcast-state", "a group's state, every group's (--all), or a dump")             \
     X(smd_load, "smd-load", "play every rank of a job against the group manager; joins/s")         \
     X(sim, "sim", "packet-level simulation: latency and throughput per load point")                \
-    X(route, "route", "unicast routing functions: --check proves deadlock freedom")              \
+    X(route, "route", "unicast routing functions: --check proves deadlock freedom")                \
     X(exp, "exp", "the Sunway experiments: dual rail, multicast, collectives, faults, tables")
 
 #define NF_X_DECL(id, name, help) int nf_cmd_##id(int argc, char **argv);
@@ -37,6 +37,11 @@ void nf_app_warn_summary(void);
 typedef struct nf_fabric nf_fabric;
 typedef struct nf_hops nf_hops;
 int nf_app_fabric(const char *topo, int threads, nf_fabric **f, nf_hops **h);
+
+/* --fail-links ARG: a number N (N switch-to-switch links that are up, drawn with seed) or a
+ * file of "NODE PORT" lines; sets them down in f and their count in *n. NF_EXIT_OK, or prints
+ * why not and returns the exit status. */
+int nf_app_fail_links(nf_fabric *f, const char *arg, uint64_t seed, unsigned *n);
 
 /* Wall-clock seconds since an arbitrary origin, and peak resident set size in KiB. */
 double nf_app_now(void);

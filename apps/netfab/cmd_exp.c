@@ -17,14 +17,24 @@ static const exp_def experiments[] = {
     {.name = "faults",
      .summary = "fat tree vs gft with siblings (1, 2 rails) under 1..64 failed links",
      .run = exp_faults,
-     .plot = {.x = "failed_links", .y = "reachability", .series = "fabric", .where = "case",
-              .where_is = "random", .logx = true,
-              .xlabel = "failed switch-to-switch links", .ylabel = "endpoint pairs reachable"}},
+     .plot = {.x = "failed_links",
+              .y = "reachability",
+              .series = "fabric",
+              .where = "case",
+              .where_is = "random",
+              .logx = true,
+              .xlabel = "failed switch-to-switch links",
+              .ylabel = "endpoint pairs reachable"}},
     {.name = "tables",
      .summary = "two-level (supernode) routing tables vs flat: memory, lookups checked equal",
      .run = exp_tables,
-     .plot = {.x = "endpoints", .y = "two_level_bytes", .series = NULL, .logx = true,
-              .logy = true, .xlabel = "endpoints", .ylabel = "table bytes, whole fabric"}},
+     .plot = {.x = "endpoints",
+              .y = "two_level_bytes",
+              .series = NULL,
+              .logx = true,
+              .logy = true,
+              .xlabel = "endpoints",
+              .ylabel = "table bytes, whole fabric"}},
 };
 enum { N_EXP = sizeof experiments / sizeof experiments[0] };
 
@@ -87,11 +97,11 @@ static void print_table(json_t *rows) {
         json_array_foreach(rows, i, row) {
             char buf[64];
             json_t *v = json_object_get(row, k);
-            int n = json_is_string(v)    ? (int)strlen(json_string_value(v))
-                    : json_is_integer(v) ? snprintf(buf, sizeof buf, "%lld",
-                                                    (long long)json_integer_value(v))
-                    : json_is_real(v)    ? snprintf(buf, sizeof buf, "%.4g", json_real_value(v))
-                                         : 5;
+            int n = json_is_string(v) ? (int)strlen(json_string_value(v))
+                    : json_is_integer(v)
+                        ? snprintf(buf, sizeof buf, "%lld", (long long)json_integer_value(v))
+                    : json_is_real(v) ? snprintf(buf, sizeof buf, "%.4g", json_real_value(v))
+                                      : 5;
             if (n > w[j]) w[j] = n;
         }
     }
@@ -218,7 +228,8 @@ int nf_cmd_exp(int argc, char **argv) {
     }
     if (optind != argc - 1) {
         fprintf(stderr, "netfab: exp: %s\n",
-                optind == argc ? "which experiment? (netfab exp list)" : "one experiment at a time");
+                optind == argc ? "which experiment? (netfab exp list)"
+                               : "one experiment at a time");
         return NF_EXIT_USAGE;
     }
     const char *name = argv[optind];
@@ -249,8 +260,8 @@ int nf_cmd_exp(int argc, char **argv) {
     int rc = e->run(&o, rows);
     if (rc == NF_EXIT_OK) {
         if (json) {
-            json_t *doc = json_pack("{s:s, s:b, s:O}", "experiment", e->name, "quick", o.quick,
-                                    "rows", rows);
+            json_t *doc =
+                json_pack("{s:s, s:b, s:O}", "experiment", e->name, "quick", o.quick, "rows", rows);
             json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(9));
             putchar('\n');
             json_decref(doc);

@@ -24,6 +24,7 @@ static void sim_usage(FILE *out) {
             "                  [--lat-host C] [--lat-local C] [--lat-global C] [--speedup S]\n"
             "                  [--alloc-iters N] [--out-buf FLITS] [--shared FLITS] [--adaptive]\n"
             "                  [--bursty] [--seed S] [--threads N] [--links FILE]\n"
+            "                  [--fail-links N|FILE]\n"
             "                  [--bias B] [--w-hop FLITS] [--threshold FLITS]\n"
             "                  [--proxy all|restricted] [--json]\n\n"
             "Simulates flits through input-queued routers (virtual channels, credits, virtual\n"
@@ -52,7 +53,10 @@ static void sim_usage(FILE *out) {
         "for ugal-g 1; --w-hop 1 flit, 0: hops cost nothing); ugal-lt: minimal when\n"
         "cost_min <= cost_val + threshold (--threshold one VC buffer); --proxy restricted\n"
         "draws intermediate groups among those the source router's own global links reach;\n"
-        "val and ugal-* need 3 VCs, par 4.\n\n"
+        "val and ugal-* need 3 VCs, par 4. --fail-links N sets N random switch-to-switch\n"
+        "links down (--seed), or FILE the links of its 'NODE PORT' lines (a name or 0xGUID),\n"
+        "after the routing has made its tables: every routing skips failed ports (the next\n"
+        "candidate); ftable's packets with no way left are lost at the source (lost_frac).\n\n"
         "examples:\n"
         "  netfab sim --topo dragonfly:a=4,p=2,h=2 --routing dfmin --traffic uniform --sweep "
         "0.1:0.9:0.1\n"
@@ -124,6 +128,7 @@ int nf_cmd_sim(int argc, char **argv) {
         O_WHOP,
         O_THRESH,
         O_PROXY,
+        O_FAIL,
         O_JSON
     };
     static const struct option lo[] = {{"topo", 1, NULL, O_TOPO},
@@ -156,6 +161,7 @@ int nf_cmd_sim(int argc, char **argv) {
                                        {"w-hop", 1, NULL, O_WHOP},
                                        {"threshold", 1, NULL, O_THRESH},
                                        {"proxy", 1, NULL, O_PROXY},
+                                       {"fail-links", 1, NULL, O_FAIL},
                                        {"json", 0, NULL, O_JSON},
                                        {"help", 0, NULL, 'h'},
                                        {NULL, 0, NULL, 0}};
@@ -166,7 +172,7 @@ int nf_cmd_sim(int argc, char **argv) {
     nf_sim_injection inj = {0};
     bool json = false;
     int threads = 0;
-    const char *links_path = NULL;
+    const char *links_path = NULL, *fail_arg = NULL;
     optind = 1;
     opterr = 0;
     int ch;
@@ -220,6 +226,7 @@ int nf_cmd_sim(int argc, char **argv) {
         case O_BURST: inj.bursty = true; break;
         case O_JSON: json = true; break;
         case O_LINKS: links_path = optarg; break;
+        case O_FAIL: fail_arg = optarg; break;
         case 'h': sim_usage(stdout); return NF_EXIT_OK;
         default:
             fprintf(stderr, "netfab sim: unknown or incomplete option '%s'\n", argv[optind - 1]);
@@ -270,6 +277,13 @@ int nf_cmd_sim(int argc, char **argv) {
         nf_fabric_free(f);
         return ex;
     }
+    unsigned failed = 0; /* after the routing's tables are made, as before an SM reroutes */
+    if (fail_arg && (rc = nf_app_fail_links(f, fail_arg, c.seed ? c.seed : 1, &failed))) {
+        nf_sim_free(s);
+        nf_hops_free(h);
+        nf_fabric_free(f);
+        return rc;
+    }
     FILE *links = NULL;
     uint32_t *lflits = NULL;
     if (links_path) {
@@ -316,6 +330,8 @@ int nf_cmd_sim(int argc, char **argv) {
                                   (json_int_t)res.packets, "cycles", (json_int_t)res.cycles,
                                   "flit_hops", (json_int_t)res.flit_hops, "wall_s", res.wall_s);
             json_object_set_new(o, "unroutable", json_integer((json_int_t)res.unroutable));
+            json_object_set_new(o, "failed_links", json_integer((json_int_t)failed));
+            json_object_set_new(o, "lost_frac", json_real(res.lost_frac));
             if (res.deadlock) json_object_set_new(o, "stuck", json_string(res.stuck));
             json_array_append_new(arr, o);
         } else {

@@ -9,8 +9,8 @@
 #include <stdint.h>
 
 typedef struct exp_opts {
-    bool quick;   /* the small version: under a minute on 2 cores */
-    int threads;  /* 0: OpenMP's default */
+    bool quick;  /* the small version: under a minute on 2 cores */
+    int threads; /* 0: OpenMP's default */
     uint64_t seed;
 } exp_opts;
 

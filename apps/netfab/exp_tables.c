@@ -33,15 +33,15 @@ int exp_tables(const exp_opts *o, json_t *rows) {
         double t1 = nf_app_now();
         nf_lft_memory m;
         nf_lft_memory_of(t, &m);
-        json_t *row = json_pack(
-            "{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f}", "fabric", fabrics[i].topo,
-            "endpoints", (json_int_t)m.endpoints, "supernodes", (json_int_t)m.supernodes,
-            "supernode_endpoints", (json_int_t)m.intra_max, "entry_bytes",
-            (json_int_t)m.entry_ports, "port_tables", (json_int_t)m.table_ports,
-            "flat_table_bytes", (json_int_t)m.flat_table_bytes, "two_level_table_bytes",
-            (json_int_t)m.two_level_table_bytes, "flat_bytes", (json_int_t)m.flat_bytes,
-            "two_level_bytes", (json_int_t)m.two_level_bytes, "saved",
-            1.0 - (double)m.two_level_bytes / (double)m.flat_bytes);
+        json_t *row =
+            json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f}", "fabric",
+                      fabrics[i].topo, "endpoints", (json_int_t)m.endpoints, "supernodes",
+                      (json_int_t)m.supernodes, "supernode_endpoints", (json_int_t)m.intra_max,
+                      "entry_bytes", (json_int_t)m.entry_ports, "port_tables",
+                      (json_int_t)m.table_ports, "flat_table_bytes", (json_int_t)m.flat_table_bytes,
+                      "two_level_table_bytes", (json_int_t)m.two_level_table_bytes, "flat_bytes",
+                      (json_int_t)m.flat_bytes, "two_level_bytes", (json_int_t)m.two_level_bytes,
+                      "saved", 1.0 - (double)m.two_level_bytes / (double)m.flat_bytes);
         json_object_set_new(row, "build_s", json_real(t1 - t0));
         if (!o->quick || fabrics[i].check_quick) {
             exp_progress("tables: %s: checking every lookup", fabrics[i].topo);

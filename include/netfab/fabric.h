@@ -39,8 +39,9 @@ typedef enum nf_link_state { NF_LINK_UP = 0, NF_LINK_DOWN = 1 } nf_link_state;
 #define NF_SPEED_MAP(X)                                                                            \
     X(SDR, "SDR", 2500)                                                                            \
     X(DDR, "DDR", 5000)                                                                            \
-    X(QDR, "QDR", 10000) X(FDR10, "FDR10", 10313) X(FDR, "FDR", 14063) X(EDR, "EDR", 25781)        \
-        X(HDR, "HDR", 53125) X(NDR, "NDR", 106250) X(XDR, "XDR", 212500)
+    X(QDR, "QDR", 10000)                                                                           \
+    X(FDR10, "FDR10", 10313) X(FDR, "FDR", 14063) X(EDR, "EDR", 25781) X(HDR, "HDR", 53125)        \
+        X(NDR, "NDR", 106250) X(XDR, "XDR", 212500)
 typedef enum nf_speed {
     NF_SPEED_UNKNOWN = 0,
 #define NF_X_SPEED(id, str, mbps) NF_SPEED_##id,

@@ -64,9 +64,9 @@ int nf_lft_check(const nf_lft *t, int threads, uint64_t *lookups, uint64_t *mism
  * rotated to begin at index (ca's endpoint number mod their count) so that destinations spread
  * over equal ports; then the ports one hop longer over ordinary links (in a generalized fat
  * tree, a spine's way down to the sibling of the leaf), then those one hop longer over sibling
- * links (across to the sibling router), each run rotated the same way. Built once on the fabric as it is; when links fail
- * afterwards a switch takes the first candidate whose link is up (seed 001: traffic keeps flowing
- * before any table is rewritten). */
+ * links (across to the sibling router), each run rotated the same way. Built once on the fabric as
+ * it is; when links fail afterwards a switch takes the first candidate whose link is up (seed 001:
+ * traffic keeps flowing before any table is rewritten). */
 typedef struct nf_ftable nf_ftable;
 
 /* Builds the table of every switch over distances h (f, h outlive it; borrowed). threads <= 0:

@@ -135,6 +135,9 @@ typedef struct nf_sim_result {
     uint64_t cycles;     /* simulated in all (warm-up, window, drain) */
     uint64_t flit_hops;  /* flits moved over channels */
     uint64_t unroutable; /* times the routing gave a head packet no port (it then waits) */
+    double lost_frac;    /* of the flits generated in the window, the share with no way to
+                          * their destination (failed links; routings that can tell, ftable):
+                          * dropped at the source, not in offered */
     double wall_s;
     char stuck[256]; /* with deadlock: some of the stuck channels */
 } nf_sim_result;

@@ -13,8 +13,8 @@
 #include <string.h>
 
 #define GEN_PORTS_MAX (1u << 22) /* switches plus CA ports: ~4M, memory stays in GiB */
-#define GEN_SAT (1ULL << 40) /* saturation point of size arithmetic */
-#define GEN_WIDTH 4          /* every generated link is 4x EDR */
+#define GEN_SAT (1ULL << 40)     /* saturation point of size arithmetic */
+#define GEN_WIDTH 4              /* every generated link is 4x EDR */
 #define GEN_SPEED NF_SPEED_EDR
 
 static uint64_t sat_mul(uint64_t a, uint64_t b) {
@@ -771,8 +771,9 @@ static int build_taihulight(const spec_args *sa, nf_fabric **out, nf_diag *diag)
                         "taihulight: sn must be a multiple of %u, supernodes per group (got %u)",
                         t.sn_per_group, t.n_sn);
     if (t.n_sn / t.sn_per_group > NF_MAX_PORTS)
-        return nf__fail(diag, NF_EINVAL, "taihulight: sn=%u needs top switches of %u ports (most %u)",
-                        t.n_sn, t.n_sn / t.sn_per_group, NF_MAX_PORTS);
+        return nf__fail(diag, NF_EINVAL,
+                        "taihulight: sn=%u needs top switches of %u ports (most %u)", t.n_sn,
+                        t.n_sn / t.sn_per_group, NF_MAX_PORTS);
     return trimmed_build("taihulight", &t, out, diag);
 }
 

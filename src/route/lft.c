@@ -14,15 +14,15 @@
 struct nf_lft {
     const nf_fabric *f;
     const nf_hops *h;
-    uint32_t n_sn;       /* supernodes: 0 .. the largest an endpoint names */
-    int32_t *sw_sn;      /* per switch: its supernode, or -1 (none, or one without endpoints) */
-    uint32_t *sn_size;   /* per supernode: its endpoints */
-    uint32_t *ca_rank;   /* per endpoint (CA id - n_switches): its rank in its supernode */
-    uint64_t *row;       /* per switch: its first row (intra rows, then one per supernode) */
-    uint64_t *off;       /* per row: offset into ports; rows + 1 */
+    uint32_t n_sn;     /* supernodes: 0 .. the largest an endpoint names */
+    int32_t *sw_sn;    /* per switch: its supernode, or -1 (none, or one without endpoints) */
+    uint32_t *sn_size; /* per supernode: its endpoints */
+    uint32_t *ca_rank; /* per endpoint (CA id - n_switches): its rank in its supernode */
+    uint64_t *row;     /* per switch: its first row (intra rows, then one per supernode) */
+    uint64_t *off;     /* per row: offset into ports; rows + 1 */
     uint8_t *ports;
-    uint32_t entry_max;  /* the most ports any entry holds */
-    uint8_t *dsn;        /* per switch and supernode: distance to its nearest switch */
+    uint32_t entry_max; /* the most ports any entry holds */
+    uint8_t *dsn;       /* per switch and supernode: distance to its nearest switch */
 };
 
 void nf_lft_free(nf_lft *t) {
@@ -106,8 +106,7 @@ static uint64_t switch_rows(nf_lft *t, nf_node s, const nf_node *sn_cas, const u
     for (unsigned p = 1; p <= f->nports[s]; p++) {
         nf_gport gp = nf_port_index(f, s, p);
         nf_node w = f->peer[gp];
-        if (w >= f->n_switches || w == s || f->link_state[f->port_link[gp]] != NF_LINK_UP)
-            continue;
+        if (w >= f->n_switches || w == s || f->link_state[f->port_link[gp]] != NF_LINK_UP) continue;
         const uint8_t *dw = t->dsn + (size_t)w * t->n_sn;
         for (uint32_t g = 0; g < t->n_sn; g++)
             if (ds[g] != 0 && ds[g] != NF_HOPS_INF && dw[g] + 1 == ds[g])

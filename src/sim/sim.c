@@ -221,6 +221,7 @@ struct nf_sim {
     uint64_t injected, delivered, in_net, moved_at, flit_hops, unroutable;
     /* measurement */
     uint64_t win_lo, win_hi, gen_flits, acc_flits, meas_left, hops_sum, minimal, n_meas;
+    uint64_t lost_flits; /* generated in the window with no way to their destination */
     uint32_t *msg_left;
     uint64_t *msg_t0;
     size_t n_msg, cap_msg, cap_t0;
@@ -551,6 +552,7 @@ static void reset(nf_sim *s) {
     s->n_msg = 0;
     s->win_lo = s->win_hi = UINT64_MAX;
     s->gen_flits = s->acc_flits = s->meas_left = s->hops_sum = s->minimal = s->n_meas = 0;
+    s->lost_flits = 0;
     nf__rng_seed(&s->rng, s->c.seed ^ 0x5eed5eed5eedULL);
 }
 static uint64_t geometric(nf_sim *s, double p);
@@ -640,14 +642,24 @@ static int generate(nf_sim *s, uint32_t e) {
     if (!want_message(s, n0)) return NF_OK;
     uint32_t dst = s->t->dest(s->tctx, e, rnd64, &s->rng);
     if (dst >= s->E || dst == e) return NF_OK; /* a pattern with no partner for e */
-    unsigned rail = 0;
+    unsigned rail = 0, rails = 1;
     if (s->ep_rails[e] == 2 && s->ep_rails[dst] == 2) {
         rail = n0->next_rail;
         n0->next_rail ^= 1;
+        rails = 2;
+    }
+    bool meas = s->now >= s->win_lo && s->now < s->win_hi;
+    if (s->r->deliverable) { /* links failed: a rail with a way, else the message is lost */
+        unsigned k = 0;
+        while (k < rails && !s->r->deliverable(s->rctx, s->ep_sw[(size_t)e * 2 + rail], s->ep[dst]))
+            rail ^= 1, k++;
+        if (k == rails) {
+            if (meas) s->lost_flits += (uint64_t)s->inj.msg_pkts * s->c.pkt_flits;
+            return NF_OK;
+        }
     }
     size_t src_k = (size_t)e * 2 + rail, dst_k = (size_t)dst * 2 + rail;
     nic *n = &s->nics[src_k];
-    bool meas = s->now >= s->win_lo && s->now < s->win_hi;
     uint32_t msg = UINT32_MAX;
     if (meas && s->inj.msg_pkts > 1) { /* (one-packet messages: their packets' figures) */
         if (NF_GROW(s->msg_left, s->cap_msg, s->n_msg + 1)) return NF_ENOMEM;
@@ -886,7 +898,10 @@ static void allocate_vc(nf_sim *s, worker *b, nf_node sw, nf_gport gi, port *pi,
     int32_t best_cr = -1;
     unsigned best_port = 0, best_vc = 0;
     for (unsigned k = 0; k < nc; k++) {
-        port *po = PT(s, g0 + cand[k].port - 1);
+        nf_gport go = g0 + cand[k].port - 1;
+        nf_link l = s->f->port_link[go];
+        if (l == NF_NONE || s->f->link_state[l] != NF_LINK_UP) continue; /* failed: the next */
+        port *po = PT(s, go);
         const ovc *ov = OV(s, po);
         unsigned hi = cand[k].vc_hi < s->V ? cand[k].vc_hi : s->V - 1;
         for (unsigned vc = cand[k].vc_lo; vc <= hi; vc++) {
@@ -1380,6 +1395,8 @@ int nf_sim_run(nf_sim *s, const nf_sim_injection *inj, const nf_sim_phase *ph,
     out->cycles = s->now;
     double denom = (double)s->E * (double)p.window;
     out->offered = (double)s->gen_flits / denom;
+    out->lost_frac =
+        s->lost_flits ? (double)s->lost_flits / (double)(s->lost_flits + s->gen_flits) : 0.0;
     out->accepted = (double)s->acc_flits / denom;
     /* every thread's samples in the first's (their order does not matter) */
     worker *w0 = &s->wk[0];

@@ -4,6 +4,8 @@
  * VC classes split the VCs in halves: class 0 is [0, V/2), class 1 is [V/2, V). */
 #include "sim/sim_internal.h"
 
+#include "netfab/lft.h"
+
 #include "util/diag.h"
 #include "util/mem.h"
 #include "util/u64map.h"
@@ -351,6 +353,69 @@ static unsigned t2_route(void *ctx, nf_node sw, unsigned in_port, unsigned in_vc
     return n;
 }
 
+/* ---- ftable: deterministic tables kept through link failures (nf_ftable) ------------------- */
+
+/* The table is built from the links' states when the simulator is made; links that fail later
+ * are skipped (the first usable candidate), seed 001's behaviour before the SM rewrites tables.
+ * VC = switch hops taken, so every path climbs the VCs: deadlock-free while paths are shorter
+ * than the VCs (detours included; the checker tells for a given fabric and VC count). */
+typedef struct ft_ctx {
+    base_ctx b;
+    nf_ftable *t;
+} ft_ctx;
+
+static void ft_fini(void *ctx) {
+    ft_ctx *x = ctx;
+    if (!x) return;
+    nf_ftable_free(x->t);
+    nf__free(x);
+}
+
+static int ft_init(void **out, const nf_fabric *f, const nf_hops *h, const nf_sim_config *c,
+                   nf_diag *diag) {
+    (void)diag;
+    ft_ctx *x = nf__calloc(1, sizeof *x);
+    if (!x) return NF_ENOMEM;
+    x->b = (base_ctx){.f = f, .h = h, .V = c->vcs};
+    int rc = nf_ftable_build(f, h, 1, &x->t);
+    if (rc) {
+        ft_fini(x);
+        return rc;
+    }
+    *out = x;
+    return NF_OK;
+}
+
+static unsigned ft_route(void *ctx, nf_node sw, unsigned in_port, unsigned in_vc, unsigned hops,
+                         const nf__sim_pkt *p, nf_sim_cand *out, unsigned max) {
+    (void)in_port, (void)in_vc;
+    ft_ctx *x = ctx;
+    unsigned vc = hops + 1 < x->b.V ? hops + 1 : x->b.V - 1;
+    /* the first usable candidate only: deterministic, so the path is the one ft_deliverable
+     * walked (were the others offered, a busy first port would send packets down ways that
+     * may end at a failed link) */
+    unsigned port = max ? nf_ftable_next(x->t, sw, p->dst_ca) : 0;
+    if (!port) return 0;
+    out[0] = (nf_sim_cand){.port = (uint8_t)port, .vc_lo = (uint8_t)vc, .vc_hi = (uint8_t)vc};
+    return 1;
+}
+
+/* Walks the first usable candidates from src_sw: the packet's path, if it has one. */
+static bool ft_deliverable(void *ctx, nf_node src_sw, nf_node dst_ca) {
+    ft_ctx *x = ctx;
+    const nf_fabric *f = x->b.f;
+    nf_node s = src_sw;
+    for (uint32_t steps = 0; steps <= f->n_switches; steps++) {
+        unsigned p = nf_ftable_next(x->t, s, dst_ca);
+        if (!p) return false;
+        nf_node w = f->peer[nf_port_index(f, s, p)];
+        if (w == dst_ca) return true;
+        if (w >= f->n_switches) return false;
+        s = w;
+    }
+    return false; /* round in a loop */
+}
+
 /* ---- registry ------------------------------------------------------------------------------- */
 
 static const nf_sim_routing r_minhop = {
@@ -394,10 +459,21 @@ static const nf_sim_routing r_table2 = {
     .inj_vc_hi = vc0_only,
     .fini = t2_fini};
 
+static const nf_sim_routing r_ftable = {
+    .name = "ftable",
+    .summary = "deterministic tables kept through link failures: first usable candidate "
+               "(min-hop, then sibling detours); VC = hops taken",
+    .min_vcs = 1,
+    .init = ft_init,
+    .route = ft_route,
+    .inj_vc_hi = vc0_only,
+    .deliverable = ft_deliverable,
+    .fini = ft_fini};
+
 static const nf_sim_routing *const routings[] = {
-    &r_minhop,       &r_updown,        &r_dor,         &r_dor_plain,
-    &r_table2,       &nf__sim_dfmin,   &nf__sim_dfval, &nf__sim_ugal_l,
-    &nf__sim_ugal_g, &nf__sim_ugal_lt, &nf__sim_par,
+    &r_minhop,       &r_updown,       &r_dor,           &r_dor_plain,
+    &r_table2,       &r_ftable,       &nf__sim_dfmin,   &nf__sim_dfval,
+    &nf__sim_ugal_l, &nf__sim_ugal_g, &nf__sim_ugal_lt, &nf__sim_par,
 };
 
 const nf_sim_routing *nf_sim_routing_find(const char *name) {

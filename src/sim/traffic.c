@@ -15,8 +15,8 @@ typedef struct tctx {
     uint32_t *group; /* worstcase: endpoint -> Dragonfly group (supernode), or NULL */
     uint32_t *first; /* worstcase: group -> first endpoint of it; n_groups + 1 entries */
     uint32_t n_groups;
-    uint32_t hot;       /* hotspot: the hot endpoint */
-    uint32_t *turn;     /* alltoall, allreduce: per source, its next partner's turn */
+    uint32_t hot;   /* hotspot: the hot endpoint */
+    uint32_t *turn; /* alltoall, allreduce: per source, its next partner's turn */
 } tctx;
 
 static void t_fini(void *ctx) {

@@ -8,7 +8,7 @@ nf=$1
 expect 0 "$nf" exp --help;                  has out "experiments:"; has out "tables"
 expect 0 "$nf" exp list;                    has out "^tables "
 expect 2 "$nf" exp;                         has err "which experiment"
-expect 2 "$nf" exp nosuch;                  has err "unknown experiment 'nosuch' (known: tables"
+expect 2 "$nf" exp nosuch;                  has err "unknown experiment 'nosuch' (known: faults, tables"
 expect 2 "$nf" exp tables list;             has err "one experiment at a time"
 expect 2 "$nf" exp tables --bogus;          has err "unknown or incomplete option '--bogus'"
 expect 2 "$nf" exp tables --threads 0;      has err "--threads wants"
@@ -27,4 +27,11 @@ expect 0 "$nf" exp tables --quick
 line_re "$tmp/out" 1 "^ +fabric +endpoints +supernodes"
 [ "$(wc -l <"$tmp/out")" = 4 ] && ok || bad "table: a header and 3 rows: $(cat "$tmp/out")"
 expect 1 "$nf" exp tables --quick --plot /nonexistent/dir/t.png; has err "cannot write /nonexistent/dir/t.png"
+# faults: the leaf-0 case cuts its 8 endpoints off in the fat tree (1 - 2 x 8 x 56 / (64 x 63)
+# = 0.7778 of the pairs left) and none in the gft; the rows' keys
+expect 0 "$nf" exp faults --quick --json
+for k in fabric failed_links reachability saturation; do has out "\"$k\""; done
+tr -d ' \n' <"$tmp/out" | grep -q '"fabric":"fattree","case":"leaf0uplinks","failed_links":8,"trials":1,"reachability":0.7777' && ok || bad "fat tree leaf case"
+tr -d ' \n' <"$tmp/out" | grep -q '"fabric":"gft,1rail","case":"leaf0uplinks","failed_links":8,"trials":1,"reachability":1.0' && ok || bad "gft leaf case"
+[ "$(grep -c '"saturation": [0-9]' "$tmp/out")" = 27 ] && ok || bad "27 rows with a saturation"
 finish

@@ -52,4 +52,18 @@ has out '"deadlock_free": true'
 expect 2 "$nf" route --topo torus:4x4,c=1 --routing dor;          has err "--check"
 expect 2 "$nf" route --topo torus:4x4,c=1 --routing dor --check --vcs 1; has err "needs 2 VCs"
 
+# failed links: random ones, from a file (names or GUIDs), bad files and counts
+gft="--topo gft:leaves=4,nodes=2,spines=4,sib=1 --routing ftable --traffic uniform --vcs 8 --load 0.2 --cycles 2000 --json"
+expect 0 "$nf" sim $gft --fail-links 3;   has out '"failed_links": 3,'; has out '"lost_frac": 0.0'
+printf '# leaf 0 up links\ngft rail0 leaf0 3\ngft rail0 leaf0 4\t\ngft rail0 leaf0 5\n  gft rail0 leaf0 6  # last\n' >"$tmp/fail.txt"
+expect 0 "$nf" sim $gft --fail-links "$tmp/fail.txt"; has out '"failed_links": 4,'; has out '"lost_frac": 0.0'
+gft0=$(echo "$gft" | sed 's/sib=1/sib=0/')
+expect 0 "$nf" sim $gft0 --fail-links "$tmp/fail.txt"
+has out '"lost_frac": 0.4'
+printf 'gft rail0 leaf0 99\n' >"$tmp/bad.txt"
+expect 2 "$nf" sim $gft --fail-links "$tmp/bad.txt"; has err "bad.txt:1: no cabled port 99 on a node 'gft rail0 leaf0'"
+printf 'leaf0\n' >"$tmp/bad.txt"
+expect 2 "$nf" sim $gft --fail-links "$tmp/bad.txt"; has err "bad.txt:1: want 'NODE PORT'"
+expect 1 "$nf" sim $gft --fail-links /nonexistent/f.txt; has err "cannot read /nonexistent/f.txt"
+expect 2 "$nf" sim $gft --fail-links 1000; has err "has 20 switch-to-switch links up"
 finish

@@ -47,9 +47,9 @@ static void test_hand_checked(void **state) {
     nf_lft *t;
     build("taihulight:sn=2", &f, &h, &t);
     nf_node S = f->n_switches, ca0 = S, leaf0 = 0, l2_0 = 32; /* L2 switches after 32 leaves */
-    expect_ports(t, leaf0, ca0, (const uint8_t[]){1}, 1);           /* its own endpoint */
-    expect_ports(t, leaf0, ca0 + 5, (const uint8_t[]){6}, 1);       /* port 6 */
-    expect_ports(t, leaf0, ca0 + 16, (const uint8_t[]){17, 18}, 2); /* leaf 1: via both L2 */
+    expect_ports(t, leaf0, ca0, (const uint8_t[]){1}, 1);     /* its own endpoint */
+    expect_ports(t, leaf0, ca0 + 5, (const uint8_t[]){6}, 1); /* port 6 */
+    expect_ports(t, leaf0, ca0 + 16, (const uint8_t[]){17, 18}, 2);  /* leaf 1: via both L2 */
     expect_ports(t, leaf0, ca0 + 300, (const uint8_t[]){17, 18}, 2); /* supernode 1 */
     expect_ports(t, l2_0, ca0 + 16, (const uint8_t[]){2}, 1);        /* down to leaf 1 */
     uint8_t up[16];
@@ -259,10 +259,8 @@ static void test_bad_input(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_hand_checked),
-        cmocka_unit_test(test_gft_differs),
-        cmocka_unit_test(test_failed_link),
-        cmocka_unit_test(test_ftable),
+        cmocka_unit_test(test_hand_checked), cmocka_unit_test(test_gft_differs),
+        cmocka_unit_test(test_failed_link),  cmocka_unit_test(test_ftable),
         cmocka_unit_test(test_bad_input),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -464,6 +464,44 @@ static void test_dragonfly_paths(void **state) {
     unmake(&r);
 }
 
+/* Link failures after the tables are made (gft:leaves=4,nodes=2,spines=4: leaf 0's up links on
+ * ports 3..6, its sibling link on 7). ftable keeps delivering through the sibling, all of it,
+ * on longer paths; without siblings leaf 0's endpoints are cut off and uniform traffic loses
+ * the 24 of 56 ordered pairs that involve them, at the source; minhop's packets that cannot be
+ * routed wait (unroutable), never crossing a failed link. */
+static void test_faults(void **state) {
+    (void)state;
+    nf_sim_config c = {.vcs = 8, .seed = 21};
+    for (int sib = 1; sib >= 0; sib--) {
+        rig r = make(sib ? "gft:leaves=4,nodes=2,spines=4,sib=1"
+                         : "gft:leaves=4,nodes=2,spines=4,sib=0",
+                     "ftable", "uniform", c);
+        nf_sim_result healthy = point(&r, 0.2, 5000);
+        for (unsigned p = 3; p <= 6; p++)
+            r.f->link_state[r.f->port_link[nf_port_index(r.f, 0, p)]] = NF_LINK_DOWN;
+        nf_sim_result res = point(&r, 0.2, 20000);
+        assert_false(res.saturated);
+        if (sib) {
+            assert_true(res.lost_frac == 0.0);
+            assert_true(res.hops_mean > healthy.hops_mean + 0.2); /* the detours */
+            assert_true(res.minimal_frac < 0.9);
+        } else {
+            if (fabs(res.lost_frac - 24.0 / 56) > 0.02) fail_msg("lost %.4f", res.lost_frac);
+            assert_true(res.minimal_frac == 1.0);
+        }
+        /* conservation with failed links: nothing is stuck, the network drains */
+        nf_sim_injection inj = {.load = 0.3};
+        assert_int_equal(nf_sim_set_injection(r.s, &inj), 0);
+        nf_sim_counts k = step_conserving(r.s, 2000, NULL);
+        inj.load = 0;
+        assert_int_equal(nf_sim_set_injection(r.s, &inj), 0);
+        for (int i = 0; i < 200 && k.in_flight; i++)
+            k = step_conserving(r.s, 10, NULL);
+        assert_int_equal(k.in_flight, 0);
+        unmake(&r);
+    }
+}
+
 /* Every traffic pattern and routing runs where it applies, below saturation at a light load. */
 static void test_patterns_run(void **state) {
     (void)state;
@@ -579,14 +617,23 @@ static void test_shared_pool(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_conservation),      cmocka_unit_test(test_zero_load_latency),
-        cmocka_unit_test(test_single_switch_hol), cmocka_unit_test(test_saturation_theory),
-        cmocka_unit_test(test_deadlock_checker),  cmocka_unit_test(test_watchdog),
-        cmocka_unit_test(test_determinism),       cmocka_unit_test(test_threads),
-        cmocka_unit_test(test_dual_rail),         cmocka_unit_test(test_collective_patterns),
-        cmocka_unit_test(test_ugal_rule),         cmocka_unit_test(test_dragonfly_paths),
-        cmocka_unit_test(test_patterns_run),      cmocka_unit_test(test_table2),
-        cmocka_unit_test(test_messages_bursts),   cmocka_unit_test(test_shared_pool),
+        cmocka_unit_test(test_conservation),
+        cmocka_unit_test(test_zero_load_latency),
+        cmocka_unit_test(test_single_switch_hol),
+        cmocka_unit_test(test_saturation_theory),
+        cmocka_unit_test(test_deadlock_checker),
+        cmocka_unit_test(test_watchdog),
+        cmocka_unit_test(test_determinism),
+        cmocka_unit_test(test_threads),
+        cmocka_unit_test(test_dual_rail),
+        cmocka_unit_test(test_collective_patterns),
+        cmocka_unit_test(test_ugal_rule),
+        cmocka_unit_test(test_dragonfly_paths),
+        cmocka_unit_test(test_patterns_run),
+        cmocka_unit_test(test_table2),
+        cmocka_unit_test(test_messages_bursts),
+        cmocka_unit_test(test_shared_pool),
+        cmocka_unit_test(test_faults),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
