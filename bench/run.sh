@@ -24,5 +24,17 @@ echo "## Dragonfly adaptive routing (bench_dragonfly.sh): saturation throughput;
 sh "$(dirname "$0")/bench_dragonfly.sh" "$build/netfab" "$(dirname "$0")/../docs/img/dragonfly"
 echo
 echo "## UGAL's bias and w_hop (bench_ugal.sh)"
-sh "$(dirname "$0")/bench_ugal.sh" "$build/netfab" ugal-l
-sh "$(dirname "$0")/bench_ugal.sh" "$build/netfab" ugal-g
+for pkt in 1 4; do
+    for r in ugal-l ugal-g; do
+        sh "$(dirname "$0")/bench_ugal.sh" "$build/netfab" "$r" dragonfly:a=4,p=2,h=2 "$pkt"
+    done
+done
+if [ -n "${BOOKSIM:-}" ]; then
+    echo
+    echo "## BookSim2 on the 72-node Dragonfly (bench_booksim_dragonfly.sh)"
+    sh "$(dirname "$0")/bench_booksim_dragonfly.sh" "$BOOKSIM" "$(dirname "$0")/../docs/img/dragonfly"
+fi
+echo
+echo "## Experiments (netfab exp, full)"
+"$build/netfab" exp tables
+"$build/netfab" exp faults
