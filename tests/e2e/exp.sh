@@ -23,15 +23,13 @@ has out '"endpoints": 512,'; has out '"endpoints": 40960,'; has out '"endpoints"
 has out '"two_level_table_bytes": 20480,'; has out '"flat_table_bytes": 4194304,'
 has out '"saved": 0.9951'
 [ "$(grep -c '"mismatches": 0,' "$tmp/out")" = 2 ] && ok || bad "two fabrics checked without mismatch"
-expect 0 "$nf" exp tables --quick
-line_re "$tmp/out" 1 "^ +fabric +endpoints +supernodes"
-[ "$(wc -l <"$tmp/out")" = 4 ] && ok || bad "table: a header and 3 rows: $(cat "$tmp/out")"
 expect 1 "$nf" exp tables --quick --plot /nonexistent/dir/t.png; has err "cannot write /nonexistent/dir/t.png"
-# faults: the leaf-0 case cuts its 8 endpoints off in the fat tree (1 - 2 x 8 x 56 / (64 x 63)
-# = 0.7778 of the pairs left) and none in the gft; the rows' keys
-expect 0 "$nf" exp faults --quick --json
-for k in fabric failed_links reachability saturation; do has out "\"$k\""; done
-tr -d ' \n' <"$tmp/out" | grep -q '"fabric":"fattree","case":"leaf0uplinks","failed_links":8,"trials":1,"reachability":0.7777' && ok || bad "fat tree leaf case"
-tr -d ' \n' <"$tmp/out" | grep -q '"fabric":"gft,1rail","case":"leaf0uplinks","failed_links":8,"trials":1,"reachability":1.0' && ok || bad "gft leaf case"
-[ "$(grep -c '"saturation": [0-9]' "$tmp/out")" = 27 ] && ok || bad "27 rows with a saturation"
+# faults, as a table: the leaf-0 case cuts its 8 endpoints off in the fat tree (1 - 2 x 8 x 56 /
+# (64 x 63) = 0.7778 of the pairs left) and none in the gft
+expect 0 "$nf" exp faults --quick
+line_re "$tmp/out" 1 "^ +fabric +case +failed_links +trials +reachability +reachability_min +saturation_trials +saturation$"
+[ "$(wc -l <"$tmp/out")" = 28 ] && ok || bad "faults: a header and 27 rows: $(wc -l <"$tmp/out")"
+grep -Eq "^ +fat tree +leaf 0 up links +8 +1 +0.7778 +0.7778 +1 +0\.[0-9]+$" "$tmp/out" && ok || bad "fat tree leaf case"
+grep -Eq "^ +gft, 1 rail +leaf 0 up links +8 +1 +1 +1 +1 +0\.[0-9]+$" "$tmp/out" && ok || bad "gft leaf case"
+grep -Eq "^ +fat tree +random +0 +1 +1 +1 +1 +0\.[0-9]+$" "$tmp/out" && ok || bad "no failures, all reachable"
 finish
