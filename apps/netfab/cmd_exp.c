@@ -14,6 +14,17 @@
 #include <unistd.h>
 
 static const exp_def experiments[] = {
+    {.name = "dual-rail",
+     .summary = "one message over one rail vs two (fixed, per-packet); reply word vs notify",
+     .run = exp_dual_rail,
+     .plot = {.x = "msg_bytes",
+              .y = "bandwidth",
+              .series = "mode",
+              .where = "measure",
+              .where_is = "bandwidth",
+              .logx = true,
+              .xlabel = "message bytes",
+              .ylabel = "bytes per cycle"}},
     {.name = "faults",
      .summary = "fat tree vs gft with siblings (1, 2 rails) under 1..64 failed links",
      .run = exp_faults,

@@ -37,6 +37,11 @@ typedef struct nf_sim_config {
                             * router's own global links reach */
     unsigned threads;      /* threads (0: every processor for 64 switches or more, else 1; at
                             * most 64); results do not depend on it */
+    /* scripted messages (nf_sim_post) */
+    unsigned flit_bytes;       /* bytes a flit carries (32): a message of B bytes is ceil(B / (flit
+                                * bytes x pkt_flits)) packets */
+    unsigned nic_msg_cycles;   /* a NIC's work before a message's first packet (40 cycles) */
+    unsigned nic_short_cycles; /* the same for a short message and a hardware reply (8) */
     uint64_t seed;
 } nf_sim_config;
 
@@ -107,9 +112,81 @@ typedef struct nf_sim_injection {
     unsigned msg_pkts; /* packets per message (default 1) */
 } nf_sim_injection;
 
-/* ---- a run ---------------------------------------------------------------------------------- */
+/* ---- scripted messages ------------------------------------------------------------------------
+ */
 
 typedef struct nf_sim nf_sim;
+
+/* The Sunway NIC's message kinds (seed 001). Each has a completion event:
+ * WRITE      data src -> dst; the target NIC acknowledges the last packet with a one-packet
+ *            reply; complete when the reply is back at src (the initiator may reuse its buffer).
+ * READ       a one-packet request src -> dst, served by the target NIC as a write of the data
+ *            dst -> src; complete when the data is in at src.
+ * PUT_REPLY  data src -> dst; complete at dst when its last packet is in: the target NIC then
+ *            increments a reply word there, so the target learns of the data without a message.
+ * SHORT      one packet src -> dst (bytes at most a packet's payload) with the NIC's short
+ *            overhead; complete at dst. */
+typedef enum nf_sim_msg_kind {
+    NF_SIM_WRITE = 0,
+    NF_SIM_READ = 1,
+    NF_SIM_PUT_REPLY = 2,
+    NF_SIM_SHORT = 3
+} nf_sim_msg_kind;
+
+/* Which port of a dual-port NIC the packets take: fixed (the descriptor's), or per packet the
+ * port with fewer flits queued (dynamic: one message's packets spread over both rails and
+ * arrive out of order; completion counts them all in). A one-port NIC always uses its port. */
+typedef enum nf_sim_rail_mode {
+    NF_SIM_RAIL0 = 0,
+    NF_SIM_RAIL1 = 1,
+    NF_SIM_RAIL_DYNAMIC = 2
+} nf_sim_rail_mode;
+
+typedef struct nf_sim_msg {
+    uint32_t src, dst; /* endpoints, 0 .. nf_sim_endpoints() - 1 */
+    uint64_t bytes;
+    nf_sim_msg_kind kind;
+    nf_sim_rail_mode rail;
+    uint64_t at; /* not released before this cycle */
+} nf_sim_msg;
+
+/* When a scripted message was released (its NIC work begun), its data fully in at its target,
+ * and completed (see the kinds); UINT64_MAX for what has not happened. */
+typedef struct nf_sim_msg_times {
+    uint64_t released, data_in, done;
+    uint32_t packets; /* of its data */
+} nf_sim_msg_times;
+
+/* The endpoints the simulator knows (CAs with a port cabled to a switch), and the CA of one. */
+uint32_t nf_sim_endpoints(const nf_sim *s);
+nf_node nf_sim_endpoint_ca(const nf_sim *s, uint32_t e);
+
+/* A script is a set of messages and "after" edges: a message is released at its `at`, or when
+ * every message it comes after has completed, plus its NIC's overhead, whichever is later. Post
+ * them (ids 0, 1, ... in order), add edges, then run. NF_EINVAL for endpoints out of range, a
+ * message to itself, a SHORT over one packet, rail 1 of a one-port NIC, an edge to or from an
+ * unknown id or from a message to itself; NF_ENOMEM. */
+int nf_sim_post(nf_sim *s, const nf_sim_msg *m, uint32_t *id);
+int nf_sim_after(nf_sim *s, uint32_t before, uint32_t after);
+/* Forgets the script. */
+void nf_sim_script_clear(nf_sim *s);
+
+typedef struct nf_sim_script_result {
+    uint64_t cycles;    /* until the last completion (or the stop) */
+    uint32_t done;      /* messages completed */
+    bool deadlock;      /* the watchdog fired */
+    bool unfinished;    /* max_cycles reached first, or a cycle of "after" edges */
+    uint64_t flit_hops; /* flits moved over switch-to-switch channels */
+    double wall_s;
+} nf_sim_script_result;
+
+/* Runs the script from an empty network with no synthetic traffic until every message has
+ * completed (or max_cycles, or the watchdog). NF_OK (deadlock and unfinished are results),
+ * NF_ENOMEM. Then nf_sim_msg_times gives each message's times. */
+int nf_sim_run_script(nf_sim *s, uint64_t max_cycles, nf_sim_script_result *out);
+int nf_sim_msg_times_of(const nf_sim *s, uint32_t id, nf_sim_msg_times *out);
+
+/* ---- a run ---------------------------------------------------------------------------------- */
 
 /* A simulator over fabric f (f, h outlive it). NF_EINVAL with the reason in diag when the
  * routing refuses the fabric or the configuration does not fit it (radix over 64, too few VCs

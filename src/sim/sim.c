@@ -50,6 +50,9 @@ void nf_sim_config_defaults(nf_sim_config *c) {
     if (!(c->speedup > 0)) c->speedup = 1.0;
     if (!c->out_buf) c->out_buf = c->buf_flits > 2 * c->pkt_flits ? c->buf_flits : 2 * c->pkt_flits;
     if (!c->alloc_iters) c->alloc_iters = 1;
+    if (!c->flit_bytes) c->flit_bytes = 32;
+    if (!c->nic_msg_cycles) c->nic_msg_cycles = 40;
+    if (!c->nic_short_cycles) c->nic_short_cycles = 8;
 }
 
 /* ---- state ---------------------------------------------------------------------------------- */
@@ -166,6 +169,8 @@ typedef struct worker {
     nf_node *ran;      /* the switches it ran this cycle (kept for the snapshot) */
     uint32_t n_ran;
     uint32_t n_nic_act;
+    uint32_t *sarr; /* scripted packets whose tails arrived this cycle (message ids) */
+    size_t n_sarr, cap_sarr;
     sampler lat, nlat, mlat;
     uint64_t flit_hops, unroutable, injected, delivered, acc_flits, hops_sum, minimal, n_meas;
     int moved, rc;
@@ -225,6 +230,10 @@ struct nf_sim {
     uint32_t *msg_left;
     uint64_t *msg_t0;
     size_t n_msg, cap_msg, cap_t0;
+    nf__script *script; /* scripted messages, when posted */
+    bool script_on;     /* in nf_sim_run_script */
+    uint32_t *sarr;     /* the workers' scripted arrivals of a cycle, merged */
+    size_t cap_sarr_all;
 };
 
 /* An array of n bytes on 64-byte boundaries; a large one on 2 MiB ones, with transparent huge
@@ -318,8 +327,8 @@ void nf_sim_free(nf_sim *s) {
                 nf__free(w->wheel[d][i].ev);
             nf__free(w->wheel[d]);
         }
-        void *arrays[] = {w->wheel, w->act,   w->freed,  w->nic_act,
-                          w->ran,   w->lat.v, w->nlat.v, w->mlat.v};
+        void *arrays[] = {w->wheel, w->act,    w->freed,  w->nic_act, w->ran,
+                          w->lat.v, w->nlat.v, w->mlat.v, w->sarr};
         for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
             nf__free(arrays[i]);
     }
@@ -335,7 +344,8 @@ void nf_sim_free(nf_sim *s) {
     void *arrays[] = {s->wk,      s->own,      s->ep,       s->ep_sw,  s->ep_port, s->ep_g,
                       s->ep_of,   s->raw[0],   s->raw[1],   s->raw[2], s->raw[3],  s->acc,
                       s->imask,   s->omask,    s->next_gen, s->active, s->nics,    s->pk,
-                      s->free_pk, s->msg_left, s->msg_t0};
+                      s->free_pk, s->msg_left, s->msg_t0,   s->sarr};
+    nf__script_free(s->script);
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
         nf__free(arrays[i]);
     nf__free(s);
@@ -531,7 +541,7 @@ static void reset(nf_sim *s) {
             for (uint32_t i = 0; i <= s->wmask; i++)
                 w->wheel[d][i].n = 0;
         w->n_act = w->n_nic_act = 0;
-        w->n_freed = 0;
+        w->n_freed = w->n_sarr = 0;
         w->lat.n = w->nlat.n = w->mlat.n = 0;
         w->flit_hops = w->unroutable = w->injected = w->delivered = w->acc_flits = 0;
         w->hops_sum = w->minimal = w->n_meas = 0;
@@ -693,6 +703,52 @@ static int generate(nf_sim *s, uint32_t e) {
     return NF_OK;
 }
 
+nf__script **nf__sim_script_slot(nf_sim *s) { return &s->script; }
+uint64_t nf__sim_now(const nf_sim *s) { return s->now; }
+const nf_sim_config *nf__sim_config(const nf_sim *s) { return &s->c; }
+bool nf__sim_two_rails(const nf_sim *s, uint32_t e) { return e < s->E && s->ep_rails[e] == 2; }
+uint32_t nf_sim_endpoints(const nf_sim *s) { return s->E; }
+nf_node nf_sim_endpoint_ca(const nf_sim *s, uint32_t e) { return e < s->E ? s->ep[e] : NF_NONE; }
+
+/* Flits a NIC rail still has to send: queued packets and what is left of the current one. */
+static uint64_t nic_backlog(const nf_sim *s, const nic *n) {
+    return (uint64_t)n->q_count * s->c.pkt_flits +
+           (n->cur != NO_PKT ? s->c.pkt_flits - n->cur_sent : 0);
+}
+
+int nf__sim_emit(nf_sim *s, uint32_t from, uint32_t to, nf_sim_rail_mode mode, uint32_t npkts,
+                 uint32_t tag) {
+    bool two = s->ep_rails[from] == 2 && s->ep_rails[to] == 2;
+    nic *n0 = &s->nics[(size_t)from * 2];
+    for (uint32_t k = 0; k < npkts; k++) {
+        unsigned rail = 0;
+        if (two && mode == NF_SIM_RAIL1) rail = 1;
+        if (two && mode == NF_SIM_RAIL_DYNAMIC) { /* the port with less to send; ties in turn */
+            uint64_t b0 = nic_backlog(s, n0), b1 = nic_backlog(s, n0 + 1);
+            rail = b0 == b1 ? n0->next_rail : b1 < b0;
+            if (b0 == b1) n0->next_rail ^= 1;
+        }
+        size_t src_k = (size_t)from * 2 + rail, dst_k = (size_t)to * 2 + rail;
+        uint32_t id = new_pkt(s);
+        if (id == NO_PKT) return NF_ENOMEM;
+        s->pk[id] = (pkt){.src_sw = s->ep_sw[src_k],
+                          .dst_ca = s->ep[to],
+                          .dst_sw = s->ep_sw[dst_k],
+                          .dst_port = s->ep_port[dst_k],
+                          .t_create = s->now,
+                          .msg = NF__SCRIPT_TAG | tag,
+                          .salt = (uint32_t)nf__rng_next(&s->rng),
+                          .measured = 0};
+        if (nic_push(&s->nics[src_k], id)) return NF_ENOMEM;
+        if (!s->nic_on[src_k]) {
+            worker *wk = &s->wk[s->own[s->ep_sw[(size_t)from * 2]]];
+            s->nic_on[src_k] = 1;
+            wk->nic_act[wk->n_nic_act++] = (uint32_t)src_k;
+        }
+    }
+    return NF_OK;
+}
+
 /* A NIC's rail k (endpoint * 2 + rail) sends at most one flit a cycle into its switch's input
  * port: a packet starts only on a VC (0..inj_vc_hi) with room for all of it. */
 static int nic_send(nf_sim *s, worker *wk, uint32_t k) {
@@ -746,6 +802,11 @@ static int deliver(nf_sim *s, worker *wk, uint32_t id, bool tail) {
     if (s->now >= s->win_lo && s->now < s->win_hi) wk->acc_flits++;
     if (!tail) return NF_OK;
     pkt *p = &s->pk[id];
+    if (p->msg != UINT32_MAX && (p->msg & NF__SCRIPT_TAG)) {
+        if (wk->n_sarr == wk->cap_sarr && NF_GROW(wk->sarr, wk->cap_sarr, wk->n_sarr + 1))
+            return NF_ENOMEM;
+        wk->sarr[wk->n_sarr++] = p->msg & ~NF__SCRIPT_TAG;
+    }
     if (p->measured) {
         if (sample(&wk->lat, s->now - p->t_create) || sample(&wk->nlat, s->now - p->t_inject))
             return NF_ENOMEM;
@@ -1167,14 +1228,29 @@ static int cmp_u32(const void *a, const void *b) {
 /* The sources: the messages of this cycle generated, in endpoint order (one random stream). A
  * Bernoulli source is visited only in the cycle of its next message; bursty ones every cycle. */
 static int gen_phase(nf_sim *s) {
+    int rc;
     for (unsigned t = 0; t < s->T; t++) { /* the packets delivered this cycle are free */
         worker *wk = &s->wk[t];
         for (size_t i = 0; i < wk->n_freed; i++)
             s->free_pk[s->n_free_pk++] = wk->freed[i];
         wk->n_freed = 0;
     }
+    if (s->script_on) { /* scripted arrivals in thread order (counting is order-free), releases */
+        size_t n = 0;
+        for (unsigned t = 0; t < s->T; t++) {
+            worker *wk = &s->wk[t];
+            if (n + wk->n_sarr > s->cap_sarr_all &&
+                NF_GROW(s->sarr, s->cap_sarr_all, n + wk->n_sarr))
+                return NF_ENOMEM;
+            if (wk->n_sarr) memcpy(s->sarr + n, wk->sarr, wk->n_sarr * sizeof *s->sarr);
+            n += wk->n_sarr;
+            wk->n_sarr = 0;
+        }
+        if ((n && (rc = nf__script_arrivals(s->script, s, s->sarr, n))) ||
+            (rc = nf__script_release(s->script, s)))
+            return rc;
+    }
     if (!(s->pkt_rate > 0)) return NF_OK;
-    int rc;
     if (s->inj.bursty) {
         for (uint32_t e = 0; e < s->E; e++)
             if ((rc = generate(s, e))) return rc;
@@ -1439,5 +1515,39 @@ int nf_sim_run(nf_sim *s, const nf_sim_injection *inj, const nf_sim_phase *ph,
     out->saturated = out->deadlock || s->meas_left > 0 ||
                      (out->offered > 0 && out->accepted < 0.95 * out->offered);
     out->wall_s = mono() - t0; /* the figures taken too */
+    return NF_OK;
+}
+
+int nf_sim_run_script(nf_sim *s, uint64_t max_cycles, nf_sim_script_result *out) {
+    memset(out, 0, sizeof *out);
+    nf__script *sc = s->script;
+    reset(s);
+    nf_sim_injection none = {0};
+    int rc = nf_sim_set_injection(s, &none);
+    if (rc) return rc;
+    if (!sc) return NF_OK; /* nothing posted: nothing to do */
+    if ((rc = nf__script_begin(sc, s))) return rc;
+    double t0 = mono();
+    uint64_t stall = 2000 + 4 * (uint64_t)(s->wmask + 1) + (uint64_t)s->c.pkt_flits * 4;
+    uint64_t flit_hops0 = s->flit_hops, last = 0;
+    uint32_t done = 0;
+    s->script_on = true;
+    while (s->now < max_cycles) {
+        if ((rc = one_cycle(s))) break;
+        if (nf__script_idle(sc, &done, &last) && !s->in_net) break; /* all done, or stuck */
+        if (s->in_net && s->now - s->moved_at > stall) {
+            out->deadlock = true;
+            break;
+        }
+    }
+    s->script_on = false;
+    if (rc) return rc;
+    nf__script_idle(sc, &done, &last);
+    out->done = done;
+    uint32_t total = nf__script_count(sc);
+    out->unfinished = !out->deadlock && done < total;
+    out->cycles = done == total ? last : s->now;
+    out->flit_hops = s->flit_hops - flit_hops0;
+    out->wall_s = mono() - t0;
     return NF_OK;
 }

@@ -61,6 +61,29 @@ struct nf_sim_traffic {
     void (*fini)(void *ctx);
 };
 
+/* Scripted messages (script.c) driven by the engine (sim.c). A scripted message's packets
+ * carry NF__SCRIPT_TAG | id in their message field. */
+#define NF__SCRIPT_TAG 0x80000000u
+typedef struct nf__script nf__script;
+/* sim.c, for script.c: the script slot of s; npkts packets of message `tag` from endpoint
+ * `from` to `to` into from's NIC now (rail by mode, per packet when dynamic); the cycle. */
+nf__script **nf__sim_script_slot(nf_sim *s);
+int nf__sim_emit(nf_sim *s, uint32_t from, uint32_t to, nf_sim_rail_mode rail, uint32_t npkts,
+                 uint32_t tag);
+uint64_t nf__sim_now(const nf_sim *s);
+const nf_sim_config *nf__sim_config(const nf_sim *s); /* defaults filled */
+bool nf__sim_two_rails(const nf_sim *s, uint32_t e);
+/* script.c, for sim.c (on the master, between cycles' phases): the scripted packets whose
+ * tails reached their NIC this cycle (ids, tag removed), then the messages due now. */
+int nf__script_arrivals(nf__script *sc, nf_sim *s, const uint32_t *ids, size_t n);
+int nf__script_release(nf__script *sc, nf_sim *s);
+void nf__script_free(nf__script *sc);
+/* Before a run: the dependences counted, the messages due first in the heap. */
+int nf__script_begin(nf__script *sc, nf_sim *s);
+/* Nothing due and nothing in flight; the completions so far and the last one's cycle. */
+bool nf__script_idle(const nf__script *sc, uint32_t *done, uint64_t *last_done);
+uint32_t nf__script_count(const nf__script *sc); /* messages posted */
+
 /* The Dragonfly routings (dfroute.c). */
 extern const nf_sim_routing nf__sim_dfmin, nf__sim_dfval, nf__sim_ugal_l, nf__sim_ugal_lt,
     nf__sim_ugal_g, nf__sim_par;

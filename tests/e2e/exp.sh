@@ -8,7 +8,7 @@ nf=$1
 expect 0 "$nf" exp --help;                  has out "experiments:"; has out "tables"
 expect 0 "$nf" exp list;                    has out "^tables "
 expect 2 "$nf" exp;                         has err "which experiment"
-expect 2 "$nf" exp nosuch;                  has err "unknown experiment 'nosuch' (known: faults, tables"
+expect 2 "$nf" exp nosuch;                  has err "unknown experiment 'nosuch' (known: dual-rail, faults, tables"
 expect 2 "$nf" exp tables list;             has err "one experiment at a time"
 expect 2 "$nf" exp tables --bogus;          has err "unknown or incomplete option '--bogus'"
 expect 2 "$nf" exp tables --threads 0;      has err "--threads wants"
@@ -32,4 +32,13 @@ line_re "$tmp/out" 1 "^ +fabric +case +failed_links +trials +reachability +reach
 grep -Eq "^ +fat tree +leaf 0 up links +8 +1 +0.7778 +0.7778 +1 +0\.[0-9]+$" "$tmp/out" && ok || bad "fat tree leaf case"
 grep -Eq "^ +gft, 1 rail +leaf 0 up links +8 +1 +1 +1 +1 +0\.[0-9]+$" "$tmp/out" && ok || bad "gft leaf case"
 grep -Eq "^ +fat tree +random +0 +1 +1 +1 +1 +0\.[0-9]+$" "$tmp/out" && ok || bad "no failures, all reachable"
+# dual-rail: 1 MiB over one rail moves a flit (32 bytes) a cycle, over two with the port chosen
+# per packet twice that; the target learns of 256 bytes 56 cycles sooner by the reply word
+# (write + ack + notification: 60 + (8 + 20) + (8 + 20) = 116 against 60)
+expect 0 "$nf" exp dual-rail --quick --json
+tr -d ' \n' <"$tmp/out" >"$tmp/flat"
+grep -q '"rails":1,"mode":"rail0","msg_bytes":1048576,"bandwidth":31.9' "$tmp/flat" && ok || bad "one rail"
+grep -q '"rails":2,"mode":"dynamic","msg_bytes":1048576,"bandwidth":63.79' "$tmp/flat" && ok || bad "two rails"
+grep -q '"mode":"replyword","msg_bytes":256,"latency":60}' "$tmp/flat" && ok || bad "reply word"
+grep -q '"mode":"write+notification","msg_bytes":256,"latency":116}' "$tmp/flat" && ok || bad "notification"
 finish

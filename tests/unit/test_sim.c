@@ -502,6 +502,120 @@ static void test_faults(void **state) {
     }
 }
 
+/* Scripted messages on gft:leaves=4,nodes=2,spines=2,rails=2 (endpoint 0 on leaf 0, 7 on leaf
+ * 3: 2 switch links, 3 routers), 8-flit packets of 256 bytes, NIC overheads 40 and 8 cycles.
+ * One packet's latency = host link 1 + 3 routers x 3 + 2 links + host link 1 + 7 flits behind
+ * its head = 20 cycles. */
+static void test_script(void **state) {
+    (void)state;
+    nf_sim_config c = {.vcs = 4, .pkt_flits = 8, .seed = 1};
+    rig r = make("gft:leaves=4,nodes=2,spines=2,sib=0,rails=2", "minhop", "uniform", c);
+    nf_sim *s = r.s;
+    assert_int_equal(nf_sim_endpoints(s), 8);
+    static const struct {
+        nf_sim_msg_kind kind;
+        nf_sim_rail_mode rail;
+        uint64_t bytes, data_in, done;
+    } one[] = {
+        {NF_SIM_SHORT, NF_SIM_RAIL0, 8, 28, 28},             /* 8 + 20 */
+        {NF_SIM_PUT_REPLY, NF_SIM_RAIL1, 256, 60, 60},       /* 40 + 20 */
+        {NF_SIM_WRITE, NF_SIM_RAIL0, 256, 60, 88},           /* then the ack: 8 + 20 */
+        {NF_SIM_READ, NF_SIM_RAIL0, 256, 120, 120},          /* request 40 + 20, data 40 + 20 */
+        {NF_SIM_PUT_REPLY, NF_SIM_RAIL0, 65536, 2100, 2100}, /* 256 packets: + 255 x 8 flits */
+        {NF_SIM_PUT_REPLY, NF_SIM_RAIL_DYNAMIC, 65536, 1076, 1076}, /* 128 on each rail */
+    };
+    for (size_t i = 0; i < sizeof one / sizeof one[0]; i++) {
+        nf_sim_script_clear(s);
+        uint32_t id;
+        nf_sim_msg m = {
+            .src = 0, .dst = 7, .bytes = one[i].bytes, .kind = one[i].kind, .rail = one[i].rail};
+        assert_int_equal(nf_sim_post(s, &m, &id), 0);
+        nf_sim_script_result res;
+        assert_int_equal(nf_sim_run_script(s, 1000000, &res), 0);
+        nf_sim_msg_times t;
+        assert_int_equal(nf_sim_msg_times_of(s, id, &t), 0);
+        if (res.done != 1 || t.released != 0 || t.data_in != one[i].data_in ||
+            t.done != one[i].done || res.cycles != one[i].done)
+            fail_msg("case %zu: done %u, released %llu, data in %llu, done %llu", i, res.done,
+                     (unsigned long long)t.released, (unsigned long long)t.data_in,
+                     (unsigned long long)t.done);
+    }
+    /* after: b leaves when a is done (28), then its own 28; c not before its at = 100; a cycle
+     * of edges never starts */
+    nf_sim_script_clear(s);
+    uint32_t a, b, cc, x, y;
+    nf_sim_msg sh = {.src = 0, .dst = 7, .bytes = 8, .kind = NF_SIM_SHORT};
+    nf_sim_msg back = {.src = 7, .dst = 0, .bytes = 8, .kind = NF_SIM_SHORT};
+    nf_sim_msg late = {.src = 7, .dst = 0, .bytes = 8, .kind = NF_SIM_SHORT, .at = 100};
+    assert_int_equal(nf_sim_post(s, &sh, &a), 0);
+    assert_int_equal(nf_sim_post(s, &back, &b), 0);
+    assert_int_equal(nf_sim_post(s, &late, &cc), 0);
+    assert_int_equal(nf_sim_after(s, a, b), 0);
+    assert_int_equal(nf_sim_after(s, a, cc), 0);
+    nf_sim_script_result res;
+    assert_int_equal(nf_sim_run_script(s, 1000000, &res), 0);
+    nf_sim_msg_times tb, tc;
+    nf_sim_msg_times_of(s, b, &tb);
+    nf_sim_msg_times_of(s, cc, &tc);
+    assert_true(tb.released == 28 && tb.done == 56 && tc.released == 100 && tc.done == 128);
+    assert_true(res.done == 3 && !res.unfinished && res.cycles == 128);
+    assert_int_equal(nf_sim_post(s, &sh, &x), 0);
+    assert_int_equal(nf_sim_post(s, &back, &y), 0);
+    assert_int_equal(nf_sim_after(s, x, y), 0);
+    assert_int_equal(nf_sim_after(s, y, x), 0);
+    assert_int_equal(nf_sim_run_script(s, 1000000, &res), 0);
+    assert_true(res.done == 3 && res.unfinished && !res.deadlock);
+    /* bad descriptors and edges */
+    nf_sim_msg bad[] = {{.src = 0, .dst = 0, .bytes = 8},
+                        {.src = 0, .dst = 8, .bytes = 8},
+                        {.src = 0, .dst = 7, .bytes = 257, .kind = NF_SIM_SHORT},
+                        {.src = 0, .dst = 7, .bytes = 8, .kind = (nf_sim_msg_kind)9}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        assert_int_equal(nf_sim_post(s, &bad[i], &x), NF_EINVAL);
+    assert_int_equal(nf_sim_after(s, 0, 0), NF_EINVAL);
+    assert_int_equal(nf_sim_after(s, 0, 99), NF_EINVAL);
+    assert_int_equal(nf_sim_msg_times_of(s, 99, &tb), NF_EINVAL);
+    unmake(&r);
+    /* rail 1 of a one-port NIC */
+    r = make("gft:leaves=4,nodes=2,spines=2,sib=0,rails=1", "minhop", "uniform", c);
+    nf_sim_msg r1 = {.src = 0, .dst = 7, .bytes = 8, .rail = NF_SIM_RAIL1};
+    assert_int_equal(nf_sim_post(r.s, &r1, &x), NF_EINVAL);
+    unmake(&r);
+    /* many messages at once, over both rails of the Sunway prototype: the same times on 1, 2
+     * and 3 threads, and every flit delivered */
+    nf_sim_msg_times first[40];
+    for (unsigned th = 1; th <= 3; th++) {
+        nf_sim_config ct = {.vcs = 4, .pkt_flits = 8, .seed = 3, .threads = th};
+        r = make("gft:preset=sunway-proto", "minhop", "uniform", ct);
+        for (uint32_t i = 0; i < 40; i++) {
+            nf_sim_msg m = {.src = (i * 37) % 512,
+                            .dst = (i * 101 + 7) % 512,
+                            .bytes = 1024u << (i % 6),
+                            .kind = (nf_sim_msg_kind)(i % 4),
+                            .rail = (nf_sim_rail_mode)(i % 3)};
+            if (m.kind == NF_SIM_SHORT) m.bytes = 64;
+            if (m.src == m.dst) m.dst = (m.dst + 1) % 512;
+            assert_int_equal(nf_sim_post(r.s, &m, &x), 0);
+            if (i >= 8) assert_int_equal(nf_sim_after(r.s, i - 8, i), 0);
+        }
+        assert_int_equal(nf_sim_run_script(r.s, 10000000, &res), 0);
+        assert_true(res.done == 40 && !res.deadlock);
+        nf_sim_counts k;
+        nf_sim_get_counts(r.s, &k);
+        assert_true(k.in_flight == 0 && k.injected == k.delivered);
+        for (uint32_t i = 0; i < 40; i++) {
+            nf_sim_msg_times t;
+            nf_sim_msg_times_of(r.s, i, &t);
+            if (th == 1)
+                first[i] = t;
+            else if (t.released != first[i].released || t.data_in != first[i].data_in ||
+                     t.done != first[i].done || t.packets != first[i].packets)
+                fail_msg("message %u differs on %u threads", i, th);
+        }
+        unmake(&r);
+    }
+}
+
 /* Every traffic pattern and routing runs where it applies, below saturation at a light load. */
 static void test_patterns_run(void **state) {
     (void)state;
@@ -634,6 +748,7 @@ int main(void) {
         cmocka_unit_test(test_messages_bursts),
         cmocka_unit_test(test_shared_pool),
         cmocka_unit_test(test_faults),
+        cmocka_unit_test(test_script),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,119 @@
+/* `netfab exp dual-rail`: seed 001's dual-port NIC on the Sunway prototype (gft, two rails).
+ * One message at a time on an idle fabric, endpoint 0 to the last one (leaves apart): the
+ * bandwidth of a put over one rail, two rails with the packets of a message on a fixed rail,
+ * and two rails with the port chosen per packet (least busy); then when the target learns of
+ * the data: a put with a reply word incremented by the target NIC on completion, against a write
+ * (acknowledged by the target NIC) followed by a short notification message. */
+#include "cmd.h"
+#include "exp.h"
+#include "netfab/gen.h"
+#include "netfab/hops.h"
+#include "netfab/sim.h"
+
+#include <stdio.h>
+
+/* Runs a script of one or two messages; the times of the first and the last. */
+static int one(nf_sim *s, const nf_sim_msg *a, const nf_sim_msg *b, nf_sim_msg_times *ta,
+               nf_sim_msg_times *tb) {
+    nf_sim_script_clear(s);
+    uint32_t ia, ib = 0;
+    int rc = nf_sim_post(s, a, &ia);
+    if (!rc && b && !(rc = nf_sim_post(s, b, &ib))) rc = nf_sim_after(s, ia, ib);
+    nf_sim_script_result r;
+    if (!rc) rc = nf_sim_run_script(s, UINT64_MAX, &r);
+    if (rc) return nf_app_report(rc, NULL);
+    if (r.deadlock || r.unfinished) {
+        fprintf(stderr, "netfab: exp dual-rail: a message did not complete\n");
+        return NF_EXIT_FAIL;
+    }
+    nf_sim_msg_times_of(s, ia, ta);
+    if (b) nf_sim_msg_times_of(s, ib, tb);
+    return NF_EXIT_OK;
+}
+
+int exp_dual_rail(const exp_opts *o, json_t *rows) {
+    const char *topo = "gft:preset=sunway-proto";
+    nf_fabric *f;
+    nf_hops *h;
+    int rc = nf_app_fabric(topo, o->threads, &f, &h);
+    if (rc) return rc;
+    /* 256-byte packets (8 flits of 32 bytes), 4 VCs of 64 flits; NIC overheads: 40 cycles a
+     * message, 8 a short one or a hardware reply (nf_sim_config) */
+    nf_sim_config c = {.vcs = 4, .buf_flits = 64, .pkt_flits = 8, .threads = 1, .seed = o->seed};
+    nf_sim *s;
+    nf_diag d = {{0}, 0, {0}};
+    if ((rc = nf_sim_new(f, h, &c, nf_sim_routing_find("minhop"), nf_sim_traffic_find("uniform"),
+                         &s, &d))) {
+        nf_hops_free(h);
+        nf_fabric_free(f);
+        return nf_app_report(rc, &d);
+    }
+    uint32_t dst = nf_sim_endpoints(s) - 1;
+    uint64_t max_bytes = o->quick ? (uint64_t)1 << 20 : (uint64_t)16 << 20;
+    static const struct {
+        unsigned rails;
+        const char *mode;
+        nf_sim_rail_mode rm;
+    } ways[] = {{1, "rail 0", NF_SIM_RAIL0},
+                {2, "fixed", NF_SIM_RAIL0},
+                {2, "dynamic", NF_SIM_RAIL_DYNAMIC}};
+    for (size_t w = 0; w < 3 && rc == NF_EXIT_OK; w++)
+        for (uint64_t b = 256; b <= max_bytes && rc == NF_EXIT_OK; b *= 4) {
+            exp_progress("dual-rail: %s, %llu bytes", ways[w].mode, (unsigned long long)b);
+            /* two rails, fixed: a train of 2 messages of b/2 on rail 0 then rail 1, as the
+             * descriptors give them; one rail: everything on rail 0 */
+            nf_sim_msg m = {
+                .src = 0, .dst = dst, .bytes = b, .kind = NF_SIM_PUT_REPLY, .rail = ways[w].rm};
+            nf_sim_msg_times t, t2;
+            if (w == 1) {
+                nf_sim_msg m1 = m, m2 = m;
+                m1.bytes = m2.bytes = b / 2;
+                m2.rail = NF_SIM_RAIL1;
+                nf_sim_script_clear(s);
+                uint32_t i1, i2;
+                nf_sim_script_result r;
+                if ((rc = nf_sim_post(s, &m1, &i1)) || (rc = nf_sim_post(s, &m2, &i2)) ||
+                    (rc = nf_sim_run_script(s, UINT64_MAX, &r))) {
+                    rc = nf_app_report(rc, NULL);
+                    break;
+                }
+                nf_sim_msg_times_of(s, i1, &t);
+                nf_sim_msg_times_of(s, i2, &t2);
+                if (t2.data_in > t.data_in) t.data_in = t2.data_in;
+            } else if ((rc = one(s, &m, NULL, &t, NULL))) {
+                break;
+            }
+            double cyc = (double)(t.data_in - t.released);
+            json_array_append_new(rows, json_pack("{s:s, s:I, s:s, s:I, s:f, s:I}", "measure",
+                                                  "bandwidth", "rails", (json_int_t)ways[w].rails,
+                                                  "mode", ways[w].mode, "msg_bytes", (json_int_t)b,
+                                                  "bandwidth", (double)b / cyc, "cycles",
+                                                  (json_int_t)(t.data_in - t.released)));
+        }
+    /* when the target knows: reply word vs write + notification, on two dynamic rails */
+    for (uint64_t b = 256; b <= (o->quick ? 65536u : 1u << 20) && rc == NF_EXIT_OK; b *= 16) {
+        nf_sim_msg put = {.src = 0,
+                          .dst = dst,
+                          .bytes = b,
+                          .kind = NF_SIM_PUT_REPLY,
+                          .rail = NF_SIM_RAIL_DYNAMIC};
+        nf_sim_msg wr = put, note = put;
+        wr.kind = NF_SIM_WRITE;
+        note.kind = NF_SIM_SHORT;
+        note.bytes = 8;
+        nf_sim_msg_times t, tw, tn;
+        if ((rc = one(s, &put, NULL, &t, NULL)) || (rc = one(s, &wr, &note, &tw, &tn))) break;
+        json_array_append_new(rows, json_pack("{s:s, s:I, s:s, s:I, s:I}", "measure",
+                                              "target completion", "rails", (json_int_t)2, "mode",
+                                              "reply word", "msg_bytes", (json_int_t)b, "latency",
+                                              (json_int_t)(t.done - t.released)));
+        json_array_append_new(rows, json_pack("{s:s, s:I, s:s, s:I, s:I}", "measure",
+                                              "target completion", "rails", (json_int_t)2, "mode",
+                                              "write + notification", "msg_bytes", (json_int_t)b,
+                                              "latency", (json_int_t)(tn.done - tw.released)));
+    }
+    nf_sim_free(s);
+    nf_hops_free(h);
+    nf_fabric_free(f);
+    return rc;
+}
