@@ -24,7 +24,7 @@ static void sim_usage(FILE *out) {
             "                  [--lat-host C] [--lat-local C] [--lat-global C] [--speedup S]\n"
             "                  [--alloc-iters N] [--out-buf FLITS] [--shared FLITS] [--adaptive]\n"
             "                  [--bursty] [--seed S] [--threads N] [--links FILE]\n"
-            "                  [--fail-links N|FILE]\n"
+            "                  [--fail-links N|FILE [--fail-at CYCLE]]\n"
             "                  [--bias B] [--w-hop FLITS] [--threshold FLITS]\n"
             "                  [--proxy all|restricted] [--json]\n\n"
             "Simulates flits through input-queued routers (virtual channels, credits, virtual\n"
@@ -56,7 +56,9 @@ static void sim_usage(FILE *out) {
         "val and ugal-* need 3 VCs, par 4. --fail-links N sets N random switch-to-switch\n"
         "links down (--seed), or FILE the links of its 'NODE PORT' lines (a name or 0xGUID),\n"
         "after the routing has made its tables: every routing skips failed ports (the next\n"
-        "candidate); ftable's packets with no way left are lost at the source (lost_frac).\n\n"
+        "candidate); ftable's packets with no way left are lost at the source (lost_frac).\n"
+        "--fail-at CYCLE: the links fail at that cycle of each run instead; ftable's packets\n"
+        "caught behind them are discarded where they stand (dropped_pkts).\n\n"
         "examples:\n"
         "  netfab sim --topo dragonfly:a=4,p=2,h=2 --routing dfmin --traffic uniform --sweep "
         "0.1:0.9:0.1\n"
@@ -129,6 +131,7 @@ int nf_cmd_sim(int argc, char **argv) {
         O_THRESH,
         O_PROXY,
         O_FAIL,
+        O_FAILAT,
         O_JSON
     };
     static const struct option lo[] = {{"topo", 1, NULL, O_TOPO},
@@ -162,6 +165,7 @@ int nf_cmd_sim(int argc, char **argv) {
                                        {"threshold", 1, NULL, O_THRESH},
                                        {"proxy", 1, NULL, O_PROXY},
                                        {"fail-links", 1, NULL, O_FAIL},
+                                       {"fail-at", 1, NULL, O_FAILAT},
                                        {"json", 0, NULL, O_JSON},
                                        {"help", 0, NULL, 'h'},
                                        {NULL, 0, NULL, 0}};
@@ -173,6 +177,7 @@ int nf_cmd_sim(int argc, char **argv) {
     bool json = false;
     int threads = 0;
     const char *links_path = NULL, *fail_arg = NULL;
+    uint64_t fail_at = UINT64_MAX;
     optind = 1;
     opterr = 0;
     int ch;
@@ -227,6 +232,10 @@ int nf_cmd_sim(int argc, char **argv) {
         case O_JSON: json = true; break;
         case O_LINKS: links_path = optarg; break;
         case O_FAIL: fail_arg = optarg; break;
+        case O_FAILAT:
+            if (num("--fail-at", optarg, 0, 1e15, &v)) return NF_EXIT_USAGE;
+            fail_at = (uint64_t)v;
+            break;
         case 'h': sim_usage(stdout); return NF_EXIT_OK;
         default:
             fprintf(stderr, "netfab sim: unknown or incomplete option '%s'\n", argv[optind - 1]);
@@ -277,13 +286,35 @@ int nf_cmd_sim(int argc, char **argv) {
         nf_fabric_free(f);
         return ex;
     }
-    unsigned failed = 0; /* after the routing's tables are made, as before an SM reroutes */
-    if (fail_arg && (rc = nf_app_fail_links(f, fail_arg, c.seed ? c.seed : 1, &failed))) {
+    if (fail_at != UINT64_MAX && !fail_arg) {
+        fprintf(stderr, "netfab sim: --fail-at needs --fail-links\n");
         nf_sim_free(s);
         nf_hops_free(h);
         nf_fabric_free(f);
-        return rc;
+        return NF_EXIT_USAGE;
     }
+    unsigned failed = 0; /* after the routing's tables are made, as before an SM reroutes */
+    uint8_t *was = fail_arg ? malloc((size_t)f->n_links + 1) : NULL;
+    if (fail_arg && was) memcpy(was, f->link_state, f->n_links);
+    if (fail_arg && (!was || (rc = nf_app_fail_links(f, fail_arg, c.seed ? c.seed : 1, &failed)))) {
+        free(was);
+        nf_sim_free(s);
+        nf_hops_free(h);
+        nf_fabric_free(f);
+        return was ? rc : nf_app_report(NF_ENOMEM, NULL);
+    }
+    /* --fail-at: up again, and down when that cycle of each run comes */
+    for (nf_link l = 0; fail_at != UINT64_MAX && l < f->n_links; l++)
+        if (was[l] != f->link_state[l]) {
+            f->link_state[l] = was[l];
+            if ((rc = nf_sim_link_at(s, l, fail_at, false))) {
+                free(was);
+                nf_sim_free(s);
+                nf_hops_free(h);
+                nf_fabric_free(f);
+                return nf_app_report(rc, NULL);
+            }
+        }
     FILE *links = NULL;
     uint32_t *lflits = NULL;
     if (links_path) {
@@ -294,6 +325,7 @@ int nf_cmd_sim(int argc, char **argv) {
                     links ? "out of memory" : strerror(errno));
             if (links) fclose(links);
             free(lflits);
+            free(was);
             nf_sim_free(s);
             nf_hops_free(h);
             nf_fabric_free(f);
@@ -309,6 +341,8 @@ int nf_cmd_sim(int argc, char **argv) {
     int ex = NF_EXIT_OK;
     for (double x = a; x <= b + 1e-9; x += step) {
         inj.load = x;
+        if (fail_at != UINT64_MAX) /* every point starts with the links up */
+            memcpy(f->link_state, was, f->n_links);
         nf_sim_result res;
         char what[64];
         snprintf(what, sizeof what, "netfab sim: load %.3f", x);
@@ -332,6 +366,7 @@ int nf_cmd_sim(int argc, char **argv) {
             json_object_set_new(o, "unroutable", json_integer((json_int_t)res.unroutable));
             json_object_set_new(o, "failed_links", json_integer((json_int_t)failed));
             json_object_set_new(o, "lost_frac", json_real(res.lost_frac));
+            json_object_set_new(o, "dropped_pkts", json_integer((json_int_t)res.dropped_pkts));
             if (res.deadlock) json_object_set_new(o, "stuck", json_string(res.stuck));
             json_array_append_new(arr, o);
         } else {
@@ -354,6 +389,7 @@ int nf_cmd_sim(int argc, char **argv) {
         if (ex == NF_EXIT_OK) ex = NF_EXIT_FAIL;
     }
     free(lflits);
+    free(was);
     if (json) {
         json_dumpf(arr, stdout, JSON_INDENT(2));
         putchar('\n');

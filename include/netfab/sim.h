@@ -205,16 +205,18 @@ typedef struct nf_sim_result {
     double minimal_frac; /* share of packets routed minimally: on a Dragonfly routing, not
                           * through an intermediate group; else a path of the least switch hops */
     double link_util_mean, link_util_max; /* inter-switch channels, over the window */
-    bool saturated;      /* measured packets not all delivered by the drain limit, or the
-                          * accepted load below 95% of the offered */
-    bool deadlock;       /* the watchdog fired: flits in flight and none moved for a while */
-    uint64_t packets;    /* measured packets delivered */
-    uint64_t cycles;     /* simulated in all (warm-up, window, drain) */
-    uint64_t flit_hops;  /* flits moved over channels */
-    uint64_t unroutable; /* times the routing gave a head packet no port (it then waits) */
-    double lost_frac;    /* of the flits generated in the window, the share with no way to
-                          * their destination (failed links; routings that can tell, ftable):
-                          * dropped at the source, not in offered */
+    bool saturated;        /* measured packets not all delivered by the drain limit, or the
+                            * accepted load below 95% of the offered */
+    bool deadlock;         /* the watchdog fired: flits in flight and none moved for a while */
+    uint64_t packets;      /* measured packets delivered */
+    uint64_t cycles;       /* simulated in all (warm-up, window, drain) */
+    uint64_t flit_hops;    /* flits moved over channels */
+    uint64_t unroutable;   /* times the routing gave a head packet no port (it then waits) */
+    double lost_frac;      /* of the flits generated in the window, the share with no way to
+                            * their destination (failed links; routings that can tell, ftable):
+                            * dropped at the source, not in offered */
+    uint64_t dropped_pkts; /* discarded in the network: a link failed after they left
+                            * (routings that can tell, ftable) */
     double wall_s;
     char stuck[256]; /* with deadlock: some of the stuck channels */
 } nf_sim_result;
@@ -223,6 +225,12 @@ typedef struct nf_sim_phase {
     uint64_t warmup;            /* cycles before the window (0: none; NULL phase: 1000) */
     uint64_t window, drain_max; /* cycles (0: 5000, 20000) */
 } nf_sim_phase;
+
+/* Sets link l down (up: up) in the fabric when cycle `cycle` of a run begins (runs count
+ * cycles from 0); the state then stays so, after the run too. Every routing skips a failed
+ * port; ftable's packets whose way has gone are discarded where they stand (dropped_pkts).
+ * Packets already queued for the link when it fails still cross it. NF_EINVAL, NF_ENOMEM. */
+int nf_sim_link_at(nf_sim *s, nf_link l, uint64_t cycle, bool up);
 
 /* Runs one load point from an empty network: warm-up, measurement window, drain. Progress
  * (a fraction 0..1) to progress(ud, f) when given. NF_OK (saturation and deadlock are results),
@@ -239,6 +247,7 @@ void nf_sim_link_flits(const nf_sim *s, uint32_t *flits);
  * flight at every cycle; the tests check it through nf_sim_step). */
 typedef struct nf_sim_counts {
     uint64_t injected, delivered, in_flight, cycle;
+    uint64_t dropped; /* flits discarded in the network (nf_sim_link_at) */
 } nf_sim_counts;
 /* Runs n cycles at the current injection (set by nf_sim_run's inj, or nf_sim_set_injection). */
 int nf_sim_set_injection(nf_sim *s, const nf_sim_injection *inj);

@@ -34,6 +34,7 @@
 
 #define NO_PKT UINT32_MAX
 #define CACHE_CANDS 6
+#define DROP_PORT 0xFF /* an input VC's out_port: its head packet is being discarded */
 /* Input VC rings hold (buf + shared) / pkt + 2 packet entries in 16-bit indices. */
 #define MAX_BUF_FLITS 60000u
 #define CAL 1024u /* slots of the sources' calendar (a power of two) */
@@ -173,6 +174,7 @@ typedef struct worker {
     size_t n_sarr, cap_sarr;
     sampler lat, nlat, mlat;
     uint64_t flit_hops, unroutable, injected, delivered, acc_flits, hops_sum, minimal, n_meas;
+    uint64_t dropped, dropped_pkts, dropped_meas; /* flits, packets, measured packets */
     int moved, rc;
     char pad[64]; /* workers on separate cache lines */
 } worker;
@@ -230,6 +232,13 @@ struct nf_sim {
     uint32_t *msg_left;
     uint64_t *msg_t0;
     size_t n_msg, cap_msg, cap_t0;
+    uint64_t dropped, dropped_pkts; /* flits, packets discarded in the network */
+    struct fail_ev {                /* links to set down (or up) at a cycle, in cycle order */
+        uint64_t at;
+        nf_link link;
+        uint8_t state;
+    } * fails;
+    size_t n_fails, cap_fails, next_fail;
     nf__script *script; /* scripted messages, when posted */
     bool script_on;     /* in nf_sim_run_script */
     uint32_t *sarr;     /* the workers' scripted arrivals of a cycle, merged */
@@ -344,7 +353,7 @@ void nf_sim_free(nf_sim *s) {
     void *arrays[] = {s->wk,      s->own,      s->ep,       s->ep_sw,  s->ep_port, s->ep_g,
                       s->ep_of,   s->raw[0],   s->raw[1],   s->raw[2], s->raw[3],  s->acc,
                       s->imask,   s->omask,    s->next_gen, s->active, s->nics,    s->pk,
-                      s->free_pk, s->msg_left, s->msg_t0,   s->sarr};
+                      s->free_pk, s->msg_left, s->msg_t0,   s->sarr,   s->fails};
     nf__script_free(s->script);
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
         nf__free(arrays[i]);
@@ -545,6 +554,7 @@ static void reset(nf_sim *s) {
         w->lat.n = w->nlat.n = w->mlat.n = 0;
         w->flit_hops = w->unroutable = w->injected = w->delivered = w->acc_flits = 0;
         w->hops_sum = w->minimal = w->n_meas = 0;
+        w->dropped = w->dropped_pkts = w->dropped_meas = 0;
         w->moved = w->rc = 0;
     }
     memset(s->nic_on, 0, 2 * (size_t)s->E);
@@ -563,6 +573,8 @@ static void reset(nf_sim *s) {
     s->win_lo = s->win_hi = UINT64_MAX;
     s->gen_flits = s->acc_flits = s->meas_left = s->hops_sum = s->minimal = s->n_meas = 0;
     s->lost_flits = 0;
+    s->dropped = s->dropped_pkts = 0;
+    s->next_fail = 0;
     nf__rng_seed(&s->rng, s->c.seed ^ 0x5eed5eed5eedULL);
 }
 static uint64_t geometric(nf_sim *s, double p);
@@ -704,6 +716,19 @@ static int generate(nf_sim *s, uint32_t e) {
 }
 
 nf__script **nf__sim_script_slot(nf_sim *s) { return &s->script; }
+
+int nf_sim_link_at(nf_sim *s, nf_link l, uint64_t cycle, bool up) {
+    if (l >= s->f->n_links) return NF_EINVAL;
+    if (s->n_fails == s->cap_fails && NF_GROW(s->fails, s->cap_fails, s->n_fails + 1))
+        return NF_ENOMEM;
+    size_t i = s->n_fails++; /* kept in cycle order, the order given among equals */
+    while (i && s->fails[i - 1].at > cycle) {
+        s->fails[i] = s->fails[i - 1];
+        i--;
+    }
+    s->fails[i] = (struct fail_ev){.at = cycle, .link = l, .state = up ? NF_LINK_UP : NF_LINK_DOWN};
+    return NF_OK;
+}
 uint64_t nf__sim_now(const nf_sim *s) { return s->now; }
 const nf_sim_config *nf__sim_config(const nf_sim *s) { return &s->c; }
 bool nf__sim_two_rails(const nf_sim *s, uint32_t e) { return e < s->E && s->ep_rails[e] == 2; }
@@ -947,6 +972,10 @@ static void allocate_vc(nf_sim *s, worker *b, nf_node sw, nf_gport gi, port *pi,
                               .view = &view.v};
             nc = s->r->route(s->rctx, sw, in_port, v, p->hops, &rp, buf, 64);
             if (nc == 0) b->unroutable++;
+            if (nc == 0 && s->r->deliverable) { /* a link failed under it: discard it here */
+                civ->out_port = DROP_PORT;
+                return;
+            }
         }
         cand = buf;
         if (nc && nc <= CACHE_CANDS) {
@@ -958,10 +987,14 @@ static void allocate_vc(nf_sim *s, worker *b, nf_node sw, nf_gport gi, port *pi,
     }
     int32_t best_cr = -1;
     unsigned best_port = 0, best_vc = 0;
+    bool failed = false;
     for (unsigned k = 0; k < nc; k++) {
         nf_gport go = g0 + cand[k].port - 1;
         nf_link l = s->f->port_link[go];
-        if (l == NF_NONE || s->f->link_state[l] != NF_LINK_UP) continue; /* failed: the next */
+        if (l == NF_NONE || s->f->link_state[l] != NF_LINK_UP) { /* failed: the next */
+            failed = true;
+            continue;
+        }
         port *po = PT(s, go);
         const ovc *ov = OV(s, po);
         unsigned hi = cand[k].vc_hi < s->V ? cand[k].vc_hi : s->V - 1;
@@ -977,7 +1010,11 @@ static void allocate_vc(nf_sim *s, worker *b, nf_node sw, nf_gport gi, port *pi,
         }
         if (best_port && !s->c.adaptive) break;
     }
-    if (!best_port) return;
+    if (!best_port) {
+        /* a cached way has failed since: a routing that can tell asks again next time */
+        if (failed && s->r->deliverable) civ->ncand = 0;
+        return;
+    }
     civ->out_port = (uint8_t)best_port;
     civ->out_vc = (uint8_t)best_vc;
     port *po = PT(s, g0 + best_port - 1);
@@ -1028,6 +1065,47 @@ static event oq_pop(nf_sim *s, port *po, nf_gport go) {
     return e;
 }
 
+/* The head packet of input VC v of port gi has left with its tail: the next one comes up. */
+static void next_head(nf_sim *s, nf_gport gi, unsigned v, ivc *iv) {
+    iv->out_port = 0;
+    iv->ncand = 0;
+    iv->out = 0;
+    iv->head = (uint16_t)(iv->head + 1u == s->QE ? 0 : iv->head + 1);
+    iv->qn--;
+    if (iv->count) { /* the next packet is at the head */
+        const qent *q = &s->qe[vix(s, gi, v) * s->QE + iv->head];
+        iv->head_pkt = q->pkt;
+        uint64_t a = (uint64_t)q->t_arrive + s->c.router_delay;
+        iv->ready_at = (uint32_t)(a > s->now + 1 ? a : s->now + 1);
+    }
+}
+
+/* Discards the head flit of input VC v of port gi (its packet has no way left: a link failed
+ * after it was sent); its slot's credit leaves upstream as if it had crossed. */
+static int drop_flit(nf_sim *s, worker *b, nf_node sw, nf_gport gi, unsigned v) {
+    port *pi = PT(s, gi);
+    ivc *iv = &IV(s, pi)[v];
+    bool tail = ++iv->out == s->c.pkt_flits;
+    iv->count--;
+    nf_gport g0 = s->f->port_off[sw];
+    if (--pi->occ == 0) s->imask[sw] &= ~(1ULL << (gi - g0));
+    uint8_t kind = iv->sh ? 1 : 0;
+    if (kind) iv->sh--;
+    int rc = push_event(s, b, pi->peer_own, s->now + s->c.credit_delay + pi->lat,
+                        (event){.port = pi->back, .pkt = NO_PKT, .vc = (uint8_t)v, .flags = kind});
+    if (rc) return rc;
+    b->dropped++;
+    if (!tail) return NF_OK;
+    uint32_t id = iv->head_pkt;
+    b->dropped_pkts++;
+    if (s->pk[id].measured) b->dropped_meas++;
+    if (b->n_freed == b->cap_freed && NF_GROW(b->freed, b->cap_freed, b->n_freed + 1))
+        return NF_ENOMEM;
+    b->freed[b->n_freed++] = id;
+    next_head(s, gi, v, iv);
+    return NF_OK;
+}
+
 /* Moves the head flit of input VC v of port gi through the crossbar to output go's queue; its
  * slot's credit leaves upstream. */
 static int traverse(nf_sim *s, worker *b, nf_node sw, nf_gport gi, unsigned v, nf_gport go) {
@@ -1050,17 +1128,7 @@ static int traverse(nf_sim *s, worker *b, nf_node sw, nf_gport gi, unsigned v, n
             (uint8_t)((tail ? FL_TAIL : 0) | (head ? FL_HEAD : 0) | (shared ? FL_SHARED : 0)));
     if (tail) {
         OV(s, po)[iv->out_vc].busy = 0;
-        iv->out_port = 0;
-        iv->ncand = 0;
-        iv->out = 0;
-        iv->head = (uint16_t)(iv->head + 1u == s->QE ? 0 : iv->head + 1);
-        iv->qn--;
-        if (iv->count) { /* the next packet is at the head */
-            const qent *q = &s->qe[vix(s, gi, v) * s->QE + iv->head];
-            iv->head_pkt = q->pkt;
-            uint64_t a = (uint64_t)q->t_arrive + s->c.router_delay;
-            iv->ready_at = (uint32_t)(a > s->now + 1 ? a : s->now + 1);
-        }
+        next_head(s, gi, v, iv);
     }
     return NF_OK;
 }
@@ -1074,12 +1142,12 @@ static int crossbar_pass(nf_sim *s, worker *b, nf_node sw, bool *moved) {
     const nf_fabric *f = s->f;
     unsigned np = f->nports[sw], V = s->V;
     nf_gport g0 = f->port_off[sw];
-    uint64_t in_done = 0, out_done = 0;
+    uint64_t in_done = 0, out_done = 0, in_dropped = 0; /* matched; discarding a flit */
     uint8_t match_vc[64], match_out[64];
     for (unsigned it = 0; it < s->c.alloc_iters; it++) {
         uint64_t req[64], outs = 0;
         uint8_t req_vc[64];
-        for (uint64_t im = s->imask[sw] & ~in_done; im; im &= im - 1) {
+        for (uint64_t im = s->imask[sw] & ~in_done & ~in_dropped; im; im &= im - 1) {
             unsigned ip = (unsigned)__builtin_ctzll(im) + 1;
             nf_gport gi = g0 + ip - 1;
             port *pi = PT(s, gi);
@@ -1089,6 +1157,13 @@ static int crossbar_pass(nf_sim *s, worker *b, nf_node sw, bool *moved) {
                 ivc *iv = &ivs[v];
                 if (!iv->count || s->now < iv->ready_at) continue;
                 if (!iv->out_port) allocate_vc(s, b, sw, gi, pi, ip, v);
+                if (iv->out_port == DROP_PORT) { /* a flit a cycle into the void */
+                    int rc = drop_flit(s, b, sw, gi, v);
+                    if (rc) return rc;
+                    in_dropped |= 1ULL << (ip - 1); /* its turn this pass, no crossbar */
+                    *moved = true;
+                    break;
+                }
                 if (!iv->out_port || (out_done >> (iv->out_port - 1) & 1)) continue;
                 port *po = PT(s, g0 + iv->out_port - 1);
                 if (po->oq_count >= s->O || room(s, po, iv->out_vc) <= 0) continue;
@@ -1229,6 +1304,10 @@ static int cmp_u32(const void *a, const void *b) {
  * Bernoulli source is visited only in the cycle of its next message; bursty ones every cycle. */
 static int gen_phase(nf_sim *s) {
     int rc;
+    while (s->next_fail < s->n_fails && s->fails[s->next_fail].at <= s->now) {
+        const struct fail_ev *e = &s->fails[s->next_fail++];
+        ((nf_fabric *)(uintptr_t)s->f)->link_state[e->link] = e->state; /* the mutable column */
+    }
     for (unsigned t = 0; t < s->T; t++) { /* the packets delivered this cycle are free */
         worker *wk = &s->wk[t];
         for (size_t i = 0; i < wk->n_freed; i++)
@@ -1354,7 +1433,12 @@ static int one_cycle(nf_sim *s) {
         s->hops_sum += wk->hops_sum;
         s->minimal += wk->minimal;
         s->n_meas += wk->n_meas;
-        s->meas_left -= wk->n_meas;
+        s->meas_left -= wk->n_meas + wk->dropped_meas;
+        s->in_net -= wk->dropped;
+        s->dropped += wk->dropped;
+        s->dropped_pkts += wk->dropped_pkts;
+        if (wk->dropped) s->moved_at = s->now;
+        wk->dropped = wk->dropped_pkts = wk->dropped_meas = 0;
         if (wk->moved) s->moved_at = s->now;
         wk->flit_hops = wk->unroutable = wk->injected = wk->delivered = wk->acc_flits = 0;
         wk->hops_sum = wk->minimal = wk->n_meas = 0;
@@ -1383,6 +1467,7 @@ void nf_sim_get_counts(const nf_sim *s, nf_sim_counts *out) {
     out->injected = s->injected;
     out->delivered = s->delivered;
     out->in_flight = s->in_net;
+    out->dropped = s->dropped;
     out->cycle = s->now;
 }
 
@@ -1471,6 +1556,7 @@ int nf_sim_run(nf_sim *s, const nf_sim_injection *inj, const nf_sim_phase *ph,
     out->cycles = s->now;
     double denom = (double)s->E * (double)p.window;
     out->offered = (double)s->gen_flits / denom;
+    out->dropped_pkts = s->dropped_pkts;
     out->lost_frac =
         s->lost_flits ? (double)s->lost_flits / (double)(s->lost_flits + s->gen_flits) : 0.0;
     out->accepted = (double)s->acc_flits / denom;

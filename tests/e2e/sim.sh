@@ -66,4 +66,10 @@ printf 'leaf0\n' >"$tmp/bad.txt"
 expect 2 "$nf" sim $gft --fail-links "$tmp/bad.txt"; has err "bad.txt:1: want 'NODE PORT'"
 expect 1 "$nf" sim $gft --fail-links /nonexistent/f.txt; has err "cannot read /nonexistent/f.txt"
 expect 2 "$nf" sim $gft --fail-links 1000; has err "has 20 switch-to-switch links up"
+# failing during the run: the links of the file at cycle 1500 of each point (no siblings: leaf
+# 0's endpoints cut off then; packets caught behind the links are discarded, none waits)
+expect 0 "$nf" sim $gft0 --fail-links "$tmp/fail.txt" --fail-at 1500
+has out '"dropped_pkts": '; has out '"saturated": '; has out '"deadlock": false'
+expect 2 "$nf" sim $gft --fail-at 10;      has err "--fail-at needs --fail-links"
+expect 2 "$nf" sim $gft --fail-links 2 --fail-at x; has err "--fail-at wants"
 finish
