@@ -40,5 +40,6 @@ tr -d ' \n' <"$tmp/out" >"$tmp/flat"
 grep -q '"rails":1,"mode":"rail0","msg_bytes":1048576,"bandwidth":31.9' "$tmp/flat" && ok || bad "one rail"
 grep -q '"rails":2,"mode":"dynamic","msg_bytes":1048576,"bandwidth":63.79' "$tmp/flat" && ok || bad "two rails"
 grep -q '"mode":"replyword","msg_bytes":256,"latency":60}' "$tmp/flat" && ok || bad "reply word"
+grep -q '"measure":"bandwidth,rail0busy","rails":2,"mode":"dynamic","msg_bytes":1048576,"bandwidth":31.9' "$tmp/flat" && ok || bad "busy rail avoided"
 grep -q '"mode":"write+notification","msg_bytes":256,"latency":116}' "$tmp/flat" && ok || bad "notification"
 finish

@@ -60,6 +60,16 @@ static nf_sim_counts step_conserving(nf_sim *s, int n, uint64_t *max_in_flight) 
     return c;
 }
 
+/* Stops injection and steps (conserving) until nothing is in flight, or 2,000 cycles. */
+static nf_sim_counts drain_conserving(nf_sim *s) {
+    nf_sim_injection none = {0};
+    assert_int_equal(nf_sim_set_injection(s, &none), 0);
+    nf_sim_counts k = step_conserving(s, 1, NULL);
+    for (int i = 0; i < 200 && k.in_flight; i++)
+        k = step_conserving(s, 10, NULL);
+    return k;
+}
+
 /* Injected = delivered + in flight at every cycle; with injection stopped the network drains
  * to nothing and every flit injected is delivered. */
 static void test_conservation(void **state) {
@@ -492,12 +502,8 @@ static void test_faults(void **state) {
         /* conservation with failed links: nothing is stuck, the network drains */
         nf_sim_injection inj = {.load = 0.3};
         assert_int_equal(nf_sim_set_injection(r.s, &inj), 0);
-        nf_sim_counts k = step_conserving(r.s, 2000, NULL);
-        inj.load = 0;
-        assert_int_equal(nf_sim_set_injection(r.s, &inj), 0);
-        for (int i = 0; i < 200 && k.in_flight; i++)
-            k = step_conserving(r.s, 10, NULL);
-        assert_int_equal(k.in_flight, 0);
+        step_conserving(r.s, 2000, NULL);
+        assert_int_equal(drain_conserving(r.s).in_flight, 0);
         unmake(&r);
     }
 }
@@ -522,33 +528,14 @@ static void test_fail_during_run(void **state) {
     if (!(res.dropped_pkts > 0 && res.lost_frac > 0))
         fail_msg("dropped %llu lost %.4f", (unsigned long long)res.dropped_pkts, res.lost_frac);
     assert_int_equal(r.f->link_state[l], NF_LINK_DOWN);
-    /* the same, stepped: conservation with drops, then a full drain */
-    r.f->link_state[l] = NF_LINK_UP;
-    nf_sim_free(r.s);
-    nf_diag d = {{0}, 0, {0}};
-    assert_int_equal(nf_sim_new(r.f, r.h, &c, nf_sim_routing_find("ftable"),
-                                nf_sim_traffic_find("uniform"), &r.s, &d),
-                     0);
-    assert_int_equal(nf_sim_link_at(r.s, l, 700, false), 0);
-    assert_int_equal(
-        nf_sim_run(r.s, &inj, &(nf_sim_phase){.warmup = 1, .window = 1}, NULL, NULL, &res),
-        0); /* (resets the network; the link is down from cycle 700 of it) */
-    r.f->link_state[l] = NF_LINK_UP;
-    nf_sim_free(r.s);
-    assert_int_equal(nf_sim_new(r.f, r.h, &c, nf_sim_routing_find("ftable"),
-                                nf_sim_traffic_find("uniform"), &r.s, &d),
-                     0);
-    point(&r, 0.0, 10); /* a reset network at cycle ~0 */
-    nf_sim_counts k0;
-    nf_sim_get_counts(r.s, &k0);
-    assert_int_equal(nf_sim_link_at(r.s, l, k0.cycle + 300, false), 0);
+    unmake(&r);
+    /* the same, stepped from a fresh simulator: conservation with drops, then a full drain */
+    r = make("gft:leaves=4,nodes=2,spines=2,sib=0", "ftable", "uniform", c);
+    assert_int_equal(nf_sim_link_at(r.s, l, 300, false), 0);
     assert_int_equal(nf_sim_set_injection(r.s, &inj), 0);
     nf_sim_counts k = step_conserving(r.s, 1500, NULL);
     assert_true(k.dropped > 0);
-    inj.load = 0;
-    assert_int_equal(nf_sim_set_injection(r.s, &inj), 0);
-    for (int i = 0; i < 200 && k.in_flight; i++)
-        k = step_conserving(r.s, 10, NULL);
+    k = drain_conserving(r.s);
     assert_int_equal(k.in_flight, 0);
     unmake(&r);
 }
