@@ -171,6 +171,29 @@ int nf_sim_after(nf_sim *s, uint32_t before, uint32_t after);
 /* Forgets the script. */
 void nf_sim_script_clear(nf_sim *s);
 
+/* Collectives built of scripted messages (software collectives): each message is a put with a
+ * reply word (a short message when it fits one packet), released when the data it carries is
+ * in at its sender.
+ * BCAST_BINOMIAL  rank 0's bytes to every rank: in round k, rank r < 2^k sends to r + 2^k.
+ * ALLREDUCE_RD    recursive doubling: in step k every rank sends its whole vector to rank
+ *                 r xor 2^k (n a power of two); log2 n steps.
+ * ALLREDUCE_RING  reduce-scatter then allgather around the ring r -> r + 1: 2 (n - 1) steps of
+ *                 ceil(bytes / n) each.
+ * BARRIER         recursive doubling with empty messages (n a power of two). */
+typedef enum nf_sim_coll {
+    NF_SIM_BCAST_BINOMIAL = 0,
+    NF_SIM_ALLREDUCE_RD = 1,
+    NF_SIM_ALLREDUCE_RING = 2,
+    NF_SIM_BARRIER = 3
+} nf_sim_coll;
+
+/* Posts collective c over the endpoints ranks[0..n) (rank i is ranks[i]) with `bytes` per
+ * rank, the messages on `rail`; their ids are *first .. *first + *count - 1, and the collective
+ * is complete when the last of them is. NF_EINVAL for n < 2, a repeated or unknown endpoint, a
+ * power-of-two algorithm on another n, an unknown c; NF_ENOMEM. */
+int nf_sim_post_collective(nf_sim *s, nf_sim_coll c, const uint32_t *ranks, uint32_t n,
+                           uint64_t bytes, nf_sim_rail_mode rail, uint32_t *first, uint32_t *count);
+
 typedef struct nf_sim_script_result {
     uint64_t cycles;    /* until the last completion (or the stop) */
     uint32_t done;      /* messages completed */

@@ -654,6 +654,59 @@ static void test_script(void **state) {
     }
 }
 
+/* Software collectives on one switch with 8 endpoints, 1-flit packets of 32 bytes: every
+ * message is one short message, 8 cycles of NIC work then 5 on the wire (host link, router,
+ * host link). Binomial broadcast: rank 0 queues its three sends at cycle 8 (arriving 13, 14,
+ * 15); rank 1 sends at 13 + 8 = 21 (to 3, arriving 26, then 5); rank 3 at 26 + 8 = 34, to 7,
+ * arriving 39. Recursive doubling: three steps of 13 = 39 (each step a permutation). Ring
+ * allreduce of 64 bytes: 14 steps of 8 bytes, 13 cycles each = 182. */
+static void test_collectives_sw(void **state) {
+    (void)state;
+    rig r = make("torus:1,c=8", "minhop", "uniform", (nf_sim_config){.vcs = 2, .seed = 1});
+    uint32_t ranks[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+    static const struct {
+        nf_sim_coll c;
+        uint64_t bytes, done;
+        uint32_t msgs;
+    } want[] = {{NF_SIM_BCAST_BINOMIAL, 8, 39, 7},
+                {NF_SIM_ALLREDUCE_RD, 8, 39, 24},
+                {NF_SIM_ALLREDUCE_RING, 64, 182, 112},
+                {NF_SIM_BARRIER, 0, 39, 24}};
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        nf_sim_script_clear(r.s);
+        uint32_t first = 99, n = 0;
+        assert_int_equal(nf_sim_post_collective(r.s, want[i].c, ranks, 8, want[i].bytes,
+                                                NF_SIM_RAIL0, &first, &n),
+                         0);
+        nf_sim_script_result res;
+        assert_int_equal(nf_sim_run_script(r.s, 100000, &res), 0);
+        if (first != 0 || n != want[i].msgs || res.done != n || res.cycles != want[i].done)
+            fail_msg("collective %d: %u messages from %u, done %u at %llu", (int)want[i].c, n,
+                     first, res.done, (unsigned long long)res.cycles);
+    }
+    /* binomial on 5 ranks: 4 messages; the power-of-two ones refuse 6; bad rank lists */
+    nf_sim_script_clear(r.s);
+    uint32_t first, n;
+    assert_int_equal(
+        nf_sim_post_collective(r.s, NF_SIM_BCAST_BINOMIAL, ranks, 5, 8, NF_SIM_RAIL0, &first, &n),
+        0);
+    assert_int_equal(n, 4);
+    assert_int_equal(
+        nf_sim_post_collective(r.s, NF_SIM_ALLREDUCE_RD, ranks, 6, 8, NF_SIM_RAIL0, &first, &n),
+        NF_EINVAL);
+    uint32_t dup[3] = {1, 2, 1}, out[2] = {0, 8};
+    assert_int_equal(
+        nf_sim_post_collective(r.s, NF_SIM_ALLREDUCE_RING, dup, 3, 8, NF_SIM_RAIL0, &first, &n),
+        NF_EINVAL);
+    assert_int_equal(
+        nf_sim_post_collective(r.s, NF_SIM_ALLREDUCE_RING, out, 2, 8, NF_SIM_RAIL0, &first, &n),
+        NF_EINVAL);
+    assert_int_equal(
+        nf_sim_post_collective(r.s, NF_SIM_ALLREDUCE_RING, ranks, 1, 8, NF_SIM_RAIL0, &first, &n),
+        NF_EINVAL);
+    unmake(&r);
+}
+
 /* Every traffic pattern and routing runs where it applies, below saturation at a light load. */
 static void test_patterns_run(void **state) {
     (void)state;
@@ -788,6 +841,7 @@ int main(void) {
         cmocka_unit_test(test_faults),
         cmocka_unit_test(test_script),
         cmocka_unit_test(test_fail_during_run),
+        cmocka_unit_test(test_collectives_sw),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
