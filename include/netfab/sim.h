@@ -10,7 +10,9 @@
 
 #include "core.h"
 #include "fabric.h"
+#include "groups.h"
 #include "hops.h"
+#include "mcast.h"
 
 #include <stdbool.h>
 
@@ -130,7 +132,10 @@ typedef enum nf_sim_msg_kind {
     NF_SIM_WRITE = 0,
     NF_SIM_READ = 1,
     NF_SIM_PUT_REPLY = 2,
-    NF_SIM_SHORT = 3
+    NF_SIM_SHORT = 3,
+    NF_SIM_MCAST = 4 /* data src -> every other member of group `group`, replicated by the
+                      * routers along its tree (nf_sim_set_mcast); complete when every member
+                      * has it all; rail 0 */
 } nf_sim_msg_kind;
 
 /* Which port of a dual-port NIC the packets take: fixed (the descriptor's), or per packet the
@@ -147,8 +152,16 @@ typedef struct nf_sim_msg {
     uint64_t bytes;
     nf_sim_msg_kind kind;
     nf_sim_rail_mode rail;
-    uint64_t at; /* not released before this cycle */
+    uint64_t at;    /* not released before this cycle */
+    uint32_t group; /* NF_SIM_MCAST: the group (its source must be a member) */
 } nf_sim_msg;
+
+/* Hardware multicast: the groups g (CA members) and their trees m (any nf_mcast engine; every
+ * group routed): each router replicates a group's packet to every port of the tree at it but
+ * the one it came in by, one branch after the other (the packet keeps its input buffer until
+ * the last copy has left), each copy on VC hops + 1 as it climbs. Replaces earlier groups.
+ * NF_EINVAL (a group not routed, a member without a cabled port, a port over 64), NF_ENOMEM. */
+int nf_sim_set_mcast(nf_sim *s, const nf_groups *g, const nf_mcast *m);
 
 /* When a scripted message was released (its NIC work begun), its data fully in at its target,
  * and completed (see the kinds); UINT64_MAX for what has not happened. */

@@ -64,10 +64,14 @@ static uint32_t data_packets(const nf_sim_config *c, const nf_sim_msg *m) {
 
 int nf_sim_post(nf_sim *s, const nf_sim_msg *m, uint32_t *id) {
     const nf_sim_config *c = nf__sim_config(s);
-    uint32_t E = nf_sim_endpoints(s);
-    if (m->src >= E || m->dst >= E || m->src == m->dst || (unsigned)m->kind > NF_SIM_SHORT ||
-        (unsigned)m->rail > NF_SIM_RAIL_DYNAMIC)
+    uint32_t E = nf_sim_endpoints(s), recv;
+    if (m->kind == NF_SIM_MCAST) {
+        if (m->src >= E || nf__sim_group_receivers(s, m->group, m->src, &recv) || !recv)
+            return NF_EINVAL;
+    } else if (m->src >= E || m->dst >= E || m->src == m->dst || (unsigned)m->kind > NF_SIM_MCAST ||
+               (unsigned)m->rail > NF_SIM_RAIL_DYNAMIC) {
         return NF_EINVAL;
+    }
     if (m->kind == NF_SIM_SHORT && m->bytes > payload(c)) return NF_EINVAL;
     if (m->rail == NF_SIM_RAIL1 && (!nf__sim_two_rails(s, m->src) || !nf__sim_two_rails(s, m->dst)))
         return NF_EINVAL;
@@ -233,7 +237,15 @@ int nf__script_release(nf__script *sc, nf_sim *s) {
             if (m->kind == NF_SIM_WRITE) npk = 1; /* the acknowledgement */
         }
         sc->left[e.id] = npk;
-        int rc = nf__sim_emit(s, from, to, m->rail, npk, e.id);
+        uint32_t group = UINT32_MAX;
+        if (m->kind == NF_SIM_MCAST) { /* every other member gets every packet */
+            uint32_t recv = 0;
+            nf__sim_group_receivers(s, m->group, m->src, &recv);
+            sc->left[e.id] = npk * recv;
+            group = m->group, to = from;
+        }
+        int rc = nf__sim_emit(s, from, to, m->kind == NF_SIM_MCAST ? NF_SIM_RAIL0 : m->rail, npk,
+                              e.id, group);
         if (rc) return rc;
     }
     return NF_OK;

@@ -67,7 +67,10 @@ typedef struct pkt {
     uint16_t hops;    /* switch-to-switch links so far */
     uint8_t dst_port; /* the port of dst_sw its destination hangs off */
     uint8_t measured;
+    uint32_t mgroup; /* multicast group (nf_sim_set_mcast), or NO_GROUP */
 } pkt;
+
+#define NO_GROUP UINT32_MAX
 
 /* An input VC: the flits present, its ring of packet entries (flits of a packet are contiguous
  * in a VC, as an upstream output VC serves one packet at a time, so a ring of packets is the
@@ -170,7 +173,9 @@ typedef struct worker {
     nf_node *ran;      /* the switches it ran this cycle (kept for the snapshot) */
     uint32_t n_ran;
     uint32_t n_nic_act;
-    uint32_t *sarr; /* scripted packets whose tails arrived this cycle (message ids) */
+    uint32_t *sarr;  /* scripted packets whose tails arrived this cycle (message ids) */
+    uint32_t *stash; /* packet ids it may take for multicast copies this cycle */
+    size_t n_stash, cap_stash;
     size_t n_sarr, cap_sarr;
     sampler lat, nlat, mlat;
     uint64_t flit_hops, unroutable, injected, delivered, acc_flits, hops_sum, minimal, n_meas;
@@ -239,9 +244,17 @@ struct nf_sim {
         uint8_t state;
     } * fails;
     size_t n_fails, cap_fails, next_fail;
-    nf__script *script; /* scripted messages, when posted */
-    bool script_on;     /* in nf_sim_run_script */
-    uint32_t *sarr;     /* the workers' scripted arrivals of a cycle, merged */
+    /* multicast (nf_sim_set_mcast): per group, its switches (ascending) and each one's ports
+     * (bit p - 1 for port p); per input VC the branches its head packet has still to take
+     * and the packet id of the copy being sent (the packet itself for the last branch) */
+    uint32_t n_groups, *mc_off;
+    nf_node *mc_sw;
+    uint64_t *mc_mask, *mc_left;
+    uint32_t *mc_copy;
+    uint32_t *grp_off, *grp_ep; /* per group: its member endpoints */
+    nf__script *script;         /* scripted messages, when posted */
+    bool script_on;             /* in nf_sim_run_script */
+    uint32_t *sarr;             /* the workers' scripted arrivals of a cycle, merged */
     size_t cap_sarr_all;
 };
 
@@ -337,7 +350,7 @@ void nf_sim_free(nf_sim *s) {
             nf__free(w->wheel[d]);
         }
         void *arrays[] = {w->wheel, w->act,    w->freed,  w->nic_act, w->ran,
-                          w->lat.v, w->nlat.v, w->mlat.v, w->sarr};
+                          w->lat.v, w->nlat.v, w->mlat.v, w->sarr,    w->stash};
         for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
             nf__free(arrays[i]);
     }
@@ -347,6 +360,13 @@ void nf_sim_free(nf_sim *s) {
         nf__free(s->cal[i].e);
     nf__free(s->cal);
     nf__free(s->due);
+    nf__free(s->mc_off);
+    nf__free(s->mc_sw);
+    nf__free(s->mc_mask);
+    nf__free(s->mc_left);
+    nf__free(s->mc_copy);
+    nf__free(s->grp_off);
+    nf__free(s->grp_ep);
     nf__free(s->nic_on);
     nf__free(s->snap);
     nf__free(s->ep_rails);
@@ -550,7 +570,7 @@ static void reset(nf_sim *s) {
             for (uint32_t i = 0; i <= s->wmask; i++)
                 w->wheel[d][i].n = 0;
         w->n_act = w->n_nic_act = 0;
-        w->n_freed = w->n_sarr = 0;
+        w->n_freed = w->n_sarr = w->n_stash = 0; /* (every packet id is free again) */
         w->lat.n = w->nlat.n = w->mlat.n = 0;
         w->flit_hops = w->unroutable = w->injected = w->delivered = w->acc_flits = 0;
         w->hops_sum = w->minimal = w->n_meas = 0;
@@ -567,6 +587,10 @@ static void reset(nf_sim *s) {
         n->burst_on = n->next_rail = 0;
     }
     s->n_pk = s->n_free_pk = 0;
+    if (s->mc_left) {
+        memset(s->mc_left, 0, (size_t)s->PS * s->V * sizeof *s->mc_left);
+        memset(s->mc_copy, 0, (size_t)s->PS * s->V * sizeof *s->mc_copy);
+    }
     s->now = s->injected = s->delivered = s->in_net = s->moved_at = s->flit_hops = 0;
     s->unroutable = 0;
     s->n_msg = 0;
@@ -700,7 +724,8 @@ static int generate(nf_sim *s, uint32_t e) {
                           .t_create = s->now,
                           .msg = msg,
                           .salt = (uint32_t)nf__rng_next(&s->rng),
-                          .measured = meas};
+                          .measured = meas,
+                          .mgroup = NO_GROUP};
         if (meas) {
             s->gen_flits += s->c.pkt_flits;
             s->meas_left++;
@@ -716,6 +741,91 @@ static int generate(nf_sim *s, uint32_t e) {
 }
 
 nf__script **nf__sim_script_slot(nf_sim *s) { return &s->script; }
+
+uint32_t nf__sim_groups(const nf_sim *s) { return s->n_groups; }
+
+int nf__sim_group_receivers(const nf_sim *s, uint32_t g, uint32_t src, uint32_t *receivers) {
+    if (g >= s->n_groups) return NF_EINVAL;
+    bool member = false;
+    for (uint32_t i = s->grp_off[g]; i < s->grp_off[g + 1]; i++)
+        member |= s->grp_ep[i] == src;
+    if (!member) return NF_EINVAL;
+    *receivers = s->grp_off[g + 1] - s->grp_off[g] - 1;
+    return NF_OK;
+}
+
+int nf_sim_set_mcast(nf_sim *s, const nf_groups *g, const nf_mcast *m) {
+    const nf_fabric *f = s->f;
+    if (g->n != m->n_groups) return NF_EINVAL;
+    for (uint32_t i = 0; i < g->n; i++)
+        if (m->status[i] < 0) return NF_EINVAL;
+    size_t PSV = (size_t)s->PS * s->V, n_links = m->tree_off[g->n];
+    uint32_t *off = nf__calloc((size_t)g->n + 1, sizeof *off);
+    nf_node *sw = nf__malloc((2 * n_links + 1) * sizeof *sw);
+    uint64_t *mask = nf__malloc((2 * n_links + 1) * sizeof *mask);
+    uint32_t *goff = nf__calloc((size_t)g->n + 1, sizeof *goff);
+    uint32_t *gep = nf__malloc(((size_t)g->off[g->n] + 1) * sizeof *gep);
+    uint64_t *left = s->mc_left ? s->mc_left : nf__calloc(PSV + 1, sizeof *left);
+    uint32_t *copy = s->mc_copy ? s->mc_copy : nf__calloc(PSV + 1, sizeof *copy);
+    if (!off || !sw || !mask || !goff || !gep || !left || !copy) goto oom;
+    size_t n = 0;
+    for (uint32_t k = 0; k < g->n; k++) {
+        off[k] = (uint32_t)n;
+        size_t first = n;
+        /* every tree link's switch ends, each with the port's bit; then sorted and merged */
+        for (uint32_t t = m->tree_off[k]; t < m->tree_off[k + 1]; t++) {
+            nf_link l = m->tree_link[t];
+            nf_node ends[2] = {f->link_a[l], f->link_z[l]};
+            unsigned ports[2] = {f->link_pa[l], f->link_pz[l]};
+            for (int e = 0; e < 2; e++) {
+                if (ends[e] >= f->n_switches) continue;
+                if (ports[e] > 64) goto inval;
+                size_t j = n++;
+                while (j > first && sw[j - 1] > ends[e]) { /* insertion: trees are small */
+                    sw[j] = sw[j - 1];
+                    mask[j] = mask[j - 1];
+                    j--;
+                }
+                if (j > first && sw[j - 1] == ends[e]) { /* merge into the switch's row */
+                    mask[j - 1] |= 1ULL << (ports[e] - 1);
+                    for (size_t q = j; q + 1 < n; q++)
+                        sw[q] = sw[q + 1], mask[q] = mask[q + 1];
+                    n--;
+                } else {
+                    sw[j] = ends[e];
+                    mask[j] = 1ULL << (ports[e] - 1);
+                }
+            }
+        }
+        goff[k] = (uint32_t)(g->off[k]);
+        for (uint32_t i = g->off[k]; i < g->off[k + 1]; i++) {
+            uint32_t e = g->member[i] < f->n_nodes ? s->ep_of[g->member[i]] : UINT32_MAX;
+            if (e == UINT32_MAX) goto inval;
+            gep[i] = e;
+        }
+    }
+    off[g->n] = (uint32_t)n;
+    goff[g->n] = g->off[g->n];
+    nf__free(s->mc_off);
+    nf__free(s->mc_sw);
+    nf__free(s->mc_mask);
+    nf__free(s->grp_off);
+    nf__free(s->grp_ep);
+    s->mc_off = off, s->mc_sw = sw, s->mc_mask = mask, s->grp_off = goff, s->grp_ep = gep;
+    s->mc_left = left, s->mc_copy = copy;
+    s->n_groups = g->n;
+    return NF_OK;
+inval:
+    nf__free(off), nf__free(sw), nf__free(mask), nf__free(goff), nf__free(gep);
+    if (left != s->mc_left) nf__free(left);
+    if (copy != s->mc_copy) nf__free(copy);
+    return NF_EINVAL;
+oom:
+    nf__free(off), nf__free(sw), nf__free(mask), nf__free(goff), nf__free(gep);
+    if (left != s->mc_left) nf__free(left);
+    if (copy != s->mc_copy) nf__free(copy);
+    return NF_ENOMEM;
+}
 
 int nf_sim_link_at(nf_sim *s, nf_link l, uint64_t cycle, bool up) {
     if (l >= s->f->n_links) return NF_EINVAL;
@@ -742,7 +852,7 @@ static uint64_t nic_backlog(const nf_sim *s, const nic *n) {
 }
 
 int nf__sim_emit(nf_sim *s, uint32_t from, uint32_t to, nf_sim_rail_mode mode, uint32_t npkts,
-                 uint32_t tag) {
+                 uint32_t tag, uint32_t group) {
     bool two = s->ep_rails[from] == 2 && s->ep_rails[to] == 2;
     nic *n0 = &s->nics[(size_t)from * 2];
     for (uint32_t k = 0; k < npkts; k++) {
@@ -763,7 +873,8 @@ int nf__sim_emit(nf_sim *s, uint32_t from, uint32_t to, nf_sim_rail_mode mode, u
                           .t_create = s->now,
                           .msg = NF__SCRIPT_TAG | tag,
                           .salt = (uint32_t)nf__rng_next(&s->rng),
-                          .measured = 0};
+                          .measured = 0,
+                          .mgroup = group};
         if (nic_push(&s->nics[src_k], id)) return NF_ENOMEM;
         if (!s->nic_on[src_k]) {
             worker *wk = &s->wk[s->own[s->ep_sw[(size_t)from * 2]]];
@@ -949,10 +1060,69 @@ static void snap_phase(nf_sim *s, unsigned t) {
  * routing's candidates (or the ejection port at the destination switch), the first free VC with
  * room for the whole packet, deterministically the first candidate that has one, adaptively the
  * one with the most credits. */
+/* Group g's ports at switch sw (0 when sw is not in its tree). */
+static uint64_t mc_row(const nf_sim *s, uint32_t g, nf_node sw) {
+    uint32_t lo = s->mc_off[g], hi = s->mc_off[g + 1];
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (s->mc_sw[mid] < sw)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < s->mc_off[g + 1] && s->mc_sw[lo] == sw ? s->mc_mask[lo] : 0;
+}
+
+/* A multicast head packet's next branch: the lowest port of the branches left (the row less
+ * the arrival port, at its first try), on VC hops + 1 (copies climb the VCs as they go); a
+ * copy to send while branches remain, the packet itself for the last. No branch at all (not
+ * in the tree): discarded. */
+static void allocate_mc(nf_sim *s, worker *b, nf_node sw, nf_gport gi, port *pi, unsigned in_port,
+                        unsigned v) {
+    ivc *civ = &IV(s, pi)[v];
+    size_t x = vix(s, gi, v);
+    pkt *p = &s->pk[civ->head_pkt];
+    if (!s->mc_left[x]) {
+        s->mc_left[x] = mc_row(s, p->mgroup, sw) & ~(1ULL << (in_port - 1));
+        if (!s->mc_left[x]) {
+            civ->out_port = DROP_PORT;
+            return;
+        }
+    }
+    unsigned pno = (unsigned)__builtin_ctzll(s->mc_left[x]) + 1;
+    nf_gport go = s->f->port_off[sw] + pno - 1;
+    nf_link l = s->f->port_link[go];
+    if (l == NF_NONE || s->f->link_state[l] != NF_LINK_UP) { /* a failed branch: skipped */
+        s->mc_left[x] &= s->mc_left[x] - 1;
+        if (!s->mc_left[x]) civ->out_port = DROP_PORT;
+        return;
+    }
+    port *po = PT(s, go);
+    unsigned vc = p->hops + 1u < s->V ? p->hops + 1u : s->V - 1;
+    if (!po->to_sw) vc = 0; /* into a NIC */
+    if (OV(s, po)[vc].busy || room(s, po, vc) < (int32_t)s->c.pkt_flits) return;
+    bool last = !(s->mc_left[x] & (s->mc_left[x] - 1));
+    uint32_t id = civ->head_pkt;
+    if (!last) {
+        if (!b->n_stash) return; /* no id left this cycle: next cycle */
+        id = b->stash[--b->n_stash];
+        s->pk[id] = *p;
+    }
+    s->mc_copy[x] = id;
+    civ->out_port = (uint8_t)pno;
+    civ->out_vc = (uint8_t)vc;
+    OV(s, po)[vc].busy = 1;
+    if (po->to_sw) s->pk[id].hops++;
+}
+
 static void allocate_vc(nf_sim *s, worker *b, nf_node sw, nf_gport gi, port *pi, unsigned in_port,
                         unsigned v) {
     ivc *civ = &IV(s, pi)[v];
     pkt *p = &s->pk[civ->head_pkt];
+    if (p->mgroup != NO_GROUP) {
+        allocate_mc(s, b, sw, gi, pi, in_port, v);
+        return;
+    }
     nf_sim_cand buf[64];
     nf_sim_cand *cached = s->cands + vix(s, gi, v) * CACHE_CANDS;
     const nf_sim_cand *cand = cached;
@@ -1067,6 +1237,7 @@ static event oq_pop(nf_sim *s, port *po, nf_gport go) {
 
 /* The head packet of input VC v of port gi has left with its tail: the next one comes up. */
 static void next_head(nf_sim *s, nf_gport gi, unsigned v, ivc *iv) {
+    if (s->mc_left) s->mc_left[vix(s, gi, v)] = 0, s->mc_copy[vix(s, gi, v)] = 0;
     iv->out_port = 0;
     iv->ncand = 0;
     iv->out = 0;
@@ -1112,6 +1283,24 @@ static int traverse(nf_sim *s, worker *b, nf_node sw, nf_gport gi, unsigned v, n
     port *pi = PT(s, gi), *po = PT(s, go);
     ivc *iv = &IV(s, pi)[v];
     uint32_t id = iv->head_pkt;
+    size_t x = vix(s, gi, v);
+    if (s->n_groups && s->mc_left[x] && s->mc_copy[x] != id) {
+        /* a copy for one branch of several: the flits stay for the others */
+        uint32_t cp = s->mc_copy[x];
+        bool head = iv->out == 0, tail = ++iv->out == s->c.pkt_flits;
+        s->omask[sw] |= 1ULL << (go - s->f->port_off[sw]);
+        bool shared = take_credit(s, po, iv->out_vc);
+        b->injected++; /* a new flit in the network */
+        oq_push(s, po, go, cp, iv->out_vc,
+                (uint8_t)((tail ? FL_TAIL : 0) | (head ? FL_HEAD : 0) | (shared ? FL_SHARED : 0)));
+        if (tail) {
+            OV(s, po)[iv->out_vc].busy = 0;
+            iv->out_port = 0;
+            iv->out = 0;
+            s->mc_left[x] &= s->mc_left[x] - 1;
+        }
+        return NF_OK;
+    }
     bool head = iv->out == 0; /* the first flit of its packet to leave this VC */
     bool tail = ++iv->out == s->c.pkt_flits;
     iv->count--;
@@ -1165,6 +1354,9 @@ static int crossbar_pass(nf_sim *s, worker *b, nf_node sw, bool *moved) {
                     break;
                 }
                 if (!iv->out_port || (out_done >> (iv->out_port - 1) & 1)) continue;
+                if (s->n_groups && s->mc_copy[vix(s, gi, v)] != iv->head_pkt &&
+                    s->mc_left[vix(s, gi, v)] && iv->out >= iv->count)
+                    continue; /* a copy: its next flit has not arrived yet */
                 port *po = PT(s, g0 + iv->out_port - 1);
                 if (po->oq_count >= s->O || room(s, po, iv->out_vc) <= 0) continue;
                 unsigned o = iv->out_port - 1;
@@ -1314,6 +1506,17 @@ static int gen_phase(nf_sim *s) {
             s->free_pk[s->n_free_pk++] = wk->freed[i];
         wk->n_freed = 0;
     }
+    if (s->n_groups) /* packet ids for this cycle's multicast copies, taken in worker order */
+        for (unsigned t = 0; t < s->T; t++) {
+            worker *wk = &s->wk[t];
+            size_t want = (size_t)s->V * 64 * 2;
+            if (wk->cap_stash < want && NF_GROW(wk->stash, wk->cap_stash, want)) return NF_ENOMEM;
+            while (wk->n_stash < want) {
+                uint32_t id = new_pkt(s);
+                if (id == NO_PKT) return NF_ENOMEM;
+                wk->stash[wk->n_stash++] = id;
+            }
+        }
     if (s->script_on) { /* scripted arrivals in thread order (counting is order-free), releases */
         size_t n = 0;
         for (unsigned t = 0; t < s->T; t++) {

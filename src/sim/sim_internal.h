@@ -69,7 +69,10 @@ typedef struct nf__script nf__script;
  * `from` to `to` into from's NIC now (rail by mode, per packet when dynamic); the cycle. */
 nf__script **nf__sim_script_slot(nf_sim *s);
 int nf__sim_emit(nf_sim *s, uint32_t from, uint32_t to, nf_sim_rail_mode rail, uint32_t npkts,
-                 uint32_t tag);
+                 uint32_t tag, uint32_t group); /* group: UINT32_MAX for unicast */
+uint32_t nf__sim_groups(const nf_sim *s);
+/* NF_EINVAL unless src is a member of group g; then its other members' count. */
+int nf__sim_group_receivers(const nf_sim *s, uint32_t g, uint32_t src, uint32_t *receivers);
 uint64_t nf__sim_now(const nf_sim *s);
 const nf_sim_config *nf__sim_config(const nf_sim *s); /* defaults filled */
 bool nf__sim_two_rails(const nf_sim *s, uint32_t e);

@@ -707,6 +707,99 @@ static void test_collectives_sw(void **state) {
     unmake(&r);
 }
 
+/* Routes groups (CA ids) with an engine, for nf_sim_set_mcast. */
+static nf_mcast *route_groups(rig *r, const nf_groups *g, const char *engine) {
+    nf_mcast *m;
+    nf_diag d = {{0}, 0, {0}};
+    assert_int_equal(nf_mcast_route(r->f, r->h, g, nf_mcast_engine_find(engine), &m, &d), 0);
+    assert_int_equal(nf_mcast_verify(r->f, r->h, g, m, &d), 0);
+    return m;
+}
+
+/* Hardware multicast. One switch, 8 endpoints (endpoint i on port i + 1), group {0, 1, 2, 3}:
+ * from endpoint 0 a packet reaches the switch at 40 + 1 = 41 and may cross from 44; the router
+ * sends it to ports 2, 3, 4 one after the other, P cycles each for P-flit packets, so the last
+ * member has it at 44 + 3P: 47 for 1 flit, 56 for 4. Then many groups at once on a two-level
+ * tree (every engine's trees): all complete, nothing is stuck, and flits are conserved with
+ * the routers' copies counted as injected. */
+static void test_mcast_hw(void **state) {
+    (void)state;
+    for (unsigned P = 1; P <= 4; P += 3) {
+        rig r = make("torus:1,c=8", "minhop", "uniform",
+                     (nf_sim_config){.vcs = 2, .pkt_flits = P, .seed = 1});
+        nf_node S = r.f->n_switches;
+        nf_node mem[4] = {S, S + 1, S + 2, S + 3};
+        uint32_t off[2] = {0, 4};
+        nf_groups g = {.n = 1, .off = off, .member = mem};
+        nf_mcast *m = route_groups(&r, &g, "minihop");
+        assert_int_equal(nf_sim_set_mcast(r.s, &g, m), 0);
+        uint32_t id;
+        nf_sim_msg mc = {.src = 0, .bytes = 32 * P, .kind = NF_SIM_MCAST, .group = 0};
+        assert_int_equal(nf_sim_post(r.s, &mc, &id), 0);
+        nf_sim_script_result res;
+        assert_int_equal(nf_sim_run_script(r.s, 100000, &res), 0);
+        if (res.done != 1 || res.cycles != 44 + 3 * P)
+            fail_msg("P=%u: done %u at %llu, want %u", P, res.done, (unsigned long long)res.cycles,
+                     44 + 3 * P);
+        nf_sim_msg bad = mc;
+        bad.src = 5; /* not a member */
+        assert_int_equal(nf_sim_post(r.s, &bad, &id), NF_EINVAL);
+        bad = mc;
+        bad.group = 1;
+        assert_int_equal(nf_sim_post(r.s, &bad, &id), NF_EINVAL);
+        nf_mcast_free(m);
+        unmake(&r);
+    }
+    const char *engines[] = {"minihop", "sssp", "fulb", "fulb"};
+    uint64_t sum1 = 0;
+    for (int e = 0; e < 4; e++) { /* the last: fulb again on 3 threads, the same times */
+        rig r =
+            make("gft:leaves=8,nodes=4,spines=4,sib=0", "minhop", "uniform",
+                 (nf_sim_config){.vcs = 8, .pkt_flits = 2, .seed = 7, .threads = e < 3 ? 1 : 3});
+        nf_node S = r.f->n_switches;
+        enum { G = 8, K = 5 };
+        nf_node mem[G * K];
+        uint32_t off[G + 1];
+        for (uint32_t k = 0; k < G; k++) {
+            off[k] = k * K;
+            for (uint32_t i = 0; i < K; i++)
+                mem[k * K + i] = S + (k * 3 + i * 7) % 32;
+        }
+        off[G] = G * K;
+        nf_groups g = {.n = G, .off = off, .member = mem};
+        nf_mcast *m = route_groups(&r, &g, engines[e]);
+        assert_int_equal(nf_sim_set_mcast(r.s, &g, m), 0);
+        uint32_t id;
+        for (uint32_t k = 0; k < G; k++)
+            for (uint32_t rep = 0; rep < 10; rep++) {
+                nf_sim_msg mc = {.src = mem[k * K + rep % K] - S,
+                                 .bytes = 512,
+                                 .kind = NF_SIM_MCAST,
+                                 .group = k};
+                assert_int_equal(nf_sim_post(r.s, &mc, &id), 0);
+            }
+        nf_sim_script_result res;
+        assert_int_equal(nf_sim_run_script(r.s, 1000000, &res), 0);
+        if (res.done != G * 10 || res.deadlock || res.unfinished)
+            fail_msg("%s: %u done, deadlock %d", engines[e], res.done, res.deadlock);
+        nf_sim_counts k;
+        nf_sim_get_counts(r.s, &k);
+        assert_true(k.in_flight == 0 && k.injected == k.delivered);
+        /* each message: 8 packets of 2 flits to 4 members, 64 flits delivered */
+        assert_int_equal(k.delivered, (uint64_t)G * 10 * 8 * 2 * (K - 1));
+        uint64_t sum = 0;
+        for (uint32_t i = 0; i < G * 10; i++) {
+            nf_sim_msg_times t;
+            nf_sim_msg_times_of(r.s, i, &t);
+            sum = sum * 1000003u + t.done;
+        }
+        if (e == 2) sum1 = sum;
+        if (e == 3) assert_true(sum == sum1);
+        nf_mcast_free(m);
+        unmake(&r);
+    }
+}
+
 /* Every traffic pattern and routing runs where it applies, below saturation at a light load. */
 static void test_patterns_run(void **state) {
     (void)state;
@@ -842,6 +935,7 @@ int main(void) {
         cmocka_unit_test(test_script),
         cmocka_unit_test(test_fail_during_run),
         cmocka_unit_test(test_collectives_sw),
+        cmocka_unit_test(test_mcast_hw),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
