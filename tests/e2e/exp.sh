@@ -8,7 +8,7 @@ nf=$1
 expect 0 "$nf" exp --help;                  has out "experiments:"; has out "tables"
 expect 0 "$nf" exp list;                    has out "^tables "
 expect 2 "$nf" exp;                         has err "which experiment"
-expect 2 "$nf" exp nosuch;                  has err "unknown experiment 'nosuch' (known: dual-rail, faults, tables"
+expect 2 "$nf" exp nosuch;                  has err "unknown experiment 'nosuch' (known: dual-rail, mcast-height, faults, tables"
 expect 2 "$nf" exp tables list;             has err "one experiment at a time"
 expect 2 "$nf" exp tables --bogus;          has err "unknown or incomplete option '--bogus'"
 expect 2 "$nf" exp tables --threads 0;      has err "--threads wants"
@@ -42,4 +42,12 @@ grep -q '"rails":2,"mode":"dynamic","msg_bytes":1048576,"bandwidth":63.79' "$tmp
 grep -q '"mode":"replyword","msg_bytes":256,"latency":60}' "$tmp/flat" && ok || bad "reply word"
 grep -q '"measure":"bandwidth,rail0busy","rails":2,"mode":"dynamic","msg_bytes":1048576,"bandwidth":31.9' "$tmp/flat" && ok || bad "busy rail avoided"
 grep -q '"mode":"write+notification","msg_bytes":256,"latency":116}' "$tmp/flat" && ok || bad "notification"
+# mcast-height: 4 ranks on one leaf (height 1) or on 4 leaves (height 2): the second pays two
+# more hops (router 3 + link 1 each: 8 cycles) at every size; 8 bytes in 68 cycles (40 of NIC
+# work, 1 + 3 to the leaf, three 8-flit copies one after the other, the last arriving 24 later)
+expect 0 "$nf" exp mcast-height --quick --json
+tr -d ' \n' <"$tmp/out" >"$tmp/flat"
+grep -q '"height":1,"msg_bytes":8,"lat_mean":68.0,"lat_p99":68' "$tmp/flat" && ok || bad "height 1"
+grep -q '"height":2,"msg_bytes":8,"lat_mean":76.0,"lat_p99":76' "$tmp/flat" && ok || bad "height 2"
+grep -q '"height":2,"msg_bytes":2048,"lat_mean":244.0' "$tmp/flat" && ok || bad "height 2, 2 KB"
 finish

@@ -1,0 +1,100 @@
+/* `netfab exp mcast-height`: seed 000's first experiment in simulation. A group of 4 ranks on
+ * a two-level fat tree (8 leaves of 8 endpoints, 8 spines): on 4 endpoints of one leaf (the
+ * tree's height is 1: the leaf replicates) or on 4 leaves (height 2: up to a spine and down);
+ * 5,000 hardware multicasts of each size, one after the other, the ranks taking turns at the
+ * root; the mean and 99th-percentile latency from a message's release to its last member. */
+#include "cmd.h"
+#include "exp.h"
+#include "netfab/gen.h"
+#include "netfab/groups.h"
+#include "netfab/hops.h"
+#include "netfab/mcast.h"
+#include "netfab/sim.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+static int cmp_u64(const void *a, const void *b) {
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+int exp_mcast_height(const exp_opts *o, json_t *rows) {
+    const char *topo = "gft:leaves=8,nodes=8,spines=8,sib=0";
+    nf_fabric *f;
+    nf_hops *h;
+    int rc = nf_app_fabric(topo, o->threads, &f, &h);
+    if (rc) return rc;
+    unsigned count = o->quick ? 500 : 5000;
+    static const uint64_t sizes[] = {8, 256, 2048, 8192};
+    static const struct {
+        unsigned height, stride; /* members: endpoints 0, stride, 2 stride, 3 stride */
+    } shapes[] = {{1, 1}, {2, 8}};
+    uint64_t *lat = malloc(count * sizeof *lat);
+    for (size_t k = 0; k < 2 && rc == NF_EXIT_OK && lat; k++) {
+        nf_node mem[4];
+        for (unsigned i = 0; i < 4; i++)
+            mem[i] = f->n_switches + i * shapes[k].stride;
+        uint32_t off[2] = {0, 4};
+        nf_groups g = {.n = 1, .off = off, .member = mem};
+        nf_mcast *m = NULL;
+        nf_sim *s = NULL;
+        nf_diag d = {{0}, 0, {0}};
+        /* 256-byte packets (8 flits of 32 bytes), 8 VCs */
+        nf_sim_config c = {.vcs = 8, .pkt_flits = 8, .threads = 1, .seed = o->seed};
+        if ((rc = nf_mcast_route(f, h, &g, nf_mcast_engine_find("minihop"), &m, &d)) ||
+            (rc = nf_sim_new(f, h, &c, nf_sim_routing_find("minhop"),
+                             nf_sim_traffic_find("uniform"), &s, &d)) ||
+            (rc = nf_sim_set_mcast(s, &g, m))) {
+            rc = nf_app_report(rc, &d);
+        } else if (m->height[0] != shapes[k].height) { /* links, root to farthest member */
+            fprintf(stderr, "netfab: exp mcast-height: tree of height %u, wanted %u\n",
+                    m->height[0], shapes[k].height);
+            rc = NF_EXIT_FAIL;
+        }
+        for (size_t z = 0; z < sizeof sizes / sizeof sizes[0] && rc == NF_EXIT_OK; z++) {
+            exp_progress("mcast-height: height %u, %llu bytes", shapes[k].height,
+                         (unsigned long long)sizes[z]);
+            nf_sim_script_clear(s);
+            uint32_t id, prev = 0;
+            for (unsigned i = 0; i < count && rc == NF_EXIT_OK; i++) {
+                nf_sim_msg mc = {.src = (uint32_t)(mem[i % 4] - f->n_switches),
+                                 .bytes = sizes[z],
+                                 .kind = NF_SIM_MCAST,
+                                 .group = 0};
+                if ((rc = nf_sim_post(s, &mc, &id)) || (i && (rc = nf_sim_after(s, prev, id))))
+                    rc = nf_app_report(rc, NULL);
+                prev = id;
+            }
+            nf_sim_script_result res;
+            if (rc == NF_EXIT_OK && (rc = nf_sim_run_script(s, UINT64_MAX, &res)))
+                rc = nf_app_report(rc, NULL);
+            if (rc == NF_EXIT_OK && res.done != count) {
+                fprintf(stderr, "netfab: exp mcast-height: %u of %u messages done\n", res.done,
+                        count);
+                rc = NF_EXIT_FAIL;
+            }
+            double sum = 0;
+            for (unsigned i = 0; i < count && rc == NF_EXIT_OK; i++) {
+                nf_sim_msg_times t;
+                nf_sim_msg_times_of(s, i, &t);
+                lat[i] = t.done - t.released;
+                sum += (double)lat[i];
+            }
+            if (rc != NF_EXIT_OK) break;
+            qsort(lat, count, sizeof *lat, cmp_u64);
+            json_array_append_new(
+                rows, json_pack("{s:I, s:I, s:f, s:I, s:I}", "height", (json_int_t)shapes[k].height,
+                                "msg_bytes", (json_int_t)sizes[z], "lat_mean", sum / count,
+                                "lat_p99", (json_int_t)lat[(size_t)(0.99 * count) - 1], "messages",
+                                (json_int_t)count));
+        }
+        nf_sim_free(s);
+        nf_mcast_free(m);
+    }
+    if (!lat) rc = nf_app_report(NF_ENOMEM, NULL);
+    free(lat);
+    nf_hops_free(h);
+    nf_fabric_free(f);
+    return rc;
+}
