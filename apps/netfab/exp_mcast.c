@@ -13,6 +13,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static int cmp_u64(const void *a, const void *b) {
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -94,6 +95,120 @@ int exp_mcast_height(const exp_opts *o, json_t *rows) {
     }
     if (!lat) rc = nf_app_report(NF_ENOMEM, NULL);
     free(lat);
+    nf_hops_free(h);
+    nf_fabric_free(f);
+    return rc;
+}
+
+/* `netfab exp mcast-efi`: seed 000's second experiment. On a two-level fat tree of 512
+ * endpoints (32 leaves of 16, 18 spines), k groups of 4 adjacent endpoints all forced onto one
+ * tree (the minihop tree of all their endpoints), so every link of it carries k groups (EFI k)
+ * and every packet floods every endpoint on it; all groups multicast at once, every PERIOD
+ * cycles (the program's time between two tests), the ranks taking turns at the root; mean and
+ * p99 latency to the last of a message's own members. */
+#define PERIOD 2000
+int exp_mcast_efi(const exp_opts *o, json_t *rows) {
+    const char *topo = "gft:leaves=32,nodes=16,spines=18,sib=0";
+    nf_fabric *f;
+    nf_hops *h;
+    int rc = nf_app_fabric(topo, o->threads, &f, &h);
+    if (rc) return rc;
+    unsigned per_group = o->quick ? 20 : 200, max_k = o->quick ? 32 : 128;
+    static const uint64_t sizes[] = {8, 2048};
+    uint64_t *lat = malloc((size_t)per_group * max_k * sizeof *lat);
+    nf_node *mem = malloc(4 * (size_t)max_k * sizeof *mem);
+    uint32_t *off = malloc(((size_t)max_k + 1) * sizeof *off);
+    uint32_t *toff = malloc(((size_t)max_k + 1) * sizeof *toff);
+    if (!lat || !mem || !off || !toff) rc = nf_app_report(NF_ENOMEM, NULL);
+    for (unsigned k = 1; k <= max_k && rc == NF_EXIT_OK; k *= 2) {
+        for (unsigned i = 0; i < 4 * k; i++)
+            mem[i] = f->n_switches + i;
+        /* the shared tree: all 4k endpoints as one group */
+        uint32_t all_off[2] = {0, 4 * k};
+        nf_groups all = {.n = 1, .off = all_off, .member = mem};
+        nf_mcast *one = NULL;
+        nf_sim *s = NULL;
+        nf_diag d = {{0}, 0, {0}};
+        nf_link *links = NULL;
+        if ((rc = nf_mcast_route(f, h, &all, nf_mcast_engine_find("minihop"), &one, &d))) {
+            rc = nf_app_report(rc, &d);
+            break;
+        }
+        uint32_t L = one->tree_off[1];
+        links = malloc(((size_t)L * k + 1) * sizeof *links);
+        nf_node *root = malloc(k * sizeof *root);
+        uint8_t *height = malloc(k);
+        int32_t *status = calloc(k, sizeof *status);
+        for (unsigned g = 0; links && root && height && status && g < k; g++) {
+            off[g] = 4 * g;
+            toff[g] = g * L;
+            root[g] = one->root[0];
+            height[g] = one->height[0];
+            memcpy(links + (size_t)g * L, one->tree_link, L * sizeof *links);
+        }
+        off[k] = 4 * k;
+        toff[k] = k * L;
+        nf_groups g = {.n = k, .off = off, .member = mem};
+        nf_mcast shared = {.n_groups = k,
+                           .root = root,
+                           .height = height,
+                           .status = status,
+                           .tree_off = toff,
+                           .tree_link = links};
+        nf_sim_config c = {.vcs = 8, .pkt_flits = 8, .seed = o->seed};
+        if (!links || !root || !height || !status)
+            rc = nf_app_report(NF_ENOMEM, NULL);
+        else if ((rc = nf_sim_new(f, h, &c, nf_sim_routing_find("minhop"),
+                                  nf_sim_traffic_find("uniform"), &s, &d)) ||
+                 (rc = nf_sim_set_mcast(s, &g, &shared)))
+            rc = nf_app_report(rc, &d);
+        for (size_t z = 0; z < 2 && rc == NF_EXIT_OK; z++) {
+            exp_progress("mcast-efi: EFI %u, %llu bytes", k, (unsigned long long)sizes[z]);
+            nf_sim_script_clear(s);
+            uint32_t id, n = 0;
+            for (unsigned gi = 0; gi < k && rc == NF_EXIT_OK; gi++)
+                for (unsigned i = 0; i < per_group && rc == NF_EXIT_OK; i++) {
+                    nf_sim_msg mc = {.src = (uint32_t)(mem[4 * gi + i % 4] - f->n_switches),
+                                     .bytes = sizes[z],
+                                     .kind = NF_SIM_MCAST,
+                                     .group = gi,
+                                     .at = (uint64_t)i * PERIOD};
+                    if ((rc = nf_sim_post(s, &mc, &id))) rc = nf_app_report(rc, NULL);
+                    n++;
+                }
+            nf_sim_script_result res;
+            if (rc == NF_EXIT_OK && (rc = nf_sim_run_script(s, UINT64_MAX, &res)))
+                rc = nf_app_report(rc, NULL);
+            if (rc == NF_EXIT_OK && res.done != n) {
+                fprintf(stderr, "netfab: exp mcast-efi: %u of %u messages done\n", res.done, n);
+                rc = NF_EXIT_FAIL;
+            }
+            double sum = 0;
+            for (uint32_t i = 0; i < n && rc == NF_EXIT_OK; i++) {
+                nf_sim_msg_times t;
+                nf_sim_msg_times_of(s, i, &t);
+                lat[i] = t.done - t.released;
+                sum += (double)lat[i];
+            }
+            if (rc != NF_EXIT_OK) break;
+            qsort(lat, n, sizeof *lat, cmp_u64);
+            size_t k99 = (size_t)(0.99 * n);
+            json_array_append_new(
+                rows, json_pack("{s:I, s:I, s:f, s:I, s:I}", "efi", (json_int_t)k, "msg_bytes",
+                                (json_int_t)sizes[z], "lat_mean", sum / n, "lat_p99",
+                                (json_int_t)lat[k99 ? k99 - 1 : 0], "messages", (json_int_t)n));
+        }
+        nf_sim_free(s);
+        nf_mcast_free(one);
+        free(links);
+        free(root);
+        free(height);
+        free(status);
+    }
+    free(lat);
+    free(mem);
+    free(off);
+    free(toff);
     nf_hops_free(h);
     nf_fabric_free(f);
     return rc;

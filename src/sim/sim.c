@@ -754,6 +754,8 @@ int nf__sim_group_receivers(const nf_sim *s, uint32_t g, uint32_t src, uint32_t 
     return NF_OK;
 }
 
+static int cmp_u32(const void *a, const void *b);
+
 int nf_sim_set_mcast(nf_sim *s, const nf_groups *g, const nf_mcast *m) {
     const nf_fabric *f = s->f;
     if (g->n != m->n_groups) return NF_EINVAL;
@@ -803,6 +805,7 @@ int nf_sim_set_mcast(nf_sim *s, const nf_groups *g, const nf_mcast *m) {
             if (e == UINT32_MAX) goto inval;
             gep[i] = e;
         }
+        qsort(gep + g->off[k], g->off[k + 1] - g->off[k], sizeof *gep, cmp_u32);
     }
     off[g->n] = (uint32_t)n;
     goff[g->n] = g->off[g->n];
@@ -933,12 +936,26 @@ static int nic_send(nf_sim *s, worker *wk, uint32_t k) {
 /* A flit reaches its NIC (flits of a packet arrive in order: its tail completes it); with its
  * packet's last, the packet's figures are taken. NF_ENOMEM when a latency sample cannot be kept
  * (the run fails rather than report figures without it). */
-static int deliver(nf_sim *s, worker *wk, uint32_t id, bool tail) {
+static int deliver(nf_sim *s, worker *wk, uint32_t id, bool tail, nf_node ca) {
     wk->delivered++;
     if (s->now >= s->win_lo && s->now < s->win_hi) wk->acc_flits++;
     if (!tail) return NF_OK;
     pkt *p = &s->pk[id];
-    if (p->msg != UINT32_MAX && (p->msg & NF__SCRIPT_TAG)) {
+    bool counts = true; /* a multicast copy counts at its group's members only (a shared tree
+                         * floods other groups' endpoints too) */
+    if (p->mgroup != NO_GROUP) {
+        uint32_t e = s->ep_of[ca];
+        uint32_t lo = s->grp_off[p->mgroup], hi = s->grp_off[p->mgroup + 1];
+        while (lo < hi) { /* the members are sorted */
+            uint32_t mid = lo + (hi - lo) / 2;
+            if (s->grp_ep[mid] < e)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        counts = lo < s->grp_off[p->mgroup + 1] && s->grp_ep[lo] == e;
+    }
+    if (counts && p->msg != UINT32_MAX && (p->msg & NF__SCRIPT_TAG)) {
         if (wk->n_sarr == wk->cap_sarr && NF_GROW(wk->sarr, wk->cap_sarr, wk->n_sarr + 1))
             return NF_ENOMEM;
         wk->sarr[wk->n_sarr++] = p->msg & ~NF__SCRIPT_TAG;
@@ -992,7 +1009,7 @@ static int apply_slot(nf_sim *s, worker *wk, wheel_slot *w) {
             continue;
         }
         if (n >= s->S) { /* arrived at a NIC: consumed at once */
-            int rc = deliver(s, wk, e.pkt, e.flags & FL_TAIL);
+            int rc = deliver(s, wk, e.pkt, e.flags & FL_TAIL, n);
             if (rc) return rc;
             continue;
         }

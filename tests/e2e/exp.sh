@@ -8,7 +8,7 @@ nf=$1
 expect 0 "$nf" exp --help;                  has out "experiments:"; has out "tables"
 expect 0 "$nf" exp list;                    has out "^tables "
 expect 2 "$nf" exp;                         has err "which experiment"
-expect 2 "$nf" exp nosuch;                  has err "unknown experiment 'nosuch' (known: dual-rail, mcast-height, faults, tables"
+expect 2 "$nf" exp nosuch;                  has err "unknown experiment 'nosuch' (known: dual-rail, mcast-height, mcast-efi, faults, tables"
 expect 2 "$nf" exp tables list;             has err "one experiment at a time"
 expect 2 "$nf" exp tables --bogus;          has err "unknown or incomplete option '--bogus'"
 expect 2 "$nf" exp tables --threads 0;      has err "--threads wants"
@@ -50,4 +50,11 @@ tr -d ' \n' <"$tmp/out" >"$tmp/flat"
 grep -q '"height":1,"msg_bytes":8,"lat_mean":68.0,"lat_p99":68' "$tmp/flat" && ok || bad "height 1"
 grep -q '"height":2,"msg_bytes":8,"lat_mean":76.0,"lat_p99":76' "$tmp/flat" && ok || bad "height 2"
 grep -q '"height":2,"msg_bytes":2048,"lat_mean":244.0' "$tmp/flat" && ok || bad "height 2, 2 KB"
+# mcast-efi: one group alone takes what mcast-height's height-1 group does (68 and 236 cycles);
+# more groups on the same tree only add
+expect 0 "$nf" exp mcast-efi --quick --json
+tr -d ' \n' <"$tmp/out" >"$tmp/flat"
+grep -q '"efi":1,"msg_bytes":8,"lat_mean":68.0' "$tmp/flat" && ok || bad "EFI 1, 8 bytes"
+grep -q '"efi":1,"msg_bytes":2048,"lat_mean":236.0' "$tmp/flat" && ok || bad "EFI 1, 2 KB"
+awk '/"msg_bytes": 2048/ { getline; v = $2 + 0; if (v < last) bad = 1; last = v } END { exit bad }' "$tmp/out" && ok || bad "2 KB latency grows with EFI"
 finish

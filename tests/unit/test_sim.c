@@ -750,6 +750,40 @@ static void test_mcast_hw(void **state) {
         nf_mcast_free(m);
         unmake(&r);
     }
+    { /* two groups forced onto one tree over all 8 endpoints: a packet floods every endpoint
+       * on it, and counts at its own group's members only. From endpoint 7 (port 8) to group
+       * {4, 5, 6, 7}: copies to ports 1..7 in turn, member 6 (port 7) served 7th, at 44 + 7 */
+        rig r = make("torus:1,c=8", "minhop", "uniform", (nf_sim_config){.vcs = 2, .seed = 1});
+        nf_node S = r.f->n_switches, mem[8];
+        nf_link links[16];
+        for (unsigned i = 0; i < 8; i++) {
+            mem[i] = S + i;
+            links[i] = links[8 + i] = r.f->port_link[nf_port_index(r.f, S + i, 1)];
+        }
+        uint32_t off[3] = {0, 4, 8}, toff[3] = {0, 8, 16};
+        nf_groups g = {.n = 2, .off = off, .member = mem};
+        nf_node root[2] = {0, 0};
+        uint8_t height[2] = {1, 1};
+        int32_t status[2] = {0, 0};
+        nf_mcast shared = {.n_groups = 2,
+                           .root = root,
+                           .height = height,
+                           .status = status,
+                           .tree_off = toff,
+                           .tree_link = links};
+        assert_int_equal(nf_sim_set_mcast(r.s, &g, &shared), 0);
+        uint32_t id;
+        nf_sim_msg mc = {.src = 7, .bytes = 8, .kind = NF_SIM_MCAST, .group = 1};
+        assert_int_equal(nf_sim_post(r.s, &mc, &id), 0);
+        nf_sim_script_result res;
+        assert_int_equal(nf_sim_run_script(r.s, 100000, &res), 0);
+        nf_sim_counts k;
+        nf_sim_get_counts(r.s, &k);
+        if (res.done != 1 || res.cycles != 51 || k.delivered != 7)
+            fail_msg("shared tree: done %u at %llu, %llu flits delivered", res.done,
+                     (unsigned long long)res.cycles, (unsigned long long)k.delivered);
+        unmake(&r);
+    }
     const char *engines[] = {"minihop", "sssp", "fulb", "fulb"};
     uint64_t sum1 = 0;
     for (int e = 0; e < 4; e++) { /* the last: fulb again on 3 threads, the same times */
