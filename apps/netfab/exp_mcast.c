@@ -70,9 +70,10 @@ int exp_mcast_height(const exp_opts *o, json_t *rows) {
             nf_sim_script_result res;
             if (rc == NF_EXIT_OK && (rc = nf_sim_run_script(s, UINT64_MAX, &res)))
                 rc = nf_app_report(rc, NULL);
+            if (getenv("NFDBG")) { nf_sim_counts kk; nf_sim_get_counts(s, &kk); fprintf(stderr, "DBG cycles %llu done %u dead %d\n", (unsigned long long)res.cycles, res.done, res.deadlock); }
             if (rc == NF_EXIT_OK && res.done != count) {
-                fprintf(stderr, "netfab: exp mcast-height: %u of %u messages done\n", res.done,
-                        count);
+                fprintf(stderr, "netfab: exp mcast-height: %u of %u messages done%s\n", res.done,
+                        count, res.deadlock ? " (deadlock)" : "");
                 rc = NF_EXIT_FAIL;
             }
             double sum = 0;

@@ -158,9 +158,12 @@ typedef struct nf_sim_msg {
 
 /* Hardware multicast: the groups g (CA members) and their trees m (any nf_mcast engine; every
  * group routed): each router replicates a group's packet to every port of the tree at it but
- * the one it came in by, one branch after the other (the packet keeps its input buffer until
- * the last copy has left), each copy on VC hops + 1 as it climbs. Replaces earlier groups.
- * NF_EINVAL (a group not routed, a member without a cabled port, a port over 64), NF_ENOMEM. */
+ * the one it came in by, all at once: the packet takes an output VC with room on every branch
+ * (or waits, holding none), then each flit crosses to all of them in one crossbar pass, when
+ * all are free; each copy on VC hops + 1 as it climbs, 0 into a NIC. Copies count at their own
+ * group's members only (a tree shared by several groups floods them all). Replaces earlier
+ * groups. NF_EINVAL (a group not routed, a member without a cabled port, a port over 64),
+ * NF_ENOMEM. */
 int nf_sim_set_mcast(nf_sim *s, const nf_groups *g, const nf_mcast *m);
 
 /* When a scripted message was released (its NIC work begun), its data fully in at its target,

@@ -250,7 +250,7 @@ struct nf_sim {
     uint32_t n_groups, *mc_off;
     nf_node *mc_sw;
     uint64_t *mc_mask, *mc_left;
-    uint32_t *mc_copy;
+    uint32_t *mc_ids, mc_fan;   /* per input VC: mc_fan packet ids, one per branch */
     uint32_t *grp_off, *grp_ep; /* per group: its member endpoints */
     nf__script *script;         /* scripted messages, when posted */
     bool script_on;             /* in nf_sim_run_script */
@@ -364,7 +364,7 @@ void nf_sim_free(nf_sim *s) {
     nf__free(s->mc_sw);
     nf__free(s->mc_mask);
     nf__free(s->mc_left);
-    nf__free(s->mc_copy);
+    nf__free(s->mc_ids);
     nf__free(s->grp_off);
     nf__free(s->grp_ep);
     nf__free(s->nic_on);
@@ -589,7 +589,6 @@ static void reset(nf_sim *s) {
     s->n_pk = s->n_free_pk = 0;
     if (s->mc_left) {
         memset(s->mc_left, 0, (size_t)s->PS * s->V * sizeof *s->mc_left);
-        memset(s->mc_copy, 0, (size_t)s->PS * s->V * sizeof *s->mc_copy);
     }
     s->now = s->injected = s->delivered = s->in_net = s->moved_at = s->flit_hops = 0;
     s->unroutable = 0;
@@ -768,8 +767,8 @@ int nf_sim_set_mcast(nf_sim *s, const nf_groups *g, const nf_mcast *m) {
     uint32_t *goff = nf__calloc((size_t)g->n + 1, sizeof *goff);
     uint32_t *gep = nf__malloc(((size_t)g->off[g->n] + 1) * sizeof *gep);
     uint64_t *left = s->mc_left ? s->mc_left : nf__calloc(PSV + 1, sizeof *left);
-    uint32_t *copy = s->mc_copy ? s->mc_copy : nf__calloc(PSV + 1, sizeof *copy);
-    if (!off || !sw || !mask || !goff || !gep || !left || !copy) goto oom;
+    uint32_t *copy = NULL, fan = 1;
+    if (!off || !sw || !mask || !goff || !gep || !left) goto oom;
     size_t n = 0;
     for (uint32_t k = 0; k < g->n; k++) {
         off[k] = (uint32_t)n;
@@ -809,24 +808,30 @@ int nf_sim_set_mcast(nf_sim *s, const nf_groups *g, const nf_mcast *m) {
     }
     off[g->n] = (uint32_t)n;
     goff[g->n] = g->off[g->n];
+    for (size_t i = 0; i < n; i++) /* the most branches a copy set can have */
+        if ((uint32_t)__builtin_popcountll(mask[i]) > fan)
+            fan = (uint32_t)__builtin_popcountll(mask[i]);
+    copy = nf__malloc(PSV * fan * sizeof *copy + 1);
+    if (!copy) goto oom;
     nf__free(s->mc_off);
     nf__free(s->mc_sw);
     nf__free(s->mc_mask);
     nf__free(s->grp_off);
     nf__free(s->grp_ep);
     s->mc_off = off, s->mc_sw = sw, s->mc_mask = mask, s->grp_off = goff, s->grp_ep = gep;
-    s->mc_left = left, s->mc_copy = copy;
+    nf__free(s->mc_ids);
+    s->mc_left = left, s->mc_ids = copy, s->mc_fan = fan;
     s->n_groups = g->n;
     return NF_OK;
 inval:
     nf__free(off), nf__free(sw), nf__free(mask), nf__free(goff), nf__free(gep);
     if (left != s->mc_left) nf__free(left);
-    if (copy != s->mc_copy) nf__free(copy);
+    nf__free(copy);
     return NF_EINVAL;
 oom:
     nf__free(off), nf__free(sw), nf__free(mask), nf__free(goff), nf__free(gep);
     if (left != s->mc_left) nf__free(left);
-    if (copy != s->mc_copy) nf__free(copy);
+    nf__free(copy);
     return NF_ENOMEM;
 }
 
@@ -1090,46 +1095,121 @@ static uint64_t mc_row(const nf_sim *s, uint32_t g, nf_node sw) {
     return lo < s->mc_off[g + 1] && s->mc_sw[lo] == sw ? s->mc_mask[lo] : 0;
 }
 
-/* A multicast head packet's next branch: the lowest port of the branches left (the row less
- * the arrival port, at its first try), on VC hops + 1 (copies climb the VCs as they go); a
- * copy to send while branches remain, the packet itself for the last. No branch at all (not
- * in the tree): discarded. */
+static void oq_push(nf_sim *s, port *po, nf_gport go, uint32_t id, uint8_t vc, uint8_t flags);
+static void next_head(nf_sim *s, nf_gport gi, unsigned v, ivc *iv);
+
+/* A multicast head packet gets every branch of its tree at this router at once (the row less
+ * the arrival port and failed links): an output VC with room for the packet on each, or none
+ * (no hold-and-wait): VC hops + 1 towards a switch (copies climb the VCs as they go), 0 into a
+ * NIC; a copy's packet id for every branch but the last, which keeps the packet itself. No
+ * branch at all: discarded. */
 static void allocate_mc(nf_sim *s, worker *b, nf_node sw, nf_gport gi, port *pi, unsigned in_port,
                         unsigned v) {
     ivc *civ = &IV(s, pi)[v];
     size_t x = vix(s, gi, v);
     pkt *p = &s->pk[civ->head_pkt];
-    if (!s->mc_left[x]) {
-        s->mc_left[x] = mc_row(s, p->mgroup, sw) & ~(1ULL << (in_port - 1));
-        if (!s->mc_left[x]) {
-            civ->out_port = DROP_PORT;
-            return;
-        }
+    nf_gport g0 = s->f->port_off[sw];
+    uint64_t mask = mc_row(s, p->mgroup, sw) & ~(1ULL << (in_port - 1));
+    /* the VC of the switch branches, fixed now (kept in out_vc): the packet's hops change as
+     * its copies move on */
+    unsigned swvc = p->hops + 1u < s->V ? p->hops + 1u : s->V - 1;
+    for (uint64_t m = mask; m; m &= m - 1) {
+        nf_link l = s->f->port_link[g0 + (unsigned)__builtin_ctzll(m)];
+        if (l == NF_NONE || s->f->link_state[l] != NF_LINK_UP) mask &= ~(m & -m);
     }
-    unsigned pno = (unsigned)__builtin_ctzll(s->mc_left[x]) + 1;
-    nf_gport go = s->f->port_off[sw] + pno - 1;
-    nf_link l = s->f->port_link[go];
-    if (l == NF_NONE || s->f->link_state[l] != NF_LINK_UP) { /* a failed branch: skipped */
-        s->mc_left[x] &= s->mc_left[x] - 1;
-        if (!s->mc_left[x]) civ->out_port = DROP_PORT;
+    if (!mask) {
+        civ->out_port = DROP_PORT;
         return;
     }
-    port *po = PT(s, go);
-    unsigned vc = p->hops + 1u < s->V ? p->hops + 1u : s->V - 1;
-    if (!po->to_sw) vc = 0; /* into a NIC */
-    if (OV(s, po)[vc].busy || room(s, po, vc) < (int32_t)s->c.pkt_flits) return;
-    bool last = !(s->mc_left[x] & (s->mc_left[x] - 1));
-    uint32_t id = civ->head_pkt;
-    if (!last) {
-        if (!b->n_stash) return; /* no id left this cycle: next cycle */
-        id = b->stash[--b->n_stash];
-        s->pk[id] = *p;
+    unsigned k = 0;
+    for (uint64_t m = mask; m; m &= m - 1, k++) {
+        port *po = PT(s, g0 + (unsigned)__builtin_ctzll(m));
+        unsigned vc = po->to_sw ? swvc : 0;
+        if (OV(s, po)[vc].busy || room(s, po, vc) < (int32_t)s->c.pkt_flits) return;
     }
-    s->mc_copy[x] = id;
-    civ->out_port = (uint8_t)pno;
-    civ->out_vc = (uint8_t)vc;
-    OV(s, po)[vc].busy = 1;
-    if (po->to_sw) s->pk[id].hops++;
+    if (b->n_stash < k - 1) return; /* no ids left this cycle: next cycle */
+    uint32_t *ids = s->mc_ids + x * s->mc_fan, j = 0;
+    for (uint64_t m = mask; m; m &= m - 1, j++) {
+        port *po = PT(s, g0 + (unsigned)__builtin_ctzll(m));
+        uint32_t id = civ->head_pkt;
+        if (j + 1 < k) {
+            id = b->stash[--b->n_stash];
+            s->pk[id] = *p;
+        }
+        ids[j] = id;
+        OV(s, po)[po->to_sw ? swvc : 0].busy = 1;
+        if (po->to_sw) s->pk[id].hops++;
+    }
+    s->mc_left[x] = mask;
+    civ->out_port = (uint8_t)(__builtin_ctzll(mask) + 1); /* (marks it allocated) */
+    civ->out_vc = (uint8_t)swvc;
+}
+
+/* Moves the head flit of multicast input VC v of port gi to every branch at once (the
+ * crossbar joins the input to all of them): the input slot frees once, a flit leaves on each. */
+static int traverse_mc(nf_sim *s, worker *b, nf_node sw, nf_gport gi, unsigned v) {
+    port *pi = PT(s, gi);
+    ivc *iv = &IV(s, pi)[v];
+    size_t x = vix(s, gi, v);
+    uint64_t mask = s->mc_left[x];
+    const uint32_t *ids = s->mc_ids + x * s->mc_fan;
+    bool head = iv->out == 0, tail = ++iv->out == s->c.pkt_flits;
+    iv->count--;
+    nf_gport g0 = s->f->port_off[sw];
+    if (--pi->occ == 0) s->imask[sw] &= ~(1ULL << (gi - g0));
+    uint8_t kind = iv->sh ? 1 : 0;
+    if (kind) iv->sh--;
+    int rc = push_event(s, b, pi->peer_own, s->now + s->c.credit_delay + pi->lat,
+                        (event){.port = pi->back, .pkt = NO_PKT, .vc = (uint8_t)v, .flags = kind});
+    if (rc) return rc;
+    unsigned j = 0;
+    for (uint64_t m = mask; m; m &= m - 1, j++) {
+        unsigned o = (unsigned)__builtin_ctzll(m);
+        port *po = PT(s, g0 + o);
+        /* the hops the copy had before this router: its VC was chosen on them */
+        unsigned vc = po->to_sw ? iv->out_vc : 0;
+        s->omask[sw] |= 1ULL << o;
+        bool shared = take_credit(s, po, vc);
+        oq_push(s, po, g0 + o, ids[j], (uint8_t)vc,
+                (uint8_t)((tail ? FL_TAIL : 0) | (head ? FL_HEAD : 0) | (shared ? FL_SHARED : 0)));
+        if (tail) OV(s, po)[vc].busy = 0;
+    }
+    b->injected += j - 1; /* the copies are new flits in the network */
+    if (tail) next_head(s, gi, v, iv);
+    return NF_OK;
+}
+
+/* Multicast inputs first in a crossbar pass: an input VC whose packet holds its branches
+ * crosses to all of them when each is free this pass and has room. */
+static int crossbar_mc(nf_sim *s, worker *b, nf_node sw, uint64_t *in_done, uint64_t *out_done,
+                       bool *moved) {
+    nf_gport g0 = s->f->port_off[sw];
+    for (uint64_t im = s->imask[sw] & ~*in_done; im; im &= im - 1) {
+        unsigned ip = (unsigned)__builtin_ctzll(im);
+        port *pi = PT(s, g0 + ip);
+        ivc *ivs = IV(s, pi);
+        for (unsigned v = 0; v < s->V; v++) {
+            size_t x = vix(s, g0 + ip, v);
+            if (!ivs[v].count || s->now < ivs[v].ready_at) continue;
+            if (!ivs[v].out_port && s->pk[ivs[v].head_pkt].mgroup != NO_GROUP)
+                allocate_mc(s, b, sw, g0 + ip, pi, ip + 1, v);
+            uint64_t mask = s->mc_left[x];
+            if (!mask || (mask & *out_done)) continue;
+            bool ok = true;
+            for (uint64_t m = mask; m && ok; m &= m - 1) {
+                port *po = PT(s, g0 + (unsigned)__builtin_ctzll(m));
+                ok = po->oq_count < s->O && room(s, po, po->to_sw ? ivs[v].out_vc : 0) > 0;
+            }
+            if (!ok) continue;
+            int rc = traverse_mc(s, b, sw, g0 + ip, v);
+            if (rc) return rc;
+            *in_done |= 1ULL << ip;
+            *out_done |= mask;
+            *moved = true;
+            break;
+        }
+    }
+    return NF_OK;
 }
 
 static void allocate_vc(nf_sim *s, worker *b, nf_node sw, nf_gport gi, port *pi, unsigned in_port,
@@ -1254,7 +1334,7 @@ static event oq_pop(nf_sim *s, port *po, nf_gport go) {
 
 /* The head packet of input VC v of port gi has left with its tail: the next one comes up. */
 static void next_head(nf_sim *s, nf_gport gi, unsigned v, ivc *iv) {
-    if (s->mc_left) s->mc_left[vix(s, gi, v)] = 0, s->mc_copy[vix(s, gi, v)] = 0;
+    if (s->mc_left) s->mc_left[vix(s, gi, v)] = 0;
     iv->out_port = 0;
     iv->ncand = 0;
     iv->out = 0;
@@ -1300,24 +1380,6 @@ static int traverse(nf_sim *s, worker *b, nf_node sw, nf_gport gi, unsigned v, n
     port *pi = PT(s, gi), *po = PT(s, go);
     ivc *iv = &IV(s, pi)[v];
     uint32_t id = iv->head_pkt;
-    size_t x = vix(s, gi, v);
-    if (s->n_groups && s->mc_left[x] && s->mc_copy[x] != id) {
-        /* a copy for one branch of several: the flits stay for the others */
-        uint32_t cp = s->mc_copy[x];
-        bool head = iv->out == 0, tail = ++iv->out == s->c.pkt_flits;
-        s->omask[sw] |= 1ULL << (go - s->f->port_off[sw]);
-        bool shared = take_credit(s, po, iv->out_vc);
-        b->injected++; /* a new flit in the network */
-        oq_push(s, po, go, cp, iv->out_vc,
-                (uint8_t)((tail ? FL_TAIL : 0) | (head ? FL_HEAD : 0) | (shared ? FL_SHARED : 0)));
-        if (tail) {
-            OV(s, po)[iv->out_vc].busy = 0;
-            iv->out_port = 0;
-            iv->out = 0;
-            s->mc_left[x] &= s->mc_left[x] - 1;
-        }
-        return NF_OK;
-    }
     bool head = iv->out == 0; /* the first flit of its packet to leave this VC */
     bool tail = ++iv->out == s->c.pkt_flits;
     iv->count--;
@@ -1349,6 +1411,10 @@ static int crossbar_pass(nf_sim *s, worker *b, nf_node sw, bool *moved) {
     unsigned np = f->nports[sw], V = s->V;
     nf_gport g0 = f->port_off[sw];
     uint64_t in_done = 0, out_done = 0, in_dropped = 0; /* matched; discarding a flit */
+    if (s->n_groups) {
+        int rc = crossbar_mc(s, b, sw, &in_dropped, &out_done, moved);
+        if (rc) return rc;
+    }
     uint8_t match_vc[64], match_out[64];
     for (unsigned it = 0; it < s->c.alloc_iters; it++) {
         uint64_t req[64], outs = 0;
@@ -1371,9 +1437,7 @@ static int crossbar_pass(nf_sim *s, worker *b, nf_node sw, bool *moved) {
                     break;
                 }
                 if (!iv->out_port || (out_done >> (iv->out_port - 1) & 1)) continue;
-                if (s->n_groups && s->mc_copy[vix(s, gi, v)] != iv->head_pkt &&
-                    s->mc_left[vix(s, gi, v)] && iv->out >= iv->count)
-                    continue; /* a copy: its next flit has not arrived yet */
+                if (s->n_groups && s->mc_left[vix(s, gi, v)]) continue; /* (crossbar_mc's) */
                 port *po = PT(s, g0 + iv->out_port - 1);
                 if (po->oq_count >= s->O || room(s, po, iv->out_vc) <= 0) continue;
                 unsigned o = iv->out_port - 1;

@@ -43,18 +43,18 @@ grep -q '"mode":"replyword","msg_bytes":256,"latency":60}' "$tmp/flat" && ok || 
 grep -q '"measure":"bandwidth,rail0busy","rails":2,"mode":"dynamic","msg_bytes":1048576,"bandwidth":31.9' "$tmp/flat" && ok || bad "busy rail avoided"
 grep -q '"mode":"write+notification","msg_bytes":256,"latency":116}' "$tmp/flat" && ok || bad "notification"
 # mcast-height: 4 ranks on one leaf (height 1) or on 4 leaves (height 2): the second pays two
-# more hops (router 3 + link 1 each: 8 cycles) at every size; 8 bytes in 68 cycles (40 of NIC
-# work, 1 + 3 to the leaf, three 8-flit copies one after the other, the last arriving 24 later)
+# more hops (router 3 + link 1 each: 8 cycles) at every size; 8 bytes in 52 cycles (40 of NIC
+# work, 1 + 3 to the leaf, the 8-flit packet to the three others at once: 8)
 expect 0 "$nf" exp mcast-height --quick --json
 tr -d ' \n' <"$tmp/out" >"$tmp/flat"
-grep -q '"height":1,"msg_bytes":8,"lat_mean":68.0,"lat_p99":68' "$tmp/flat" && ok || bad "height 1"
-grep -q '"height":2,"msg_bytes":8,"lat_mean":76.0,"lat_p99":76' "$tmp/flat" && ok || bad "height 2"
-grep -q '"height":2,"msg_bytes":2048,"lat_mean":244.0' "$tmp/flat" && ok || bad "height 2, 2 KB"
-# mcast-efi: one group alone takes what mcast-height's height-1 group does (68 and 236 cycles);
+grep -q '"height":1,"msg_bytes":8,"lat_mean":52.0,"lat_p99":52' "$tmp/flat" && ok || bad "height 1"
+grep -q '"height":2,"msg_bytes":8,"lat_mean":60.0,"lat_p99":60' "$tmp/flat" && ok || bad "height 2"
+grep -q '"height":2,"msg_bytes":2048,"lat_mean":116.0' "$tmp/flat" && ok || bad "height 2, 2 KB"
+# mcast-efi: one group alone takes what mcast-height's height-1 group does (52 and 108 cycles);
 # more groups on the same tree only add
 expect 0 "$nf" exp mcast-efi --quick --json
 tr -d ' \n' <"$tmp/out" >"$tmp/flat"
-grep -q '"efi":1,"msg_bytes":8,"lat_mean":68.0' "$tmp/flat" && ok || bad "EFI 1, 8 bytes"
-grep -q '"efi":1,"msg_bytes":2048,"lat_mean":236.0' "$tmp/flat" && ok || bad "EFI 1, 2 KB"
+grep -q '"efi":1,"msg_bytes":8,"lat_mean":52.0' "$tmp/flat" && ok || bad "EFI 1, 8 bytes"
+grep -q '"efi":1,"msg_bytes":2048,"lat_mean":108.0' "$tmp/flat" && ok || bad "EFI 1, 2 KB"
 awk '/"msg_bytes": 2048/ { getline; v = $2 + 0; if (v < last) bad = 1; last = v } END { exit bad }' "$tmp/out" && ok || bad "2 KB latency grows with EFI"
 finish
