@@ -70,7 +70,12 @@ int exp_mcast_height(const exp_opts *o, json_t *rows) {
             nf_sim_script_result res;
             if (rc == NF_EXIT_OK && (rc = nf_sim_run_script(s, UINT64_MAX, &res)))
                 rc = nf_app_report(rc, NULL);
-            if (getenv("NFDBG")) { nf_sim_counts kk; nf_sim_get_counts(s, &kk); fprintf(stderr, "DBG cycles %llu done %u dead %d\n", (unsigned long long)res.cycles, res.done, res.deadlock); }
+            if (getenv("NFDBG")) {
+                nf_sim_counts kk;
+                nf_sim_get_counts(s, &kk);
+                fprintf(stderr, "DBG cycles %llu done %u dead %d\n", (unsigned long long)res.cycles,
+                        res.done, res.deadlock);
+            }
             if (rc == NF_EXIT_OK && res.done != count) {
                 fprintf(stderr, "netfab: exp mcast-height: %u of %u messages done%s\n", res.done,
                         count, res.deadlock ? " (deadlock)" : "");
@@ -210,6 +215,91 @@ int exp_mcast_efi(const exp_opts *o, json_t *rows) {
     free(mem);
     free(off);
     free(toff);
+    nf_hops_free(h);
+    nf_fabric_free(f);
+    return rc;
+}
+
+/* `netfab exp mcast-workload`: the point of it all. A job's 3D-grid communicators (grid3d:16x8x8,
+ * ranks shuffled over the 1,024 endpoints of fattree:k=16, as a scheduler leaves them) all
+ * broadcasting at once, every PERIOD cycles from a root taking turns, over the trees of
+ * MINIHOP-MC, SSSP-MC or FULB-MC; the mean and p99 latency to a message's last member. */
+int exp_mcast_workload(const exp_opts *o, json_t *rows) {
+    const char *topo = "fattree:k=16", *spec = "grid3d:16x8x8";
+    nf_fabric *f;
+    nf_hops *h;
+    int rc = nf_app_fabric(topo, o->threads, &f, &h);
+    if (rc) return rc;
+    nf_groups *g = NULL;
+    nf_diag d = {{0}, 0, {0}};
+    nf_workload_opts wo = {.procs_per_node = 1, .mapping = NF_MAP_RANDOM, .seed = o->seed};
+    if ((rc = nf_groups_build(f, spec, &wo, &g, &d))) {
+        nf_hops_free(h);
+        nf_fabric_free(f);
+        return nf_app_report(rc, &d);
+    }
+    unsigned per_group = o->quick ? 5 : 50;
+    static const char *const engines[] = {"minihop", "sssp", "fulb"};
+    uint64_t *lat = malloc(((size_t)g->n * per_group + 1) * sizeof *lat);
+    if (!lat) rc = nf_app_report(NF_ENOMEM, NULL);
+    for (size_t ei = 0; ei < 3 && rc == NF_EXIT_OK; ei++) {
+        exp_progress("mcast-workload: %s", engines[ei]);
+        nf_mcast *m = NULL;
+        nf_sim *s = NULL;
+        nf_sim_config c = {.vcs = 8, .pkt_flits = 8, .seed = o->seed};
+        if ((rc = nf_mcast_route(f, h, g, nf_mcast_engine_find(engines[ei]), &m, &d)) ||
+            (rc = nf_sim_new(f, h, &c, nf_sim_routing_find("minhop"),
+                             nf_sim_traffic_find("uniform"), &s, &d)) ||
+            (rc = nf_sim_set_mcast(s, g, m))) {
+            rc = nf_app_report(rc, &d);
+            nf_sim_free(s);
+            nf_mcast_free(m);
+            break;
+        }
+        nf_mcast_stats st;
+        nf_mcast_stats_compute(f, g, m, &st);
+        uint32_t n = 0, id;
+        for (uint32_t k = 0; k < g->n && rc == NF_EXIT_OK; k++) {
+            uint32_t size = g->off[k + 1] - g->off[k];
+            if (size < 2) continue;
+            for (unsigned i = 0; i < per_group && rc == NF_EXIT_OK; i++, n++) {
+                nf_node root = g->member[g->off[k] + i % size];
+                nf_sim_msg mc = {.src = (uint32_t)(root - f->n_switches),
+                                 .bytes = 2048,
+                                 .kind = NF_SIM_MCAST,
+                                 .group = k,
+                                 .at = (uint64_t)i * PERIOD};
+                if ((rc = nf_sim_post(s, &mc, &id))) rc = nf_app_report(rc, NULL);
+            }
+        }
+        nf_sim_script_result res;
+        if (rc == NF_EXIT_OK && (rc = nf_sim_run_script(s, UINT64_MAX, &res)))
+            rc = nf_app_report(rc, NULL);
+        if (rc == NF_EXIT_OK && res.done != n) {
+            fprintf(stderr, "netfab: exp mcast-workload: %u of %u messages done\n", res.done, n);
+            rc = NF_EXIT_FAIL;
+        }
+        double sum = 0;
+        for (uint32_t i = 0; i < n && rc == NF_EXIT_OK; i++) {
+            nf_sim_msg_times t;
+            nf_sim_msg_times_of(s, i, &t);
+            lat[i] = t.done - t.released;
+            sum += (double)lat[i];
+        }
+        if (rc == NF_EXIT_OK) {
+            qsort(lat, n, sizeof *lat, cmp_u64);
+            size_t k99 = (size_t)(0.99 * n);
+            json_array_append_new(rows, json_pack("{s:s, s:f, s:I, s:I, s:I, s:I}", "engine",
+                                                  engines[ei], "lat_mean", sum / n, "lat_p99",
+                                                  (json_int_t)lat[k99 ? k99 - 1 : 0], "max_efi",
+                                                  (json_int_t)st.max_efi, "groups",
+                                                  (json_int_t)g->n, "messages", (json_int_t)n));
+        }
+        nf_sim_free(s);
+        nf_mcast_free(m);
+    }
+    free(lat);
+    nf_groups_free(g);
     nf_hops_free(h);
     nf_fabric_free(f);
     return rc;

@@ -8,7 +8,7 @@ nf=$1
 expect 0 "$nf" exp --help;                  has out "experiments:"; has out "tables"
 expect 0 "$nf" exp list;                    has out "^tables "
 expect 2 "$nf" exp;                         has err "which experiment"
-expect 2 "$nf" exp nosuch;                  has err "unknown experiment 'nosuch' (known: dual-rail, mcast-height, mcast-efi, faults, tables"
+expect 2 "$nf" exp nosuch;                  has err "unknown experiment 'nosuch' (known: dual-rail, mcast-height, mcast-efi, mcast-workload, faults, tables"
 expect 2 "$nf" exp tables list;             has err "one experiment at a time"
 expect 2 "$nf" exp tables --bogus;          has err "unknown or incomplete option '--bogus'"
 expect 2 "$nf" exp tables --threads 0;      has err "--threads wants"
