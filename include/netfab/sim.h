@@ -154,6 +154,7 @@ typedef struct nf_sim_msg {
     nf_sim_rail_mode rail;
     uint64_t at;    /* not released before this cycle */
     uint32_t group; /* NF_SIM_MCAST: the group (its source must be a member) */
+    bool by_nic;    /* issued by the NIC itself (hardware collectives): the short overhead */
 } nf_sim_msg;
 
 /* Hardware multicast: the groups g (CA members) and their trees m (any nf_mcast engine; every
@@ -200,7 +201,9 @@ typedef enum nf_sim_coll {
     NF_SIM_BCAST_BINOMIAL = 0,
     NF_SIM_ALLREDUCE_RD = 1,
     NF_SIM_ALLREDUCE_RING = 2,
-    NF_SIM_BARRIER = 3
+    NF_SIM_BARRIER = 3,
+    NF_SIM_REDUCE_BINOMIAL = 4 /* to rank 0 up the binomial tree: rank r sends to r less its
+                                * highest bit once all its children's data are in */
 } nf_sim_coll;
 
 /* Posts collective c over the endpoints ranks[0..n) (rank i is ranks[i]) with `bytes` per
@@ -209,6 +212,38 @@ typedef enum nf_sim_coll {
  * power-of-two algorithm on another n, an unknown c; NF_ENOMEM. */
 int nf_sim_post_collective(nf_sim *s, nf_sim_coll c, const uint32_t *ranks, uint32_t n,
                            uint64_t bytes, nf_sim_rail_mode rail, uint32_t *first, uint32_t *count);
+
+/* Hardware collectives (seed 001) over a software-defined logical tree on the ranks (rank i's
+ * parent is (i - 1) / fanin, rank 0 the root): each NIC sends its rank's contribution up to
+ * the parent's NIC once every child's has arrived, the reduction done in the NICs (a short
+ * message: the NIC's short overhead, no host); then the root's NIC multicasts the result over
+ * group `group` (nf_sim_set_mcast; its members should be the ranks). BCAST: the root's
+ * multicast only; REDUCE: the gather only; ALLREDUCE and BARRIER (0 bytes): both. bytes at most
+ * one packet. NF_EINVAL as nf_sim_post_collective, for fanin 0, bytes over a packet, or a group
+ * the root is not in; NF_ENOMEM. */
+typedef enum nf_sim_hw_coll {
+    NF_SIM_HW_BCAST = 0,
+    NF_SIM_HW_REDUCE = 1,
+    NF_SIM_HW_ALLREDUCE = 2,
+    NF_SIM_HW_BARRIER = 3
+} nf_sim_hw_coll;
+int nf_sim_post_hw_collective(nf_sim *s, nf_sim_hw_coll c, const uint32_t *ranks, uint32_t n,
+                              uint64_t bytes, unsigned fanin, uint32_t group, uint32_t *first,
+                              uint32_t *count);
+
+/* The result of a reduction as the NICs of that logical tree compute it: each rank combines
+ * its own value with its children's results in child order, whatever order they arrive in, so
+ * a floating-point sum is the same bits every run. AND, OR and XOR act on the int64 values. */
+typedef enum nf_sim_op {
+    NF_SIM_SUM = 0,
+    NF_SIM_MAX = 1,
+    NF_SIM_MIN = 2,
+    NF_SIM_AND = 3,
+    NF_SIM_OR = 4,
+    NF_SIM_XOR = 5
+} nf_sim_op;
+double nf_sim_tree_reduce_f64(const double *v, uint32_t n, unsigned fanin, nf_sim_op op);
+int64_t nf_sim_tree_reduce_i64(const int64_t *v, uint32_t n, unsigned fanin, nf_sim_op op);
 
 typedef struct nf_sim_script_result {
     uint64_t cycles;    /* until the last completion (or the stop) */

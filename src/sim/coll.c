@@ -27,7 +27,7 @@ int nf_sim_post_collective(nf_sim *s, nf_sim_coll c, const uint32_t *ranks, uint
                            uint64_t bytes, nf_sim_rail_mode rail, uint32_t *first,
                            uint32_t *count) {
     uint32_t E = nf_sim_endpoints(s);
-    if (n < 2 || (unsigned)c > NF_SIM_BARRIER) return NF_EINVAL;
+    if (n < 2 || (unsigned)c > NF_SIM_REDUCE_BINOMIAL) return NF_EINVAL;
     if ((c == NF_SIM_ALLREDUCE_RD || c == NF_SIM_BARRIER) && !pow2(n)) return NF_EINVAL;
     uint8_t *seen = nf__calloc(E, 1);
     /* got[r]: the message that last brought data to rank r, or UINT32_MAX (none yet) */
@@ -69,6 +69,23 @@ int nf_sim_post_collective(nf_sim *s, nf_sim_coll c, const uint32_t *ranks, uint
             for (uint32_t r = 0; r < n; r++)
                 got[r] = next[r];
         }
+    } else if (c == NF_SIM_REDUCE_BINOMIAL) { /* each rank's message after its children's */
+        uint32_t *msg = nf__malloc((size_t)n * sizeof *msg);
+        if (!msg) {
+            rc = NF_ENOMEM;
+            goto out;
+        }
+        for (uint32_t r = 1; r < n && !rc; r++) {
+            uint32_t parent = r & ~(1u << (31 - __builtin_clz(r)));
+            if ((rc = send(s, ranks, r, parent, bytes, rail, &msg[r]))) break;
+            if (!any) *first = msg[r], any = true;
+            n_msg++;
+        }
+        for (uint32_t r = 1; r < n && !rc; r++) {
+            uint32_t parent = r & ~(1u << (31 - __builtin_clz(r)));
+            if (parent) rc = nf_sim_after(s, msg[r], msg[parent]);
+        }
+        nf__free(msg);
     } else { /* ring: reduce-scatter, then allgather */
         uint64_t chunk = (bytes + n - 1) / n;
         for (uint32_t t = 0; t < 2 * (n - 1); t++) {
@@ -85,4 +102,97 @@ out:
     nf__free(next);
     if (!rc) *count = n_msg;
     return rc;
+}
+
+/* ---- hardware collectives ------------------------------------------------------------------- */
+
+int nf_sim_post_hw_collective(nf_sim *s, nf_sim_hw_coll c, const uint32_t *ranks, uint32_t n,
+                              uint64_t bytes, unsigned fanin, uint32_t group, uint32_t *first,
+                              uint32_t *count) {
+    const nf_sim_config *cf = nf__sim_config(s);
+    uint32_t E = nf_sim_endpoints(s), recv;
+    if (n < 2 || fanin == 0 || (unsigned)c > NF_SIM_HW_BARRIER ||
+        bytes > (uint64_t)cf->flit_bytes * cf->pkt_flits)
+        return NF_EINVAL;
+    if (c != NF_SIM_HW_REDUCE && nf__sim_group_receivers(s, group, ranks[0], &recv))
+        return NF_EINVAL;
+    uint8_t *seen = nf__calloc(E, 1);
+    uint32_t *msg = nf__malloc((size_t)n * sizeof *msg);
+    int rc = seen && msg ? NF_OK : NF_ENOMEM;
+    for (uint32_t i = 0; i < n && !rc; i++) {
+        if (ranks[i] >= E || seen[ranks[i]])
+            rc = NF_EINVAL;
+        else
+            seen[ranks[i]] = 1;
+    }
+    uint32_t n_msg = 0, id;
+    bool gather = c != NF_SIM_HW_BCAST;
+    uint64_t len = c == NF_SIM_HW_BARRIER ? 0 : bytes;
+    for (uint32_t r = 1; gather && r < n && !rc; r++) { /* up the tree, NIC to NIC */
+        nf_sim_msg m = {.src = ranks[r],
+                        .dst = ranks[(r - 1) / fanin],
+                        .bytes = len,
+                        .kind = NF_SIM_SHORT,
+                        .by_nic = true};
+        if ((rc = nf_sim_post(s, &m, &msg[r]))) break;
+        if (!n_msg++) *first = msg[r];
+    }
+    for (uint32_t r = 1; gather && r < n && !rc; r++)
+        if ((r - 1) / fanin) rc = nf_sim_after(s, msg[r], msg[(r - 1) / fanin]);
+    if (!rc && c != NF_SIM_HW_REDUCE) { /* the root's multicast, after its children */
+        nf_sim_msg m = {
+            .src = ranks[0], .bytes = len, .kind = NF_SIM_MCAST, .group = group, .by_nic = true};
+        if (!(rc = nf_sim_post(s, &m, &id))) {
+            if (!n_msg++) *first = id;
+            for (uint32_t r = 1; gather && r <= fanin && r < n && !rc; r++)
+                rc = nf_sim_after(s, msg[r], id);
+        }
+    }
+    nf__free(seen);
+    nf__free(msg);
+    if (!rc) *count = n_msg;
+    return rc;
+}
+
+static double op_f64(double a, double b, nf_sim_op op) {
+    switch (op) {
+    case NF_SIM_MAX: return a > b ? a : b;
+    case NF_SIM_MIN: return a < b ? a : b;
+    default: return a + b;
+    }
+}
+
+static int64_t op_i64(int64_t a, int64_t b, nf_sim_op op) {
+    switch (op) {
+    case NF_SIM_MAX: return a > b ? a : b;
+    case NF_SIM_MIN: return a < b ? a : b;
+    case NF_SIM_AND: return a & b;
+    case NF_SIM_OR: return a | b;
+    case NF_SIM_XOR: return a ^ b;
+    default: return (int64_t)((uint64_t)a + (uint64_t)b); /* wraps, as the hardware's adder */
+    }
+}
+
+/* Rank r's result: its own value, then each child's result in child order (children
+ * fanin * r + 1 .. fanin * r + fanin); by recursion, depth log_fanin n. */
+static double tree_f64(const double *v, uint32_t n, unsigned fanin, nf_sim_op op, uint32_t r) {
+    double acc = v[r];
+    for (uint64_t c = (uint64_t)fanin * r + 1; c <= (uint64_t)fanin * r + fanin && c < n; c++)
+        acc = op_f64(acc, tree_f64(v, n, fanin, op, (uint32_t)c), op);
+    return acc;
+}
+
+static int64_t tree_i64(const int64_t *v, uint32_t n, unsigned fanin, nf_sim_op op, uint32_t r) {
+    int64_t acc = v[r];
+    for (uint64_t c = (uint64_t)fanin * r + 1; c <= (uint64_t)fanin * r + fanin && c < n; c++)
+        acc = op_i64(acc, tree_i64(v, n, fanin, op, (uint32_t)c), op);
+    return acc;
+}
+
+double nf_sim_tree_reduce_f64(const double *v, uint32_t n, unsigned fanin, nf_sim_op op) {
+    return n && fanin ? tree_f64(v, n, fanin, op, 0) : 0.0;
+}
+
+int64_t nf_sim_tree_reduce_i64(const int64_t *v, uint32_t n, unsigned fanin, nf_sim_op op) {
+    return n && fanin ? tree_i64(v, n, fanin, op, 0) : 0;
 }

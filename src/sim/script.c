@@ -129,8 +129,8 @@ static heap_ent heap_pop(nf__script *sc) {
     return top;
 }
 
-static uint64_t overhead(const nf_sim_config *c, nf_sim_msg_kind k) {
-    return k == NF_SIM_SHORT ? c->nic_short_cycles : c->nic_msg_cycles;
+static uint64_t overhead(const nf_sim_config *c, const nf_sim_msg *m) {
+    return m->kind == NF_SIM_SHORT || m->by_nic ? c->nic_short_cycles : c->nic_msg_cycles;
 }
 
 int nf__script_begin(nf__script *sc, nf_sim *s) {
@@ -165,7 +165,7 @@ int nf__script_begin(nf__script *sc, nf_sim *s) {
         sc->t[i] =
             (nf_sim_msg_times){UINT64_MAX, UINT64_MAX, UINT64_MAX, data_packets(c, &sc->m[i])};
         if (sc->preds[i]) continue;
-        uint64_t at = sc->m[i].at + overhead(c, sc->m[i].kind);
+        uint64_t at = sc->m[i].at + overhead(c, &sc->m[i]);
         if (heap_push(sc, (heap_ent){at, (uint32_t)i, PH_DATA})) return NF_ENOMEM;
     }
     return NF_OK;
@@ -198,9 +198,8 @@ static int phase_done(nf__script *sc, nf_sim *s, uint32_t i, uint64_t now) {
     for (uint32_t k = sc->succ_off[i]; k < sc->succ_off[i + 1]; k++) {
         uint32_t j = sc->succ[k];
         if (--sc->preds[j]) continue;
-        uint64_t at = now + overhead(c, sc->m[j].kind);
-        if (sc->m[j].at + overhead(c, sc->m[j].kind) > at)
-            at = sc->m[j].at + overhead(c, sc->m[j].kind);
+        uint64_t at = now + overhead(c, &sc->m[j]);
+        if (sc->m[j].at + overhead(c, &sc->m[j]) > at) at = sc->m[j].at + overhead(c, &sc->m[j]);
         int rc = heap_push(sc, (heap_ent){at, j, PH_DATA});
         if (rc) return rc;
     }
@@ -229,7 +228,7 @@ int nf__script_release(nf__script *sc, nf_sim *s) {
         if (e.phase == PH_DATA) {
             /* released when due (its `at`, its last dependence done); its NIC's overhead
              * after that, the packets go to the NIC's queue */
-            sc->t[e.id].released = e.at - overhead(nf__sim_config(s), m->kind);
+            sc->t[e.id].released = e.at - overhead(nf__sim_config(s), m);
             sc->in_phase++;
             if (m->kind == NF_SIM_READ) npk = 1; /* the request */
         } else {

@@ -833,6 +833,77 @@ static void test_mcast_hw(void **state) {
     }
 }
 
+/* Hardware collectives on one switch of 8 endpoints, fan-in 2 (rank r's parent (r - 1) / 2),
+ * 1-flit short messages (8 cycles of NIC work, 5 on the wire): ranks 4..7 send at 8 and arrive
+ * at 13 (5 and 6 both to rank 2: the second at 14); rank 3 (child 7) sends at 21, in at 26;
+ * rank 2 at 22, in at 27; rank 1 (children 3, 4) at 34, in at 39; the root, its children in,
+ * multicasts at 47 to all seven at once: 52. Reduce ends at 39; broadcast alone 8 + 5 = 13.
+ * Binomial reduce in software: 7 messages, the last in at 39 as well. Then the values. */
+static void test_collectives_hw(void **state) {
+    (void)state;
+    rig r = make("torus:1,c=8", "minhop", "uniform", (nf_sim_config){.vcs = 2, .seed = 1});
+    nf_node S = r.f->n_switches, mem[8];
+    for (unsigned i = 0; i < 8; i++)
+        mem[i] = S + i;
+    uint32_t off[2] = {0, 8}, ranks[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+    nf_groups g = {.n = 1, .off = off, .member = mem};
+    nf_mcast *m = route_groups(&r, &g, "minihop");
+    assert_int_equal(nf_sim_set_mcast(r.s, &g, m), 0);
+    static const struct {
+        nf_sim_hw_coll c;
+        uint32_t msgs;
+        uint64_t done;
+    } want[] = {{NF_SIM_HW_ALLREDUCE, 8, 52},
+                {NF_SIM_HW_REDUCE, 7, 39},
+                {NF_SIM_HW_BCAST, 1, 13},
+                {NF_SIM_HW_BARRIER, 8, 52}};
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        nf_sim_script_clear(r.s);
+        uint32_t first = 99, n = 0;
+        assert_int_equal(nf_sim_post_hw_collective(r.s, want[i].c, ranks, 8, 8, 2, 0, &first, &n),
+                         0);
+        nf_sim_script_result res;
+        assert_int_equal(nf_sim_run_script(r.s, 100000, &res), 0);
+        if (first != 0 || n != want[i].msgs || res.done != n || res.cycles != want[i].done)
+            fail_msg("hw collective %d: %u messages, done %u at %llu", (int)want[i].c, n, res.done,
+                     (unsigned long long)res.cycles);
+    }
+    nf_sim_script_clear(r.s);
+    uint32_t first, n;
+    assert_int_equal(
+        nf_sim_post_collective(r.s, NF_SIM_REDUCE_BINOMIAL, ranks, 8, 8, NF_SIM_RAIL0, &first, &n),
+        0);
+    nf_sim_script_result res;
+    assert_int_equal(nf_sim_run_script(r.s, 100000, &res), 0);
+    if (n != 7 || res.done != 7 || res.cycles != 39)
+        fail_msg("sw reduce: %u messages, done at %llu", n, (unsigned long long)res.cycles);
+    assert_int_equal(
+        nf_sim_post_hw_collective(r.s, NF_SIM_HW_ALLREDUCE, ranks, 8, 33, 2, 0, &first, &n),
+        NF_EINVAL); /* over one 32-byte packet */
+    assert_int_equal(
+        nf_sim_post_hw_collective(r.s, NF_SIM_HW_ALLREDUCE, ranks, 8, 8, 0, 0, &first, &n),
+        NF_EINVAL);
+    assert_int_equal(nf_sim_post_hw_collective(r.s, NF_SIM_HW_BCAST, ranks, 8, 8, 2, 5, &first, &n),
+                     NF_EINVAL); /* no group 5 */
+    nf_mcast_free(m);
+    unmake(&r);
+    /* the NICs' arithmetic on {1e16, 1, -1e16, 1}: with fan-in 2 rank 1 adds its child 3
+     * (1 + 1 = 2) and the root (1e16 + 2) + -1e16 = 2 exactly; with fan-in 3 the root adds its
+     * children in order, ((1e16 + 1) + -1e16) + 1 = 1 (1e16 + 1 rounds to 1e16): the tree, not
+     * the arrival order, fixes the bits */
+    double v[4] = {1e16, 1.0, -1e16, 1.0};
+    assert_true(nf_sim_tree_reduce_f64(v, 4, 2, NF_SIM_SUM) == 2.0);
+    assert_true(nf_sim_tree_reduce_f64(v, 4, 3, NF_SIM_SUM) == 1.0);
+    assert_true(nf_sim_tree_reduce_f64(v, 4, 2, NF_SIM_MAX) == 1e16);
+    assert_true(nf_sim_tree_reduce_f64(v, 4, 2, NF_SIM_MIN) == -1e16);
+    int64_t iv[5] = {0x0f, 0x3c, 0x55, 0xf0, 7};
+    assert_int_equal(nf_sim_tree_reduce_i64(iv, 5, 2, NF_SIM_AND), 0x0f & 0x3c & 0x55 & 0xf0 & 7);
+    assert_int_equal(nf_sim_tree_reduce_i64(iv, 5, 2, NF_SIM_OR), 0xff);
+    assert_int_equal(nf_sim_tree_reduce_i64(iv, 5, 2, NF_SIM_XOR), 0x0f ^ 0x3c ^ 0x55 ^ 0xf0 ^ 7);
+    assert_int_equal(nf_sim_tree_reduce_i64(iv, 5, 2, NF_SIM_SUM), 0x0f + 0x3c + 0x55 + 0xf0 + 7);
+    assert_int_equal(nf_sim_tree_reduce_i64(iv, 5, 4, NF_SIM_MAX), 0xf0);
+}
+
 /* Every traffic pattern and routing runs where it applies, below saturation at a light load. */
 static void test_patterns_run(void **state) {
     (void)state;
@@ -969,6 +1040,7 @@ int main(void) {
         cmocka_unit_test(test_fail_during_run),
         cmocka_unit_test(test_collectives_sw),
         cmocka_unit_test(test_mcast_hw),
+        cmocka_unit_test(test_collectives_hw),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
