@@ -38,6 +38,7 @@ int exp_dual_rail(const exp_opts *o, json_t *rows);
 int exp_mcast_height(const exp_opts *o, json_t *rows);
 int exp_mcast_efi(const exp_opts *o, json_t *rows);
 int exp_mcast_workload(const exp_opts *o, json_t *rows);
+int exp_collectives(const exp_opts *o, json_t *rows);
 
 /* A line on stderr saying what runs now, when stderr is a terminal. */
 void exp_progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -238,7 +238,7 @@ int exp_mcast_workload(const exp_opts *o, json_t *rows) {
         nf_fabric_free(f);
         return nf_app_report(rc, &d);
     }
-    unsigned per_group = o->quick ? 5 : 50;
+    unsigned per_group = o->quick ? 2 : 50;
     static const char *const engines[] = {"minihop", "sssp", "fulb"};
     uint64_t *lat = malloc(((size_t)g->n * per_group + 1) * sizeof *lat);
     if (!lat) rc = nf_app_report(NF_ENOMEM, NULL);

@@ -8,7 +8,7 @@ nf=$1
 expect 0 "$nf" exp --help;                  has out "experiments:"; has out "tables"
 expect 0 "$nf" exp list;                    has out "^tables "
 expect 2 "$nf" exp;                         has err "which experiment"
-expect 2 "$nf" exp nosuch;                  has err "unknown experiment 'nosuch' (known: dual-rail, mcast-height, mcast-efi, mcast-workload, faults, tables"
+expect 2 "$nf" exp nosuch;                  has err "unknown experiment 'nosuch' (known: dual-rail, mcast-height, mcast-efi, mcast-workload, collectives, faults, tables"
 expect 2 "$nf" exp tables list;             has err "one experiment at a time"
 expect 2 "$nf" exp tables --bogus;          has err "unknown or incomplete option '--bogus'"
 expect 2 "$nf" exp tables --threads 0;      has err "--threads wants"
@@ -57,4 +57,16 @@ tr -d ' \n' <"$tmp/out" >"$tmp/flat"
 grep -q '"efi":1,"msg_bytes":8,"lat_mean":52.0' "$tmp/flat" && ok || bad "EFI 1, 8 bytes"
 grep -q '"efi":1,"msg_bytes":2048,"lat_mean":108.0' "$tmp/flat" && ok || bad "EFI 1, 2 KB"
 awk '/"msg_bytes": 2048/ { getline; v = $2 + 0; if (v < last) bad = 1; last = v } END { exit bad }' "$tmp/out" && ok || bad "2 KB latency grows with EFI"
+# collectives: hardware broadcast is one multicast (21 cycles for 16 ranks: 8 of NIC work,
+# then leaf, spine, leaf); every op has a hw row and its software rows, for 16..128 ranks
+expect 0 "$nf" exp collectives --quick --json
+tr -d ' \n' <"$tmp/out" >"$tmp/flat"
+grep -q '"op":"broadcast","impl":"hw","algorithm":"tree+multicast","nodes":16,"lat_mean":21.0' "$tmp/flat" && ok || bad "hw broadcast"
+[ "$(grep -c '"impl": "hw"' "$tmp/out")" = 16 ] && ok || bad "16 hw rows"
+[ "$(grep -c '"impl": "sw"' "$tmp/out")" = 20 ] && ok || bad "20 sw rows"
+# mcast-workload: FULB-MC's trees load a link far less than MINIHOP-MC's, and its multicasts
+# arrive far sooner
+expect 0 "$nf" exp mcast-workload --quick
+mh=$(awk '$1 == "minihop" { print $2, $4 }' "$tmp/out") fu=$(awk '$1 == "fulb" { print $2, $4 }' "$tmp/out")
+awk -v a="$mh" -v b="$fu" 'BEGIN { split(a, x, " "); split(b, y, " "); exit !(y[1] * 10 < x[1] && y[2] * 4 < x[2]) }' && ok || bad "fulb ($fu) vs minihop ($mh): latency, max EFI"
 finish

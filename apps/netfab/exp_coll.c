@@ -1,0 +1,103 @@
+/* `netfab exp collectives`: seed 001's hardware collectives against the same collectives made of
+ * point-to-point messages, on fattree:k=16 (1,024 endpoints), for 16 .. 512 ranks on the first
+ * endpoints: barrier, broadcast, reduce and allreduce of 8 bytes; hardware: gather up a logical
+ * tree of fan-in 4 with the reduction in the NICs, the root's multicast down the group's FULB
+ * tree; software: binomial broadcast and reduce, recursive-doubling barrier, recursive-doubling
+ * and ring allreduce. The latency of one collective on an idle fabric (the simulator has no
+ * noise: one run is the mean) and its link traffic (flits over switch-to-switch links). */
+#include "cmd.h"
+#include "exp.h"
+#include "netfab/gen.h"
+#include "netfab/groups.h"
+#include "netfab/hops.h"
+#include "netfab/mcast.h"
+#include "netfab/sim.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+enum { FANIN = 4 };
+
+static int run_one(nf_sim *s, json_t *rows, const char *op, const char *impl, const char *alg,
+                   uint32_t n) {
+    nf_sim_script_result res;
+    int rc = nf_sim_run_script(s, UINT64_MAX, &res);
+    if (rc) return nf_app_report(rc, NULL);
+    if (res.deadlock || res.unfinished) {
+        fprintf(stderr, "netfab: exp collectives: %s %s on %u ranks did not complete\n", op, alg,
+                n);
+        return NF_EXIT_FAIL;
+    }
+    json_array_append_new(rows,
+                          json_pack("{s:s, s:s, s:s, s:I, s:f, s:I}", "op", op, "impl", impl,
+                                    "algorithm", alg, "nodes", (json_int_t)n, "lat_mean",
+                                    (double)res.cycles, "link_flits", (json_int_t)res.flit_hops));
+    return NF_EXIT_OK;
+}
+
+int exp_collectives(const exp_opts *o, json_t *rows) {
+    const char *topo = "fattree:k=16";
+    nf_fabric *f;
+    nf_hops *h;
+    int rc = nf_app_fabric(topo, o->threads, &f, &h);
+    if (rc) return rc;
+    uint32_t max_n = o->quick ? 128 : 512;
+    uint32_t *ranks = malloc(max_n * sizeof *ranks);
+    nf_node *mem = malloc(max_n * sizeof *mem);
+    if (!ranks || !mem) rc = nf_app_report(NF_ENOMEM, NULL);
+    static const struct {
+        const char *op;
+        nf_sim_hw_coll hw;
+        nf_sim_coll sw[2];
+        const char *alg[2];
+        unsigned n_sw;
+    } ops[] = {
+        {"barrier", NF_SIM_HW_BARRIER, {NF_SIM_BARRIER}, {"recursive doubling"}, 1},
+        {"broadcast", NF_SIM_HW_BCAST, {NF_SIM_BCAST_BINOMIAL}, {"binomial"}, 1},
+        {"reduce", NF_SIM_HW_REDUCE, {NF_SIM_REDUCE_BINOMIAL}, {"binomial"}, 1},
+        {"allreduce",
+         NF_SIM_HW_ALLREDUCE,
+         {NF_SIM_ALLREDUCE_RD, NF_SIM_ALLREDUCE_RING},
+         {"recursive doubling", "ring"},
+         2},
+    };
+    for (uint32_t n = 16; n <= max_n && rc == NF_EXIT_OK; n *= 2) {
+        exp_progress("collectives: %u ranks", n);
+        for (uint32_t i = 0; i < n; i++)
+            ranks[i] = i, mem[i] = f->n_switches + i;
+        uint32_t off[2] = {0, n};
+        nf_groups g = {.n = 1, .off = off, .member = mem};
+        nf_mcast *m = NULL;
+        nf_sim *s = NULL;
+        nf_diag d = {{0}, 0, {0}};
+        nf_sim_config c = {.vcs = 8, .seed = o->seed}; /* 1-flit packets of 32 bytes */
+        if ((rc = nf_mcast_route(f, h, &g, nf_mcast_engine_find("fulb"), &m, &d)) ||
+            (rc = nf_sim_new(f, h, &c, nf_sim_routing_find("minhop"),
+                             nf_sim_traffic_find("uniform"), &s, &d)) ||
+            (rc = nf_sim_set_mcast(s, &g, m)))
+            rc = nf_app_report(rc, &d);
+        for (size_t k = 0; k < sizeof ops / sizeof ops[0] && rc == NF_EXIT_OK; k++) {
+            uint32_t first, cnt;
+            nf_sim_script_clear(s);
+            if ((rc = nf_sim_post_hw_collective(s, ops[k].hw, ranks, n, 8, FANIN, 0, &first,
+                                                &cnt)) ||
+                (rc = run_one(s, rows, ops[k].op, "hw", "tree + multicast", n)))
+                break;
+            for (unsigned a = 0; a < ops[k].n_sw && rc == NF_EXIT_OK; a++) {
+                nf_sim_script_clear(s);
+                if ((rc = nf_sim_post_collective(s, ops[k].sw[a], ranks, n, 8, NF_SIM_RAIL0, &first,
+                                                 &cnt)))
+                    rc = nf_app_report(rc, NULL);
+                else
+                    rc = run_one(s, rows, ops[k].op, "sw", ops[k].alg[a], n);
+            }
+        }
+        nf_sim_free(s);
+        nf_mcast_free(m);
+    }
+    free(ranks);
+    free(mem);
+    nf_hops_free(h);
+    nf_fabric_free(f);
+    return rc;
+}
