@@ -35,6 +35,8 @@ if [ -n "${BOOKSIM:-}" ]; then
     sh "$(dirname "$0")/bench_booksim_dragonfly.sh" "$BOOKSIM" "$(dirname "$0")/../docs/img/dragonfly"
 fi
 echo
-echo "## Experiments (netfab exp, full)"
-"$build/netfab" exp tables
-"$build/netfab" exp faults
+echo "## Experiments (netfab exp, full; plots in docs/img/exp)"
+for e in dual-rail mcast-height mcast-efi mcast-workload collectives tables faults; do
+    echo "### $e"
+    "$build/netfab" exp "$e" --plot "$(dirname "$0")/../docs/img/exp/$e.png"
+done

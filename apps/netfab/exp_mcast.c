@@ -11,6 +11,7 @@
 #include "netfab/mcast.h"
 #include "netfab/sim.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,33 @@
 static int cmp_u64(const void *a, const void *b) {
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
     return x < y ? -1 : x > y;
+}
+
+/* Runs the script of n messages (ids 0..n-1) on s; their mean latency, release to completion,
+ * and the 99th percentile (the ceil(0.99 n)-th smallest) into *mean, *p99 (lat: room for n).
+ * NF_EXIT_OK, or the exit status after saying why. */
+static int run_latencies(nf_sim *s, const char *exp, uint32_t n, uint64_t *lat, double *mean,
+                         uint64_t *p99) {
+    nf_sim_script_result res;
+    int rc = nf_sim_run_script(s, UINT64_MAX, &res);
+    if (rc) return nf_app_report(rc, NULL);
+    if (res.done != n) {
+        fprintf(stderr, "netfab: exp %s: %u of %u messages done%s\n", exp, res.done, n,
+                res.deadlock ? " (deadlock)" : "");
+        return NF_EXIT_FAIL;
+    }
+    double sum = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        nf_sim_msg_times t;
+        nf_sim_msg_times_of(s, i, &t);
+        lat[i] = t.done - t.released;
+        sum += (double)lat[i];
+    }
+    qsort(lat, n, sizeof *lat, cmp_u64);
+    size_t k = (size_t)ceil(0.99 * n);
+    *mean = n ? sum / n : 0;
+    *p99 = n ? lat[k ? k - 1 : 0] : 0;
+    return NF_EXIT_OK;
 }
 
 int exp_mcast_height(const exp_opts *o, json_t *rows) {
@@ -67,34 +95,14 @@ int exp_mcast_height(const exp_opts *o, json_t *rows) {
                     rc = nf_app_report(rc, NULL);
                 prev = id;
             }
-            nf_sim_script_result res;
-            if (rc == NF_EXIT_OK && (rc = nf_sim_run_script(s, UINT64_MAX, &res)))
-                rc = nf_app_report(rc, NULL);
-            if (getenv("NFDBG")) {
-                nf_sim_counts kk;
-                nf_sim_get_counts(s, &kk);
-                fprintf(stderr, "DBG cycles %llu done %u dead %d\n", (unsigned long long)res.cycles,
-                        res.done, res.deadlock);
-            }
-            if (rc == NF_EXIT_OK && res.done != count) {
-                fprintf(stderr, "netfab: exp mcast-height: %u of %u messages done%s\n", res.done,
-                        count, res.deadlock ? " (deadlock)" : "");
-                rc = NF_EXIT_FAIL;
-            }
-            double sum = 0;
-            for (unsigned i = 0; i < count && rc == NF_EXIT_OK; i++) {
-                nf_sim_msg_times t;
-                nf_sim_msg_times_of(s, i, &t);
-                lat[i] = t.done - t.released;
-                sum += (double)lat[i];
-            }
+            double mean = 0;
+            uint64_t p99 = 0;
+            if (rc == NF_EXIT_OK) rc = run_latencies(s, "mcast-height", count, lat, &mean, &p99);
             if (rc != NF_EXIT_OK) break;
-            qsort(lat, count, sizeof *lat, cmp_u64);
-            json_array_append_new(
-                rows, json_pack("{s:I, s:I, s:f, s:I, s:I}", "height", (json_int_t)shapes[k].height,
-                                "msg_bytes", (json_int_t)sizes[z], "lat_mean", sum / count,
-                                "lat_p99", (json_int_t)lat[(size_t)(0.99 * count) - 1], "messages",
-                                (json_int_t)count));
+            json_array_append_new(rows, json_pack("{s:I, s:I, s:f, s:I, s:I}", "height",
+                                                  (json_int_t)shapes[k].height, "msg_bytes",
+                                                  (json_int_t)sizes[z], "lat_mean", mean, "lat_p99",
+                                                  (json_int_t)p99, "messages", (json_int_t)count));
         }
         nf_sim_free(s);
         nf_mcast_free(m);
@@ -182,27 +190,14 @@ int exp_mcast_efi(const exp_opts *o, json_t *rows) {
                     if ((rc = nf_sim_post(s, &mc, &id))) rc = nf_app_report(rc, NULL);
                     n++;
                 }
-            nf_sim_script_result res;
-            if (rc == NF_EXIT_OK && (rc = nf_sim_run_script(s, UINT64_MAX, &res)))
-                rc = nf_app_report(rc, NULL);
-            if (rc == NF_EXIT_OK && res.done != n) {
-                fprintf(stderr, "netfab: exp mcast-efi: %u of %u messages done\n", res.done, n);
-                rc = NF_EXIT_FAIL;
-            }
-            double sum = 0;
-            for (uint32_t i = 0; i < n && rc == NF_EXIT_OK; i++) {
-                nf_sim_msg_times t;
-                nf_sim_msg_times_of(s, i, &t);
-                lat[i] = t.done - t.released;
-                sum += (double)lat[i];
-            }
+            double mean = 0;
+            uint64_t p99 = 0;
+            if (rc == NF_EXIT_OK) rc = run_latencies(s, "mcast-efi", n, lat, &mean, &p99);
             if (rc != NF_EXIT_OK) break;
-            qsort(lat, n, sizeof *lat, cmp_u64);
-            size_t k99 = (size_t)(0.99 * n);
-            json_array_append_new(
-                rows, json_pack("{s:I, s:I, s:f, s:I, s:I}", "efi", (json_int_t)k, "msg_bytes",
-                                (json_int_t)sizes[z], "lat_mean", sum / n, "lat_p99",
-                                (json_int_t)lat[k99 ? k99 - 1 : 0], "messages", (json_int_t)n));
+            json_array_append_new(rows,
+                                  json_pack("{s:I, s:I, s:f, s:I, s:I}", "efi", (json_int_t)k,
+                                            "msg_bytes", (json_int_t)sizes[z], "lat_mean", mean,
+                                            "lat_p99", (json_int_t)p99, "messages", (json_int_t)n));
         }
         nf_sim_free(s);
         nf_mcast_free(one);
@@ -272,29 +267,14 @@ int exp_mcast_workload(const exp_opts *o, json_t *rows) {
                 if ((rc = nf_sim_post(s, &mc, &id))) rc = nf_app_report(rc, NULL);
             }
         }
-        nf_sim_script_result res;
-        if (rc == NF_EXIT_OK && (rc = nf_sim_run_script(s, UINT64_MAX, &res)))
-            rc = nf_app_report(rc, NULL);
-        if (rc == NF_EXIT_OK && res.done != n) {
-            fprintf(stderr, "netfab: exp mcast-workload: %u of %u messages done\n", res.done, n);
-            rc = NF_EXIT_FAIL;
-        }
-        double sum = 0;
-        for (uint32_t i = 0; i < n && rc == NF_EXIT_OK; i++) {
-            nf_sim_msg_times t;
-            nf_sim_msg_times_of(s, i, &t);
-            lat[i] = t.done - t.released;
-            sum += (double)lat[i];
-        }
-        if (rc == NF_EXIT_OK) {
-            qsort(lat, n, sizeof *lat, cmp_u64);
-            size_t k99 = (size_t)(0.99 * n);
-            json_array_append_new(rows, json_pack("{s:s, s:f, s:I, s:I, s:I, s:I}", "engine",
-                                                  engines[ei], "lat_mean", sum / n, "lat_p99",
-                                                  (json_int_t)lat[k99 ? k99 - 1 : 0], "max_efi",
-                                                  (json_int_t)st.max_efi, "groups",
-                                                  (json_int_t)g->n, "messages", (json_int_t)n));
-        }
+        double mean = 0;
+        uint64_t p99 = 0;
+        if (rc == NF_EXIT_OK) rc = run_latencies(s, "mcast-workload", n, lat, &mean, &p99);
+        if (rc == NF_EXIT_OK)
+            json_array_append_new(
+                rows, json_pack("{s:s, s:f, s:I, s:I, s:I, s:I}", "engine", engines[ei], "lat_mean",
+                                mean, "lat_p99", (json_int_t)p99, "max_efi", (json_int_t)st.max_efi,
+                                "groups", (json_int_t)g->n, "messages", (json_int_t)n));
         nf_sim_free(s);
         nf_mcast_free(m);
     }

@@ -1095,6 +1095,19 @@ static uint64_t mc_row(const nf_sim *s, uint32_t g, nf_node sw) {
     return lo < s->mc_off[g + 1] && s->mc_sw[lo] == sw ? s->mc_mask[lo] : 0;
 }
 
+/* The head flit of input VC v of port gi has left (crossed, or been discarded): its slot is
+ * free and its credit leaves upstream, shared slots given back first. */
+static int free_slot(nf_sim *s, worker *b, nf_node sw, nf_gport gi, unsigned v) {
+    port *pi = PT(s, gi);
+    ivc *iv = &IV(s, pi)[v];
+    iv->count--;
+    if (--pi->occ == 0) s->imask[sw] &= ~(1ULL << (gi - s->f->port_off[sw]));
+    uint8_t kind = iv->sh ? 1 : 0;
+    if (kind) iv->sh--;
+    return push_event(s, b, pi->peer_own, s->now + s->c.credit_delay + pi->lat,
+                      (event){.port = pi->back, .pkt = NO_PKT, .vc = (uint8_t)v, .flags = kind});
+}
+
 static void oq_push(nf_sim *s, port *po, nf_gport go, uint32_t id, uint8_t vc, uint8_t flags);
 static void next_head(nf_sim *s, nf_gport gi, unsigned v, ivc *iv);
 
@@ -1154,14 +1167,9 @@ static int traverse_mc(nf_sim *s, worker *b, nf_node sw, nf_gport gi, unsigned v
     uint64_t mask = s->mc_left[x];
     const uint32_t *ids = s->mc_ids + x * s->mc_fan;
     bool head = iv->out == 0, tail = ++iv->out == s->c.pkt_flits;
-    iv->count--;
-    nf_gport g0 = s->f->port_off[sw];
-    if (--pi->occ == 0) s->imask[sw] &= ~(1ULL << (gi - g0));
-    uint8_t kind = iv->sh ? 1 : 0;
-    if (kind) iv->sh--;
-    int rc = push_event(s, b, pi->peer_own, s->now + s->c.credit_delay + pi->lat,
-                        (event){.port = pi->back, .pkt = NO_PKT, .vc = (uint8_t)v, .flags = kind});
+    int rc = free_slot(s, b, sw, gi, v);
     if (rc) return rc;
+    nf_gport g0 = s->f->port_off[sw];
     unsigned j = 0;
     for (uint64_t m = mask; m; m &= m - 1, j++) {
         unsigned o = (unsigned)__builtin_ctzll(m);
@@ -1354,13 +1362,7 @@ static int drop_flit(nf_sim *s, worker *b, nf_node sw, nf_gport gi, unsigned v) 
     port *pi = PT(s, gi);
     ivc *iv = &IV(s, pi)[v];
     bool tail = ++iv->out == s->c.pkt_flits;
-    iv->count--;
-    nf_gport g0 = s->f->port_off[sw];
-    if (--pi->occ == 0) s->imask[sw] &= ~(1ULL << (gi - g0));
-    uint8_t kind = iv->sh ? 1 : 0;
-    if (kind) iv->sh--;
-    int rc = push_event(s, b, pi->peer_own, s->now + s->c.credit_delay + pi->lat,
-                        (event){.port = pi->back, .pkt = NO_PKT, .vc = (uint8_t)v, .flags = kind});
+    int rc = free_slot(s, b, sw, gi, v);
     if (rc) return rc;
     b->dropped++;
     if (!tail) return NF_OK;
@@ -1382,14 +1384,8 @@ static int traverse(nf_sim *s, worker *b, nf_node sw, nf_gport gi, unsigned v, n
     uint32_t id = iv->head_pkt;
     bool head = iv->out == 0; /* the first flit of its packet to leave this VC */
     bool tail = ++iv->out == s->c.pkt_flits;
-    iv->count--;
-    nf_gport g0 = s->f->port_off[sw];
-    if (--pi->occ == 0) s->imask[sw] &= ~(1ULL << (gi - g0));
-    s->omask[sw] |= 1ULL << (go - g0);
-    uint8_t kind = iv->sh ? 1 : 0; /* shared slots are given back first */
-    if (kind) iv->sh--;
-    int rc = push_event(s, b, pi->peer_own, s->now + s->c.credit_delay + pi->lat,
-                        (event){.port = pi->back, .pkt = NO_PKT, .vc = (uint8_t)v, .flags = kind});
+    s->omask[sw] |= 1ULL << (go - s->f->port_off[sw]);
+    int rc = free_slot(s, b, sw, gi, v);
     if (rc) return rc;
     bool shared = take_credit(s, po, iv->out_vc);
     oq_push(s, po, go, id, iv->out_vc,
