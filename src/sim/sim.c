@@ -18,7 +18,7 @@
  * (packet rings of the input VCs, flit rings of the output queues) exist for switch ports only;
  * an input VC keeps its head packet in its record, so the ring is touched once per packet. */
 #define _DEFAULT_SOURCE /* madvise */
-#include "sim/sim_internal.h"
+#include "sim/engine.h"
 
 #include "util/diag.h"
 #include "util/mem.h"
@@ -31,13 +31,6 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>
-
-#define NO_PKT UINT32_MAX
-#define CACHE_CANDS 6
-#define DROP_PORT 0xFF /* an input VC's out_port: its head packet is being discarded */
-/* Input VC rings hold (buf + shared) / pkt + 2 packet entries in 16-bit indices. */
-#define MAX_BUF_FLITS 60000u
-#define CAL 1024u /* slots of the sources' calendar (a power of two) */
 
 void nf_sim_config_defaults(nf_sim_config *c) {
     if (!c->vcs) c->vcs = 4;
@@ -55,208 +48,6 @@ void nf_sim_config_defaults(nf_sim_config *c) {
     if (!c->nic_msg_cycles) c->nic_msg_cycles = 40;
     if (!c->nic_short_cycles) c->nic_short_cycles = 8;
 }
-
-/* ---- state ---------------------------------------------------------------------------------- */
-
-typedef struct pkt {
-    nf_node src_sw, dst_ca, dst_sw; /* the switches of the rail it travels on */
-    uint64_t t_create, t_inject;
-    uint32_t msg; /* measured message id, or UINT32_MAX */
-    uint32_t salt;
-    uint32_t rs;      /* the routing's word */
-    uint16_t hops;    /* switch-to-switch links so far */
-    uint8_t dst_port; /* the port of dst_sw its destination hangs off */
-    uint8_t measured;
-    uint32_t mgroup; /* multicast group (nf_sim_set_mcast), or NO_GROUP */
-} pkt;
-
-#define NO_GROUP UINT32_MAX
-
-/* An input VC: the flits present, its ring of packet entries (flits of a packet are contiguous
- * in a VC, as an upstream output VC serves one packet at a time, so a ring of packets is the
- * buffer), and the head packet's state. */
-typedef struct ivc {
-    uint32_t count;    /* flits present */
-    uint32_t ready_at; /* the head flit may cross the switch from this cycle (runs are shorter
-                        * than 2^32 cycles) */
-    uint32_t head_pkt; /* the packet at the ring's head, when qn > 0 */
-    uint16_t head, qn; /* ring of packet entries: first, number */
-    uint16_t out;      /* flits of the head packet that have left */
-    uint16_t sh;       /* flits held in the port's shared pool */
-    uint8_t out_port;  /* 0: no output VC yet */
-    uint8_t out_vc;
-    uint8_t ncand; /* candidates cached in cands (0: not routed yet; more than CACHE_CANDS:
-                    * routed again at each try) */
-    uint8_t pad_;
-} ivc;
-
-typedef struct ovc {
-    int32_t credits; /* free slots downstream; ejection ports never run out */
-    uint8_t busy;    /* held by a packet until its tail crosses the switch */
-} ovc;
-
-/* A run of flits in an output queue: n consecutive flits of one packet (on output VC vc); the
- * first carries FL_HEAD and the last FL_TAIL if the run's flags have them, all FL_SHARED if. */
-typedef struct run {
-    uint32_t pkt;
-    uint8_t vc, flags;
-    uint16_t n;
-} run;
-
-/* A port's record; its V input VCs and V output VCs follow it in the same block. The output
- * queue (switch ports) is a queue of runs: the first (hd) and the last (tl) live here, the ones
- * between in the port's ring of the oq array, so a queue of one or two packets (the usual case)
- * is served without leaving the record. */
-typedef struct port {
-    nf_gport back;       /* the global port at the other end of its link, or UINT32_MAX */
-    nf_node node;        /* its node */
-    uint32_t occ;        /* flits in its input VCs */
-    int32_t shcr;        /* free slots in the downstream port's shared pool */
-    uint32_t oq_count;   /* flits in the output queue */
-    uint32_t oq_runs;    /* runs in it: hd, then oq_runs - 2 in the ring from oq_mid, then tl */
-    uint32_t oq_mid;     /* the ring's first */
-    uint32_t link_flits; /* flits sent in the measurement window (to switches) */
-    run hd, tl;
-    uint8_t lat;      /* latency of its link, both ways */
-    uint8_t to_sw;    /* its link leads to a switch */
-    uint8_t rr_vc;    /* input side: round-robin VC pointer */
-    uint8_t rr_in;    /* output side: round-robin input pointer */
-    uint8_t peer_own; /* the thread that owns the other end (it applies the events sent there) */
-} port;
-
-/* An entry of an input VC's ring: a packet and the cycle its head flit arrived. */
-typedef struct qent {
-    uint32_t pkt, t_arrive;
-} qent;
-
-typedef struct event {
-    uint32_t port;     /* global port: the receiving input (flit) or the sending output (credit) */
-    uint32_t pkt;      /* flit: packet id; NO_PKT: a credit */
-    uint8_t vc, flags; /* FL_HEAD, FL_TAIL */
-} event;
-
-enum { FL_TAIL = 1, FL_HEAD = 2, FL_SHARED = 4 }; /* credits: flags 1 = a shared-pool credit */
-
-typedef struct wheel_slot {
-    event *ev;
-    size_t n, cap;
-} wheel_slot;
-
-typedef struct nic {
-    uint32_t *q; /* source queue of packet ids (a ring) */
-    uint32_t q_head, q_count, q_cap;
-    uint32_t cur;      /* packet being injected, or NO_PKT */
-    uint16_t cur_sent; /* its flits sent */
-    uint8_t cur_vc;
-    uint8_t burst_on;  /* bursty injection: in a burst (rail 0's) */
-    uint8_t next_rail; /* the rail of its next message (rail 0's) */
-} nic;
-
-/* Latencies in cycles (saturated at 2^32 - 1). */
-typedef struct sampler {
-    uint32_t *v;
-    size_t n, cap;
-} sampler;
-
-/* A thread's share of the fabric: a contiguous range of switches, their ports, and the
- * deliveries to their endpoints. It applies the events sent to its ports, runs its active
- * routers, and sends events into its own wheels, one per destination thread, so no two threads
- * write the same memory; its counters are summed after each cycle. With one thread it is the
- * whole engine. */
-typedef struct worker {
-    wheel_slot **wheel; /* [T]: wmask + 1 slots each, the events for thread d's ports */
-    nf_node *act;       /* its active switches */
-    uint32_t n_act;
-    uint32_t *freed; /* packet ids freed this cycle */
-    size_t n_freed, cap_freed;
-    uint32_t *nic_act; /* its NICs' rails (e * 2 + r) with packets to send */
-    nf_node *ran;      /* the switches it ran this cycle (kept for the snapshot) */
-    uint32_t n_ran;
-    uint32_t n_nic_act;
-    uint32_t *sarr;  /* scripted packets whose tails arrived this cycle (message ids) */
-    uint32_t *stash; /* packet ids it may take for multicast copies this cycle */
-    size_t n_stash, cap_stash;
-    size_t n_sarr, cap_sarr;
-    sampler lat, nlat, mlat;
-    uint64_t flit_hops, unroutable, injected, delivered, acc_flits, hops_sum, minimal, n_meas;
-    uint64_t dropped, dropped_pkts, dropped_meas; /* flits, packets, measured packets */
-    int moved, rc;
-    char pad[64]; /* workers on separate cache lines */
-} worker;
-
-struct nf_sim {
-    const nf_fabric *f;
-    const nf_hops *h;
-    nf_sim_config c;
-    const nf_sim_routing *r;
-    void *rctx;
-    const nf_sim_traffic *t;
-    void *tctx;
-    uint32_t S, E, P, PS, V, B, O; /* PS: ports of switches (global ports 0..PS-1) */
-    nf_node *ep;                   /* endpoint -> CA */
-    /* NICs have one or two ports (rails); per endpoint e and rail r, at e * 2 + r: */
-    uint8_t *ep_rails; /* endpoint -> its rails, 1 or 2 */
-    nf_node *ep_sw;    /* the switch of the rail */
-    uint8_t *ep_port;  /* the switch port the CA's port hangs off */
-    nf_gport *ep_g;    /* the CA's port (global) */
-    uint32_t *ep_of;   /* CA node -> endpoint, UINT32_MAX for none */
-    char *pt;          /* port records */
-    size_t pstride, iv_off, ov_off;
-    qent *qe;           /* PS * V * QE packet entries */
-    uint32_t QE;        /* entries per VC: (B + shared) / pkt_flits + 2 */
-    run *oq;            /* PS * O: the output queues' middle runs */
-    nf_sim_cand *cands; /* PS * V * CACHE_CANDS: the head packets' route candidates */
-    void *raw[4];       /* what to free for pt, qe, oq, cands */
-    worker *wk;         /* T threads' shares */
-    unsigned T;
-    uint8_t *own;            /* per switch: the thread that owns it */
-    double *acc;             /* per switch: fractional crossbar passes */
-    uint64_t *imask, *omask; /* per switch: ports with buffered input flits / queued output */
-    uint64_t *next_gen;      /* per endpoint: the cycle its next message is generated */
-    uint8_t *nic_on;         /* per endpoint and rail: in its owner's nic_act */
-    struct cal_slot {        /* Bernoulli sources by the cycle of their next message */
-        uint32_t *e;
-        size_t n, cap;
-    } * cal;
-    uint32_t *due;   /* the sources whose message is due this cycle */
-    uint32_t *snap;  /* routings that need it: per switch port, its occupancy at the end of the
-                      * last cycle its switch ran */
-    uint8_t *active; /* per switch: in its owner's active list */
-    uint32_t wmask;
-    nic *nics;
-    pkt *pk;
-    uint32_t n_pk, cap_pk, *free_pk, n_free_pk;
-    uint64_t now;
-    nf_sim_injection inj;
-    double pkt_rate;
-    nf__rng rng;
-    uint64_t injected, delivered, in_net, moved_at, flit_hops, unroutable;
-    /* measurement */
-    uint64_t win_lo, win_hi, gen_flits, acc_flits, meas_left, hops_sum, minimal, n_meas;
-    uint64_t lost_flits; /* generated in the window with no way to their destination */
-    uint32_t *msg_left;
-    uint64_t *msg_t0;
-    size_t n_msg, cap_msg, cap_t0;
-    uint64_t dropped, dropped_pkts; /* flits, packets discarded in the network */
-    struct fail_ev {                /* links to set down (or up) at a cycle, in cycle order */
-        uint64_t at;
-        nf_link link;
-        uint8_t state;
-    } * fails;
-    size_t n_fails, cap_fails, next_fail;
-    /* multicast (nf_sim_set_mcast): per group, its switches (ascending) and each one's ports
-     * (bit p - 1 for port p); per input VC the branches its head packet has still to take
-     * and the packet id of the copy being sent (the packet itself for the last branch) */
-    uint32_t n_groups, *mc_off;
-    nf_node *mc_sw;
-    uint64_t *mc_mask, *mc_left;
-    uint32_t *mc_ids, mc_fan;   /* per input VC: mc_fan packet ids, one per branch */
-    uint32_t *grp_off, *grp_ep; /* per group: its member endpoints */
-    nf__script *script;         /* scripted messages, when posted */
-    bool script_on;             /* in nf_sim_run_script */
-    uint32_t *sarr;             /* the workers' scripted arrivals of a cycle, merged */
-    size_t cap_sarr_all;
-};
 
 /* An array of n bytes on 64-byte boundaries; a large one on 2 MiB ones, with transparent huge
  * pages asked for: the engine's reads are scattered over hundreds of MiB, and with 4 KiB pages
@@ -277,42 +68,10 @@ static void *big_alloc(size_t n, void **raw) {
 
 static uint64_t rnd64(void *ud) { return nf__rng_next((nf__rng *)ud); }
 
-static inline port *PT(const nf_sim *s, nf_gport g) {
-    return (port *)(void *)(s->pt + (size_t)g * s->pstride);
-}
-static inline ivc *IV(const nf_sim *s, port *p) { return (ivc *)(void *)((char *)p + s->iv_off); }
-static inline ovc *OV(const nf_sim *s, port *p) { return (ovc *)(void *)((char *)p + s->ov_off); }
-static inline size_t vix(const nf_sim *s, nf_gport g, unsigned vc) { return (size_t)g * s->V + vc; }
-
-/* Room downstream of output p on VC vc: its own slots and the port's shared pool. */
-static inline int32_t room(const nf_sim *s, port *p, unsigned vc) {
-    return OV(s, p)[vc].credits + p->shcr;
-}
-
-/* Takes a slot for one flit: the VC's own first, then the shared pool; true for a shared one. */
-static inline bool take_credit(const nf_sim *s, port *p, unsigned vc) {
-    ovc *o = &OV(s, p)[vc];
-    if (o->credits > 0) {
-        o->credits--;
-        return false;
-    }
-    p->shcr--;
-    return true;
-}
-
 static void wake(nf_sim *s, worker *wk, nf_node sw) {
     if (s->active[sw]) return;
     s->active[sw] = 1;
     wk->act[wk->n_act++] = sw;
-}
-
-/* Sends event e, for a port of thread d, to cycle at (at least a cycle ahead: never into the
- * slot being applied). */
-static int push_event(nf_sim *s, worker *wk, unsigned d, uint64_t at, event e) {
-    wheel_slot *w = &wk->wheel[d][at & s->wmask];
-    if (w->n == w->cap && NF_GROW(w->ev, w->cap, w->n + 1)) return NF_ENOMEM;
-    w->ev[w->n++] = e;
-    return NF_OK;
 }
 
 static int sample(sampler *sm, uint64_t v) {
@@ -559,6 +318,8 @@ static void reset(nf_sim *s) {
         p->shcr = p->to_sw ? (int32_t)s->c.shared_flits : 0;
         p->occ = p->oq_count = p->oq_runs = p->oq_mid = p->link_flits = 0;
         p->rr_vc = p->rr_in = 0;
+        nf_link l = s->f->port_link[g];
+        p->down = l != NF_NONE && s->f->link_state[l] != NF_LINK_UP;
     }
     memset(s->acc, 0, (size_t)s->S * sizeof *s->acc);
     memset(s->imask, 0, (size_t)s->S * sizeof *s->imask);
@@ -723,8 +484,7 @@ static int generate(nf_sim *s, uint32_t e) {
                           .t_create = s->now,
                           .msg = msg,
                           .salt = (uint32_t)nf__rng_next(&s->rng),
-                          .measured = meas,
-                          .mgroup = NO_GROUP};
+                          .flags = meas ? PK_MEASURED : 0};
         if (meas) {
             s->gen_flits += s->c.pkt_flits;
             s->meas_left++;
@@ -741,112 +501,6 @@ static int generate(nf_sim *s, uint32_t e) {
 
 nf__script **nf__sim_script_slot(nf_sim *s) { return &s->script; }
 
-uint32_t nf__sim_groups(const nf_sim *s) { return s->n_groups; }
-
-int nf__sim_group_receivers(const nf_sim *s, uint32_t g, uint32_t src, uint32_t *receivers) {
-    if (g >= s->n_groups) return NF_EINVAL;
-    bool member = false;
-    for (uint32_t i = s->grp_off[g]; i < s->grp_off[g + 1]; i++)
-        member |= s->grp_ep[i] == src;
-    if (!member) return NF_EINVAL;
-    *receivers = s->grp_off[g + 1] - s->grp_off[g] - 1;
-    return NF_OK;
-}
-
-static int cmp_u32(const void *a, const void *b);
-
-int nf_sim_set_mcast(nf_sim *s, const nf_groups *g, const nf_mcast *m) {
-    const nf_fabric *f = s->f;
-    if (g->n != m->n_groups) return NF_EINVAL;
-    for (uint32_t i = 0; i < g->n; i++)
-        if (m->status[i] < 0) return NF_EINVAL;
-    size_t PSV = (size_t)s->PS * s->V, n_links = m->tree_off[g->n];
-    uint32_t *off = nf__calloc((size_t)g->n + 1, sizeof *off);
-    nf_node *sw = nf__malloc((2 * n_links + 1) * sizeof *sw);
-    uint64_t *mask = nf__malloc((2 * n_links + 1) * sizeof *mask);
-    uint32_t *goff = nf__calloc((size_t)g->n + 1, sizeof *goff);
-    uint32_t *gep = nf__malloc(((size_t)g->off[g->n] + 1) * sizeof *gep);
-    uint64_t *left = s->mc_left ? s->mc_left : nf__calloc(PSV + 1, sizeof *left);
-    uint32_t *copy = NULL, fan = 1;
-    if (!off || !sw || !mask || !goff || !gep || !left) goto oom;
-    size_t n = 0;
-    for (uint32_t k = 0; k < g->n; k++) {
-        off[k] = (uint32_t)n;
-        size_t first = n;
-        /* every tree link's switch ends, each with the port's bit; then sorted and merged */
-        for (uint32_t t = m->tree_off[k]; t < m->tree_off[k + 1]; t++) {
-            nf_link l = m->tree_link[t];
-            nf_node ends[2] = {f->link_a[l], f->link_z[l]};
-            unsigned ports[2] = {f->link_pa[l], f->link_pz[l]};
-            for (int e = 0; e < 2; e++) {
-                if (ends[e] >= f->n_switches) continue;
-                if (ports[e] > 64) goto inval;
-                size_t j = n++;
-                while (j > first && sw[j - 1] > ends[e]) { /* insertion: trees are small */
-                    sw[j] = sw[j - 1];
-                    mask[j] = mask[j - 1];
-                    j--;
-                }
-                if (j > first && sw[j - 1] == ends[e]) { /* merge into the switch's row */
-                    mask[j - 1] |= 1ULL << (ports[e] - 1);
-                    for (size_t q = j; q + 1 < n; q++)
-                        sw[q] = sw[q + 1], mask[q] = mask[q + 1];
-                    n--;
-                } else {
-                    sw[j] = ends[e];
-                    mask[j] = 1ULL << (ports[e] - 1);
-                }
-            }
-        }
-        goff[k] = (uint32_t)(g->off[k]);
-        for (uint32_t i = g->off[k]; i < g->off[k + 1]; i++) {
-            uint32_t e = g->member[i] < f->n_nodes ? s->ep_of[g->member[i]] : UINT32_MAX;
-            if (e == UINT32_MAX) goto inval;
-            gep[i] = e;
-        }
-        qsort(gep + g->off[k], g->off[k + 1] - g->off[k], sizeof *gep, cmp_u32);
-    }
-    off[g->n] = (uint32_t)n;
-    goff[g->n] = g->off[g->n];
-    for (size_t i = 0; i < n; i++) /* the most branches a copy set can have */
-        if ((uint32_t)__builtin_popcountll(mask[i]) > fan)
-            fan = (uint32_t)__builtin_popcountll(mask[i]);
-    copy = nf__malloc(PSV * fan * sizeof *copy + 1);
-    if (!copy) goto oom;
-    nf__free(s->mc_off);
-    nf__free(s->mc_sw);
-    nf__free(s->mc_mask);
-    nf__free(s->grp_off);
-    nf__free(s->grp_ep);
-    s->mc_off = off, s->mc_sw = sw, s->mc_mask = mask, s->grp_off = goff, s->grp_ep = gep;
-    nf__free(s->mc_ids);
-    s->mc_left = left, s->mc_ids = copy, s->mc_fan = fan;
-    s->n_groups = g->n;
-    return NF_OK;
-inval:
-    nf__free(off), nf__free(sw), nf__free(mask), nf__free(goff), nf__free(gep);
-    if (left != s->mc_left) nf__free(left);
-    nf__free(copy);
-    return NF_EINVAL;
-oom:
-    nf__free(off), nf__free(sw), nf__free(mask), nf__free(goff), nf__free(gep);
-    if (left != s->mc_left) nf__free(left);
-    nf__free(copy);
-    return NF_ENOMEM;
-}
-
-int nf_sim_link_at(nf_sim *s, nf_link l, uint64_t cycle, bool up) {
-    if (l >= s->f->n_links) return NF_EINVAL;
-    if (s->n_fails == s->cap_fails && NF_GROW(s->fails, s->cap_fails, s->n_fails + 1))
-        return NF_ENOMEM;
-    size_t i = s->n_fails++; /* kept in cycle order, the order given among equals */
-    while (i && s->fails[i - 1].at > cycle) {
-        s->fails[i] = s->fails[i - 1];
-        i--;
-    }
-    s->fails[i] = (struct fail_ev){.at = cycle, .link = l, .state = up ? NF_LINK_UP : NF_LINK_DOWN};
-    return NF_OK;
-}
 uint64_t nf__sim_now(const nf_sim *s) { return s->now; }
 const nf_sim_config *nf__sim_config(const nf_sim *s) { return &s->c; }
 bool nf__sim_two_rails(const nf_sim *s, uint32_t e) { return e < s->E && s->ep_rails[e] == 2; }
@@ -880,9 +534,8 @@ int nf__sim_emit(nf_sim *s, uint32_t from, uint32_t to, nf_sim_rail_mode mode, u
                           .dst_port = s->ep_port[dst_k],
                           .t_create = s->now,
                           .msg = NF__SCRIPT_TAG | tag,
-                          .salt = (uint32_t)nf__rng_next(&s->rng),
-                          .measured = 0,
-                          .mgroup = group};
+                          .salt = (uint32_t)nf__rng_next(&s->rng)};
+        if (group != UINT32_MAX) s->pk[id].mgroup = group, s->pk[id].flags = PK_MCAST;
         if (nic_push(&s->nics[src_k], id)) return NF_ENOMEM;
         if (!s->nic_on[src_k]) {
             worker *wk = &s->wk[s->own[s->ep_sw[(size_t)from * 2]]];
@@ -948,7 +601,7 @@ static int deliver(nf_sim *s, worker *wk, uint32_t id, bool tail, nf_node ca) {
     pkt *p = &s->pk[id];
     bool counts = true; /* a multicast copy counts at its group's members only (a shared tree
                          * floods other groups' endpoints too) */
-    if (p->mgroup != NO_GROUP) {
+    if (p->flags & PK_MCAST) {
         uint32_t e = s->ep_of[ca];
         uint32_t lo = s->grp_off[p->mgroup], hi = s->grp_off[p->mgroup + 1];
         while (lo < hi) { /* the members are sorted */
@@ -965,7 +618,7 @@ static int deliver(nf_sim *s, worker *wk, uint32_t id, bool tail, nf_node ca) {
             return NF_ENOMEM;
         wk->sarr[wk->n_sarr++] = p->msg & ~NF__SCRIPT_TAG;
     }
-    if (p->measured) {
+    if (p->flags & PK_MEASURED) {
         if (sample(&wk->lat, s->now - p->t_create) || sample(&wk->nlat, s->now - p->t_inject))
             return NF_ENOMEM;
         wk->hops_sum += p->hops;
@@ -1082,22 +735,9 @@ static void snap_phase(nf_sim *s, unsigned t) {
  * routing's candidates (or the ejection port at the destination switch), the first free VC with
  * room for the whole packet, deterministically the first candidate that has one, adaptively the
  * one with the most credits. */
-/* Group g's ports at switch sw (0 when sw is not in its tree). */
-static uint64_t mc_row(const nf_sim *s, uint32_t g, nf_node sw) {
-    uint32_t lo = s->mc_off[g], hi = s->mc_off[g + 1];
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (s->mc_sw[mid] < sw)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < s->mc_off[g + 1] && s->mc_sw[lo] == sw ? s->mc_mask[lo] : 0;
-}
-
 /* The head flit of input VC v of port gi has left (crossed, or been discarded): its slot is
  * free and its credit leaves upstream, shared slots given back first. */
-static int free_slot(nf_sim *s, worker *b, nf_node sw, nf_gport gi, unsigned v) {
+static inline int free_slot(nf_sim *s, worker *b, nf_node sw, nf_gport gi, unsigned v) {
     port *pi = PT(s, gi);
     ivc *iv = &IV(s, pi)[v];
     iv->count--;
@@ -1108,124 +748,12 @@ static int free_slot(nf_sim *s, worker *b, nf_node sw, nf_gport gi, unsigned v) 
                       (event){.port = pi->back, .pkt = NO_PKT, .vc = (uint8_t)v, .flags = kind});
 }
 
-static void oq_push(nf_sim *s, port *po, nf_gport go, uint32_t id, uint8_t vc, uint8_t flags);
-static void next_head(nf_sim *s, nf_gport gi, unsigned v, ivc *iv);
-
-/* A multicast head packet gets every branch of its tree at this router at once (the row less
- * the arrival port and failed links): an output VC with room for the packet on each, or none
- * (no hold-and-wait): VC hops + 1 towards a switch (copies climb the VCs as they go), 0 into a
- * NIC; a copy's packet id for every branch but the last, which keeps the packet itself. No
- * branch at all: discarded. */
-static void allocate_mc(nf_sim *s, worker *b, nf_node sw, nf_gport gi, port *pi, unsigned in_port,
-                        unsigned v) {
-    ivc *civ = &IV(s, pi)[v];
-    size_t x = vix(s, gi, v);
-    pkt *p = &s->pk[civ->head_pkt];
-    nf_gport g0 = s->f->port_off[sw];
-    uint64_t mask = mc_row(s, p->mgroup, sw) & ~(1ULL << (in_port - 1));
-    /* the VC of the switch branches, fixed now (kept in out_vc): the packet's hops change as
-     * its copies move on */
-    unsigned swvc = p->hops + 1u < s->V ? p->hops + 1u : s->V - 1;
-    for (uint64_t m = mask; m; m &= m - 1) {
-        nf_link l = s->f->port_link[g0 + (unsigned)__builtin_ctzll(m)];
-        if (l == NF_NONE || s->f->link_state[l] != NF_LINK_UP) mask &= ~(m & -m);
-    }
-    if (!mask) {
-        civ->out_port = DROP_PORT;
-        return;
-    }
-    unsigned k = 0;
-    for (uint64_t m = mask; m; m &= m - 1, k++) {
-        port *po = PT(s, g0 + (unsigned)__builtin_ctzll(m));
-        unsigned vc = po->to_sw ? swvc : 0;
-        if (OV(s, po)[vc].busy || room(s, po, vc) < (int32_t)s->c.pkt_flits) return;
-    }
-    if (b->n_stash < k - 1) return; /* no ids left this cycle: next cycle */
-    uint32_t *ids = s->mc_ids + x * s->mc_fan, j = 0;
-    for (uint64_t m = mask; m; m &= m - 1, j++) {
-        port *po = PT(s, g0 + (unsigned)__builtin_ctzll(m));
-        uint32_t id = civ->head_pkt;
-        if (j + 1 < k) {
-            id = b->stash[--b->n_stash];
-            s->pk[id] = *p;
-        }
-        ids[j] = id;
-        OV(s, po)[po->to_sw ? swvc : 0].busy = 1;
-        if (po->to_sw) s->pk[id].hops++;
-    }
-    s->mc_left[x] = mask;
-    civ->out_port = (uint8_t)(__builtin_ctzll(mask) + 1); /* (marks it allocated) */
-    civ->out_vc = (uint8_t)swvc;
-}
-
-/* Moves the head flit of multicast input VC v of port gi to every branch at once (the
- * crossbar joins the input to all of them): the input slot frees once, a flit leaves on each. */
-static int traverse_mc(nf_sim *s, worker *b, nf_node sw, nf_gport gi, unsigned v) {
-    port *pi = PT(s, gi);
-    ivc *iv = &IV(s, pi)[v];
-    size_t x = vix(s, gi, v);
-    uint64_t mask = s->mc_left[x];
-    const uint32_t *ids = s->mc_ids + x * s->mc_fan;
-    bool head = iv->out == 0, tail = ++iv->out == s->c.pkt_flits;
-    int rc = free_slot(s, b, sw, gi, v);
-    if (rc) return rc;
-    nf_gport g0 = s->f->port_off[sw];
-    unsigned j = 0;
-    for (uint64_t m = mask; m; m &= m - 1, j++) {
-        unsigned o = (unsigned)__builtin_ctzll(m);
-        port *po = PT(s, g0 + o);
-        /* the hops the copy had before this router: its VC was chosen on them */
-        unsigned vc = po->to_sw ? iv->out_vc : 0;
-        s->omask[sw] |= 1ULL << o;
-        bool shared = take_credit(s, po, vc);
-        oq_push(s, po, g0 + o, ids[j], (uint8_t)vc,
-                (uint8_t)((tail ? FL_TAIL : 0) | (head ? FL_HEAD : 0) | (shared ? FL_SHARED : 0)));
-        if (tail) OV(s, po)[vc].busy = 0;
-    }
-    b->injected += j - 1; /* the copies are new flits in the network */
-    if (tail) next_head(s, gi, v, iv);
-    return NF_OK;
-}
-
-/* Multicast inputs first in a crossbar pass: an input VC whose packet holds its branches
- * crosses to all of them when each is free this pass and has room. */
-static int crossbar_mc(nf_sim *s, worker *b, nf_node sw, uint64_t *in_done, uint64_t *out_done,
-                       bool *moved) {
-    nf_gport g0 = s->f->port_off[sw];
-    for (uint64_t im = s->imask[sw] & ~*in_done; im; im &= im - 1) {
-        unsigned ip = (unsigned)__builtin_ctzll(im);
-        port *pi = PT(s, g0 + ip);
-        ivc *ivs = IV(s, pi);
-        for (unsigned v = 0; v < s->V; v++) {
-            size_t x = vix(s, g0 + ip, v);
-            if (!ivs[v].count || s->now < ivs[v].ready_at) continue;
-            if (!ivs[v].out_port && s->pk[ivs[v].head_pkt].mgroup != NO_GROUP)
-                allocate_mc(s, b, sw, g0 + ip, pi, ip + 1, v);
-            uint64_t mask = s->mc_left[x];
-            if (!mask || (mask & *out_done)) continue;
-            bool ok = true;
-            for (uint64_t m = mask; m && ok; m &= m - 1) {
-                port *po = PT(s, g0 + (unsigned)__builtin_ctzll(m));
-                ok = po->oq_count < s->O && room(s, po, po->to_sw ? ivs[v].out_vc : 0) > 0;
-            }
-            if (!ok) continue;
-            int rc = traverse_mc(s, b, sw, g0 + ip, v);
-            if (rc) return rc;
-            *in_done |= 1ULL << ip;
-            *out_done |= mask;
-            *moved = true;
-            break;
-        }
-    }
-    return NF_OK;
-}
-
 static void allocate_vc(nf_sim *s, worker *b, nf_node sw, nf_gport gi, port *pi, unsigned in_port,
                         unsigned v) {
     ivc *civ = &IV(s, pi)[v];
     pkt *p = &s->pk[civ->head_pkt];
-    if (p->mgroup != NO_GROUP) {
-        allocate_mc(s, b, sw, gi, pi, in_port, v);
+    if (p->flags & PK_MCAST) {
+        nf__sim_allocate_mc(s, b, sw, gi, pi, in_port, v);
         return;
     }
     nf_sim_cand buf[64];
@@ -1264,13 +792,11 @@ static void allocate_vc(nf_sim *s, worker *b, nf_node sw, nf_gport gi, port *pi,
     unsigned best_port = 0, best_vc = 0;
     bool failed = false;
     for (unsigned k = 0; k < nc; k++) {
-        nf_gport go = g0 + cand[k].port - 1;
-        nf_link l = s->f->port_link[go];
-        if (l == NF_NONE || s->f->link_state[l] != NF_LINK_UP) { /* failed: the next */
+        port *po = PT(s, g0 + cand[k].port - 1);
+        if (po->down) { /* failed: the next */
             failed = true;
             continue;
         }
-        port *po = PT(s, go);
         const ovc *ov = OV(s, po);
         unsigned hi = cand[k].vc_hi < s->V ? cand[k].vc_hi : s->V - 1;
         for (unsigned vc = cand[k].vc_lo; vc <= hi; vc++) {
@@ -1298,7 +824,8 @@ static void allocate_vc(nf_sim *s, worker *b, nf_node sw, nf_gport gi, port *pi,
 }
 
 /* Appends a flit to output go's queue: to the last run when it continues it, else as a run. */
-static void oq_push(nf_sim *s, port *po, nf_gport go, uint32_t id, uint8_t vc, uint8_t flags) {
+static inline void oq_push(nf_sim *s, port *po, nf_gport go, uint32_t id, uint8_t vc,
+                           uint8_t flags) {
     po->oq_count++;
     run *last = po->oq_runs == 0 ? NULL : po->oq_runs == 1 ? &po->hd : &po->tl;
     if (last && last->pkt == id && !(last->flags & FL_TAIL) &&
@@ -1341,7 +868,7 @@ static event oq_pop(nf_sim *s, port *po, nf_gport go) {
 }
 
 /* The head packet of input VC v of port gi has left with its tail: the next one comes up. */
-static void next_head(nf_sim *s, nf_gport gi, unsigned v, ivc *iv) {
+static inline void next_head(nf_sim *s, nf_gport gi, unsigned v, ivc *iv) {
     if (s->mc_left) s->mc_left[vix(s, gi, v)] = 0;
     iv->out_port = 0;
     iv->ncand = 0;
@@ -1368,7 +895,7 @@ static int drop_flit(nf_sim *s, worker *b, nf_node sw, nf_gport gi, unsigned v) 
     if (!tail) return NF_OK;
     uint32_t id = iv->head_pkt;
     b->dropped_pkts++;
-    if (s->pk[id].measured) b->dropped_meas++;
+    if (s->pk[id].flags & PK_MEASURED) b->dropped_meas++;
     if (b->n_freed == b->cap_freed && NF_GROW(b->freed, b->cap_freed, b->n_freed + 1))
         return NF_ENOMEM;
     b->freed[b->n_freed++] = id;
@@ -1408,7 +935,7 @@ static int crossbar_pass(nf_sim *s, worker *b, nf_node sw, bool *moved) {
     nf_gport g0 = f->port_off[sw];
     uint64_t in_done = 0, out_done = 0, in_dropped = 0; /* matched; discarding a flit */
     if (s->n_groups) {
-        int rc = crossbar_mc(s, b, sw, &in_dropped, &out_done, moved);
+        int rc = nf__sim_crossbar_mc(s, b, sw, &in_dropped, &out_done, moved);
         if (rc) return rc;
     }
     uint8_t match_vc[64], match_out[64];
@@ -1576,6 +1103,9 @@ static int gen_phase(nf_sim *s) {
     while (s->next_fail < s->n_fails && s->fails[s->next_fail].at <= s->now) {
         const struct fail_ev *e = &s->fails[s->next_fail++];
         ((nf_fabric *)(uintptr_t)s->f)->link_state[e->link] = e->state; /* the mutable column */
+        const nf_fabric *f = s->f;
+        PT(s, nf_port_index(f, f->link_a[e->link], f->link_pa[e->link]))->down = e->state;
+        PT(s, nf_port_index(f, f->link_z[e->link], f->link_pz[e->link]))->down = e->state;
     }
     for (unsigned t = 0; t < s->T; t++) { /* the packets delivered this cycle are free */
         worker *wk = &s->wk[t];
@@ -1916,4 +1446,13 @@ int nf_sim_run_script(nf_sim *s, uint64_t max_cycles, nf_sim_script_result *out)
     out->flit_hops = s->flit_hops - flit_hops0;
     out->wall_s = mono() - t0;
     return NF_OK;
+}
+
+/* For replicate.c: the engine's own, inlined above. */
+void nf__sim_oq_push(nf_sim *s, port *po, nf_gport go, uint32_t id, uint8_t vc, uint8_t flags) {
+    oq_push(s, po, go, id, vc, flags);
+}
+void nf__sim_next_head(nf_sim *s, nf_gport gi, unsigned v, ivc *iv) { next_head(s, gi, v, iv); }
+int nf__sim_free_slot(nf_sim *s, worker *b, nf_node sw, nf_gport gi, unsigned v) {
+    return free_slot(s, b, sw, gi, v);
 }

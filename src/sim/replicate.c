@@ -1,0 +1,240 @@
+/* Hardware multicast in the routers: the groups and their trees (nf_sim_set_mcast), and the
+ * replication (a packet takes an output VC on every branch of its tree at a router at once,
+ * then each flit crosses to all of them in one crossbar pass). */
+#include "sim/engine.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static int cmp_u32(const void *a, const void *b) {
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+uint32_t nf__sim_groups(const nf_sim *s) { return s->n_groups; }
+
+int nf__sim_group_receivers(const nf_sim *s, uint32_t g, uint32_t src, uint32_t *receivers) {
+    if (g >= s->n_groups) return NF_EINVAL;
+    bool member = false;
+    for (uint32_t i = s->grp_off[g]; i < s->grp_off[g + 1]; i++)
+        member |= s->grp_ep[i] == src;
+    if (!member) return NF_EINVAL;
+    *receivers = s->grp_off[g + 1] - s->grp_off[g] - 1;
+    return NF_OK;
+}
+
+int nf_sim_set_mcast(nf_sim *s, const nf_groups *g, const nf_mcast *m) {
+    const nf_fabric *f = s->f;
+    if (g->n != m->n_groups) return NF_EINVAL;
+    for (uint32_t i = 0; i < g->n; i++)
+        if (m->status[i] < 0) return NF_EINVAL;
+    size_t PSV = (size_t)s->PS * s->V, n_links = m->tree_off[g->n];
+    uint32_t *off = nf__calloc((size_t)g->n + 1, sizeof *off);
+    nf_node *sw = nf__malloc((2 * n_links + 1) * sizeof *sw);
+    uint64_t *mask = nf__malloc((2 * n_links + 1) * sizeof *mask);
+    uint32_t *goff = nf__calloc((size_t)g->n + 1, sizeof *goff);
+    uint32_t *gep = nf__malloc(((size_t)g->off[g->n] + 1) * sizeof *gep);
+    uint64_t *left = s->mc_left ? s->mc_left : nf__calloc(PSV + 1, sizeof *left);
+    uint32_t *copy = NULL, fan = 1;
+    if (!off || !sw || !mask || !goff || !gep || !left) goto oom;
+    size_t n = 0;
+    for (uint32_t k = 0; k < g->n; k++) {
+        off[k] = (uint32_t)n;
+        size_t first = n;
+        /* every tree link's switch ends, each with the port's bit; then sorted and merged */
+        for (uint32_t t = m->tree_off[k]; t < m->tree_off[k + 1]; t++) {
+            nf_link l = m->tree_link[t];
+            nf_node ends[2] = {f->link_a[l], f->link_z[l]};
+            unsigned ports[2] = {f->link_pa[l], f->link_pz[l]};
+            for (int e = 0; e < 2; e++) {
+                if (ends[e] >= f->n_switches) continue;
+                if (ports[e] > 64) goto inval;
+                size_t j = n++;
+                while (j > first && sw[j - 1] > ends[e]) { /* insertion: trees are small */
+                    sw[j] = sw[j - 1];
+                    mask[j] = mask[j - 1];
+                    j--;
+                }
+                if (j > first && sw[j - 1] == ends[e]) { /* merge into the switch's row */
+                    mask[j - 1] |= 1ULL << (ports[e] - 1);
+                    for (size_t q = j; q + 1 < n; q++)
+                        sw[q] = sw[q + 1], mask[q] = mask[q + 1];
+                    n--;
+                } else {
+                    sw[j] = ends[e];
+                    mask[j] = 1ULL << (ports[e] - 1);
+                }
+            }
+        }
+        goff[k] = (uint32_t)(g->off[k]);
+        for (uint32_t i = g->off[k]; i < g->off[k + 1]; i++) {
+            uint32_t e = g->member[i] < f->n_nodes ? s->ep_of[g->member[i]] : UINT32_MAX;
+            if (e == UINT32_MAX) goto inval;
+            gep[i] = e;
+        }
+        qsort(gep + g->off[k], g->off[k + 1] - g->off[k], sizeof *gep, cmp_u32);
+    }
+    off[g->n] = (uint32_t)n;
+    goff[g->n] = g->off[g->n];
+    for (size_t i = 0; i < n; i++) /* the most branches a copy set can have */
+        if ((uint32_t)__builtin_popcountll(mask[i]) > fan)
+            fan = (uint32_t)__builtin_popcountll(mask[i]);
+    copy = nf__malloc(PSV * fan * sizeof *copy + 1);
+    if (!copy) goto oom;
+    nf__free(s->mc_off);
+    nf__free(s->mc_sw);
+    nf__free(s->mc_mask);
+    nf__free(s->grp_off);
+    nf__free(s->grp_ep);
+    s->mc_off = off, s->mc_sw = sw, s->mc_mask = mask, s->grp_off = goff, s->grp_ep = gep;
+    nf__free(s->mc_ids);
+    s->mc_left = left, s->mc_ids = copy, s->mc_fan = fan;
+    s->n_groups = g->n;
+    return NF_OK;
+inval:
+    nf__free(off), nf__free(sw), nf__free(mask), nf__free(goff), nf__free(gep);
+    if (left != s->mc_left) nf__free(left);
+    nf__free(copy);
+    return NF_EINVAL;
+oom:
+    nf__free(off), nf__free(sw), nf__free(mask), nf__free(goff), nf__free(gep);
+    if (left != s->mc_left) nf__free(left);
+    nf__free(copy);
+    return NF_ENOMEM;
+}
+
+int nf_sim_link_at(nf_sim *s, nf_link l, uint64_t cycle, bool up) {
+    if (l >= s->f->n_links) return NF_EINVAL;
+    if (s->n_fails == s->cap_fails && NF_GROW(s->fails, s->cap_fails, s->n_fails + 1))
+        return NF_ENOMEM;
+    size_t i = s->n_fails++; /* kept in cycle order, the order given among equals */
+    while (i && s->fails[i - 1].at > cycle) {
+        s->fails[i] = s->fails[i - 1];
+        i--;
+    }
+    s->fails[i] = (struct fail_ev){.at = cycle, .link = l, .state = up ? NF_LINK_UP : NF_LINK_DOWN};
+    return NF_OK;
+}
+
+/* Group g's ports at switch sw (0 when sw is not in its tree). */
+static uint64_t mc_row(const nf_sim *s, uint32_t g, nf_node sw) {
+    uint32_t lo = s->mc_off[g], hi = s->mc_off[g + 1];
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (s->mc_sw[mid] < sw)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < s->mc_off[g + 1] && s->mc_sw[lo] == sw ? s->mc_mask[lo] : 0;
+}
+
+/* A multicast head packet gets every branch of its tree at this router at once (the row less
+ * the arrival port and failed links): an output VC with room for the packet on each, or none
+ * (no hold-and-wait): VC hops + 1 towards a switch (copies climb the VCs as they go), 0 into a
+ * NIC; a copy's packet id for every branch but the last, which keeps the packet itself. No
+ * branch at all: discarded. */
+void nf__sim_allocate_mc(nf_sim *s, worker *b, nf_node sw, nf_gport gi, port *pi, unsigned in_port,
+                         unsigned v) {
+    ivc *civ = &IV(s, pi)[v];
+    size_t x = vix(s, gi, v);
+    pkt *p = &s->pk[civ->head_pkt];
+    nf_gport g0 = s->f->port_off[sw];
+    uint64_t mask = mc_row(s, p->mgroup, sw) & ~(1ULL << (in_port - 1));
+    /* the VC of the switch branches, fixed now (kept in out_vc): the packet's hops change as
+     * its copies move on */
+    unsigned swvc = p->hops + 1u < s->V ? p->hops + 1u : s->V - 1;
+    for (uint64_t m = mask; m; m &= m - 1) {
+        nf_link l = s->f->port_link[g0 + (unsigned)__builtin_ctzll(m)];
+        if (l == NF_NONE || s->f->link_state[l] != NF_LINK_UP) mask &= ~(m & -m);
+    }
+    if (!mask) {
+        civ->out_port = DROP_PORT;
+        return;
+    }
+    unsigned k = 0;
+    for (uint64_t m = mask; m; m &= m - 1, k++) {
+        port *po = PT(s, g0 + (unsigned)__builtin_ctzll(m));
+        unsigned vc = po->to_sw ? swvc : 0;
+        if (OV(s, po)[vc].busy || room(s, po, vc) < (int32_t)s->c.pkt_flits) return;
+    }
+    if (b->n_stash < k - 1) return; /* no ids left this cycle: next cycle */
+    uint32_t *ids = s->mc_ids + x * s->mc_fan, j = 0;
+    for (uint64_t m = mask; m; m &= m - 1, j++) {
+        port *po = PT(s, g0 + (unsigned)__builtin_ctzll(m));
+        uint32_t id = civ->head_pkt;
+        if (j + 1 < k) {
+            id = b->stash[--b->n_stash];
+            s->pk[id] = *p;
+        }
+        ids[j] = id;
+        OV(s, po)[po->to_sw ? swvc : 0].busy = 1;
+        if (po->to_sw) s->pk[id].hops++;
+    }
+    s->mc_left[x] = mask;
+    civ->out_port = (uint8_t)(__builtin_ctzll(mask) + 1); /* (marks it allocated) */
+    civ->out_vc = (uint8_t)swvc;
+}
+
+/* Moves the head flit of multicast input VC v of port gi to every branch at once (the
+ * crossbar joins the input to all of them): the input slot frees once, a flit leaves on each. */
+static int traverse_mc(nf_sim *s, worker *b, nf_node sw, nf_gport gi, unsigned v) {
+    port *pi = PT(s, gi);
+    ivc *iv = &IV(s, pi)[v];
+    size_t x = vix(s, gi, v);
+    uint64_t mask = s->mc_left[x];
+    const uint32_t *ids = s->mc_ids + x * s->mc_fan;
+    bool head = iv->out == 0, tail = ++iv->out == s->c.pkt_flits;
+    int rc = nf__sim_free_slot(s, b, sw, gi, v);
+    if (rc) return rc;
+    nf_gport g0 = s->f->port_off[sw];
+    unsigned j = 0;
+    for (uint64_t m = mask; m; m &= m - 1, j++) {
+        unsigned o = (unsigned)__builtin_ctzll(m);
+        port *po = PT(s, g0 + o);
+        /* the hops the copy had before this router: its VC was chosen on them */
+        unsigned vc = po->to_sw ? iv->out_vc : 0;
+        s->omask[sw] |= 1ULL << o;
+        bool shared = take_credit(s, po, vc);
+        nf__sim_oq_push(
+            s, po, g0 + o, ids[j], (uint8_t)vc,
+            (uint8_t)((tail ? FL_TAIL : 0) | (head ? FL_HEAD : 0) | (shared ? FL_SHARED : 0)));
+        if (tail) OV(s, po)[vc].busy = 0;
+    }
+    b->injected += j - 1; /* the copies are new flits in the network */
+    if (tail) nf__sim_next_head(s, gi, v, iv);
+    return NF_OK;
+}
+
+/* Multicast inputs first in a crossbar pass: an input VC whose packet holds its branches
+ * crosses to all of them when each is free this pass and has room. */
+int nf__sim_crossbar_mc(nf_sim *s, worker *b, nf_node sw, uint64_t *in_done, uint64_t *out_done,
+                        bool *moved) {
+    nf_gport g0 = s->f->port_off[sw];
+    for (uint64_t im = s->imask[sw] & ~*in_done; im; im &= im - 1) {
+        unsigned ip = (unsigned)__builtin_ctzll(im);
+        port *pi = PT(s, g0 + ip);
+        ivc *ivs = IV(s, pi);
+        for (unsigned v = 0; v < s->V; v++) {
+            size_t x = vix(s, g0 + ip, v);
+            if (!ivs[v].count || s->now < ivs[v].ready_at) continue;
+            if (!ivs[v].out_port && (s->pk[ivs[v].head_pkt].flags & PK_MCAST))
+                nf__sim_allocate_mc(s, b, sw, g0 + ip, pi, ip + 1, v);
+            uint64_t mask = s->mc_left[x];
+            if (!mask || (mask & *out_done)) continue;
+            bool ok = true;
+            for (uint64_t m = mask; m && ok; m &= m - 1) {
+                port *po = PT(s, g0 + (unsigned)__builtin_ctzll(m));
+                ok = po->oq_count < s->O && room(s, po, po->to_sw ? ivs[v].out_vc : 0) > 0;
+            }
+            if (!ok) continue;
+            int rc = traverse_mc(s, b, sw, g0 + ip, v);
+            if (rc) return rc;
+            *in_done |= 1ULL << ip;
+            *out_done |= mask;
+            *moved = true;
+            break;
+        }
+    }
+    return NF_OK;
+}
