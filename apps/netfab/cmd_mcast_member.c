@@ -147,7 +147,10 @@ static void leave_usage(FILE *out) {
         out,
         "usage: netfab mcast-leave --server ADDR:PORT --mgid GID (--port-guid G | --port-gid GID)\n"
         "                          [--timeout MS] [--retries N] [--json]\n\n"
-        "Sends SubnAdmDelete(MCMemberRecord). Exit status 0 when the manager accepted it.\n");
+        "Sends SubnAdmDelete(MCMemberRecord). Exit status 0 when the manager accepted it.\n\n"
+        "example:\n"
+        "  netfab mcast-leave --server 127.0.0.1:4791 --mgid ff12:401b::7 \\\n"
+        "      --port-guid 0x0002c90300000011\n");
 }
 
 static int member(int argc, char **argv, bool join) {

@@ -9,6 +9,8 @@ cmake --install "$build" --prefix "$tmp/prefix" >/dev/null
 test -x "$tmp/prefix/bin/netfab"
 "$tmp/prefix/bin/netfab" --version | grep -q "^netfab " # runs without LD_LIBRARY_PATH
 test -f "$tmp/prefix/include/netfab/fabric.h"
+test -f "$tmp/prefix/share/man/man1/netfab.1" # and a page per subcommand
+test -f "$tmp/prefix/share/man/man1/netfab-sim.1"
 pc=$(find "$tmp/prefix" -name netfab.pc | head -1)
 test -n "$pc"
 export PKG_CONFIG_PATH=$(dirname "$pc")
