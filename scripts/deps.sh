@@ -3,7 +3,7 @@
 # Idempotent and silent when everything is there. Usage: scripts/deps.sh [build|fuzz|bench]...
 set -eu
 
-want="cmake make gcc pkg-config libcmocka-dev libjansson-dev ibsim-utils gnuplot-nox"
+want="cmake make gcc pkg-config libcmocka-dev libjansson-dev ibsim-utils gnuplot-nox groff-base"
 for group in "$@"; do
     case "$group" in
         build) ;;
