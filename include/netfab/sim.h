@@ -181,8 +181,8 @@ nf_node nf_sim_endpoint_ca(const nf_sim *s, uint32_t e);
 /* A script is a set of messages and "after" edges: a message is released at its `at`, or when
  * every message it comes after has completed, plus its NIC's overhead, whichever is later. Post
  * them (ids 0, 1, ... in order), add edges, then run. NF_EINVAL for endpoints out of range, a
- * message to itself, a SHORT over one packet, rail 1 of a one-port NIC, an edge to or from an
- * unknown id or from a message to itself; NF_ENOMEM. */
+ * message to itself, a SHORT over one packet, a message of more than 2^24 packets, rail 1 of a
+ * one-port NIC, an edge to or from an unknown id or from a message to itself; NF_ENOMEM. */
 int nf_sim_post(nf_sim *s, const nf_sim_msg *m, uint32_t *id);
 int nf_sim_after(nf_sim *s, uint32_t before, uint32_t after);
 /* Forgets the script. */

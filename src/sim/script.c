@@ -58,13 +58,12 @@ void nf_sim_script_clear(nf_sim *s) {
 static uint64_t payload(const nf_sim_config *c) { return (uint64_t)c->flit_bytes * c->pkt_flits; }
 
 static uint32_t data_packets(const nf_sim_config *c, const nf_sim_msg *m) {
-    uint64_t p = payload(c), n = m->bytes ? (m->bytes + p - 1) / p : 1;
-    return n > UINT32_MAX / 2 ? UINT32_MAX / 2 : (uint32_t)n;
+    return m->bytes ? (uint32_t)((m->bytes - 1) / payload(c) + 1) : 1; /* (nf_sim_post bounds it) */
 }
 
 int nf_sim_post(nf_sim *s, const nf_sim_msg *m, uint32_t *id) {
     const nf_sim_config *c = nf__sim_config(s);
-    uint32_t E = nf_sim_endpoints(s), recv;
+    uint32_t E = nf_sim_endpoints(s), recv = 0;
     if (m->kind == NF_SIM_MCAST) {
         if (m->src >= E || nf__sim_group_receivers(s, m->group, m->src, &recv) || !recv)
             return NF_EINVAL;
@@ -73,6 +72,10 @@ int nf_sim_post(nf_sim *s, const nf_sim_msg *m, uint32_t *id) {
         return NF_EINVAL;
     }
     if (m->kind == NF_SIM_SHORT && m->bytes > payload(c)) return NF_EINVAL;
+    /* at most 2^24 packets a message (512 MiB of 32-byte flits in 1-flit packets), and as many
+     * deliveries of a multicast's packets as a 32-bit count holds */
+    uint64_t pk = m->bytes ? (m->bytes - 1) / payload(c) + 1 : 1;
+    if (pk > (1u << 24) || (m->kind == NF_SIM_MCAST && pk * recv > UINT32_MAX)) return NF_EINVAL;
     if (m->rail == NF_SIM_RAIL1 && (!nf__sim_two_rails(s, m->src) || !nf__sim_two_rails(s, m->dst)))
         return NF_EINVAL;
     nf__script *sc = script_of(s);

@@ -607,7 +607,9 @@ static void test_script(void **state) {
     nf_sim_msg bad[] = {{.src = 0, .dst = 0, .bytes = 8},
                         {.src = 0, .dst = 8, .bytes = 8},
                         {.src = 0, .dst = 7, .bytes = 257, .kind = NF_SIM_SHORT},
-                        {.src = 0, .dst = 7, .bytes = 8, .kind = (nf_sim_msg_kind)9}};
+                        {.src = 0, .dst = 7, .bytes = 8, .kind = (nf_sim_msg_kind)9},
+                        {.src = 0, .dst = 7, .bytes = UINT64_MAX, .kind = NF_SIM_WRITE},
+                        {.src = 0, .dst = 7, .bytes = (256ull << 24) + 1, .kind = NF_SIM_WRITE}};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         assert_int_equal(nf_sim_post(s, &bad[i], &x), NF_EINVAL);
     assert_int_equal(nf_sim_after(s, 0, 0), NF_EINVAL);
