@@ -111,17 +111,18 @@ static void exp_usage(FILE *out) {
     fprintf(out, "\nexample:\n  netfab exp tables --quick --json\n");
 }
 
-static void print_value(json_t *v, int width) {
+/* A cell as text: integers whole, reals to 4 significant digits, "-" for a missing value. */
+static const char *cell_text(json_t *v, char buf[64]) {
+    if (json_is_string(v)) return json_string_value(v);
     if (json_is_integer(v))
-        printf("%*lld", width, (long long)json_integer_value(v));
+        snprintf(buf, 64, "%lld", (long long)json_integer_value(v));
     else if (json_is_real(v))
-        printf("%*.4g", width, json_real_value(v));
-    else if (json_is_string(v))
-        printf("%*s", width, json_string_value(v));
+        snprintf(buf, 64, "%.4g", json_real_value(v));
     else if (json_is_boolean(v))
-        printf("%*s", width, json_is_true(v) ? "true" : "false");
+        return json_is_true(v) ? "true" : "false";
     else
-        printf("%*s", width, "-");
+        return "-";
+    return buf;
 }
 
 /* Columns: the keys of all rows in the order first seen; each as wide as its longest cell. */
@@ -141,17 +142,12 @@ static void print_table(json_t *rows) {
     }
     size_t nc = json_array_size(cols);
     int *w = calloc(nc + 1, sizeof *w);
+    char buf[64];
     for (size_t j = 0; j < nc; j++) {
         const char *k = json_string_value(json_array_get(cols, j));
         w[j] = (int)strlen(k);
         json_array_foreach(rows, i, row) {
-            char buf[64];
-            json_t *v = json_object_get(row, k);
-            int n = json_is_string(v) ? (int)strlen(json_string_value(v))
-                    : json_is_integer(v)
-                        ? snprintf(buf, sizeof buf, "%lld", (long long)json_integer_value(v))
-                    : json_is_real(v) ? snprintf(buf, sizeof buf, "%.4g", json_real_value(v))
-                                      : 5;
+            int n = (int)strlen(cell_text(json_object_get(row, k), buf));
             if (n > w[j]) w[j] = n;
         }
     }
@@ -159,10 +155,10 @@ static void print_table(json_t *rows) {
         printf("%s%*s", j ? "  " : "", w[j], json_string_value(json_array_get(cols, j)));
     putchar('\n');
     json_array_foreach(rows, i, row) {
-        for (size_t j = 0; j < nc; j++) {
-            if (j) fputs("  ", stdout);
-            print_value(json_object_get(row, json_string_value(json_array_get(cols, j))), w[j]);
-        }
+        for (size_t j = 0; j < nc; j++)
+            printf(
+                "%s%*s", j ? "  " : "", w[j],
+                cell_text(json_object_get(row, json_string_value(json_array_get(cols, j))), buf));
         putchar('\n');
     }
     free(w);
@@ -175,20 +171,26 @@ static double number(json_t *v) {
                               : 0.0;
 }
 
-/* One gnuplot run: a line per distinct series value, the data inline. */
+/* Whether a row is plotted (its `where` key has the value asked for), and its series' name. */
+static bool plotted(const exp_plot *p, json_t *row) {
+    json_t *wv = p->where ? json_object_get(row, p->where) : NULL;
+    return !p->where || (json_is_string(wv) && strcmp(json_string_value(wv), p->where_is) == 0);
+}
+
+static const char *series_of(const exp_plot *p, json_t *row, char buf[64]) {
+    return p->series ? cell_text(json_object_get(row, p->series), buf) : "";
+}
+
+/* One gnuplot run: a line per distinct series value among the rows plotted, the data inline. */
 static int plot_rows(const exp_def *e, json_t *rows, const char *path) {
     const exp_plot *p = &e->plot;
     json_t *series = json_array();
     size_t i;
     json_t *row;
+    char buf[64];
     json_array_foreach(rows, i, row) {
-        json_t *s = p->series ? json_object_get(row, p->series) : NULL;
-        const char *name = s && json_is_string(s) ? json_string_value(s) : "";
-        char buf[64];
-        if (s && !json_is_string(s)) {
-            snprintf(buf, sizeof buf, "%g", number(s));
-            name = buf;
-        }
+        if (!plotted(p, row)) continue;
+        const char *name = series_of(p, row, buf);
         bool seen = false;
         for (size_t j = 0; j < json_array_size(series) && !seen; j++)
             seen = strcmp(json_string_value(json_array_get(series, j)), name) == 0;
@@ -213,15 +215,8 @@ static int plot_rows(const exp_def *e, json_t *rows, const char *path) {
     for (size_t j = 0; j < json_array_size(series); j++) {
         const char *want = json_string_value(json_array_get(series, j));
         json_array_foreach(rows, i, row) {
-            json_t *s = p->series ? json_object_get(row, p->series) : NULL;
-            char buf[64];
-            const char *name = !s ? "" : json_is_string(s) ? json_string_value(s) : buf;
-            if (s && !json_is_string(s)) snprintf(buf, sizeof buf, "%g", number(s));
             json_t *x = json_object_get(row, p->x), *y = json_object_get(row, p->y);
-            if (strcmp(name, want) || !x || !y) continue;
-            json_t *wv = p->where ? json_object_get(row, p->where) : NULL;
-            if (p->where && (!json_is_string(wv) || strcmp(json_string_value(wv), p->where_is)))
-                continue;
+            if (!plotted(p, row) || !x || !y || strcmp(series_of(p, row, buf), want)) continue;
             fprintf(g, "%.9g %.9g\n", number(x), number(y));
         }
         fputs("e\n", g);

@@ -37,36 +37,48 @@ void nf_lft_free(nf_lft *t) {
     nf__free(t);
 }
 
-unsigned nf_lft_flat_entry(const nf_fabric *f, const nf_hops *h, nf_node s, nf_node ca,
-                           uint8_t *ports, unsigned max) {
-    if (s >= f->n_switches || ca < f->n_switches || ca >= f->n_nodes) return 0;
-    /* the switches ca is cabled to over links that are up; distances are symmetric, so a
-     * neighbour w of s is looked up in the row of each such switch (one row, few cache lines) */
+/* Links from switch s to endpoint ca through each port p of s (d[p], 1..nports), over links
+ * that are up: 1 for ca's own cable, else 2 + the distance from p's peer switch to a switch ca
+ * is cabled to; NF_HOPS_INF for no way. Distances are symmetric, so a neighbour w is looked up
+ * in the row of ca's switches (one row, few cache lines). Returns the least of them. */
+static unsigned port_dists(const nf_fabric *f, const nf_hops *h, nf_node s, nf_node ca,
+                           uint8_t *d) {
     nf_node at[8];
-    unsigned na = 0;
+    unsigned na = 0, best = NF_HOPS_INF;
     for (unsigned cp = 1; cp <= f->nports[ca] && na < 8; cp++) {
         nf_gport g = nf_port_index(f, ca, cp);
         if (f->peer[g] != NF_NONE && f->link_state[f->port_link[g]] == NF_LINK_UP)
             at[na++] = f->peer[g];
     }
-    unsigned best = NF_HOPS_INF, n = 0;
     for (unsigned p = 1; p <= f->nports[s]; p++) {
         nf_gport g = nf_port_index(f, s, p);
         nf_node w = f->peer[g];
-        if (w == NF_NONE || f->link_state[f->port_link[g]] != NF_LINK_UP) continue;
-        unsigned d = NF_HOPS_INF;
-        if (w == ca)
-            d = 1;
-        else if (w < f->n_switches && w != s)
-            for (unsigned i = 0; i < na; i++) {
-                unsigned x = h->d[(size_t)at[i] * h->n + w];
-                if (x + 2 < d) d = x + 2;
-            }
-        if (d >= NF_HOPS_INF || d > best) continue;
-        if (d < best) best = d, n = 0;
-        if (n < max) ports[n] = (uint8_t)p;
-        n++;
+        unsigned x = NF_HOPS_INF;
+        if (w != NF_NONE && f->link_state[f->port_link[g]] == NF_LINK_UP) {
+            if (w == ca)
+                x = 1;
+            else if (w < f->n_switches && w != s)
+                for (unsigned i = 0; i < na; i++) {
+                    unsigned y = h->d[(size_t)at[i] * h->n + w];
+                    if (y + 2 < x) x = y + 2;
+                }
+        }
+        d[p] = (uint8_t)(x > NF_HOPS_INF ? NF_HOPS_INF : x);
+        if (x < best) best = x;
     }
+    return best;
+}
+
+unsigned nf_lft_flat_entry(const nf_fabric *f, const nf_hops *h, nf_node s, nf_node ca,
+                           uint8_t *ports, unsigned max) {
+    if (s >= f->n_switches || ca < f->n_switches || ca >= f->n_nodes) return 0;
+    uint8_t d[NF_MAX_PORTS + 1];
+    unsigned best = port_dists(f, h, s, ca, d), n = 0;
+    for (unsigned p = 1; p <= f->nports[s] && best < NF_HOPS_INF; p++)
+        if (d[p] == best) {
+            if (n < max) ports[n] = (uint8_t)p;
+            n++;
+        }
     return n;
 }
 
@@ -378,31 +390,8 @@ void nf_ftable_free(nf_ftable *t) {
  * then those one longer, each run rotated by e. */
 static unsigned ft_entry(const nf_fabric *f, const nf_hops *h, nf_node s, nf_node ca, uint32_t e,
                          uint8_t *out) {
-    nf_node at[8];
-    unsigned na = 0;
-    for (unsigned cp = 1; cp <= f->nports[ca] && na < 8; cp++) {
-        nf_gport g = nf_port_index(f, ca, cp);
-        if (f->peer[g] != NF_NONE && f->link_state[f->port_link[g]] == NF_LINK_UP)
-            at[na++] = f->peer[g];
-    }
     uint8_t d[NF_MAX_PORTS + 1];
-    unsigned best = NF_HOPS_INF;
-    for (unsigned p = 1; p <= f->nports[s]; p++) {
-        nf_gport g = nf_port_index(f, s, p);
-        nf_node w = f->peer[g];
-        unsigned x = NF_HOPS_INF;
-        if (w != NF_NONE && f->link_state[f->port_link[g]] == NF_LINK_UP) {
-            if (w == ca)
-                x = 1;
-            else if (w < f->n_switches && w != s)
-                for (unsigned i = 0; i < na; i++) {
-                    unsigned y = h->d[(size_t)at[i] * h->n + w];
-                    if (y + 2 < x) x = y + 2;
-                }
-        }
-        d[p] = (uint8_t)(x > NF_HOPS_INF ? NF_HOPS_INF : x);
-        if (x < best) best = x;
-    }
+    unsigned best = port_dists(f, h, s, ca, d);
     /* runs: the shortest; one longer over ordinary links (a spine down to the sibling of a
      * leaf it lost); one longer over sibling links (across to the sibling router) */
     unsigned n = 0;
