@@ -252,12 +252,25 @@ static inline int push_event(nf_sim *s, worker *wk, unsigned d, uint64_t at, eve
     return NF_OK;
 }
 
+/* The first index in [lo, hi) of sorted a whose value is not below key (hi when none). */
+static inline uint32_t lower_bound_u32(const uint32_t *a, uint32_t lo, uint32_t hi, uint32_t key) {
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (a[mid] < key)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 /* sim.c, for replicate.c */
 void nf__sim_oq_push(nf_sim *s, port *po, nf_gport go, uint32_t id, uint8_t vc, uint8_t flags);
 void nf__sim_next_head(nf_sim *s, nf_gport gi, unsigned v, ivc *iv);
 int nf__sim_free_slot(nf_sim *s, worker *b, nf_node sw, nf_gport gi, unsigned v);
 
 /* replicate.c, for sim.c */
+bool nf__sim_is_member(const nf_sim *s, uint32_t g, uint32_t e); /* endpoint e in group g */
 void nf__sim_allocate_mc(nf_sim *s, worker *b, nf_node sw, nf_gport gi, port *pi, unsigned in_port,
                          unsigned v);
 int nf__sim_crossbar_mc(nf_sim *s, worker *b, nf_node sw, uint64_t *in_done, uint64_t *out_done,

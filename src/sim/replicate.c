@@ -13,12 +13,13 @@ static int cmp_u32(const void *a, const void *b) {
 
 uint32_t nf__sim_groups(const nf_sim *s) { return s->n_groups; }
 
+bool nf__sim_is_member(const nf_sim *s, uint32_t g, uint32_t e) { /* (members sorted) */
+    uint32_t i = lower_bound_u32(s->grp_ep, s->grp_off[g], s->grp_off[g + 1], e);
+    return i < s->grp_off[g + 1] && s->grp_ep[i] == e;
+}
+
 int nf__sim_group_receivers(const nf_sim *s, uint32_t g, uint32_t src, uint32_t *receivers) {
-    if (g >= s->n_groups) return NF_EINVAL;
-    bool member = false;
-    for (uint32_t i = s->grp_off[g]; i < s->grp_off[g + 1]; i++)
-        member |= s->grp_ep[i] == src;
-    if (!member) return NF_EINVAL;
+    if (g >= s->n_groups || !nf__sim_is_member(s, g, src)) return NF_EINVAL;
     *receivers = s->grp_off[g + 1] - s->grp_off[g] - 1;
     return NF_OK;
 }
@@ -118,15 +119,8 @@ int nf_sim_link_at(nf_sim *s, nf_link l, uint64_t cycle, bool up) {
 
 /* Group g's ports at switch sw (0 when sw is not in its tree). */
 static uint64_t mc_row(const nf_sim *s, uint32_t g, nf_node sw) {
-    uint32_t lo = s->mc_off[g], hi = s->mc_off[g + 1];
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (s->mc_sw[mid] < sw)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < s->mc_off[g + 1] && s->mc_sw[lo] == sw ? s->mc_mask[lo] : 0;
+    uint32_t i = lower_bound_u32(s->mc_sw, s->mc_off[g], s->mc_off[g + 1], sw);
+    return i < s->mc_off[g + 1] && s->mc_sw[i] == sw ? s->mc_mask[i] : 0;
 }
 
 /* A multicast head packet gets every branch of its tree at this router at once (the row less

@@ -602,16 +602,7 @@ static int deliver(nf_sim *s, worker *wk, uint32_t id, bool tail, nf_node ca) {
     bool counts = true; /* a multicast copy counts at its group's members only (a shared tree
                          * floods other groups' endpoints too) */
     if (p->flags & PK_MCAST) {
-        uint32_t e = s->ep_of[ca];
-        uint32_t lo = s->grp_off[p->mgroup], hi = s->grp_off[p->mgroup + 1];
-        while (lo < hi) { /* the members are sorted */
-            uint32_t mid = lo + (hi - lo) / 2;
-            if (s->grp_ep[mid] < e)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
-        counts = lo < s->grp_off[p->mgroup + 1] && s->grp_ep[lo] == e;
+        counts = nf__sim_is_member(s, p->mgroup, s->ep_of[ca]);
     }
     if (counts && p->msg != UINT32_MAX && (p->msg & NF__SCRIPT_TAG)) {
         if (wk->n_sarr == wk->cap_sarr && NF_GROW(wk->sarr, wk->cap_sarr, wk->n_sarr + 1))

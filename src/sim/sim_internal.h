@@ -45,8 +45,12 @@ struct nf_sim_routing {
     unsigned (*route)(void *ctx, nf_node sw, unsigned in_port, unsigned in_vc, unsigned hops,
                       const nf__sim_pkt *p, nf_sim_cand *out, unsigned max);
     unsigned (*inj_vc_hi)(void *ctx);
-    /* Optional: false when a packet from switch src_sw can never reach endpoint dst_ca under the
-     * links' current states (the engine then counts it lost at its source: lost_frac). */
+    /* Optional, for a routing that knows its packets' whole way (deterministic tables): false
+     * when a packet from switch src_sw can never reach endpoint dst_ca under the links' current
+     * states. The engine then counts it lost at its source (lost_frac), and since such a
+     * routing's "no port" means the way is gone, not "wait", it discards a packet its route
+     * gives no port (dropped_pkts) and routes again a packet whose cached port has failed. A
+     * routing without it: packets with no port wait (unroutable). */
     bool (*deliverable)(void *ctx, nf_node src_sw, nf_node dst_ca);
     void (*fini)(void *ctx);
 };
