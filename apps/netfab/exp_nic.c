@@ -31,6 +31,47 @@ static int one(nf_sim *s, const nf_sim_msg *a, const nf_sim_msg *b, nf_sim_msg_t
     return NF_EXIT_OK;
 }
 
+/* One row: a put of b bytes from endpoint 0 to dst on rail mode rm, or, for the "fixed" way
+ * on two rails, two puts of b / 2 with the descriptors giving rail 0 and rail 1; after a 1 MiB
+ * put to another endpoint on rail 0 when busy. Bandwidth: b over the cycles from release to
+ * the last byte in. */
+static int bandwidth(nf_sim *s, json_t *rows, const char *measure, unsigned rails, const char *mode,
+                     nf_sim_rail_mode rm, uint32_t dst, uint64_t b, bool busy) {
+    bool halves = rails == 2 && rm == NF_SIM_RAIL0;
+    nf_sim_msg bg = {.src = 0,
+                     .dst = dst - 1,
+                     .bytes = (uint64_t)1 << 20,
+                     .kind = NF_SIM_PUT_REPLY,
+                     .rail = NF_SIM_RAIL0};
+    nf_sim_msg m = {
+        .src = 0, .dst = dst, .bytes = halves ? b / 2 : b, .kind = NF_SIM_PUT_REPLY, .rail = rm};
+    nf_sim_msg m2 = m;
+    m2.rail = NF_SIM_RAIL1;
+    nf_sim_script_clear(s);
+    uint32_t ib, i1, i2 = 0;
+    nf_sim_script_result r;
+    int rc;
+    if ((busy && (rc = nf_sim_post(s, &bg, &ib))) || (rc = nf_sim_post(s, &m, &i1)) ||
+        (halves && (rc = nf_sim_post(s, &m2, &i2))) || (rc = nf_sim_run_script(s, UINT64_MAX, &r)))
+        return nf_app_report(rc, NULL);
+    if (r.deadlock || r.unfinished) {
+        fprintf(stderr, "netfab: exp dual-rail: a message did not complete\n");
+        return NF_EXIT_FAIL;
+    }
+    nf_sim_msg_times t, t2;
+    nf_sim_msg_times_of(s, i1, &t);
+    if (halves) {
+        nf_sim_msg_times_of(s, i2, &t2);
+        if (t2.data_in > t.data_in) t.data_in = t2.data_in;
+    }
+    uint64_t cyc = t.data_in - t.released;
+    json_array_append_new(rows, json_pack("{s:s, s:I, s:s, s:I, s:f, s:I}", "measure", measure,
+                                          "rails", (json_int_t)rails, "mode", mode, "msg_bytes",
+                                          (json_int_t)b, "bandwidth", (double)b / (double)cyc,
+                                          "cycles", (json_int_t)cyc));
+    return NF_EXIT_OK;
+}
+
 int exp_dual_rail(const exp_opts *o, json_t *rows) {
     const char *topo = "gft:preset=sunway-proto";
     nf_fabric *f;
@@ -60,69 +101,15 @@ int exp_dual_rail(const exp_opts *o, json_t *rows) {
     for (size_t w = 0; w < 3 && rc == NF_EXIT_OK; w++)
         for (uint64_t b = 256; b <= max_bytes && rc == NF_EXIT_OK; b *= 4) {
             exp_progress("dual-rail: %s, %llu bytes", ways[w].mode, (unsigned long long)b);
-            /* two rails, fixed: a train of 2 messages of b/2 on rail 0 then rail 1, as the
-             * descriptors give them; one rail: everything on rail 0 */
-            nf_sim_msg m = {
-                .src = 0, .dst = dst, .bytes = b, .kind = NF_SIM_PUT_REPLY, .rail = ways[w].rm};
-            nf_sim_msg_times t, t2;
-            if (w == 1) {
-                nf_sim_msg m1 = m, m2 = m;
-                m1.bytes = m2.bytes = b / 2;
-                m2.rail = NF_SIM_RAIL1;
-                nf_sim_script_clear(s);
-                uint32_t i1, i2;
-                nf_sim_script_result r;
-                if ((rc = nf_sim_post(s, &m1, &i1)) || (rc = nf_sim_post(s, &m2, &i2)) ||
-                    (rc = nf_sim_run_script(s, UINT64_MAX, &r))) {
-                    rc = nf_app_report(rc, NULL);
-                    break;
-                }
-                nf_sim_msg_times_of(s, i1, &t);
-                nf_sim_msg_times_of(s, i2, &t2);
-                if (t2.data_in > t.data_in) t.data_in = t2.data_in;
-            } else if ((rc = one(s, &m, NULL, &t, NULL))) {
-                break;
-            }
-            double cyc = (double)(t.data_in - t.released);
-            json_array_append_new(rows, json_pack("{s:s, s:I, s:s, s:I, s:f, s:I}", "measure",
-                                                  "bandwidth", "rails", (json_int_t)ways[w].rails,
-                                                  "mode", ways[w].mode, "msg_bytes", (json_int_t)b,
-                                                  "bandwidth", (double)b / cyc, "cycles",
-                                                  (json_int_t)(t.data_in - t.released)));
+            rc = bandwidth(s, rows, "bandwidth", ways[w].rails, ways[w].mode, ways[w].rm, dst, b,
+                           false);
         }
     /* rail 0 already busy: the same endpoint has just handed its rail 0 a 1 MiB put to another
      * endpoint; then 1 MiB to dst on rail 0, split over the rails as two messages, or per
      * packet on the less busy port */
-    for (size_t w = 0; w < 3 && rc == NF_EXIT_OK; w++) {
-        uint64_t b = (uint64_t)1 << 20;
-        nf_sim_script_clear(s);
-        nf_sim_msg bg = {
-            .src = 0, .dst = dst - 1, .bytes = b, .kind = NF_SIM_PUT_REPLY, .rail = NF_SIM_RAIL0};
-        nf_sim_msg m = {
-            .src = 0, .dst = dst, .bytes = b, .kind = NF_SIM_PUT_REPLY, .rail = ways[w].rm};
-        nf_sim_msg m2 = m;
-        if (w == 1) m.bytes = m2.bytes = b / 2, m2.rail = NF_SIM_RAIL1;
-        uint32_t ib, i1, i2 = 0;
-        nf_sim_script_result r;
-        if ((rc = nf_sim_post(s, &bg, &ib)) || (rc = nf_sim_post(s, &m, &i1)) ||
-            (w == 1 && (rc = nf_sim_post(s, &m2, &i2))) ||
-            (rc = nf_sim_run_script(s, UINT64_MAX, &r))) {
-            rc = nf_app_report(rc, NULL);
-            break;
-        }
-        nf_sim_msg_times t, t2;
-        nf_sim_msg_times_of(s, i1, &t);
-        if (w == 1) {
-            nf_sim_msg_times_of(s, i2, &t2);
-            if (t2.data_in > t.data_in) t.data_in = t2.data_in;
-        }
-        json_array_append_new(rows, json_pack("{s:s, s:I, s:s, s:I, s:f, s:I}", "measure",
-                                              "bandwidth, rail 0 busy", "rails",
-                                              (json_int_t)ways[w].rails, "mode", ways[w].mode,
-                                              "msg_bytes", (json_int_t)b, "bandwidth",
-                                              (double)b / (double)(t.data_in - t.released),
-                                              "cycles", (json_int_t)(t.data_in - t.released)));
-    }
+    for (size_t w = 0; w < 3 && rc == NF_EXIT_OK; w++)
+        rc = bandwidth(s, rows, "bandwidth, rail 0 busy", ways[w].rails, ways[w].mode, ways[w].rm,
+                       dst, (uint64_t)1 << 20, true);
     /* when the target knows: reply word vs write + notification, on two dynamic rails */
     for (uint64_t b = 256; b <= (o->quick ? 65536u : 1u << 20) && rc == NF_EXIT_OK; b *= 16) {
         nf_sim_msg put = {.src = 0,
