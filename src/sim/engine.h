@@ -206,6 +206,7 @@ struct nf_sim {
         uint8_t state;
     } * fails;
     size_t n_fails, cap_fails, next_fail;
+    bool any_down; /* some port's link is down (since the last reset): ask deliverable() */
     /* multicast (nf_sim_set_mcast): per group, its switches (ascending) and each one's ports
      * (bit p - 1 for port p); per input VC the branches its head packet has still to take
      * and the packet id of the copy being sent (the packet itself for the last branch) */

@@ -308,6 +308,7 @@ fail:
 
 /* Empties the network: every buffer, queue, event, packet; credits to full. */
 static void reset(nf_sim *s) {
+    s->any_down = false;
     for (nf_gport g = 0; g < s->P; g++) {
         port *p = PT(s, g);
         /* downstream of g: a switch input buffer, or a NIC (never full) */
@@ -320,6 +321,7 @@ static void reset(nf_sim *s) {
         p->rr_vc = p->rr_in = 0;
         nf_link l = s->f->port_link[g];
         p->down = l != NF_NONE && s->f->link_state[l] != NF_LINK_UP;
+        s->any_down |= p->down;
     }
     memset(s->acc, 0, (size_t)s->S * sizeof *s->acc);
     memset(s->imask, 0, (size_t)s->S * sizeof *s->imask);
@@ -455,7 +457,7 @@ static int generate(nf_sim *s, uint32_t e) {
         rails = 2;
     }
     bool meas = s->now >= s->win_lo && s->now < s->win_hi;
-    if (s->r->deliverable) { /* links failed: a rail with a way, else the message is lost */
+    if (s->r->deliverable && s->any_down) { /* a rail with a way, else the message is lost */
         unsigned k = 0;
         while (k < rails && !s->r->deliverable(s->rctx, s->ep_sw[(size_t)e * 2 + rail], s->ep[dst]))
             rail ^= 1, k++;
@@ -1097,6 +1099,7 @@ static int gen_phase(nf_sim *s) {
         const nf_fabric *f = s->f;
         PT(s, nf_port_index(f, f->link_a[e->link], f->link_pa[e->link]))->down = e->state;
         PT(s, nf_port_index(f, f->link_z[e->link], f->link_pz[e->link]))->down = e->state;
+        s->any_down |= e->state == NF_LINK_DOWN;
     }
     for (unsigned t = 0; t < s->T; t++) { /* the packets delivered this cycle are free */
         worker *wk = &s->wk[t];
