@@ -14,7 +14,8 @@
     X(smd_load, "smd-load", "play every rank of a job against the group manager; joins/s")         \
     X(sim, "sim", "packet-level simulation: latency and throughput per load point")                \
     X(route, "route", "unicast routing functions: --check proves deadlock freedom")                \
-    X(exp, "exp", "the Sunway experiments: dual rail, multicast, collectives, faults, tables")
+    X(exp, "exp", "the Sunway experiments: dual rail, multicast, collectives, faults, tables")     \
+    X(plot, "plot", "draw results: latency curves, EFI histograms, a multicast tree (png, svg)")
 
 #define NF_X_DECL(id, name, help) int nf_cmd_##id(int argc, char **argv);
 NF_COMMANDS(NF_X_DECL)

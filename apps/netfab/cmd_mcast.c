@@ -39,7 +39,8 @@ static void mcast_usage(FILE *out) {
             "                        random: ranks shuffled over the endpoints\n"
             "  --seed S              seed of random groups and random mapping (default 1)\n"
             "  --verify              recount every tree and every load from the forwarding tables\n"
-            "  --json                one JSON object per engine, in an array\n"
+            "  --json                one JSON object per engine, in an array; its efi_hist\n"
+            "                        holds [EFI, inter-switch links with that EFI] pairs\n"
             "  --dump-mft FILE       the switches' multicast forwarding tables, OpenSM mcfdbs\n"
             "                        layout (one engine only)\n"
             "  --dump-groups FILE    one line per group: MLID and member port GUIDs\n\n"
@@ -104,6 +105,28 @@ static int close_out(FILE *fp, const char *path, int rc) {
         return NF_EXIT_FAIL;
     }
     return NF_EXIT_OK;
+}
+
+/* [[efi, links], ...], ascending: how many inter-switch links carry each EFI, over the links
+ * that carry at least one group. Inter-switch means neither end is a CA, exactly as
+ * nf_mcast_stats_compute counts them, so the links sum to links_used, the weighted mean is
+ * mean_efi and the last EFI is max_efi. NULL when out of memory. */
+static json_t *efi_hist(const nf_fabric *f, const nf_mcast *m, uint32_t max_efi) {
+    json_t *hist = json_array();
+    uint32_t *count = calloc((size_t)max_efi + 1, sizeof *count);
+    if (!hist || !count) {
+        json_decref(hist);
+        free(count);
+        return NULL;
+    }
+    for (nf_link l = 0; l < f->n_links; l++)
+        if (f->link_a[l] < f->n_switches && f->link_z[l] < f->n_switches && m->efi[l])
+            count[m->efi[l]]++;
+    for (uint32_t e = 1; e <= max_efi; e++)
+        if (count[e])
+            json_array_append_new(hist, json_pack("[I, I]", (json_int_t)e, (json_int_t)count[e]));
+    free(count);
+    return hist;
 }
 
 int nf_cmd_mcast(int argc, char **argv) {
@@ -248,6 +271,13 @@ int nf_cmd_mcast(int argc, char **argv) {
                 (json_int_t)lb, "route_s", route_s, "root_s", m->root_s, "tree_s", m->tree_s,
                 "refine_s", m->refine_s, "failed", (json_int_t)st.failed, "verified",
                 verify && status == NF_EXIT_OK, "peak_rss_kib", (json_int_t)nf_app_peak_rss_kib());
+            json_object_set_new(o, "links_used", json_integer((json_int_t)st.links_used));
+            json_t *hist = efi_hist(f, m, st.max_efi);
+            if (!hist) {
+                fprintf(stderr, "netfab mcast: %s\n", nf_strerror(NF_ENOMEM));
+                status = NF_EXIT_FAIL;
+            }
+            json_object_set_new(o, "efi_hist", hist);
             json_array_append_new(arr, o);
         } else {
             printf("%-12s %7u %11llu %7u %8.2f %6u %7.2f %8.4f %8.4f %8.4f %6u\n",

@@ -44,6 +44,33 @@ if command -v python3 >/dev/null 2>&1; then
     python3 -c 'import json,sys; a=json.load(open(sys.argv[1])); assert len(a) == 6; assert all(o["max_efi"] >= o["lower_bound"] for o in a)' "$tmp/out" && ok || bad "--json is not a valid array of 6 objects"
 fi
 
+# efi_hist: [EFI, links] pairs over the inter-switch links in use, so the links sum to links_used,
+# the weighted mean is mean_efi and the last EFI is max_efi, for every engine
+cat >"$tmp/efi.py" <<'PY'
+import json, sys
+for o in json.load(open(sys.argv[1])):
+    h = o["efi_hist"]
+    assert all(len(p) == 2 and p[0] >= 1 and p[1] >= 1 for p in h), (o["engine"], h)
+    assert [p[0] for p in h] == sorted(set(p[0] for p in h)), (o["engine"], "not ascending", h)
+    links = sum(p[1] for p in h)
+    assert links == o["links_used"], (o["engine"], links, o["links_used"])
+    assert (h[-1][0] if h else 0) == o["max_efi"], (o["engine"], h, o["max_efi"])
+    mean = sum(p[0] * p[1] for p in h) / links if links else 0.0
+    assert abs(mean - o["mean_efi"]) < 1e-9, (o["engine"], mean, o["mean_efi"])
+PY
+if command -v python3 >/dev/null 2>&1; then
+    python3 "$tmp/efi.py" "$tmp/out" && ok || bad "efi_hist disagrees with links_used, mean_efi or max_efi"
+fi
+# by hand: ranks 0 and 2 hang off the two edge switches of pod 0, and both pod-0 aggregation
+# switches are one hop from each. The same group twice: minihop roots both at the first
+# aggregation switch (two links at EFI 2), minihop-new rotates the second root to the other one
+# (four links at EFI 1)
+printf '0 2\n0 2\n' >"$tmp/g2.txt"
+expect 0 "$nf" mcast $ft --groups "file:$tmp/g2.txt" --engine minihop,minihop-new --json
+tr -d ' \n' <"$tmp/out" >"$tmp/flat"
+grep -q '"engine":"minihop",.*"max_efi":2,"mean_efi":2.0,.*"links_used":2,"efi_hist":\[\[2,2\]\]}' "$tmp/flat" && ok || bad "minihop efi_hist is not [[2, 2]]"
+grep -q '"engine":"minihop-new",.*"max_efi":1,"mean_efi":1.0,.*"links_used":4,"efi_hist":\[\[1,4\]\]}' "$tmp/flat" && ok || bad "minihop-new efi_hist is not [[1, 4]]"
+
 # the text table: one row per engine, the lower bound line
 expect 0 "$nf" mcast --topo torus:4x4,c=1 --groups grid2d:4x4 --engine minihop,fulb --verify
 has out "^engine"
@@ -57,6 +84,9 @@ expect 0 "$nf" mcast --topo dragonfly:a=4,p=2,h=2 --groups grid3d:4x6x12 --procs
 has out '"verified": true'
 has out '"groups": 144'
 if grep -q '"failed": [1-9]' "$tmp/out"; then bad "dragonfly groups failed"; else ok; fi
+if command -v python3 >/dev/null 2>&1; then
+    python3 "$tmp/efi.py" "$tmp/out" && ok || bad "dragonfly: efi_hist disagrees with the statistics"
+fi
 
 # dumps: groups file exactly by hand (CA node n has GUID 0x0002c90000000000 + ((n + 1) << 4),
 # and its port 1 the same; the 20 switches come first, so rank r is node 20 + r)
