@@ -3,7 +3,8 @@
 # Idempotent and silent when everything is there. Usage: scripts/deps.sh [build|fuzz|bench]...
 set -eu
 
-want="cmake make gcc pkg-config libcmocka-dev libjansson-dev ibsim-utils gnuplot-nox groff-base"
+want="cmake make gcc pkg-config libcmocka-dev libjansson-dev ibsim-utils gnuplot-nox groff-base
+      graphviz libopenmpi-dev openmpi-bin chromium"
 for group in "$@"; do
     case "$group" in
         build) ;;

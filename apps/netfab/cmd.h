@@ -4,6 +4,9 @@
 
 #include "netfab/core.h"
 
+#include <jansson.h>
+#include <stdbool.h>
+
 #define NF_COMMANDS(X)                                                                             \
     X(topo, "topo", "build, read or convert a fabric and print its statistics")                    \
     X(mcast, "mcast", "route multicast groups with the MINIHOP, SSSP and FULB engines")            \
@@ -15,7 +18,9 @@
     X(sim, "sim", "packet-level simulation: latency and throughput per load point")                \
     X(route, "route", "unicast routing functions: --check proves deadlock freedom")                \
     X(exp, "exp", "the Sunway experiments: dual rail, multicast, collectives, faults, tables")     \
-    X(plot, "plot", "draw results: latency curves, EFI histograms, a multicast tree (png, svg)")
+    X(sweep, "sweep", "a grid of simulations or multicast routings over MPI ranks and threads")    \
+    X(plot, "plot", "draw results: latency curves, EFI histograms, a multicast tree (png, svg)")   \
+    X(report, "report", "reproduce the seeds' experiments as one HTML page (--quick, --full)")
 
 #define NF_X_DECL(id, name, help) int nf_cmd_##id(int argc, char **argv);
 NF_COMMANDS(NF_X_DECL)
@@ -43,6 +48,17 @@ int nf_app_fabric(const char *topo, int threads, nf_fabric **f, nf_hops **h);
  * file of "NODE PORT" lines; sets them down in f and their count in *n. NF_EXIT_OK, or prints
  * why not and returns the exit status. */
 int nf_app_fail_links(nf_fabric *f, const char *arg, uint64_t seed, unsigned *n);
+
+/* One engine's routing of a workload as netfab mcast --json prints it: the statistics, the
+ * lower bound given, timings, and efi_hist ([EFI, inter-switch links with it] pairs). NULL when
+ * out of memory. */
+typedef struct nf_groups nf_groups;
+typedef struct nf_mcast nf_mcast;
+typedef struct nf_mcast_engine nf_mcast_engine;
+
+json_t *nf_app_mcast_json(const nf_fabric *f, const char *topo, const char *pattern,
+                          const nf_groups *g, const nf_mcast *m, const nf_mcast_engine *e,
+                          uint32_t lower_bound, bool verified);
 
 /* Wall-clock seconds since an arbitrary origin, and peak resident set size in KiB. */
 double nf_app_now(void);

@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #include "cmd.h"
 #include "exp.h"
+#include "progress.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -88,14 +89,35 @@ static const exp_def experiments[] = {
 };
 enum { N_EXP = sizeof experiments / sizeof experiments[0] };
 
-void exp_progress(const char *fmt, ...) {
-    if (!isatty(STDERR_FILENO)) return;
+size_t exp_count(void) { return N_EXP; }
+const exp_def *exp_at(size_t i) { return i < N_EXP ? &experiments[i] : NULL; }
+const exp_def *exp_find(const char *name) {
+    for (size_t i = 0; i < N_EXP; i++)
+        if (strcmp(experiments[i].name, name) == 0) return &experiments[i];
+    return NULL;
+}
+
+/* The bar of the experiment that runs now, and the share of it the experiment fills. */
+static nf_progress *cur_bar;
+static double cur_lo, cur_hi = 1;
+
+void exp_progress(double frac, const char *fmt, ...) {
+    if (!cur_bar || !cur_bar->tty) return;
+    char what[96];
     va_list ap;
     va_start(ap, fmt);
-    fputs("netfab exp: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    vsnprintf(what, sizeof what, fmt, ap);
     va_end(ap);
+    nf_progress_label(cur_bar, what);
+    nf_progress_set(cur_bar, cur_lo + (cur_hi - cur_lo) * frac);
+}
+
+int exp_run(const exp_def *e, const exp_opts *o, json_t *rows, nf_progress *bar, double lo,
+            double hi) {
+    cur_bar = bar, cur_lo = lo, cur_hi = hi;
+    int rc = e->run(o, rows);
+    cur_bar = NULL, cur_lo = 0, cur_hi = 1;
+    return rc;
 }
 
 static void exp_usage(FILE *out) {
@@ -112,7 +134,7 @@ static void exp_usage(FILE *out) {
 }
 
 /* A cell as text: integers whole, reals to 4 significant digits, "-" for a missing value. */
-static const char *cell_text(json_t *v, char buf[64]) {
+const char *exp_cell_text(json_t *v, char buf[64]) {
     if (json_is_string(v)) return json_string_value(v);
     if (json_is_integer(v))
         snprintf(buf, 64, "%lld", (long long)json_integer_value(v));
@@ -147,7 +169,7 @@ static void print_table(json_t *rows) {
         const char *k = json_string_value(json_array_get(cols, j));
         w[j] = (int)strlen(k);
         json_array_foreach(rows, i, row) {
-            int n = (int)strlen(cell_text(json_object_get(row, k), buf));
+            int n = (int)strlen(exp_cell_text(json_object_get(row, k), buf));
             if (n > w[j]) w[j] = n;
         }
     }
@@ -156,9 +178,9 @@ static void print_table(json_t *rows) {
     putchar('\n');
     json_array_foreach(rows, i, row) {
         for (size_t j = 0; j < nc; j++)
-            printf(
-                "%s%*s", j ? "  " : "", w[j],
-                cell_text(json_object_get(row, json_string_value(json_array_get(cols, j))), buf));
+            printf("%s%*s", j ? "  " : "", w[j],
+                   exp_cell_text(json_object_get(row, json_string_value(json_array_get(cols, j))),
+                                 buf));
         putchar('\n');
     }
     free(w);
@@ -178,12 +200,16 @@ static bool plotted(const exp_plot *p, json_t *row) {
 }
 
 static const char *series_of(const exp_plot *p, json_t *row, char buf[64]) {
-    return p->series ? cell_text(json_object_get(row, p->series), buf) : "";
+    return p->series ? exp_cell_text(json_object_get(row, p->series), buf) : "";
 }
 
 /* One gnuplot run: a line per distinct series value among the rows plotted, the data inline. */
-static int plot_rows(const exp_def *e, json_t *rows, const char *path) {
+int exp_plot_rows(const exp_def *e, json_t *rows, const char *path) {
     const exp_plot *p = &e->plot;
+    if (strchr(path, '\'') || strchr(path, '\n')) {
+        fprintf(stderr, "netfab: --plot: a path with a quote or a newline cannot go to gnuplot\n");
+        return NF_EXIT_FAIL;
+    }
     json_t *series = json_array();
     size_t i;
     json_t *row;
@@ -202,7 +228,10 @@ static int plot_rows(const exp_def *e, json_t *rows, const char *path) {
         json_decref(series);
         return NF_EXIT_FAIL;
     }
-    fprintf(g, "set terminal pngcairo size 800,520 noenhanced\nset output '%s'\n", path);
+    size_t pl = strlen(path);
+    bool svg = pl >= 4 && strcmp(path + pl - 4, ".svg") == 0;
+    fprintf(g, "set terminal %s size 800,520 noenhanced\nset output '%s'\n",
+            svg ? "svg" : "pngcairo", path);
     fprintf(g, "set title 'netfab exp %s'\nset xlabel '%s'\nset ylabel '%s'\nset grid\n", e->name,
             p->xlabel, p->ylabel);
     fprintf(g, "set key outside right\n%s%s", p->logx ? "set logscale x\n" : "",
@@ -283,9 +312,7 @@ int nf_cmd_exp(int argc, char **argv) {
             printf("%-16s %s\n", experiments[i].name, experiments[i].summary);
         return NF_EXIT_OK;
     }
-    const exp_def *e = NULL;
-    for (size_t i = 0; i < N_EXP && !e; i++)
-        if (strcmp(experiments[i].name, name) == 0) e = &experiments[i];
+    const exp_def *e = exp_find(name);
     if (!e) {
         fprintf(stderr, "netfab: exp: unknown experiment '%s' (known:", name);
         for (size_t i = 0; i < N_EXP; i++)
@@ -302,7 +329,10 @@ int nf_cmd_exp(int argc, char **argv) {
         fclose(pf);
     }
     json_t *rows = json_array();
-    int rc = e->run(&o, rows);
+    nf_progress bar;
+    nf_progress_begin(&bar, e->name);
+    int rc = exp_run(e, &o, rows, &bar, 0, 1);
+    nf_progress_end(&bar);
     if (rc == NF_EXIT_OK) {
         if (json) {
             json_t *doc =
@@ -313,7 +343,7 @@ int nf_cmd_exp(int argc, char **argv) {
         } else {
             print_table(rows);
         }
-        if (plot) rc = plot_rows(e, rows, plot);
+        if (plot) rc = exp_plot_rows(e, rows, plot);
     }
     json_decref(rows);
     return rc;

@@ -129,6 +129,31 @@ static json_t *efi_hist(const nf_fabric *f, const nf_mcast *m, uint32_t max_efi)
     return hist;
 }
 
+json_t *nf_app_mcast_json(const nf_fabric *f, const char *topo, const char *pattern,
+                          const nf_groups *g, const nf_mcast *m, const nf_mcast_engine *e,
+                          uint32_t lower_bound, bool verified) {
+    nf_mcast_stats st;
+    nf_mcast_stats_compute(f, g, m, &st);
+    json_t *o = json_pack(
+        "{s:s, s:s, s:s, s:I, s:I, s:I, s:f, s:I, s:f, s:I, s:f, s:I, s:f, s:f, s:f, s:f, s:I, "
+        "s:b, s:I, s:I}",
+        "engine", nf_mcast_engine_name(e), "topo", topo, "groups_spec", pattern, "groups",
+        (json_int_t)st.groups, "memberships", (json_int_t)st.memberships, "max_efi",
+        (json_int_t)st.max_efi, "mean_efi", st.mean_efi, "max_efi_host",
+        (json_int_t)st.max_efi_host, "mean_efi_host", st.mean_efi_host, "max_height",
+        (json_int_t)st.max_height, "mean_height", st.mean_height, "lower_bound",
+        (json_int_t)lower_bound, "route_s", m->root_s + m->tree_s + m->refine_s, "root_s",
+        m->root_s, "tree_s", m->tree_s, "refine_s", m->refine_s, "failed", (json_int_t)st.failed,
+        "verified", verified, "peak_rss_kib", (json_int_t)nf_app_peak_rss_kib(), "links_used",
+        (json_int_t)st.links_used);
+    json_t *hist = o ? efi_hist(f, m, st.max_efi) : NULL;
+    if (!hist || json_object_set_new(o, "efi_hist", hist)) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
 int nf_cmd_mcast(int argc, char **argv) {
     static const struct option longopts[] = {{"topo", required_argument, NULL, 't'},
                                              {"groups", required_argument, NULL, 'g'},
@@ -260,24 +285,14 @@ int nf_cmd_mcast(int argc, char **argv) {
                 break; /* one example is enough; the count is in the table */
             }
         if (as_json) {
-            json_t *o = json_pack(
-                "{s:s, s:s, s:s, s:I, s:I, s:I, s:f, s:I, s:f, s:I, s:f, s:I, s:f, s:f, s:f, s:f, "
-                "s:I, s:b, s:I}",
-                "engine", nf_mcast_engine_name(engines[i]), "topo", topo, "groups_spec", pattern,
-                "groups", (json_int_t)st.groups, "memberships", (json_int_t)st.memberships,
-                "max_efi", (json_int_t)st.max_efi, "mean_efi", st.mean_efi, "max_efi_host",
-                (json_int_t)st.max_efi_host, "mean_efi_host", st.mean_efi_host, "max_height",
-                (json_int_t)st.max_height, "mean_height", st.mean_height, "lower_bound",
-                (json_int_t)lb, "route_s", route_s, "root_s", m->root_s, "tree_s", m->tree_s,
-                "refine_s", m->refine_s, "failed", (json_int_t)st.failed, "verified",
-                verify && status == NF_EXIT_OK, "peak_rss_kib", (json_int_t)nf_app_peak_rss_kib());
-            json_object_set_new(o, "links_used", json_integer((json_int_t)st.links_used));
-            json_t *hist = efi_hist(f, m, st.max_efi);
-            if (!hist) {
+            json_t *o = nf_app_mcast_json(f, topo, pattern, g, m, engines[i], lb,
+                                          verify && status == NF_EXIT_OK);
+            if (!o) {
                 fprintf(stderr, "netfab mcast: %s\n", nf_strerror(NF_ENOMEM));
                 status = NF_EXIT_FAIL;
+                nf_mcast_free(m);
+                break;
             }
-            json_object_set_new(o, "efi_hist", hist);
             json_array_append_new(arr, o);
         } else {
             printf("%-12s %7u %11llu %7u %8.2f %6u %7.2f %8.4f %8.4f %8.4f %6u\n",

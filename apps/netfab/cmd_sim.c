@@ -2,6 +2,8 @@
  * `netfab route --check`: the deadlock checker of a routing function. */
 #define _GNU_SOURCE
 #include "cmd.h"
+#include "progress.h"
+#include "simopt.h"
 #include "netfab/gen.h"
 #include "netfab/hops.h"
 #include "netfab/sim.h"
@@ -81,22 +83,7 @@ static void write_links(FILE *out, const nf_fabric *f, const nf_sim *s, uint32_t
         }
 }
 
-static int num(const char *opt, const char *s, double lo, double hi, double *out) {
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (!*s || *end || errno || !isfinite(v) || v < lo || v > hi) {
-        fprintf(stderr, "netfab: %s wants a number from %g to %g, not '%s'\n", opt, lo, hi, s);
-        return -1;
-    }
-    *out = v;
-    return 0;
-}
-
-static void on_progress(void *ud, double f) {
-    const char *what = ud;
-    fprintf(stderr, "\r%s %3.0f%%", what, 100 * f);
-}
+static void on_progress(void *ud, double f) { nf_progress_set(ud, f); }
 
 int nf_cmd_sim(int argc, char **argv) {
     enum {
@@ -105,144 +92,79 @@ int nf_cmd_sim(int argc, char **argv) {
         O_TRAF,
         O_LOAD,
         O_SWEEP,
-        O_CYC,
-        O_WARM,
-        O_DRAIN,
-        O_VCS,
-        O_BUF,
-        O_PKT,
-        O_MSG,
-        O_RD,
-        O_CD,
-        O_LH,
-        O_LL,
-        O_LG,
-        O_SPD,
-        O_ITERS,
-        O_OBUF,
-        O_SHARED,
-        O_ADAPT,
-        O_BURST,
         O_SEED,
         O_THR,
         O_LINKS,
-        O_BIAS,
-        O_WHOP,
-        O_THRESH,
-        O_PROXY,
         O_FAIL,
         O_FAILAT,
         O_JSON
     };
-    static const struct option lo[] = {{"topo", 1, NULL, O_TOPO},
-                                       {"routing", 1, NULL, O_ROUT},
-                                       {"traffic", 1, NULL, O_TRAF},
-                                       {"load", 1, NULL, O_LOAD},
-                                       {"sweep", 1, NULL, O_SWEEP},
-                                       {"cycles", 1, NULL, O_CYC},
-                                       {"warmup", 1, NULL, O_WARM},
-                                       {"drain", 1, NULL, O_DRAIN},
-                                       {"vcs", 1, NULL, O_VCS},
-                                       {"buf", 1, NULL, O_BUF},
-                                       {"pkt", 1, NULL, O_PKT},
-                                       {"msg", 1, NULL, O_MSG},
-                                       {"router-delay", 1, NULL, O_RD},
-                                       {"credit-delay", 1, NULL, O_CD},
-                                       {"lat-host", 1, NULL, O_LH},
-                                       {"lat-local", 1, NULL, O_LL},
-                                       {"lat-global", 1, NULL, O_LG},
-                                       {"speedup", 1, NULL, O_SPD},
-                                       {"alloc-iters", 1, NULL, O_ITERS},
-                                       {"out-buf", 1, NULL, O_OBUF},
-                                       {"shared", 1, NULL, O_SHARED},
-                                       {"adaptive", 0, NULL, O_ADAPT},
-                                       {"bursty", 0, NULL, O_BURST},
-                                       {"seed", 1, NULL, O_SEED},
-                                       {"threads", 1, NULL, O_THR},
-                                       {"links", 1, NULL, O_LINKS},
-                                       {"bias", 1, NULL, O_BIAS},
-                                       {"w-hop", 1, NULL, O_WHOP},
-                                       {"threshold", 1, NULL, O_THRESH},
-                                       {"proxy", 1, NULL, O_PROXY},
-                                       {"fail-links", 1, NULL, O_FAIL},
-                                       {"fail-at", 1, NULL, O_FAILAT},
-                                       {"json", 0, NULL, O_JSON},
-                                       {"help", 0, NULL, 'h'},
-                                       {NULL, 0, NULL, 0}};
+    static const struct option own[] = {
+        {"topo", 1, NULL, O_TOPO},       {"routing", 1, NULL, O_ROUT},
+        {"traffic", 1, NULL, O_TRAF},    {"load", 1, NULL, O_LOAD},
+        {"sweep", 1, NULL, O_SWEEP},     {"seed", 1, NULL, O_SEED},
+        {"threads", 1, NULL, O_THR},     {"links", 1, NULL, O_LINKS},
+        {"fail-links", 1, NULL, O_FAIL}, {"fail-at", 1, NULL, O_FAILAT},
+        {"json", 0, NULL, O_JSON},       {"help", 0, NULL, 'h'}};
+    struct option *lo = nf_app_sim_options(own, sizeof own / sizeof own[0]);
+    if (!lo) return nf_app_report(NF_ENOMEM, NULL);
     const char *topo = NULL, *rname = NULL, *tname = NULL, *sweep = NULL;
     double load = -1, v;
-    nf_sim_config c = {0};
-    nf_sim_phase ph = {.warmup = 1000, .window = 5000, .drain_max = 20000};
-    nf_sim_injection inj = {0};
+    nf_app_sim_knobs k;
+    nf_app_sim_knobs_init(&k);
+    nf_sim_config c;
+    nf_sim_phase ph;
+    nf_sim_injection inj;
     bool json = false;
-    int threads = 0;
+    int threads = 0, bad = NF_EXIT_OK;
     const char *links_path = NULL, *fail_arg = NULL;
     uint64_t fail_at = UINT64_MAX;
     optind = 1;
     opterr = 0;
     int ch;
-    while ((ch = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+    while (!bad && (ch = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
         switch (ch) {
         case O_TOPO: topo = optarg; break;
         case O_ROUT: rname = optarg; break;
         case O_TRAF: tname = optarg; break;
         case O_LOAD:
-            if (num("--load", optarg, 0, 1, &load)) return NF_EXIT_USAGE;
+            if (nf_app_number("--load", optarg, 0, 1, &load)) bad = NF_EXIT_USAGE;
             break;
         case O_SWEEP: sweep = optarg; break;
-#define UOPT(code, name, lo_, hi_, dst)                                                            \
-    case code:                                                                                     \
-        if (num(name, optarg, lo_, hi_, &v)) return NF_EXIT_USAGE;                                 \
-        dst = v;                                                                                   \
-        break;
-            UOPT(O_CYC, "--cycles", 1, 1e9, ph.window)
-            UOPT(O_WARM, "--warmup", 0, 1e9, ph.warmup)
-            UOPT(O_DRAIN, "--drain", 1, 1e9, ph.drain_max)
-            UOPT(O_VCS, "--vcs", 1, NF_SIM_MAX_VCS, c.vcs)
-            UOPT(O_BUF, "--buf", 1, 65535, c.buf_flits)
-            UOPT(O_PKT, "--pkt", 1, 65535, c.pkt_flits)
-            UOPT(O_MSG, "--msg", 1, 65535, inj.msg_pkts)
-            UOPT(O_RD, "--router-delay", 1, 1000, c.router_delay)
-            UOPT(O_CD, "--credit-delay", 1, 1000, c.credit_delay)
-            UOPT(O_LH, "--lat-host", 1, 255, c.lat_host)
-            UOPT(O_LL, "--lat-local", 1, 255, c.lat_local)
-            UOPT(O_LG, "--lat-global", 1, 255, c.lat_global)
-            UOPT(O_SPD, "--speedup", 0.1, 64, c.speedup)
-            UOPT(O_ITERS, "--alloc-iters", 1, 64, c.alloc_iters)
-            UOPT(O_OBUF, "--out-buf", 1, 65535, c.out_buf)
-            UOPT(O_SHARED, "--shared", 0, 65535, c.shared_flits)
-            UOPT(O_SEED, "--seed", 0, 1e18, c.seed)
-            UOPT(O_THR, "--threads", 0, 1024, threads)
-            UOPT(O_BIAS, "--bias", 0.001, 1e12, c.bias)
-            UOPT(O_THRESH, "--threshold", 0.001, 1e9, c.threshold)
-        case O_PROXY:
-            if (strcmp(optarg, "all") && strcmp(optarg, "restricted")) {
-                fprintf(stderr, "netfab sim: --proxy wants all or restricted, not '%s'\n", optarg);
-                return NF_EXIT_USAGE;
-            }
-            c.proxy_restricted = !strcmp(optarg, "restricted");
+        case O_SEED:
+            if (nf_app_number("--seed", optarg, 0, 1e18, &v)) bad = NF_EXIT_USAGE;
+            k.c.seed = (uint64_t)v;
             break;
-        case O_WHOP: /* 0 is a real choice here (no hop cost); the library's 0 is the default */
-            if (num("--w-hop", optarg, 0, 1e9, &v)) return NF_EXIT_USAGE;
-            c.w_hop = v > 0 ? v : 1e-300;
+        case O_THR:
+            if (nf_app_number("--threads", optarg, 0, 1024, &v)) bad = NF_EXIT_USAGE;
+            threads = (int)v;
             break;
-#undef UOPT
-        case O_ADAPT: c.adaptive = true; break;
-        case O_BURST: inj.bursty = true; break;
         case O_JSON: json = true; break;
         case O_LINKS: links_path = optarg; break;
         case O_FAIL: fail_arg = optarg; break;
         case O_FAILAT:
-            if (num("--fail-at", optarg, 0, 1e15, &v)) return NF_EXIT_USAGE;
+            if (nf_app_number("--fail-at", optarg, 0, 1e15, &v)) bad = NF_EXIT_USAGE;
             fail_at = (uint64_t)v;
             break;
-        case 'h': sim_usage(stdout); return NF_EXIT_OK;
+        case 'h':
+            sim_usage(stdout);
+            free(lo);
+            return NF_EXIT_OK;
         default:
+            if (ch >= NF_SIMOPT_BASE) {
+                bad = nf_app_sim_knob(ch, optarg, &k);
+                break;
+            }
             fprintf(stderr, "netfab sim: unknown or incomplete option '%s'\n", argv[optind - 1]);
             sim_usage(stderr);
-            return NF_EXIT_USAGE;
+            bad = NF_EXIT_USAGE;
         }
     }
+    free(lo);
+    if (bad) return bad;
+    c = k.c;
+    ph = k.ph;
+    inj = k.inj;
     c.threads = (unsigned)threads;
     if (optind < argc) {
         fprintf(stderr, "netfab sim: unexpected argument '%s'\n", argv[optind]);
@@ -333,7 +255,6 @@ int nf_cmd_sim(int argc, char **argv) {
         }
         fprintf(links, "load,switch,port,peer,peer_port,class,flits,util\n");
     }
-    bool tty = isatty(2);
     json_t *arr = json ? json_array() : NULL;
     if (!json)
         printf("%8s %8s %9s %9s %6s %7s %9s %5s %9s\n", "offered", "accepted", "lat_mean",
@@ -346,28 +267,20 @@ int nf_cmd_sim(int argc, char **argv) {
         nf_sim_result res;
         char what[64];
         snprintf(what, sizeof what, "netfab sim: load %.3f", x);
-        rc = nf_sim_run(s, &inj, &ph, tty ? on_progress : NULL, what, &res);
-        if (tty) fprintf(stderr, "\r%*s\r", 40, "");
+        nf_progress bar;
+        nf_progress_begin(&bar, what);
+        rc = nf_sim_run(s, &inj, &ph, on_progress, &bar, &res);
+        nf_progress_end(&bar);
         if (rc) {
             ex = nf_app_report(rc, NULL);
             break;
         }
         if (json) {
-            json_t *o = json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:b, "
-                                  "s:b, s:I, s:I, s:I, s:f}",
-                                  "load", x, "offered", res.offered, "accepted", res.accepted,
-                                  "lat_mean", res.lat_mean, "lat_p99", res.lat_p99, "msg_lat_mean",
-                                  res.msg_lat_mean, "net_lat_mean", res.net_lat_mean, "hops_mean",
-                                  res.hops_mean, "minimal_frac", res.minimal_frac, "link_util_mean",
-                                  res.link_util_mean, "link_util_max", res.link_util_max,
-                                  "saturated", res.saturated, "deadlock", res.deadlock, "packets",
-                                  (json_int_t)res.packets, "cycles", (json_int_t)res.cycles,
-                                  "flit_hops", (json_int_t)res.flit_hops, "wall_s", res.wall_s);
-            json_object_set_new(o, "unroutable", json_integer((json_int_t)res.unroutable));
-            json_object_set_new(o, "failed_links", json_integer((json_int_t)failed));
-            json_object_set_new(o, "lost_frac", json_real(res.lost_frac));
-            json_object_set_new(o, "dropped_pkts", json_integer((json_int_t)res.dropped_pkts));
-            if (res.deadlock) json_object_set_new(o, "stuck", json_string(res.stuck));
+            json_t *o = nf_app_sim_result_json(x, &res, failed);
+            if (!o) {
+                ex = nf_app_report(NF_ENOMEM, NULL);
+                break;
+            }
             json_array_append_new(arr, o);
         } else {
             printf("%8.4f %8.4f %9.2f %9.0f %6.2f %7.3f %9.3f %5s %9.3f\n", res.offered,
@@ -430,7 +343,7 @@ int nf_cmd_route(int argc, char **argv) {
         case O_ROUT: rname = optarg; break;
         case O_CHECK: check = true; break;
         case O_VCS:
-            if (num("--vcs", optarg, 1, NF_SIM_MAX_VCS, &v)) return NF_EXIT_USAGE;
+            if (nf_app_number("--vcs", optarg, 1, NF_SIM_MAX_VCS, &v)) return NF_EXIT_USAGE;
             c.vcs = (unsigned)v;
             break;
         case O_JSON: json = true; break;

@@ -40,7 +40,26 @@ int exp_mcast_efi(const exp_opts *o, json_t *rows);
 int exp_mcast_workload(const exp_opts *o, json_t *rows);
 int exp_collectives(const exp_opts *o, json_t *rows);
 
-/* A line on stderr saying what runs now, when stderr is a terminal. */
-void exp_progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The progress bar of the running experiment (progress.h): it is done to fraction frac (0..1)
+ * and runs what fmt says now. Drawn on stderr only when it is a terminal. */
+void exp_progress(double frac, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* The registry, for netfab exp and netfab report. */
+size_t exp_count(void);
+const exp_def *exp_at(size_t i);
+const exp_def *exp_find(const char *name);
+
+/* Runs e with the progress bar drawn as a share [lo, hi) of bar (which the caller began and
+ * ends); appends its rows. */
+typedef struct nf_progress nf_progress;
+int exp_run(const exp_def *e, const exp_opts *o, json_t *rows, nf_progress *bar, double lo,
+            double hi);
+
+/* A cell as text: integers whole, reals to 4 significant digits, "-" for a missing value. */
+const char *exp_cell_text(json_t *v, char buf[64]);
+
+/* Draws the rows as e's plot says into a PNG (or SVG when path ends in .svg) with gnuplot;
+ * NF_EXIT_OK or NF_EXIT_FAIL after saying why. */
+int exp_plot_rows(const exp_def *e, json_t *rows, const char *path);
 
 #endif

@@ -62,7 +62,7 @@ int exp_collectives(const exp_opts *o, json_t *rows) {
          2},
     };
     for (uint32_t n = 16; n <= max_n && rc == NF_EXIT_OK; n *= 2) {
-        exp_progress("collectives: %u ranks", n);
+        exp_progress((double)(n - 16) / (2.0 * max_n - 16), "collectives: %u ranks", n);
         for (uint32_t i = 0; i < n; i++)
             ranks[i] = i, mem[i] = f->n_switches + i;
         uint32_t off[2] = {0, n};

@@ -104,7 +104,10 @@ int exp_faults(const exp_opts *o, json_t *rows) {
             unsigned tn = k ? trials : 1, sn = k ? sat_trials : 1;
             double sum = 0, lo = 1, ssum = 0;
             for (unsigned tr = 0; tr < tn && rc == NF_EXIT_OK; tr++) {
-                exp_progress("faults: %s, %u failed links, trial %u", fabrics[fi].name, k, tr + 1);
+                exp_progress(((double)fi +
+                              ((double)ci + (double)tr / tn) / (sizeof counts / sizeof counts[0])) /
+                                 (sizeof fabrics / sizeof fabrics[0]),
+                             "faults: %s, %u failed links, trial %u", fabrics[fi].name, k, tr + 1);
                 nf__rng_sample_u32(&rng, pool, np, k); /* the first k of pool */
                 for (unsigned i = 0; i < k; i++)
                     f->link_state[pool[i]] = NF_LINK_DOWN;

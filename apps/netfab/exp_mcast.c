@@ -82,8 +82,8 @@ int exp_mcast_height(const exp_opts *o, json_t *rows) {
             rc = NF_EXIT_FAIL;
         }
         for (size_t z = 0; z < sizeof sizes / sizeof sizes[0] && rc == NF_EXIT_OK; z++) {
-            exp_progress("mcast-height: height %u, %llu bytes", shapes[k].height,
-                         (unsigned long long)sizes[z]);
+            exp_progress((double)(k * 2 + z) / 4, "mcast-height: height %u, %llu bytes",
+                         shapes[k].height, (unsigned long long)sizes[z]);
             nf_sim_script_clear(s);
             uint32_t id, prev = 0;
             for (unsigned i = 0; i < count && rc == NF_EXIT_OK; i++) {
@@ -177,7 +177,8 @@ int exp_mcast_efi(const exp_opts *o, json_t *rows) {
                  (rc = nf_sim_set_mcast(s, &g, &shared)))
             rc = nf_app_report(rc, &d);
         for (size_t z = 0; z < 2 && rc == NF_EXIT_OK; z++) {
-            exp_progress("mcast-efi: EFI %u, %llu bytes", k, (unsigned long long)sizes[z]);
+            exp_progress(((double)k - 1 + (double)k * (double)z / 2) / (2.0 * max_k - 1),
+                         "mcast-efi: EFI %u, %llu bytes", k, (unsigned long long)sizes[z]);
             nf_sim_script_clear(s);
             uint32_t id, n = 0;
             for (unsigned gi = 0; gi < k && rc == NF_EXIT_OK; gi++)
@@ -238,7 +239,7 @@ int exp_mcast_workload(const exp_opts *o, json_t *rows) {
     uint64_t *lat = malloc(((size_t)g->n * per_group + 1) * sizeof *lat);
     if (!lat) rc = nf_app_report(NF_ENOMEM, NULL);
     for (size_t ei = 0; ei < 3 && rc == NF_EXIT_OK; ei++) {
-        exp_progress("mcast-workload: %s", engines[ei]);
+        exp_progress((double)ei / 3, "mcast-workload: %s", engines[ei]);
         nf_mcast *m = NULL;
         nf_sim *s = NULL;
         nf_sim_config c = {.vcs = 8, .pkt_flits = 8, .seed = o->seed};

@@ -100,7 +100,8 @@ int exp_dual_rail(const exp_opts *o, json_t *rows) {
                 {2, "dynamic", NF_SIM_RAIL_DYNAMIC}};
     for (size_t w = 0; w < 3 && rc == NF_EXIT_OK; w++)
         for (uint64_t b = 256; b <= max_bytes && rc == NF_EXIT_OK; b *= 4) {
-            exp_progress("dual-rail: %s, %llu bytes", ways[w].mode, (unsigned long long)b);
+            exp_progress(((double)w + (double)b / ((double)max_bytes * 4 / 3)) / 3,
+                         "dual-rail: %s, %llu bytes", ways[w].mode, (unsigned long long)b);
             rc = bandwidth(s, rows, "bandwidth", ways[w].rails, ways[w].mode, ways[w].rm, dst, b,
                            false);
         }

@@ -17,7 +17,7 @@ int exp_tables(const exp_opts *o, json_t *rows) {
         bool check_quick;
     } fabrics[] = {{"taihulight:sn=2", true}, {"taihulight", true}, {"taihulight:sn=1024", false}};
     for (size_t i = 0; i < sizeof fabrics / sizeof fabrics[0]; i++) {
-        exp_progress("tables: %s", fabrics[i].topo);
+        exp_progress((double)i / 3, "tables: %s", fabrics[i].topo);
         double t0 = nf_app_now();
         nf_fabric *f;
         nf_hops *h;
@@ -44,7 +44,7 @@ int exp_tables(const exp_opts *o, json_t *rows) {
                       "saved", 1.0 - (double)m.two_level_bytes / (double)m.flat_bytes);
         json_object_set_new(row, "build_s", json_real(t1 - t0));
         if (!o->quick || fabrics[i].check_quick) {
-            exp_progress("tables: %s: checking every lookup", fabrics[i].topo);
+            exp_progress((i + 0.5) / 3, "tables: %s: checking every lookup", fabrics[i].topo);
             uint64_t looked, bad;
             if ((rc = nf_lft_check(t, o->threads, &looked, &bad, &d))) {
                 nf_lft_free(t);

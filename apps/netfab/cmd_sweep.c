@@ -1,0 +1,772 @@
+/* `netfab sweep`: a grid of simulations (fabrics x routings x traffics x seeds x loads) or of
+ * multicast routings (fabrics x group patterns x seeds x engines), spread over the ranks of an
+ * MPI job and, inside a rank, over OpenMP threads. A cell's result depends on its parameters
+ * alone (the simulator is bit-identical for any thread count, and a run starts from its seed),
+ * so the output is the same whatever the number of ranks and threads; only the timings differ. */
+#define _GNU_SOURCE
+#include "cmd.h"
+#include "progress.h"
+#include "simopt.h"
+#include "netfab/groups.h"
+#include "netfab/hops.h"
+#include "netfab/mcast.h"
+#include "netfab/sim.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#ifdef NF_HAVE_MPI
+#include <mpi.h>
+#endif
+
+static void sweep_usage(FILE *out) {
+    fprintf(out,
+            "usage: netfab sweep --topo SPEC [--topo SPEC ...] --routing A,B --traffic X,Y\n"
+            "                    --loads L1,L2|A:B:STEP [--seeds S1,S2] [simulator options]\n"
+            "       netfab sweep --topo SPEC [--topo SPEC ...] --groups PATTERN [--groups ...]\n"
+            "                    --engine E1,E2|all [--seeds S1,S2] [--procs-per-node N]\n"
+            "                    [--mapping aware|random] [--verify]\n"
+            "       common: [--threads N] [--json] [--out FILE] [--no-times]\n\n"
+            "Runs every cell of a grid and prints one result per cell, in grid order: a CSV\n"
+            "table (a header line, then one line per cell), or a JSON array with --json.\n"
+            "Simulation grid: every fabric x routing x traffic x seed x load; each result holds\n"
+            "topo, routing, traffic, seed and the keys of netfab sim --json. Multicast grid:\n"
+            "every fabric x pattern x seed x engine; each result holds the keys of netfab mcast\n"
+            "--json plus seed. --topo and --groups repeat (their specs contain commas); the\n"
+            "other lists are comma-separated, and a --loads item may be a range A:B:STEP.\n"
+            "Defaults: --seeds 0 for simulations (as netfab sim), 1 for multicast (as netfab\n"
+            "mcast). The simulator options are those of netfab sim (--cycles, --warmup, --vcs,\n"
+            "--pkt, --bias, ...; see netfab sim --help).\n\n"
+            "Under mpirun the cells are dealt to the ranks in turn and rank 0 writes the\n"
+            "results; inside a rank they run on --threads OpenMP threads (default: the\n"
+            "processors the rank may use), one cell per thread, or all threads on one cell\n"
+            "when there are fewer cells than threads. Results do not depend on either number;\n"
+            "the timing keys (wall_s, route_s, root_s, tree_s, refine_s, peak_rss_kib) do, and\n"
+            "--no-times leaves them out. --out FILE writes the results there instead of stdout.\n"
+            "This build: %s.\n\n"
+            "examples:\n"
+            "  netfab sweep --topo dragonfly:a=4,p=2,h=2 --routing dfmin,ugal-l --traffic "
+            "uniform,worst\n"
+            "               --loads 0.1:0.9:0.1 --seeds 1,2 --json\n"
+            "  mpirun -np 4 netfab sweep --topo fattree:k=16 --groups grid2d:32x32 --groups "
+            "random:n=500,size=16\n"
+            "               --engine all --seeds 1,2,3 --out mcast.csv\n",
+#ifdef NF_HAVE_MPI
+            "with Open MPI"
+#else
+            "without MPI (OpenMP threads on one machine only)"
+#endif
+    );
+}
+
+/* ---- the grid ---------------------------------------------------------------------------- */
+
+typedef struct strs {
+    char **v;
+    size_t n;
+} strs;
+
+typedef struct grid {
+    bool mcast;      /* multicast grid (else simulation) */
+    strs topo, a, b; /* simulation: a routings, b traffics; multicast: a patterns, b engines */
+    uint64_t *seed;
+    size_t n_seed;
+    double *load; /* simulation only */
+    size_t n_load;
+    nf_app_sim_knobs k;
+    nf_workload_opts w;
+    bool verify, no_times;
+} grid;
+
+/* The cell's coordinates. Simulation: topo, routing (a), traffic (b), seed, load, the load
+ * innermost so that one simulator serves consecutive cells; multicast: topo, pattern (a), seed,
+ * engine (b), the engine innermost so that one workload serves consecutive cells. */
+typedef struct cell {
+    size_t t, a, b, s, l;
+} cell;
+
+static size_t grid_cells(const grid *g) {
+    return g->topo.n * g->a.n * g->b.n * g->n_seed * (g->mcast ? 1 : g->n_load);
+}
+
+static cell cell_at(const grid *g, size_t i) {
+    cell c = {0};
+    if (g->mcast) {
+        c.b = i % g->b.n, i /= g->b.n;
+        c.s = i % g->n_seed, i /= g->n_seed;
+    } else {
+        c.l = i % g->n_load, i /= g->n_load;
+        c.s = i % g->n_seed, i /= g->n_seed;
+        c.b = i % g->b.n, i /= g->b.n;
+    }
+    c.a = i % g->a.n, i /= g->a.n;
+    c.t = i;
+    return c;
+}
+
+/* The key of what consecutive cells can share: all coordinates but the innermost one. */
+static size_t shared_key(const grid *g, size_t i) { return i / (g->mcast ? g->b.n : g->n_load); }
+
+static int push(strs *l, const char *s, size_t len) {
+    char **v = realloc(l->v, (l->n + 1) * sizeof *v);
+    if (!v) return -1;
+    l->v = v;
+    if (!(v[l->n] = strndup(s, len))) return -1;
+    l->n++;
+    return 0;
+}
+
+/* Appends the comma-separated items of arg (empty items are an error). */
+static int split(const char *opt, const char *arg, strs *l) {
+    for (const char *p = arg;;) {
+        size_t n = strcspn(p, ",");
+        if (n == 0) {
+            fprintf(stderr, "netfab sweep: %s: empty item in '%s'\n", opt, arg);
+            return NF_EXIT_USAGE;
+        }
+        if (push(l, p, n)) return nf_app_report(NF_ENOMEM, NULL);
+        if (!p[n]) return 0;
+        p += n + 1;
+    }
+}
+
+static void strs_free(strs *l) {
+    for (size_t i = 0; i < l->n; i++)
+        free(l->v[i]);
+    free(l->v);
+    *l = (strs){0};
+}
+
+/* --loads: numbers from 0 to 1 and ranges A:B:STEP (A, A + STEP, ... up to B). */
+static int parse_loads(const char *arg, grid *g) {
+    strs items = {0};
+    int rc = split("--loads", arg, &items);
+    for (size_t i = 0; i < items.n && !rc; i++) {
+        double a, b, step = 1;
+        char *colon = strchr(items.v[i], ':'), *colon2 = colon ? strchr(colon + 1, ':') : NULL;
+        if (colon) {
+            *colon = '\0';
+            if (colon2) *colon2 = '\0';
+            if (!colon2 || nf_app_number("--loads (range start)", items.v[i], 0, 1, &a) ||
+                nf_app_number("--loads (range end)", colon + 1, a, 1, &b) ||
+                nf_app_number("--loads (range step)", colon2 + 1, 1e-6, 1, &step)) {
+                if (!colon2) fprintf(stderr, "netfab sweep: --loads: a range is A:B:STEP\n");
+                rc = NF_EXIT_USAGE;
+                break;
+            }
+        } else if (nf_app_number("--loads", items.v[i], 0, 1, &a)) {
+            rc = NF_EXIT_USAGE;
+            break;
+        } else {
+            b = a;
+        }
+        /* the points are a + j * step: no drift from repeated additions */
+        for (size_t j = 0; a + (double)j * step <= b + 1e-9; j++) {
+            double *v = realloc(g->load, (g->n_load + 1) * sizeof *v);
+            if (!v) {
+                rc = nf_app_report(NF_ENOMEM, NULL);
+                break;
+            }
+            g->load = v;
+            g->load[g->n_load++] = a + (double)j * step;
+        }
+    }
+    strs_free(&items);
+    return rc;
+}
+
+static int parse_seeds(const char *arg, grid *g) {
+    strs items = {0};
+    int rc = split("--seeds", arg, &items);
+    for (size_t i = 0; i < items.n && !rc; i++) {
+        char *end;
+        errno = 0;
+        unsigned long long v = strtoull(items.v[i], &end, 10);
+        uint64_t *s = realloc(g->seed, (g->n_seed + 1) * sizeof *s);
+        if (*end || errno || items.v[i][0] == '-' || !s) {
+            if (s) g->seed = s;
+            fprintf(stderr, "netfab sweep: --seeds wants non-negative integers, not '%s'\n",
+                    items.v[i]);
+            rc = NF_EXIT_USAGE;
+            break;
+        }
+        g->seed = s;
+        g->seed[g->n_seed++] = v;
+    }
+    strs_free(&items);
+    return rc;
+}
+
+static void grid_free(grid *g) {
+    strs_free(&g->topo);
+    strs_free(&g->a);
+    strs_free(&g->b);
+    free(g->seed);
+    free(g->load);
+}
+
+/* ---- running cells ------------------------------------------------------------------------ */
+
+typedef struct fab {
+    nf_fabric *f;
+    nf_hops *h;
+} fab;
+
+/* What one thread keeps between consecutive cells that share everything but the innermost
+ * coordinate. */
+typedef struct worker {
+    size_t key; /* shared_key of the cell the state below was made for; SIZE_MAX: none */
+    nf_sim *sim;
+    nf_groups *groups;
+    uint32_t lb;
+} worker;
+
+static void worker_reset(worker *w) {
+    nf_sim_free(w->sim);
+    nf_groups_free(w->groups);
+    *w = (worker){.key = SIZE_MAX};
+}
+
+static const char *const timing_keys[] = {"wall_s", "route_s",  "root_s",
+                                          "tree_s", "refine_s", "peak_rss_kib"};
+
+/* Progress of this rank's cells: whole cells done plus the running cell's fraction when the
+ * rank runs one cell at a time. */
+typedef struct tally {
+    nf_progress bar;
+    size_t total, done;
+} tally;
+
+static void cell_progress(void *ud, double f) {
+    tally *t = ud;
+    nf_progress_set(&t->bar, ((double)t->done + f) / (double)t->total);
+}
+
+/* Runs cell i; the result object, or NULL with *err set (a malloc'd message). */
+static json_t *run_cell(const grid *g, const fab *fabs, worker *w, size_t i, unsigned threads,
+                        tally *progress, char **err) {
+    cell c = cell_at(g, i);
+    const fab *fb = &fabs[c.t];
+    nf_diag d = {{0}, 0, {0}};
+    int rc = 0;
+    size_t key = shared_key(g, i);
+    if (w->key != key) {
+        worker_reset(w);
+        if (g->mcast) {
+            nf_workload_opts wo = g->w;
+            wo.seed = g->seed[c.s];
+            rc = nf_groups_build(fb->f, g->a.v[c.a], &wo, &w->groups, &d);
+            if (!rc) w->lb = nf_mcast_lower_bound(fb->f, fb->h, w->groups);
+        } else {
+            nf_sim_config sc = g->k.c;
+            sc.seed = g->seed[c.s];
+            sc.threads = threads;
+            rc = nf_sim_new(fb->f, fb->h, &sc, nf_sim_routing_find(g->a.v[c.a]),
+                            nf_sim_traffic_find(g->b.v[c.b]), &w->sim, &d);
+        }
+        if (!rc) w->key = key;
+    }
+    json_t *o = NULL;
+    if (!rc && g->mcast) {
+        const nf_mcast_engine *e = nf_mcast_engine_find(g->b.v[c.b]);
+        nf_mcast *m = NULL;
+        bool verified = false;
+        if (!(rc = nf_mcast_route(fb->f, fb->h, w->groups, e, &m, &d)) && g->verify) {
+            if ((rc = nf_mcast_verify(fb->f, fb->h, w->groups, m, &d)) == 0) verified = true;
+        }
+        if (!rc)
+            o = nf_app_mcast_json(fb->f, g->topo.v[c.t], g->a.v[c.a], w->groups, m, e, w->lb,
+                                  verified);
+        nf_mcast_free(m);
+        if (o) json_object_set_new(o, "seed", json_integer((json_int_t)g->seed[c.s]));
+    } else if (!rc) {
+        nf_sim_injection inj = g->k.inj;
+        inj.load = g->load[c.l];
+        nf_sim_result res;
+        rc = nf_sim_run(w->sim, &inj, &g->k.ph, progress ? cell_progress : NULL, progress, &res);
+        if (!rc) {
+            o = json_pack("{s:s, s:s, s:s, s:I}", "topo", g->topo.v[c.t], "routing", g->a.v[c.a],
+                          "traffic", g->b.v[c.b], "seed", (json_int_t)g->seed[c.s]);
+            json_t *r = nf_app_sim_result_json(g->load[c.l], &res, 0);
+            if (!o || !r || json_object_update(o, r)) json_decref(o), o = NULL;
+            json_decref(r);
+        }
+    }
+    if (o && g->no_times)
+        for (size_t k = 0; k < sizeof timing_keys / sizeof timing_keys[0]; k++)
+            json_object_del(o, timing_keys[k]);
+    if (!o) {
+        if (!rc) rc = NF_ENOMEM;
+        char where[48] = "";
+        if (!g->mcast) snprintf(where, sizeof where, ", load %g", g->load[c.l]);
+        if (asprintf(err, "cell %zu (topo %s, %s %s, %s %s, seed %llu%s): %s", i, g->topo.v[c.t],
+                     g->mcast ? "groups" : "routing", g->a.v[c.a], g->mcast ? "engine" : "traffic",
+                     g->b.v[c.b], (unsigned long long)g->seed[c.s], where,
+                     d.msg[0] ? d.msg : nf_strerror(rc)) < 0)
+            *err = NULL;
+    }
+    return o;
+}
+
+/* Runs the cells rank, rank + size, ... into rows (in that order). Returns NF_EXIT_OK or
+ * NF_EXIT_FAIL after printing the first failed cell's message. */
+static int run_mine(const grid *g, const fab *fabs, int rank, int size, unsigned threads,
+                    json_t *rows) {
+    size_t n = grid_cells(g),
+           mine = n > (size_t)rank ? (n - (size_t)rank - 1) / (size_t)size + 1 : 0;
+    json_t **out = calloc(mine + 1, sizeof *out);
+    char **err = calloc(mine + 1, sizeof *err);
+    if (!out || !err) {
+        free(out);
+        free(err);
+        return nf_app_report(NF_ENOMEM, NULL);
+    }
+    tally t = {.total = mine};
+    nf_progress_begin(&t.bar, g->mcast ? "netfab sweep: multicast cells" : "netfab sweep: cells");
+    /* one cell per thread, or every thread on one cell at a time when cells are few */
+    bool per_thread = mine >= threads && threads > 1;
+    if (per_thread) {
+#pragma omp parallel num_threads(threads)
+        {
+            worker w = {.key = SIZE_MAX};
+#pragma omp for schedule(dynamic, 1)
+            for (size_t j = 0; j < mine; j++) {
+                out[j] = run_cell(g, fabs, &w, (size_t)rank + j * (size_t)size, 1, NULL, &err[j]);
+#pragma omp critical(sweep_progress)
+                {
+                    t.done++;
+                    nf_progress_set(&t.bar, (double)t.done / (double)t.total);
+                }
+            }
+            worker_reset(&w);
+        }
+    } else {
+        worker w = {.key = SIZE_MAX};
+        for (size_t j = 0; j < mine; j++) {
+            out[j] = run_cell(g, fabs, &w, (size_t)rank + j * (size_t)size, threads, &t, &err[j]);
+            t.done++;
+        }
+        worker_reset(&w);
+    }
+    nf_progress_end(&t.bar);
+    int ex = NF_EXIT_OK;
+    for (size_t j = 0; j < mine; j++) {
+        if (!out[j] && ex == NF_EXIT_OK) {
+            fprintf(stderr, "netfab sweep: %s\n", err[j] ? err[j] : "out of memory");
+            ex = NF_EXIT_FAIL;
+        }
+        if (out[j]) json_array_append_new(rows, out[j]);
+        free(err[j]);
+    }
+    free(out);
+    free(err);
+    return ex;
+}
+
+/* ---- writing ------------------------------------------------------------------------------- */
+
+static void csv_field(FILE *o, const char *s) {
+    if (!strpbrk(s, ",\"\n\r")) {
+        fputs(s, o);
+        return;
+    }
+    fputc('"', o);
+    for (; *s; s++) {
+        if (*s == '"') fputc('"', o);
+        fputc(*s, o);
+    }
+    fputc('"', o);
+}
+
+/* The shortest of %.15g and %.17g that reads back as the same double. */
+static void write_real(FILE *o, double v) {
+    char b[40];
+    snprintf(b, sizeof b, "%.15g", v);
+    if (strtod(b, NULL) != v) snprintf(b, sizeof b, "%.17g", v);
+    fputs(b, o);
+}
+
+/* The columns are the keys of all rows in first-seen order; a row without a key leaves its
+ * field empty. */
+static void write_csv(FILE *o, json_t *rows) {
+    json_t *cols = json_object();
+    size_t i, nc = 0;
+    json_t *row;
+    const char *k;
+    json_t *v;
+    json_array_foreach(rows, i, row) {
+        json_object_foreach(row, k, v) {
+            if (!json_object_get(cols, k)) {
+                fputs(nc ? "," : "", o);
+                csv_field(o, k);
+                json_object_set_new(cols, k, json_integer((json_int_t)nc++));
+            }
+        }
+    }
+    fputc('\n', o);
+    json_array_foreach(rows, i, row) {
+        size_t j = 0;
+        json_object_foreach(cols, k, v) {
+            json_t *x = json_object_get(row, k);
+            fputs(j++ ? "," : "", o);
+            if (json_is_string(x))
+                csv_field(o, json_string_value(x));
+            else if (json_is_integer(x))
+                fprintf(o, "%lld", (long long)json_integer_value(x));
+            else if (json_is_real(x))
+                write_real(o, json_real_value(x));
+            else if (json_is_boolean(x))
+                fputs(json_is_true(x) ? "true" : "false", o);
+        }
+        fputc('\n', o);
+    }
+    json_decref(cols);
+}
+
+/* ---- MPI --------------------------------------------------------------------------------- */
+
+/* The rank and size the launcher gave this process, from its environment (Open MPI, PMIx,
+ * MPICH/Hydra), before MPI is started: -1 when not launched by one. */
+static int launcher_env(const char *const *names) {
+    for (; *names; names++) {
+        const char *v = getenv(*names);
+        if (v && *v) return atoi(v);
+    }
+    return -1;
+}
+static int launched_rank(void) {
+    static const char *const n[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", NULL};
+    return launcher_env(n);
+}
+static int launched_size(void) {
+    static const char *const n[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", NULL};
+    return launcher_env(n);
+}
+
+#ifdef NF_HAVE_MPI
+/* Rank 0 gets every rank's rows interleaved back into grid order (cell i is row i / size of
+ * rank i % size); the others get nothing. Every rank calls it. */
+static int gather_rows(json_t **rows, int rank, int size, size_t n_cells, bool ok) {
+    char *mine = ok ? json_dumps(*rows, JSON_COMPACT | JSON_REAL_PRECISION(17)) : NULL;
+    int len = mine ? (int)strlen(mine) + 1 : 0;
+    int *lens = rank == 0 ? calloc((size_t)size, sizeof *lens) : NULL;
+    int *offs = rank == 0 ? calloc((size_t)size, sizeof *offs) : NULL;
+    MPI_Gather(&len, 1, MPI_INT, lens, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    char *all = NULL;
+    long total = 0;
+    if (rank == 0) {
+        for (int r = 0; r < size; r++)
+            offs[r] = (int)total, total += lens[r];
+        all = malloc((size_t)total + 1);
+    }
+    MPI_Gatherv(mine, len, MPI_CHAR, all, lens, offs, MPI_CHAR, 0, MPI_COMM_WORLD);
+    free(mine);
+    int ex = NF_EXIT_OK;
+    if (rank == 0) {
+        json_t **part = calloc((size_t)size, sizeof *part);
+        json_t *merged = json_array();
+        for (int r = 0; r < size && part; r++)
+            if (lens[r] > 0) part[r] = json_loads(all + offs[r], 0, NULL);
+        for (size_t i = 0; i < n_cells && part && merged; i++) {
+            json_t *x = part[i % (size_t)size]
+                            ? json_array_get(part[i % (size_t)size], i / (size_t)size)
+                            : NULL;
+            if (!x) {
+                ex = NF_EXIT_FAIL;
+                break;
+            }
+            json_array_append(merged, x);
+        }
+        if (!part || !merged) ex = nf_app_report(NF_ENOMEM, NULL);
+        for (int r = 0; r < size && part; r++)
+            json_decref(part[r]);
+        free(part);
+        json_decref(*rows);
+        *rows = merged;
+    }
+    free(all);
+    free(lens);
+    free(offs);
+    return ex;
+}
+#endif
+
+/* ---- the command --------------------------------------------------------------------------- */
+
+static int sweep_main(int argc, char **argv, int rank, int size);
+
+int nf_cmd_sweep(int argc, char **argv) {
+    int lrank = launched_rank(), lsize = launched_size();
+    /* only the first rank speaks: the others' argument and fabric errors are the same */
+    int saved = -1;
+    if (lrank > 0) {
+        int null = open("/dev/null", O_WRONLY);
+        if (null >= 0) {
+            fflush(stderr);
+            saved = dup(STDERR_FILENO);
+            dup2(null, STDERR_FILENO);
+            close(null);
+        }
+    }
+    int ex;
+#ifdef NF_HAVE_MPI
+    if (lsize > 1 || lrank >= 0) {
+        int provided;
+        MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+        int rank, size;
+        MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+        MPI_Comm_size(MPI_COMM_WORLD, &size);
+        ex = sweep_main(argc, argv, rank, size);
+        MPI_Finalize();
+    } else {
+        ex = sweep_main(argc, argv, 0, 1);
+    }
+#else
+    if (lsize > 1) {
+        fprintf(stderr,
+                "netfab sweep: launched as one of %d MPI ranks, but this netfab was built "
+                "without MPI (install libopenmpi-dev and rebuild, or run it alone)\n",
+                lsize);
+        ex = NF_EXIT_USAGE;
+    } else {
+        ex = sweep_main(argc, argv, 0, 1);
+    }
+#endif
+    if (saved >= 0) {
+        fflush(stderr);
+        dup2(saved, STDERR_FILENO);
+        close(saved);
+    }
+    return ex;
+}
+
+/* Whether every rank is fine (a collective: every rank must call it as often). */
+static bool all_ok(int ex, int size) {
+#ifdef NF_HAVE_MPI
+    if (size > 1) {
+        int worst;
+        MPI_Allreduce(&ex, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+        return worst == NF_EXIT_OK;
+    }
+#endif
+    (void)size;
+    return ex == NF_EXIT_OK;
+}
+
+static int parse(int argc, char **argv, grid *g, unsigned *threads, bool *json, const char **out) {
+    enum {
+        O_TOPO = 256,
+        O_ROUT,
+        O_TRAF,
+        O_LOADS,
+        O_SEEDS,
+        O_GROUPS,
+        O_ENGINE,
+        O_PPN,
+        O_MAP,
+        O_VERIFY,
+        O_THR,
+        O_JSON,
+        O_OUT,
+        O_NOTIMES
+    };
+    static const struct option own[] = {
+        {"topo", 1, NULL, O_TOPO},     {"routing", 1, NULL, O_ROUT},
+        {"traffic", 1, NULL, O_TRAF},  {"loads", 1, NULL, O_LOADS},
+        {"seeds", 1, NULL, O_SEEDS},   {"groups", 1, NULL, O_GROUPS},
+        {"engine", 1, NULL, O_ENGINE}, {"procs-per-node", 1, NULL, O_PPN},
+        {"mapping", 1, NULL, O_MAP},   {"verify", 0, NULL, O_VERIFY},
+        {"threads", 1, NULL, O_THR},   {"json", 0, NULL, O_JSON},
+        {"out", 1, NULL, O_OUT},       {"no-times", 0, NULL, O_NOTIMES},
+        {"help", 0, NULL, 'h'}};
+    struct option *lo = nf_app_sim_options(own, sizeof own / sizeof own[0]);
+    if (!lo) return nf_app_report(NF_ENOMEM, NULL);
+    strs routing = {0}, traffic = {0}, groups = {0}, engine = {0};
+    bool knobs = false;
+    const char *seeds = NULL;
+    int ex = NF_EXIT_OK, ch;
+    double v;
+    optind = 1;
+    opterr = 0;
+    while (!ex && (ch = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+        switch (ch) {
+        case O_TOPO: ex = push(&g->topo, optarg, strlen(optarg)) ? NF_EXIT_FAIL : 0; break;
+        case O_ROUT: ex = split("--routing", optarg, &routing); break;
+        case O_TRAF: ex = split("--traffic", optarg, &traffic); break;
+        case O_LOADS: ex = parse_loads(optarg, g); break;
+        case O_SEEDS: seeds = optarg; break;
+        case O_GROUPS: ex = push(&groups, optarg, strlen(optarg)) ? NF_EXIT_FAIL : 0; break;
+        case O_ENGINE:
+            if (strcmp(optarg, "all") == 0) {
+                for (size_t i = 0; i < nf_mcast_engine_count() && !ex; i++) {
+                    const char *n = nf_mcast_engine_name(nf_mcast_engine_at(i));
+                    ex = push(&engine, n, strlen(n)) ? NF_EXIT_FAIL : 0;
+                }
+            } else {
+                ex = split("--engine", optarg, &engine);
+            }
+            break;
+        case O_PPN:
+            if (nf_app_number("--procs-per-node", optarg, 1, 1 << 20, &v)) ex = NF_EXIT_USAGE;
+            g->w.procs_per_node = (unsigned)v;
+            break;
+        case O_MAP:
+            if (strcmp(optarg, "aware") && strcmp(optarg, "random")) {
+                fprintf(stderr, "netfab sweep: --mapping wants aware or random, not '%s'\n",
+                        optarg);
+                ex = NF_EXIT_USAGE;
+            }
+            g->w.mapping = strcmp(optarg, "random") == 0 ? NF_MAP_RANDOM : NF_MAP_AWARE;
+            break;
+        case O_VERIFY: g->verify = true; break;
+        case O_THR:
+            if (nf_app_number("--threads", optarg, 1, 1024, &v)) ex = NF_EXIT_USAGE;
+            *threads = (unsigned)v;
+            break;
+        case O_JSON: *json = true; break;
+        case O_OUT: *out = optarg; break;
+        case O_NOTIMES: g->no_times = true; break;
+        case 'h':
+            sweep_usage(stdout);
+            ex = -1;
+            break;
+        default:
+            if (ch >= NF_SIMOPT_BASE) {
+                ex = nf_app_sim_knob(ch, optarg, &g->k);
+                knobs = true;
+                break;
+            }
+            fprintf(stderr, "netfab sweep: unknown or incomplete option '%s'\n", argv[optind - 1]);
+            ex = NF_EXIT_USAGE;
+        }
+    }
+    free(lo);
+    if (!ex && optind < argc) {
+        fprintf(stderr, "netfab sweep: unexpected argument '%s'\n", argv[optind]);
+        ex = NF_EXIT_USAGE;
+    }
+    bool sim = routing.n || traffic.n || g->n_load, mc = groups.n || engine.n;
+    const char *why = NULL;
+    if (ex) {
+    } else if (!g->topo.n) {
+        why = "--topo is required";
+    } else if (sim && mc) {
+        why = "a grid is of simulations (--routing, --traffic, --loads) or of multicast routings "
+              "(--groups, --engine), not both";
+    } else if (sim && (!routing.n || !traffic.n || !g->n_load)) {
+        why = "a simulation grid needs --routing, --traffic and --loads";
+    } else if (mc && (!groups.n || !engine.n)) {
+        why = "a multicast grid needs --groups and --engine";
+    } else if (!sim && !mc) {
+        why = "say what to sweep: --routing/--traffic/--loads, or --groups/--engine";
+    } else if (mc && knobs) {
+        why = "simulator options belong to a simulation grid";
+    } else if (sim && (g->w.procs_per_node || g->w.mapping || g->verify)) {
+        why = "--procs-per-node, --mapping and --verify belong to a multicast grid";
+    }
+    if (why) {
+        fprintf(stderr, "netfab sweep: %s\n", why);
+        ex = NF_EXIT_USAGE;
+    }
+    for (size_t i = 0; !ex && i < routing.n; i++)
+        if (!nf_sim_routing_find(routing.v[i])) {
+            fprintf(stderr, "netfab sweep: unknown routing '%s' (see netfab sim --help)\n",
+                    routing.v[i]);
+            ex = NF_EXIT_USAGE;
+        }
+    for (size_t i = 0; !ex && i < traffic.n; i++)
+        if (!nf_sim_traffic_find(traffic.v[i])) {
+            fprintf(stderr, "netfab sweep: unknown traffic '%s' (see netfab sim --help)\n",
+                    traffic.v[i]);
+            ex = NF_EXIT_USAGE;
+        }
+    for (size_t i = 0; !ex && i < engine.n; i++)
+        if (!nf_mcast_engine_find(engine.v[i])) {
+            fprintf(stderr, "netfab sweep: unknown engine '%s' (see netfab mcast --help)\n",
+                    engine.v[i]);
+            ex = NF_EXIT_USAGE;
+        }
+    g->mcast = mc;
+    if (!ex) ex = parse_seeds(seeds ? seeds : mc ? "1" : "0", g);
+    if (!ex) {
+        g->a = mc ? groups : routing;
+        g->b = mc ? engine : traffic;
+        strs_free(mc ? &routing : &groups);
+        strs_free(mc ? &traffic : &engine);
+    } else {
+        strs_free(&routing);
+        strs_free(&traffic);
+        strs_free(&groups);
+        strs_free(&engine);
+    }
+    if (!ex && !g->mcast) g->n_load += 0; /* n_load counted by parse_loads */
+    if (g->mcast) g->n_load = 1;
+    return ex;
+}
+
+static int sweep_main(int argc, char **argv, int rank, int size) {
+    grid g = {0};
+    nf_app_sim_knobs_init(&g.k);
+    unsigned threads = 0;
+    bool json = false;
+    const char *out_path = NULL;
+    int ex = parse(argc, argv, &g, &threads, &json, &out_path);
+    if (ex < 0) { /* --help */
+        grid_free(&g);
+        return NF_EXIT_OK;
+    }
+    if (!threads) threads = (unsigned)omp_get_max_threads();
+    FILE *out = stdout;
+    if (!ex && rank == 0 && out_path && !(out = fopen(out_path, "w"))) {
+        fprintf(stderr, "netfab sweep: cannot write %s: %s\n", out_path, strerror(errno));
+        out = stdout;
+        ex = NF_EXIT_FAIL;
+    }
+    /* every rank builds every fabric (deterministic, and cheap beside the cells) */
+    fab *fabs = ex ? NULL : calloc(g.topo.n, sizeof *fabs);
+    if (!ex && !fabs) ex = nf_app_report(NF_ENOMEM, NULL);
+    for (size_t t = 0; !ex && t < g.topo.n; t++)
+        ex = nf_app_fabric(g.topo.v[t], (int)threads, &fabs[t].f, &fabs[t].h);
+    json_t *rows = json_array();
+    if (all_ok(ex, size)) {
+        if (!rows) ex = nf_app_report(NF_ENOMEM, NULL);
+        if (!ex) ex = run_mine(&g, fabs, rank, size, threads, rows);
+        bool ok = all_ok(ex, size);
+#ifdef NF_HAVE_MPI
+        if (size > 1) {
+            int gx = gather_rows(&rows, rank, size, grid_cells(&g), ok);
+            if (ok) ex = gx;
+        }
+#endif
+        if (ok && ex == NF_EXIT_OK && rank == 0) {
+            if (json) {
+                json_dumpf(rows, out, JSON_INDENT(2));
+                fputc('\n', out);
+            } else {
+                write_csv(out, rows);
+            }
+        } else if (!ok && ex == NF_EXIT_OK) {
+            ex = NF_EXIT_FAIL; /* another rank failed and said why */
+        }
+    }
+    if (out != stdout && (ferror(out) | fclose(out)) && ex == NF_EXIT_OK) {
+        fprintf(stderr, "netfab sweep: error writing %s\n", out_path);
+        ex = NF_EXIT_FAIL;
+    } else if (out == stdout && fflush(stdout) && ex == NF_EXIT_OK) {
+        ex = NF_EXIT_FAIL;
+    }
+    json_decref(rows);
+    for (size_t t = 0; fabs && t < g.topo.n; t++) {
+        nf_hops_free(fabs[t].h);
+        nf_fabric_free(fabs[t].f);
+    }
+    free(fabs);
+    grid_free(&g);
+    return ex;
+}

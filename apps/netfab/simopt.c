@@ -1,0 +1,139 @@
+/* The simulator's knobs as options (simopt.h). */
+#include "simopt.h"
+
+#include "cmd.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum {
+    K_CYC = NF_SIMOPT_BASE,
+    K_WARM,
+    K_DRAIN,
+    K_VCS,
+    K_BUF,
+    K_PKT,
+    K_MSG,
+    K_RD,
+    K_CD,
+    K_LH,
+    K_LL,
+    K_LG,
+    K_SPD,
+    K_ITERS,
+    K_OBUF,
+    K_SHARED,
+    K_ADAPT,
+    K_BURST,
+    K_BIAS,
+    K_WHOP,
+    K_THRESH,
+    K_PROXY
+};
+
+static const struct option knobs[] = {
+    {"cycles", 1, NULL, K_CYC},       {"warmup", 1, NULL, K_WARM},
+    {"drain", 1, NULL, K_DRAIN},      {"vcs", 1, NULL, K_VCS},
+    {"buf", 1, NULL, K_BUF},          {"pkt", 1, NULL, K_PKT},
+    {"msg", 1, NULL, K_MSG},          {"router-delay", 1, NULL, K_RD},
+    {"credit-delay", 1, NULL, K_CD},  {"lat-host", 1, NULL, K_LH},
+    {"lat-local", 1, NULL, K_LL},     {"lat-global", 1, NULL, K_LG},
+    {"speedup", 1, NULL, K_SPD},      {"alloc-iters", 1, NULL, K_ITERS},
+    {"out-buf", 1, NULL, K_OBUF},     {"shared", 1, NULL, K_SHARED},
+    {"adaptive", 0, NULL, K_ADAPT},   {"bursty", 0, NULL, K_BURST},
+    {"bias", 1, NULL, K_BIAS},        {"w-hop", 1, NULL, K_WHOP},
+    {"threshold", 1, NULL, K_THRESH}, {"proxy", 1, NULL, K_PROXY},
+};
+enum { N_KNOBS = sizeof knobs / sizeof knobs[0] };
+
+void nf_app_sim_knobs_init(nf_app_sim_knobs *k) {
+    memset(k, 0, sizeof *k);
+    k->ph = (nf_sim_phase){.warmup = 1000, .window = 5000, .drain_max = 20000};
+}
+
+struct option *nf_app_sim_options(const struct option *base, size_t n) {
+    struct option *o = calloc(n + N_KNOBS + 1, sizeof *o);
+    if (!o) return NULL;
+    memcpy(o, base, n * sizeof *o);
+    memcpy(o + n, knobs, sizeof knobs);
+    return o;
+}
+
+int nf_app_number(const char *opt, const char *s, double lo, double hi, double *out) {
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (!*s || *end || errno || !isfinite(v) || v < lo || v > hi) {
+        fprintf(stderr, "netfab: %s wants a number from %g to %g, not '%s'\n", opt, lo, hi, s);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+int nf_app_sim_knob(int code, const char *arg, nf_app_sim_knobs *k) {
+    nf_sim_config *c = &k->c;
+    double v;
+    switch (code) {
+#define KNOB(id, name, lo, hi, dst)                                                                \
+    case id:                                                                                       \
+        if (nf_app_number(name, arg, lo, hi, &v)) return NF_EXIT_USAGE;                            \
+        dst = v;                                                                                   \
+        return 0;
+        KNOB(K_CYC, "--cycles", 1, 1e9, k->ph.window)
+        KNOB(K_WARM, "--warmup", 0, 1e9, k->ph.warmup)
+        KNOB(K_DRAIN, "--drain", 1, 1e9, k->ph.drain_max)
+        KNOB(K_VCS, "--vcs", 1, NF_SIM_MAX_VCS, c->vcs)
+        KNOB(K_BUF, "--buf", 1, 65535, c->buf_flits)
+        KNOB(K_PKT, "--pkt", 1, 65535, c->pkt_flits)
+        KNOB(K_MSG, "--msg", 1, 65535, k->inj.msg_pkts)
+        KNOB(K_RD, "--router-delay", 1, 1000, c->router_delay)
+        KNOB(K_CD, "--credit-delay", 1, 1000, c->credit_delay)
+        KNOB(K_LH, "--lat-host", 1, 255, c->lat_host)
+        KNOB(K_LL, "--lat-local", 1, 255, c->lat_local)
+        KNOB(K_LG, "--lat-global", 1, 255, c->lat_global)
+        KNOB(K_SPD, "--speedup", 0.1, 64, c->speedup)
+        KNOB(K_ITERS, "--alloc-iters", 1, 64, c->alloc_iters)
+        KNOB(K_OBUF, "--out-buf", 1, 65535, c->out_buf)
+        KNOB(K_SHARED, "--shared", 0, 65535, c->shared_flits)
+        KNOB(K_BIAS, "--bias", 0.001, 1e12, c->bias)
+        KNOB(K_THRESH, "--threshold", 0.001, 1e9, c->threshold)
+#undef KNOB
+    case K_WHOP: /* 0 is a real choice here (no hop cost); the library's 0 is the default */
+        if (nf_app_number("--w-hop", arg, 0, 1e9, &v)) return NF_EXIT_USAGE;
+        c->w_hop = v > 0 ? v : 1e-300;
+        return 0;
+    case K_PROXY:
+        if (strcmp(arg, "all") && strcmp(arg, "restricted")) {
+            fprintf(stderr, "netfab: --proxy wants all or restricted, not '%s'\n", arg);
+            return NF_EXIT_USAGE;
+        }
+        c->proxy_restricted = !strcmp(arg, "restricted");
+        return 0;
+    case K_ADAPT: c->adaptive = true; return 0;
+    case K_BURST: k->inj.bursty = true; return 0;
+    default: return NF_EXIT_USAGE;
+    }
+}
+
+json_t *nf_app_sim_result_json(double load, const nf_sim_result *res, unsigned failed_links) {
+    json_t *o = json_pack(
+        "{s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:b, s:b, s:I, "
+        "s:I, s:I, s:f}",
+        "load", load, "offered", res->offered, "accepted", res->accepted, "lat_mean", res->lat_mean,
+        "lat_p99", res->lat_p99, "msg_lat_mean", res->msg_lat_mean, "net_lat_mean",
+        res->net_lat_mean, "hops_mean", res->hops_mean, "minimal_frac", res->minimal_frac,
+        "link_util_mean", res->link_util_mean, "link_util_max", res->link_util_max, "saturated",
+        res->saturated, "deadlock", res->deadlock, "packets", (json_int_t)res->packets, "cycles",
+        (json_int_t)res->cycles, "flit_hops", (json_int_t)res->flit_hops, "wall_s", res->wall_s);
+    if (!o) return NULL;
+    json_object_set_new(o, "unroutable", json_integer((json_int_t)res->unroutable));
+    json_object_set_new(o, "failed_links", json_integer((json_int_t)failed_links));
+    json_object_set_new(o, "lost_frac", json_real(res->lost_frac));
+    json_object_set_new(o, "dropped_pkts", json_integer((json_int_t)res->dropped_pkts));
+    if (res->deadlock) json_object_set_new(o, "stuck", json_string(res->stuck));
+    return o;
+}
