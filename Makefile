@@ -19,7 +19,7 @@ build: deps
 	@cmake --build $(BUILD) -j $(JOBS) -- --no-print-directory
 
 asan: deps
-	@cmake -S . -B $(ASAN) -DCMAKE_BUILD_TYPE=Debug -DNF_SANITIZE=ON >/dev/null
+	@cmake -S . -B $(ASAN) -DCMAKE_BUILD_TYPE=Debug -DNF_SANITIZE=ON -DNF_MPI=OFF >/dev/null
 	@cmake --build $(ASAN) -j $(JOBS) -- --no-print-directory
 
 demo: build

@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -222,9 +223,14 @@ int exp_plot_rows(const exp_def *e, json_t *rows, const char *path) {
             seen = strcmp(json_string_value(json_array_get(series, j)), name) == 0;
         if (!seen) json_array_append_new(series, json_string(name));
     }
-    FILE *g = popen("gnuplot 2>/dev/null", "w");
+    /* a gnuplot that is missing or dies early must not kill us with SIGPIPE mid-write */
+    struct sigaction ign = {.sa_handler = SIG_IGN}, old;
+    sigemptyset(&ign.sa_mask);
+    sigaction(SIGPIPE, &ign, &old);
+    FILE *g = popen("gnuplot", "w");
     if (!g) {
         fprintf(stderr, "netfab: --plot: cannot start gnuplot\n");
+        sigaction(SIGPIPE, &old, NULL);
         json_decref(series);
         return NF_EXIT_FAIL;
     }
@@ -252,6 +258,7 @@ int exp_plot_rows(const exp_def *e, json_t *rows, const char *path) {
     }
     json_decref(series);
     int st = pclose(g);
+    sigaction(SIGPIPE, &old, NULL);
     if (st != 0) {
         fprintf(stderr, "netfab: --plot: gnuplot failed (is it installed? apt-get install "
                         "gnuplot-nox)\n");

@@ -571,7 +571,7 @@ static void run_jobs(const report_ctx *x, job *jobs, unsigned par, double total_
         for (size_t i = 0; i < N_STEPS && running < par; i++) {
             job *j = &jobs[i];
             if (!j->selected || j->done || j->pid) continue;
-            j->started = nf_app_now();
+            if (j->at == 0) j->started = nf_app_now();
             j->pid = start(x, &steps[i], &j->cmds[j->at]);
             if (j->pid < 0) {
                 j->status = 127, j->done = true, j->pid = 0;

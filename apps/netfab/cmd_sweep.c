@@ -174,7 +174,10 @@ static int parse_loads(const char *arg, grid *g) {
                 break;
             }
             g->load = v;
-            g->load[g->n_load++] = a + (double)j * step;
+            /* to 12 digits: 0.2 + 0.1 is the load 0.3 one would type, not 0.30000000000000004 */
+            char text[32];
+            snprintf(text, sizeof text, "%.12g", a + (double)j * step);
+            g->load[g->n_load++] = strtod(text, NULL);
         }
     }
     strs_free(&items);
@@ -501,19 +504,26 @@ static int gather_rows(json_t **rows, int rank, int size, size_t n_cells, bool o
 
 static int sweep_main(int argc, char **argv, int rank, int size);
 
+/* Sends stderr to /dev/null (returns the saved descriptor, or -1) or back (quiet(saved)). The
+ * ranks after the first keep quiet while they parse the arguments and build the fabrics: their
+ * errors there are the first rank's. */
+static int quiet(int saved) {
+    fflush(stderr);
+    if (saved >= 0) {
+        dup2(saved, STDERR_FILENO);
+        close(saved);
+        return -1;
+    }
+    int null = open("/dev/null", O_WRONLY);
+    if (null < 0) return -1;
+    saved = dup(STDERR_FILENO);
+    dup2(null, STDERR_FILENO);
+    close(null);
+    return saved;
+}
+
 int nf_cmd_sweep(int argc, char **argv) {
     int lrank = launched_rank(), lsize = launched_size();
-    /* only the first rank speaks: the others' argument and fabric errors are the same */
-    int saved = -1;
-    if (lrank > 0) {
-        int null = open("/dev/null", O_WRONLY);
-        if (null >= 0) {
-            fflush(stderr);
-            saved = dup(STDERR_FILENO);
-            dup2(null, STDERR_FILENO);
-            close(null);
-        }
-    }
     int ex;
 #ifdef NF_HAVE_MPI
     if (lsize > 1 || lrank >= 0) {
@@ -529,20 +539,16 @@ int nf_cmd_sweep(int argc, char **argv) {
     }
 #else
     if (lsize > 1) {
-        fprintf(stderr,
-                "netfab sweep: launched as one of %d MPI ranks, but this netfab was built "
-                "without MPI (install libopenmpi-dev and rebuild, or run it alone)\n",
-                lsize);
+        if (lrank <= 0)
+            fprintf(stderr,
+                    "netfab sweep: launched as one of %d MPI ranks, but this netfab was built "
+                    "without MPI (install libopenmpi-dev and rebuild, or run it alone)\n",
+                    lsize);
         ex = NF_EXIT_USAGE;
     } else {
         ex = sweep_main(argc, argv, 0, 1);
     }
 #endif
-    if (saved >= 0) {
-        fflush(stderr);
-        dup2(saved, STDERR_FILENO);
-        close(saved);
-    }
     return ex;
 }
 
@@ -713,11 +719,13 @@ static int parse(int argc, char **argv, grid *g, unsigned *threads, bool *json, 
 static int sweep_main(int argc, char **argv, int rank, int size) {
     grid g = {0};
     nf_app_sim_knobs_init(&g.k);
+    int hush = rank > 0 ? quiet(-1) : -1;
     unsigned threads = 0;
     bool json = false;
     const char *out_path = NULL;
     int ex = parse(argc, argv, &g, &threads, &json, &out_path);
     if (ex < 0) { /* --help */
+        if (hush >= 0) quiet(hush);
         grid_free(&g);
         return NF_EXIT_OK;
     }
@@ -733,6 +741,7 @@ static int sweep_main(int argc, char **argv, int rank, int size) {
     if (!ex && !fabs) ex = nf_app_report(NF_ENOMEM, NULL);
     for (size_t t = 0; !ex && t < g.topo.n; t++)
         ex = nf_app_fabric(g.topo.v[t], (int)threads, &fabs[t].f, &fabs[t].h);
+    if (hush >= 0) quiet(hush);
     json_t *rows = json_array();
     if (all_ok(ex, size)) {
         if (!rows) ex = nf_app_report(NF_ENOMEM, NULL);

@@ -56,7 +56,7 @@ static void send_cmd(int id, const char *method, json_t *params) {
 /* The next message from the browser, or NULL when the deadline passes or the pipe closes. */
 static json_t *next_msg(void) {
     for (;;) {
-        char *nul = memchr(inbuf, '\0', in_len);
+        char *nul = in_len ? memchr(inbuf, 0, in_len) : NULL;
         if (nul) {
             json_t *m = json_loads(inbuf, 0, NULL);
             size_t used = (size_t)(nul - inbuf) + 1;
@@ -90,7 +90,8 @@ static void look_at_event(json_t *m) {
     if (!method) return;
     if (strcmp(method, "Runtime.consoleAPICalled") == 0) {
         const char *type = json_string_value(json_object_get(p, "type"));
-        if (type && (!strcmp(type, "error") || !strcmp(type, "warning") || !strcmp(type, "assert"))) {
+        if (type &&
+            (!strcmp(type, "error") || !strcmp(type, "warning") || !strcmp(type, "assert"))) {
             json_t *a0 = json_array_get(json_object_get(p, "args"), 0);
             const char *v = json_string_value(json_object_get(a0, "value"));
             printf("console %s: %s\n", type, v ? v : "(not a string)");
@@ -190,13 +191,14 @@ int main(int argc, char **argv) {
     if (pid == 0) { /* the browser: commands on fd 3, replies on fd 4 */
         int r = dup(in[0]), w = dup(out[1]);
         if (r < 0 || w < 0 || dup2(r, 3) < 0 || dup2(w, 4) < 0) _exit(127);
-        for (int fd = 5; fd < 64; fd++) close(fd);
+        for (int fd = 5; fd < 64; fd++)
+            close(fd);
         int null = open("/dev/null", 1); /* the browser's own chatter */
         if (null >= 0) dup2(null, 2), dup2(null, 1);
         char dir[64];
         snprintf(dir, sizeof dir, "--user-data-dir=%s", profile);
-        execlp(browser, browser, "--headless", "--no-sandbox", "--disable-gpu",
-               "--no-first-run", "--remote-debugging-pipe", dir, (char *)NULL);
+        execlp(browser, browser, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+               "--remote-debugging-pipe", dir, (char *)NULL);
         _exit(127);
     }
     close(in[0]);
@@ -207,8 +209,8 @@ int main(int argc, char **argv) {
 
     send_cmd(1, "Target.createTarget", json_pack("{s:s}", "url", "about:blank"));
     json_t *r = reply(1);
-    char *target = strdup(json_string_value(json_object_get(json_object_get(r, "result"),
-                                                            "targetId")));
+    char *target =
+        strdup(json_string_value(json_object_get(json_object_get(r, "result"), "targetId")));
     json_decref(r);
     send_cmd(2, "Target.attachToTarget", json_pack("{s:s, s:b}", "targetId", target, "flatten", 1));
     r = reply(2);
@@ -241,8 +243,8 @@ int main(int argc, char **argv) {
                        "i.complete && i.naturalWidth > 0, i.naturalWidth, i.naturalHeight])",
                        "returnByValue", 1));
     r = reply(7);
-    json_t *imgs = json_object_get(json_object_get(json_object_get(r, "result"), "result"),
-                                   "value");
+    json_t *imgs =
+        json_object_get(json_object_get(json_object_get(r, "result"), "result"), "value");
     size_t i, n_ok = 0;
     json_t *img;
     json_array_foreach(imgs, i, img) {
@@ -255,12 +257,13 @@ int main(int argc, char **argv) {
     size_t n_img = json_array_size(imgs);
     json_decref(r);
     printf("images: %zu, loaded: %zu; errors: %d\n", n_img, n_ok, n_errors);
+    free((char *)session);
     session = NULL;
     send_cmd(8, "Browser.close", NULL);
     close(to_fd);
     deadline = now() + 10;
-    while (next_msg()) {
-    }
+    for (json_t *m; (m = next_msg());)
+        json_decref(m);
     int st;
     if (waitpid(pid, &st, WNOHANG) == 0) {
         sleep(1);

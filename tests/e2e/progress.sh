@@ -1,0 +1,31 @@
+#!/bin/sh
+# End-to-end checks of the progress bar: drawn on stderr with its ETA when stderr is a terminal
+# (a pseudo-terminal from script(1)) and the run lasts more than a second, erased at the end;
+# never drawn when stderr is not a terminal, nor for a run shorter than a second.
+# Usage: progress.sh NETFAB SOURCE_DIR FABRICS_DIR
+set -u
+nf=$1
+. "$2/tests/e2e/lib/harness.sh"
+long="$nf sim --topo torus:4x4,c=1 --routing dor --traffic uniform --load 0.3 --warmup 0 --cycles 400000"
+short="$nf sim --topo torus:4x4,c=1 --routing dor --traffic uniform --load 0.3 --warmup 0 --cycles 1000"
+if ! command -v script >/dev/null 2>&1; then
+    echo "progress.sh: no script(1): skipped"; exit 0
+fi
+# on a terminal: "netfab sim: load 0.300 [####....]  42% 0:01, ETA 0:01", redrawn in place
+script -q -e -c "$long >$tmp/o" "$tmp/ts" >/dev/null 2>&1 && ok || bad "the long run failed"
+tr '\r' '\n' <"$tmp/ts" >"$tmp/lines"
+grep -Eq '^netfab sim: load 0\.300 \[#*\.*\] +[0-9]+% [0-9]+:[0-9]{2}, ETA [0-9]+:[0-9]{2}' "$tmp/lines" && ok || bad "no bar with an ETA: $(head -c 300 "$tmp/lines")"
+# the bar is 24 characters of # and . wherever it is drawn
+grep -E '^netfab sim: load' "$tmp/lines" | grep -Evq '\[[#.]{24}\]' && bad "a bar of the wrong width" || ok
+# erased at the end (carriage return, erase to the end of the line) before the results
+grep -q "$(printf '\033')\[K" "$tmp/ts" && ok || bad "the bar is not erased"
+# the results on stdout, whole, nothing of the bar in them
+grep -q "offered" "$tmp/o" && ok || bad "the results are missing"
+grep -q "ETA" "$tmp/o" && bad "the bar went to stdout" || ok
+# not a terminal: nothing on stderr
+$long >/dev/null 2>"$tmp/err" && ok || bad "the long run failed"
+[ ! -s "$tmp/err" ] && ok || bad "a bar without a terminal: $(head -c 200 "$tmp/err")"
+# under a second: no bar even on a terminal
+script -q -e -c "$short >/dev/null" "$tmp/ts2" >/dev/null 2>&1 && ok || bad "the short run failed"
+grep -q "ETA" "$tmp/ts2" && bad "a bar for a run under a second" || ok
+finish

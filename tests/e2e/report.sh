@@ -1,0 +1,74 @@
+#!/bin/sh
+# End-to-end checks of `netfab report`: usage errors; a quick report whose page holds every step
+# with its table, its plot and the paper's figures beside the ones measured here; the page
+# loaded in headless Chromium (pagecheck: every image loaded, no console error, no failed
+# resource), and pagecheck itself failing on a broken page; a failed step reported on the page
+# and in the exit status. Under the sanitizers the report runs the light steps only.
+# Usage: report.sh NETFAB SOURCE_DIR FABRICS_DIR (NF_PAGECHECK: the checker; NF_SANITIZED)
+set -u
+nf=$1
+. "$2/tests/e2e/lib/harness.sh"
+check=${NF_PAGECHECK:-$(dirname "$nf")/nf_pagecheck}
+
+expect 0 "$nf" report --help;             has out "example"; has out "--quick"
+expect 0 "$nf" report --list
+[ "$(wc -l <"$tmp/out")" = 11 ] && ok || bad "11 steps listed: $(wc -l <"$tmp/out")"
+has out "^mcast-height .*seed 000"; has out "^tables .*seed 001"; has out "^dragonfly-uniform .*seed 002"
+expect 2 "$nf" report;                    has err "--out DIR is required"
+expect 2 "$nf" report --out "$tmp/x" --quick --full; has err "not both"
+expect 2 "$nf" report --out "$tmp/x" --only tables,nosuch; has err "no step 'nosuch'"
+expect 2 "$nf" report --out "$tmp/x" --jobs 0; has err "--jobs wants"
+expect 2 "$nf" report --out "$tmp/x" extra; has err "unexpected argument 'extra'"
+expect 1 "$nf" report --out /proc/nonexistent/r --only collectives; has err "cannot make"
+
+case "${NF_SANITIZED:-0}" in
+1 | ON | TRUE | true) only="--only mcast-engines,mcast-hist,mcast-height,mcast-efi,collectives,dual-rail" ;;
+*) only="" ;;
+esac
+# shellcheck disable=SC2086
+expect 0 "$nf" report --quick --out "$tmp/r" $only
+has err "index.html"
+page="$tmp/r/index.html"
+[ -s "$page" ] && ok || bad "no index.html"
+steps=$("$nf" report --list | awk '{print $1}')
+[ -n "$only" ] && steps=$(echo "${only#--only }" | tr ',' ' ')
+for s in $steps; do
+    grep -q "<section id=\"$s\">" "$page" && ok || bad "no section $s"
+    [ -s "$tmp/r/data/$s.log" ] && ok || bad "no log for $s"
+done
+# every image on the page is a PNG in img/, and every PNG there is on the page
+imgs=$(grep -o 'src="img/[^"]*"' "$page" | sed 's/src="//; s/"$//')
+n=0
+for i in $imgs; do
+    n=$((n + 1))
+    head -c 8 "$tmp/r/$i" | od -An -c | grep -q "P   N   G" && ok || bad "$i is no PNG"
+done
+[ "$n" = "$(ls "$tmp/r/img" | wc -l)" ] && [ "$n" -ge 5 ] && ok || bad "$n images on the page, $(ls "$tmp/r/img" | wc -l) in img/"
+# the paper beside what was measured here: seed 000 Table 1 (+20% / +15%) against this
+# network's height-2 cost (52 -> 60 cycles at 8 B, 108 -> 116 at 2 KB: hand-checked in exp.sh)
+grep -q "The paper (seed 000):</b> Fig. 1 and Table 1" "$page" && ok || bad "paper box of mcast-height"
+grep -q "Height 2 against height 1, mean latency: 8 B +15.4%; 2048 B +7.4%" "$page" && ok || bad "mcast-height comparison"
+grep -q "+38% at EFI 16" "$page" && ok || bad "paper's EFI figure"
+grep -q "EFI 128 (not measured at this scale)" "$page" && ok || bad "EFI 128 is past --quick"
+grep -c "<table>" "$page" | grep -qv "^0$" && ok || bad "no tables"
+if [ -z "$only" ]; then
+    grep -q "Two-level tables at 262,144 endpoints save 99.51%" "$page" && ok || bad "tables comparison"
+    grep -q "fat tree 0.7778, gft with sibling links (1 rail) 1.0000" "$page" && ok || bad "faults comparison"
+fi
+
+# the page in a browser: loads, every image there, nothing on the console
+expect 0 "$check" --min-images "$n" "file://$page"
+has out "images: $n, loaded: $n; errors: 0"
+# and the checker is not blind: a page missing an image, a page with a console error
+cp -r "$tmp/r" "$tmp/broken"
+rm "$tmp/broken/$(echo "$imgs" | head -n 1)"
+expect 1 "$check" "file://$tmp/broken/index.html"; has out "MISSING"; has out "ERR_FILE_NOT_FOUND"
+printf '<!DOCTYPE html><html><body><script>console.error("boom")</script></body></html>\n' >"$tmp/c.html"
+expect 1 "$check" "file://$tmp/c.html"; has out "console error: boom"
+
+# a step that fails (no gnuplot on PATH: the plot cannot be drawn) is on the page, exit 1
+expect 1 env PATH=/nonexistent "$nf" report --quick --out "$tmp/f" --only collectives
+has err "step collectives failed"
+grep -q 'This step failed' "$tmp/f/index.html" && ok || bad "the page does not say the step failed"
+grep -q "gnuplot" "$tmp/f/data/collectives.log" && ok || { bad "the log says why"; cat "$tmp/f/data/collectives.log"; }
+finish
