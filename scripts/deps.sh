@@ -9,7 +9,7 @@ for group in "$@"; do
     case "$group" in
         build) ;;
         fuzz) want="$want clang libclang-rt-dev" ;;
-        bench) want="$want hyperfine" ;;
+        bench) want="$want hyperfine bc" ;;
         *) echo "deps.sh: unknown group '$group' (build, fuzz, bench)" >&2; exit 2 ;;
     esac
 done
