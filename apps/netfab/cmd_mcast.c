@@ -2,6 +2,7 @@
  * mean EFI, tree heights and routing time per engine, verify the trees, export them. */
 #define _GNU_SOURCE
 #include "cmd.h"
+#include "progress.h"
 #include "netfab/gen.h"
 #include "netfab/groups.h"
 #include "netfab/hops.h"
@@ -154,6 +155,12 @@ json_t *nf_app_mcast_json(const nf_fabric *f, const char *topo, const char *patt
     return o;
 }
 
+/* The bar of the engines' runs: engine i of n, done to frac. */
+static int engine_at, n_engines;
+static void on_progress(void *ud, double frac) {
+    nf_progress_set(ud, (engine_at + frac) / (n_engines > 0 ? n_engines : 1));
+}
+
 int nf_cmd_mcast(int argc, char **argv) {
     static const struct option longopts[] = {{"topo", required_argument, NULL, 't'},
                                              {"groups", required_argument, NULL, 'g'},
@@ -255,13 +262,22 @@ int nf_cmd_mcast(int argc, char **argv) {
         if ((status = close_out(fp, groups_path, nf_mcast_write_groups(f, g, fp)))) goto done;
     }
     uint32_t lb = nf_mcast_lower_bound(f, h, g);
+    nf_progress bar;
+    nf_progress_begin(&bar, "netfab mcast");
+    n_engines = n_eng;
     if (!as_json)
         printf("%-12s %7s %11s %7s %8s %6s %7s %8s %8s %8s %6s\n", "engine", "groups",
                "memberships", "max_efi", "mean_efi", "max_h", "mean_h", "root_s", "tree_s",
                "route_s", "failed");
     for (int i = 0; i < n_eng && status == NF_EXIT_OK; i++) {
         nf_mcast *m = NULL;
-        if ((rc = nf_mcast_route(f, h, g, engines[i], &m, &d))) {
+        char what[64];
+        snprintf(what, sizeof what, "netfab mcast: %s", nf_mcast_engine_name(engines[i]));
+        nf_progress_label(&bar, what);
+        engine_at = i;
+        rc = nf_mcast_route_progress(f, h, g, engines[i], on_progress, &bar, &m, &d);
+        nf_progress_end(&bar);
+        if (rc) {
             status = nf_app_report(rc, &d);
             break;
         }

@@ -26,7 +26,8 @@
 static void report_usage(FILE *out) {
     fprintf(out,
             "usage: netfab report --out DIR [--quick | --full] [--only LIST] [--jobs N]\n"
-            "                     [--seed S]\n\n"
+            "                     [--seed S] [--dry-run]\n"
+            "       netfab report --list\n\n"
             "Runs the reproduction of the seed papers' experiments and writes DIR/index.html:\n"
             "for each experiment what was run, its plot and table, and beside them what the\n"
             "paper reports for it (the figure or table, and the numbers its text gives) with\n"
@@ -41,7 +42,8 @@ static void report_usage(FILE *out) {
             "  --jobs N     steps run at once (default: the processors); each child gets an\n"
             "               equal share of the processors as threads\n"
             "  --seed S     the experiments' seed (default 1)\n"
-            "  --list       the steps, then exit\n\n"
+            "  --list       the steps, then exit\n"
+            "  --dry-run    print the command lines of the steps, then exit\n\n"
             "Exit 0 when every step ran; 1 when one failed (the page says which, its log is in\n"
             "DIR/data); 2 on bad usage.\n\n"
             "example:\n  netfab report --quick --out report && chromium report/index.html\n");
@@ -783,14 +785,15 @@ static int mkdir_p(const char *path) {
 }
 
 int nf_cmd_report(int argc, char **argv) {
-    enum { O_OUT = 256, O_QUICK, O_FULL, O_ONLY, O_JOBS, O_SEED, O_LIST };
-    static const struct option lo[] = {
-        {"out", 1, NULL, O_OUT},   {"quick", 0, NULL, O_QUICK}, {"full", 0, NULL, O_FULL},
-        {"only", 1, NULL, O_ONLY}, {"jobs", 1, NULL, O_JOBS},   {"seed", 1, NULL, O_SEED},
-        {"list", 0, NULL, O_LIST}, {"help", 0, NULL, 'h'},      {NULL, 0, NULL, 0}};
+    enum { O_OUT = 256, O_QUICK, O_FULL, O_ONLY, O_JOBS, O_SEED, O_LIST, O_DRY };
+    static const struct option lo[] = {{"out", 1, NULL, O_OUT},   {"quick", 0, NULL, O_QUICK},
+                                       {"full", 0, NULL, O_FULL}, {"only", 1, NULL, O_ONLY},
+                                       {"jobs", 1, NULL, O_JOBS}, {"seed", 1, NULL, O_SEED},
+                                       {"list", 0, NULL, O_LIST}, {"dry-run", 0, NULL, O_DRY},
+                                       {"help", 0, NULL, 'h'},    {NULL, 0, NULL, 0}};
     report_ctx x = {.seed = 1};
     const char *only = NULL;
-    bool quick = false;
+    bool quick = false, dry = false;
     long nproc = sysconf(_SC_NPROCESSORS_ONLN);
     unsigned par = nproc > 0 ? (unsigned)nproc : 1;
     optind = 1;
@@ -802,6 +805,7 @@ int nf_cmd_report(int argc, char **argv) {
         case O_OUT: x.dir = optarg; break;
         case O_QUICK: quick = true; break;
         case O_FULL: x.full = true; break;
+        case O_DRY: dry = true; break;
         case O_ONLY: only = optarg; break;
         case O_JOBS:
             par = (unsigned)strtoul(optarg, &end, 10);
@@ -856,23 +860,12 @@ int nf_cmd_report(int argc, char **argv) {
         }
         p += n + (p[n] == ',');
     }
+    double t0 = nf_app_now();
+    if (ex) goto out;
     ssize_t sl = readlink("/proc/self/exe", self, sizeof self - 1);
     if (!ex && sl <= 0) {
         fprintf(stderr, "netfab report: cannot find this program: %s\n", strerror(errno));
         ex = NF_EXIT_FAIL;
-    }
-    char sub[PATH_MAX];
-    snprintf(sub, sizeof sub, "%s/data", x.dir);
-    bool made = !ex && mkdir_p(sub) == 0;
-    snprintf(sub, sizeof sub, "%s/img", x.dir);
-    made = made && mkdir_p(sub) == 0;
-    if (!ex && !made) {
-        fprintf(stderr, "netfab report: cannot make %s: %s\n", sub, strerror(errno));
-        ex = NF_EXIT_FAIL;
-    }
-    if (ex) {
-        free(jobs);
-        return ex;
     }
     unsigned selected = 0;
     double total = 0;
@@ -885,14 +878,41 @@ int nf_cmd_report(int argc, char **argv) {
     x.threads = nproc > (long)par ? (unsigned)(nproc / par) : 1;
     for (size_t i = 0; i < N_STEPS; i++) {
         if (!jobs[i].selected) continue;
-        char log[PATH_MAX];
-        snprintf(log, sizeof log, "%s/data/%s.log", x.dir, steps[i].name);
-        unlink(log);
         steps[i].build(&steps[i], &x, jobs[i].cmds, &jobs[i].n);
     }
-    double t0 = nf_app_now();
+    if (dry) { /* the command lines, as a shell would take them */
+        for (size_t i = 0; i < N_STEPS; i++)
+            for (int c = 0; jobs[i].selected && c < jobs[i].n; c++) {
+                const cmdline *cl = &jobs[i].cmds[c];
+                for (int k = 0; k < cl->argc; k++) {
+                    bool plain =
+                        strspn(cl->argv[k], "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOP"
+                                            "QRSTUVWXYZ0123456789-_=:,./+") == strlen(cl->argv[k]);
+                    printf(plain ? "%s%s" : "%s'%s'", k ? " " : "", cl->argv[k]);
+                }
+                printf(cl->stdout_to ? " > %s\n" : "\n", cl->stdout_to);
+            }
+        ex = NF_EXIT_OK;
+        goto out;
+    }
+    char sub[PATH_MAX];
+    snprintf(sub, sizeof sub, "%s/data", x.dir);
+    bool made = !ex && mkdir_p(sub) == 0;
+    snprintf(sub, sizeof sub, "%s/img", x.dir);
+    made = made && mkdir_p(sub) == 0;
+    if (!ex && !made) {
+        fprintf(stderr, "netfab report: cannot make %s: %s\n", sub, strerror(errno));
+        ex = NF_EXIT_FAIL;
+    }
+    for (size_t i = 0; i < N_STEPS && !ex; i++) { /* each step's log starts empty */
+        char log[PATH_MAX];
+        snprintf(log, sizeof log, "%s/data/%s.log", x.dir, steps[i].name);
+        if (jobs[i].selected) unlink(log);
+    }
+    if (ex) goto out;
     run_jobs(&x, jobs, par, total);
     ex = write_page(&x, jobs, nf_app_now() - t0, argc, argv);
+out:
     for (size_t i = 0; i < N_STEPS; i++) {
         if (jobs[i].selected && jobs[i].status)
             fprintf(stderr, "netfab report: step %s failed (exit %d); see %s/data/%s.log\n",
@@ -904,7 +924,7 @@ int nf_cmd_report(int argc, char **argv) {
         }
     }
     free(jobs);
-    if (ex == NF_EXIT_OK)
+    if (ex == NF_EXIT_OK && !dry)
         fprintf(stderr, "netfab report: %s/index.html (%.0f s)\n", x.dir, nf_app_now() - t0);
     return ex;
 }

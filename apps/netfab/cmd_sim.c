@@ -369,7 +369,10 @@ int nf_cmd_route(int argc, char **argv) {
     if (rc) return rc;
     uint32_t cyc;
     uint64_t nv, ne;
-    rc = nf_sim_check_deadlock(f, h, r, &c, &cyc, &nv, &ne, &d);
+    nf_progress bar;
+    nf_progress_begin(&bar, "netfab route: checking");
+    rc = nf_sim_check_deadlock_progress(f, h, r, &c, on_progress, &bar, &cyc, &nv, &ne, &d);
+    nf_progress_end(&bar);
     int ex = NF_EXIT_OK;
     if (rc) {
         ex = nf_app_report(rc, &d);

@@ -44,6 +44,11 @@ typedef struct nf_mcast {
  * Returns 0 (even when some groups failed: see status), NF_ENOMEM, or NF_EINVAL. */
 int nf_mcast_route(const nf_fabric *f, const nf_hops *h, const nf_groups *g,
                    const nf_mcast_engine *e, nf_mcast **out, nf_diag *diag);
+/* The same, telling progress(ud, frac) how far it is (the share of groups routed, every 64
+ * groups) when progress is given. */
+int nf_mcast_route_progress(const nf_fabric *f, const nf_hops *h, const nf_groups *g,
+                            const nf_mcast_engine *e, void (*progress)(void *ud, double frac),
+                            void *ud, nf_mcast **out, nf_diag *diag);
 void nf_mcast_free(nf_mcast *m);
 
 typedef struct nf_mcast_stats {

@@ -91,6 +91,12 @@ bool nf_sim_ugal_takes_min(double q_min, unsigned h_min, double q_val, unsigned 
 int nf_sim_check_deadlock(const nf_fabric *f, const nf_hops *h, const nf_sim_routing *r,
                           const nf_sim_config *c, uint32_t *cycle_len, uint64_t *vertices,
                           uint64_t *edges, nf_diag *diag);
+/* The same, telling progress(ud, frac) the share of destinations done when it is given. */
+int nf_sim_check_deadlock_progress(const nf_fabric *f, const nf_hops *h, const nf_sim_routing *r,
+                                   const nf_sim_config *cfg,
+                                   void (*progress)(void *ud, double frac), void *ud,
+                                   uint32_t *cycle_len, uint64_t *vertices, uint64_t *edges,
+                                   nf_diag *diag);
 
 /* ---- traffic -------------------------------------------------------------------------------- */
 

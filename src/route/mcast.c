@@ -447,6 +447,12 @@ static void tree_loads(const nf_fabric *f, uint32_t *efi, uint32_t *sw_load, nf_
 
 int nf_mcast_route(const nf_fabric *f, const nf_hops *h, const nf_groups *g,
                    const nf_mcast_engine *e, nf_mcast **out, nf_diag *diag) {
+    return nf_mcast_route_progress(f, h, g, e, NULL, NULL, out, diag);
+}
+
+int nf_mcast_route_progress(const nf_fabric *f, const nf_hops *h, const nf_groups *g,
+                            const nf_mcast_engine *e, void (*progress)(void *ud, double frac),
+                            void *ud, nf_mcast **out, nf_diag *diag) {
     *out = NULL;
     if (h->n != f->n_switches || !e) return NF_EINVAL;
     uint32_t S = f->n_switches, G = g->n, max_members = 0;
@@ -483,6 +489,7 @@ int nf_mcast_route(const nf_fabric *f, const nf_hops *h, const nf_groups *g,
         view.has_global |= f->link_cls[l] == NF_LINK_GLOBAL;
 
     for (uint32_t k = 0; k < G; k++) {
+        if (progress && (k & 63) == 0) progress(ud, (double)k / G);
         m->tree_off[k] = (uint32_t)tree_n;
         m->root[k] = NF_NONE;
         /* members' switches (distinct, ascending) and their host links */

@@ -514,6 +514,15 @@ static int cmp_u64(const void *a, const void *b) {
 int nf_sim_check_deadlock(const nf_fabric *f, const nf_hops *h, const nf_sim_routing *r,
                           const nf_sim_config *cfg, uint32_t *cycle_len, uint64_t *vertices,
                           uint64_t *edges, nf_diag *diag) {
+    return nf_sim_check_deadlock_progress(f, h, r, cfg, NULL, NULL, cycle_len, vertices, edges,
+                                          diag);
+}
+
+int nf_sim_check_deadlock_progress(const nf_fabric *f, const nf_hops *h, const nf_sim_routing *r,
+                                   const nf_sim_config *cfg,
+                                   void (*progress)(void *ud, double frac), void *ud,
+                                   uint32_t *cycle_len, uint64_t *vertices, uint64_t *edges,
+                                   nf_diag *diag) {
     *cycle_len = 0;
     nf_sim_config c = cfg ? *cfg : (nf_sim_config){0};
     nf_sim_config_defaults(&c);
@@ -541,6 +550,8 @@ int nf_sim_check_deadlock(const nf_fabric *f, const nf_hops *h, const nf_sim_rou
     if (inj_hi >= V) inj_hi = V - 1;
     rc = NF_OK;
     for (nf_node dst = f->n_switches; dst < f->n_nodes && !rc; dst++) {
+        if (progress && ((dst - f->n_switches) & 15) == 0)
+            progress(ud, (double)(dst - f->n_switches) / (f->n_nodes - f->n_switches));
         nf_gport dg = nf_port_index(f, dst, 1);
         nf_node dsw = f->peer[dg];
         if (dsw == NF_NONE || dsw >= f->n_switches) continue;
