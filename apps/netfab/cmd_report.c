@@ -118,6 +118,17 @@ static void build_exp(const step *st, const report_ctx *x, cmdline *cmds, int *n
     stdout_to(c, x, st);
 }
 
+/* What every sweep of the report ends with: the seed, the threads, JSON into out. */
+static void sweep_tail(cmdline *c, const report_ctx *x, const char *out) {
+    arg(c, "--seeds");
+    arg(c, "%llu", (unsigned long long)x->seed);
+    arg(c, "--threads");
+    arg(c, "%u", x->threads);
+    arg(c, "--json");
+    arg(c, "--out");
+    arg(c, "%s", out);
+}
+
 /* Seed 000's fabrics and workloads (Tables 3-12 at full scale; three small fabrics that take
  * the same patterns at quick scale), one sweep per fabric. */
 static const struct {
@@ -155,13 +166,9 @@ static void build_engines(const step *st, const report_ctx *x, cmdline *cmds, in
         }
         arg(c, "--engine");
         arg(c, "all");
-        arg(c, "--seeds");
-        arg(c, "%llu", (unsigned long long)x->seed);
-        arg(c, "--threads");
-        arg(c, "%u", x->threads);
-        arg(c, "--json");
-        arg(c, "--out");
-        arg(c, "%s/data/%s-%zu.json", x->dir, st->name, i);
+        char out[PATH_MAX];
+        snprintf(out, sizeof out, "%s/data/%s-%zu.json", x->dir, st->name, i);
+        sweep_tail(c, x, out);
     }
 }
 
@@ -210,13 +217,9 @@ static void build_dragonfly(const step *st, const report_ctx *x, cmdline *cmds, 
         arg(c, "--cycles");
         arg(c, "2000");
     }
-    arg(c, "--seeds");
-    arg(c, "%llu", (unsigned long long)x->seed);
-    arg(c, "--threads");
-    arg(c, "%u", x->threads);
-    arg(c, "--json");
-    arg(c, "--out");
-    arg(c, "%s/data/%s.json", x->dir, st->name);
+    char out[PATH_MAX];
+    snprintf(out, sizeof out, "%s/data/%s.json", x->dir, st->name);
+    sweep_tail(c, x, out);
     c = next_cmd(cmds, n);
     arg(c, "plot");
     arg(c, "latency");
@@ -538,7 +541,7 @@ typedef struct job {
     double started, took;
 } job;
 
-static char self[PATH_MAX];
+static const char self[] = "/proc/self/exe";
 
 static pid_t start(const report_ctx *x, const step *st, cmdline *c) {
     char log[PATH_MAX];
@@ -862,9 +865,9 @@ int nf_cmd_report(int argc, char **argv) {
     }
     double t0 = nf_app_now();
     if (ex) goto out;
-    ssize_t sl = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (!ex && sl <= 0) {
-        fprintf(stderr, "netfab report: cannot find this program: %s\n", strerror(errno));
+    /* the running binary itself, even if a rebuild has replaced the file since */
+    if (!ex && access(self, X_OK) != 0) {
+        fprintf(stderr, "netfab report: cannot run %s: %s\n", self, strerror(errno));
         ex = NF_EXIT_FAIL;
     }
     unsigned selected = 0;
