@@ -39,8 +39,8 @@ static void report_usage(FILE *out) {
             "  --quick      small fabrics, under 2 minutes on 2 cores (the default)\n"
             "  --full       the papers' fabrics and grids (hours on 2 cores)\n"
             "  --only LIST  only these steps (comma-separated; netfab report --list)\n"
-            "  --jobs N     steps run at once (default: the processors); each child gets an\n"
-            "               equal share of the processors as threads\n"
+            "  --jobs N     steps run at once (default: the processors), the costliest\n"
+            "               first; each may use every processor\n"
             "  --seed S     the experiments' seed (default 1)\n"
             "  --list       the steps, then exit\n"
             "  --dry-run    print the command lines of the steps, then exit\n\n"
@@ -77,8 +77,9 @@ struct step {
     const char *paper; /* HTML: what the paper reports (figure/table, numbers); NULL: nothing */
     const char *const *cols; /* the table's columns (NULL: every key) */
     build_fn build;
-    compare_fn compare;           /* HTML: the figure measured here that matches the paper's */
-    double cost_quick, cost_full; /* rough seconds on 2 cores: the progress bar's weights */
+    compare_fn compare; /* HTML: the figure measured here that matches the paper's */
+    /* seconds each took on 2 cores (2026-11-30): the order of the steps and the bar's weights */
+    double cost_quick, cost_full;
 };
 
 static void arg(cmdline *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -465,13 +466,13 @@ static const step steps[] = {
      "Dragonfly, 81&times;27&times;12: MINIHOP-MC-new 41, FULB-MC 54 (Table 7); FULB-MC's max "
      "EFI down to about 1/6 of MINIHOP-MC's on BlueLight, 1/2 on TaihuLight; SSSP-MC-new up to "
      "48 s on TaihuLight, FULB-MC under 3 s (Table 12).",
-     cols_engines, build_engines, cmp_engines, 6, 1800},
+     cols_engines, build_engines, cmp_engines, 1, 30},
     {"mcast-hist", "000", "EFI histogram of one workload",
      "<code>netfab mcast --json</code> then <code>netfab plot efi</code>: how many inter-switch "
      "links carry each EFI under MINIHOP, SSSP and FULB, one 3D-grid workload on a fat tree.",
      "No histogram in the paper; its tables give only the max EFI (and, for BlueLight, the "
      "mean).",
-     cols_hist, build_hist, NULL, 1, 60},
+     cols_hist, build_hist, NULL, 1, 2},
     {"mcast-height", "000", "Hardware multicast: tree height 1 against 2",
      "<code>netfab exp mcast-height</code>: a group of 4 endpoints under one switch (height 1) "
      "or spread over switches (height 2), messages of 8 B to 8 KB, mean and p99 latency.",
@@ -483,50 +484,50 @@ static const step steps[] = {
      "and p99 latency of 8 B and 2 KB messages against the EFI.",
      "Fig. 2 and Table 2 (512 endpoints in 128 groups of 4): 2 KB messages +38% at EFI 16 and "
      "+1,066% at EFI 128; 8 B messages grow only slightly.",
-     NULL, build_exp, cmp_efi, 2, 200},
+     NULL, build_exp, cmp_efi, 1, 220},
     {"mcast-workload", "000", "Hardware multicast: a job's communicators at once",
      "<code>netfab exp mcast-workload</code>: a 3D-grid job's line communicators all broadcast "
      "2 KB; their trees from MINIHOP, SSSP or FULB.",
      "No latency measurement in the paper; its Table 3 (3D grids on a fat tree) shows "
      "MINIHOP-MC = SSSP-MC far above FULB-MC in max EFI.",
-     NULL, build_exp, cmp_workload, 4, 400},
+     NULL, build_exp, cmp_workload, 8, 575},
     {"collectives", "001", "Hardware collectives against point-to-point ones",
      "<code>netfab exp collectives</code>: barrier, broadcast, reduce and allreduce by the NICs' "
      "gather tree and the root's multicast, against binomial, recursive-doubling and ring "
      "algorithms over messages, 16 to 512 ranks.",
      "Seed 001 describes the hardware collectives; the text we have stops in section 3.1, "
      "before its performance section, so it gives no timing.",
-     NULL, build_exp, cmp_coll, 1, 2},
+     NULL, build_exp, cmp_coll, 1, 4},
     {"dual-rail", "001", "Dual-rail NICs and the reply word",
      "<code>netfab exp dual-rail</code>: one message over one rail or two (halves fixed, or the "
      "rail chosen per packet), idle or with rail 0 busy; when the target learns of a write.",
      "Seed 001 section 2 describes the dual-rail NIC (28 Gbps &times; 4 lanes a port) and the "
      "RDMA operations with a reply word; the text gives no measured bandwidth or latency.",
-     NULL, build_exp, cmp_dual, 1, 5},
+     NULL, build_exp, cmp_dual, 1, 2},
     {"faults", "001", "Faults: fat tree against the gft with sibling links",
      "<code>netfab exp faults</code>: random failed switch-to-switch links (1 to 64, many "
      "trials) and all up links of one leaf; endpoint pairs still reachable by the "
      "fault-tolerant tables, and the saturation throughput left.",
      "Section 2.1: with all 18 up links of a leaf failed, its endpoints still reach the rest "
      "through the 4 sibling links (36 + 4 port split); no figure.",
-     NULL, build_exp, cmp_faults, 15, 1100},
+     NULL, build_exp, cmp_faults, 11, 990},
     {"tables", "001", "Two-level routing tables",
      "<code>netfab exp tables</code>: supernode tables (rows for the own supernode, rows per "
      "other supernode) against flat ones; memory, and every lookup compared.",
      "Section 2.2: the two-level table saves about 99.5% of the memory; no figure.", cols_tables,
-     build_exp, cmp_tables, 4, 110},
+     build_exp, cmp_tables, 5, 92},
     {"dragonfly-uniform", "002", "UGAL on Dragonfly: uniform traffic",
      "<code>netfab sweep --routing dfmin,val,ugal-l,ugal-g,par --traffic uniform</code>, then "
      "<code>netfab plot latency</code>: mean packet latency against the offered load.",
      "Seed 002 is a note without measurements: minimal routing has the lowest latency at light "
      "load, Valiant uses twice the global bandwidth (so about half the throughput under uniform "
      "traffic), UGAL switches between them (bias 2.0-3.0).",
-     cols_dragonfly, build_dragonfly, cmp_dragonfly, 12, 3600},
+     cols_dragonfly, build_dragonfly, cmp_dragonfly, 8, 1160},
     {"dragonfly-worstcase", "002", "UGAL on Dragonfly: worst-case traffic",
      "As above under worst-case traffic (every node of group i sends to group i + 1).",
      "Seed 002: under adversarial traffic minimal routing funnels a group's traffic over one "
      "global link; Valiant and UGAL spread it (no numbers given).",
-     cols_dragonfly, build_dragonfly, cmp_dragonfly, 12, 3600},
+     cols_dragonfly, build_dragonfly, cmp_dragonfly, 25, 1620},
 };
 enum { N_STEPS = sizeof steps / sizeof steps[0] };
 
@@ -566,6 +567,10 @@ static pid_t start(const report_ctx *x, const step *st, cmdline *c) {
     _exit(127);
 }
 
+static double cost_of(const report_ctx *x, size_t i) {
+    return x->full ? steps[i].cost_full : steps[i].cost_quick;
+}
+
 /* Runs the selected jobs, at most `par` at once. */
 static void run_jobs(const report_ctx *x, job *jobs, unsigned par, double total_cost) {
     nf_progress bar;
@@ -573,9 +578,17 @@ static void run_jobs(const report_ctx *x, job *jobs, unsigned par, double total_
     unsigned running = 0;
     double done_cost = 0;
     for (;;) {
-        for (size_t i = 0; i < N_STEPS && running < par; i++) {
+        /* the costliest step waiting goes first (a step between its commands waits too), so
+         * that the long ones do not end up alone at the end */
+        while (running < par) {
+            size_t i = N_STEPS;
+            for (size_t k = 0; k < N_STEPS; k++) {
+                const job *j = &jobs[k];
+                if (!j->selected || j->done || j->pid) continue;
+                if (i == N_STEPS || cost_of(x, k) > cost_of(x, i)) i = k;
+            }
+            if (i == N_STEPS) break;
             job *j = &jobs[i];
-            if (!j->selected || j->done || j->pid) continue;
             if (j->at == 0) j->started = nf_app_now();
             j->pid = start(x, &steps[i], &j->cmds[j->at]);
             if (j->pid < 0) {
@@ -592,8 +605,7 @@ static void run_jobs(const report_ctx *x, job *jobs, unsigned par, double total_
             double part = 0;
             for (size_t i = 0; i < N_STEPS; i++)
                 if (jobs[i].pid) {
-                    double c = x->full ? steps[i].cost_full : steps[i].cost_quick;
-                    part += fmin(c * 0.95, nf_app_now() - jobs[i].started);
+                    part += fmin(cost_of(x, i) * 0.95, nf_app_now() - jobs[i].started);
                 }
             nf_progress_set(&bar, (done_cost + part) / total_cost);
             usleep(100000);
@@ -609,7 +621,7 @@ static void run_jobs(const report_ctx *x, job *jobs, unsigned par, double total_
             if (code != 0 || ++j->at == j->n) {
                 j->done = true;
                 j->took = nf_app_now() - j->started;
-                done_cost += x->full ? steps[i].cost_full : steps[i].cost_quick;
+                done_cost += cost_of(x, i);
                 nf_progress_label(&bar, "netfab report");
             }
         }
@@ -878,7 +890,9 @@ int nf_cmd_report(int argc, char **argv) {
             total += x.full ? steps[i].cost_full : steps[i].cost_quick;
         }
     if (par > selected) par = selected;
-    x.threads = nproc > (long)par ? (unsigned)(nproc / par) : 1;
+    /* every child may use every processor: when the long steps are the last ones running they
+     * then have the machine to themselves */
+    x.threads = nproc > 0 ? (unsigned)nproc : 1;
     for (size_t i = 0; i < N_STEPS; i++) {
         if (!jobs[i].selected) continue;
         steps[i].build(&steps[i], &x, jobs[i].cmds, &jobs[i].n);

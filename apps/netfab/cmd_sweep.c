@@ -335,6 +335,7 @@ static int run_mine(const grid *g, const fab *fabs, int rank, int size, unsigned
     /* one cell per thread, or every thread on one cell at a time when cells are few */
     bool per_thread = mine >= threads && threads > 1;
     if (per_thread) {
+        json_object_seed(0); /* jansson's hash seed, set once before threads make objects */
 #pragma omp parallel num_threads(threads)
         {
             worker w = {.key = SIZE_MAX};
