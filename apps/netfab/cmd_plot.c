@@ -43,6 +43,7 @@ typedef struct plot_opts {
     const char *topo, *groups, *engine;
     unsigned long group;
     bool have_group;
+    bool to_saturation; /* latency: each line ends at its first saturated point */
     nf_workload_opts w;
 } plot_opts;
 
@@ -51,7 +52,7 @@ static void plot_usage(FILE *out) {
         out,
         "usage: netfab plot latency --in FILE.json --out FILE.png|svg [--x KEY] [--y KEY]\n"
         "                           [--series KEY[,KEY...]] [--title T] [--xlabel T]\n"
-        "                           [--ylabel T] [--script FILE]\n"
+        "                           [--ylabel T] [--to-saturation] [--script FILE]\n"
         "       netfab plot efi --in FILE.json --out FILE.png|svg [--title T] [--script FILE]\n"
         "       netfab plot tree --topo SPEC --groups PATTERN --group N --out FILE.png|svg|dot\n"
         "                        [--engine NAME] [--procs-per-node N] [--mapping aware|random]\n"
@@ -77,6 +78,7 @@ static void plot_usage(FILE *out) {
         "                          than one value among the rows; '' for one line)\n"
         "  --title T               the title (default: the input's name, or the group)\n"
         "  --xlabel T, --ylabel T  the axis labels (default: the keys)\n"
+        "  --to-saturation         latency: each line ends at its first saturated point\n"
         "  --script FILE           also write the gnuplot input to FILE ('-': stdout): the\n"
         "                          commands, then per line drawn a '# series N: TITLE'\n"
         "                          comment and its inline data block ending in 'e'\n"
@@ -466,6 +468,16 @@ static int plot_latency(const plot_opts *o) {
             ymax_ok = pt[p].y, any_ok = true;
     }
     qsort(pt, n, sizeof *pt, cmp_point);
+    if (o->to_saturation) { /* past the knee the latency only says how long the run was */
+        size_t kept = 0;
+        bool past = false;
+        for (size_t p = 0; p < n; p++) {
+            if (p > 0 && pt[p].series != pt[p - 1].series) past = false;
+            if (!past) pt[kept++] = pt[p];
+            past |= pt[p].sat;
+        }
+        n = kept;
+    }
 
     FILE *g = open_memstream(&text, &len);
     if (!g) {
@@ -836,6 +848,7 @@ int nf_cmd_plot(int argc, char **argv) {
         O_PPN,
         O_MAPPING,
         O_SEED,
+        O_TOSAT,
         O_END
     };
     static const struct option lo[] = {{"in", 1, NULL, O_IN},
@@ -854,12 +867,14 @@ int nf_cmd_plot(int argc, char **argv) {
                                        {"procs-per-node", 1, NULL, O_PPN},
                                        {"mapping", 1, NULL, O_MAPPING},
                                        {"seed", 1, NULL, O_SEED},
+                                       {"to-saturation", 0, NULL, O_TOSAT},
                                        {"help", 0, NULL, 'h'},
                                        {NULL, 0, NULL, 0}};
     /* the kinds each option applies to, in the order of lo */
     static const unsigned char applies[O_END - O_IN] = {
         K_LATENCY | K_EFI, K_ALL,  K_LATENCY, K_LATENCY, K_LATENCY, K_ALL,  K_LATENCY, K_LATENCY,
-        K_LATENCY | K_EFI, K_TREE, K_TREE,    K_TREE,    K_TREE,    K_TREE, K_TREE,    K_TREE};
+        K_LATENCY | K_EFI, K_TREE, K_TREE,    K_TREE,    K_TREE,    K_TREE, K_TREE,    K_TREE,
+        K_LATENCY};
     plot_opts o = {.w = {.procs_per_node = 1, .mapping = NF_MAP_AWARE, .seed = 1}};
     bool seen[O_END - O_IN] = {false};
     unsigned long v;
@@ -878,6 +893,7 @@ int nf_cmd_plot(int argc, char **argv) {
         case O_XLABEL: o.xlabel = optarg; break;
         case O_YLABEL: o.ylabel = optarg; break;
         case O_SCRIPT: o.script = optarg; break;
+        case O_TOSAT: o.to_saturation = true; break;
         case O_TOPO: o.topo = optarg; break;
         case O_GROUPS: o.groups = optarg; break;
         case O_ENGINE: o.engine = optarg; break;

@@ -228,6 +228,7 @@ static void build_dragonfly(const step *st, const report_ctx *x, cmdline *cmds, 
     arg(c, "%s/data/%s.json", x->dir, st->name);
     arg(c, "--out");
     arg(c, "%s/img/%s.png", x->dir, st->name);
+    arg(c, "--to-saturation");
     arg(c, "--xlabel");
     arg(c, "offered load (flits per endpoint per cycle)");
     arg(c, "--ylabel");

@@ -134,6 +134,14 @@ for f in rows.txt sweep.json exp.json; do
 done
 has_gp "$tmp/sw.gp" "set yrange [*:160]"
 has_gp "$tmp/sw.gp" "with linespoints pt variable title 'traffic=tornado, seed=2', 1/0 with points pt 6 lc rgb 'black' title 'saturated'"
+# --to-saturation: a line ends at its first saturated point (one more saturated row at 0.95 on
+# series 1 is dropped, the one at 0.9 kept)
+sed 's/^\[{/[{"topo": "torus:4x4,c=1", "routing": "dor", "traffic": "uniform", "seed": 1, "offered": 0.95, "lat_mean": 950.0, "saturated": true},\n {/' "$tmp/rows.txt" >"$tmp/rows5.txt"
+expect 0 "$nf" plot latency --in "$tmp/rows5.txt" --out "$tmp/s5.png" --script "$tmp/s5.gp"
+blocks "$tmp/s5.gp" | grep -q "^0.95 950 1$" && ok || bad "without --to-saturation the 0.95 point is drawn"
+expect 0 "$nf" plot latency --in "$tmp/rows5.txt" --out "$tmp/s5.png" --script "$tmp/s5.gp" --to-saturation
+blocks "$tmp/s5.gp" | cmp -s - "$tmp/want4" && ok || { bad "--to-saturation: data blocks differ"; blocks "$tmp/s5.gp" | diff - "$tmp/want4" | head; }
+expect 2 "$nf" plot efi --in "$tmp/rows5.txt" --out "$tmp/s5.png" --to-saturation; has err "--to-saturation does not apply to efi"
 # one key chosen: the two seeds' points merge, ties in x kept in row order
 expect 0 "$nf" plot latency --in "$tmp/sweep.json" --out "$tmp/sw.svg" --series traffic --script "$tmp/sw1.gp"
 is_svg "$tmp/sw.svg"
