@@ -276,6 +276,16 @@ static int run_gnuplot(const plot_opts *o, const char *text, size_t len) {
 }
 
 /* The terminal, output, title and labels every gnuplot plot starts with. */
+/* Closes the gnuplot input written to g (a memstream over *text, *len) and runs it. */
+static int close_and_run(FILE *g, const plot_opts *o, char **text, size_t *len) {
+    if (fclose(g) != 0) {
+        fprintf(stderr, "netfab plot: out of memory\n");
+        return NF_EXIT_FAIL;
+    }
+    int status = check_writable(o->out);
+    return status ? status : run_gnuplot(o, *text, *len);
+}
+
 static void gnuplot_head(FILE *g, const plot_opts *o, const char *title, const char *xlabel,
                          const char *ylabel) {
     if (out_format(o->out) == F_SVG)
@@ -504,12 +514,7 @@ static int plot_latency(const plot_opts *o) {
         fprintf(g, "%.9g %.9g %d\n", pt[p].x, pt[p].y, pt[p].sat);
         if (p + 1 == n || pt[p + 1].series != pt[p].series) fputs("e\n", g);
     }
-    if (fclose(g) != 0) {
-        fprintf(stderr, "netfab plot: out of memory\n");
-        status = NF_EXIT_FAIL;
-        goto done;
-    }
-    if (!(status = check_writable(o->out))) status = run_gnuplot(o, text, len);
+    status = close_and_run(g, o, &text, &len);
 done:
     free(text);
     json_decref(names);
@@ -624,12 +629,7 @@ static int plot_efi(const plot_opts *o) {
         }
         fputs("e\n", g);
     }
-    if (fclose(g) != 0) {
-        fprintf(stderr, "netfab plot: out of memory\n");
-        status = NF_EXIT_FAIL;
-        goto done;
-    }
-    if (!(status = check_writable(o->out))) status = run_gnuplot(o, text, len);
+    status = close_and_run(g, o, &text, &len);
 done:
     free(text);
     free(use);

@@ -173,6 +173,19 @@ static void build_engines(const step *st, const report_ctx *x, cmdline *cmds, in
     }
 }
 
+/* netfab plot KIND --in data/NAME.json --out img/NAME.png, to be completed. */
+static cmdline *plot_cmd(cmdline *cmds, int *n, const report_ctx *x, const step *st,
+                         const char *kind) {
+    cmdline *c = next_cmd(cmds, n);
+    arg(c, "plot");
+    arg(c, "%s", kind);
+    arg(c, "--in");
+    arg(c, "%s/data/%s.json", x->dir, st->name);
+    arg(c, "--out");
+    arg(c, "%s/img/%s.png", x->dir, st->name);
+    return c;
+}
+
 /* One workload routed by the three original engines, its EFI histogram drawn. */
 static void build_hist(const step *st, const report_ctx *x, cmdline *cmds, int *n) {
     cmdline *c = next_cmd(cmds, n);
@@ -187,13 +200,7 @@ static void build_hist(const step *st, const report_ctx *x, cmdline *cmds, int *
     arg(c, "%u", x->threads);
     arg(c, "--json");
     stdout_to(c, x, st);
-    c = next_cmd(cmds, n);
-    arg(c, "plot");
-    arg(c, "efi");
-    arg(c, "--in");
-    arg(c, "%s/data/%s.json", x->dir, st->name);
-    arg(c, "--out");
-    arg(c, "%s/img/%s.png", x->dir, st->name);
+    c = plot_cmd(cmds, n, x, st, "efi");
     arg(c, "--title");
     arg(c, "EFI of inter-switch links: %s",
         x->full ? "grid3d:40x20x20 on fattree:k=40" : "grid3d:19x6x3 on fattree:k=12");
@@ -221,13 +228,7 @@ static void build_dragonfly(const step *st, const report_ctx *x, cmdline *cmds, 
     char out[PATH_MAX];
     snprintf(out, sizeof out, "%s/data/%s.json", x->dir, st->name);
     sweep_tail(c, x, out);
-    c = next_cmd(cmds, n);
-    arg(c, "plot");
-    arg(c, "latency");
-    arg(c, "--in");
-    arg(c, "%s/data/%s.json", x->dir, st->name);
-    arg(c, "--out");
-    arg(c, "%s/img/%s.png", x->dir, st->name);
+    c = plot_cmd(cmds, n, x, st, "latency");
     arg(c, "--to-saturation");
     arg(c, "--xlabel");
     arg(c, "offered load (flits per endpoint per cycle)");
