@@ -10,6 +10,7 @@
  * the job, taken as the moment the last group was resolved plus --hold seconds of work. */
 #define _GNU_SOURCE
 #include "cmd.h"
+#include "progress.h"
 #include "netfab/gen.h"
 #include "netfab/groups.h"
 #include "netfab/smd.h"
@@ -388,12 +389,13 @@ int nf_cmd_smd_load(int argc, char **argv) {
         jobs[i - 1] = jobs[j];
         jobs[j] = t;
     }
-    bool tty = isatty(2);
     L.t0 = now_s();
     for (uint32_t k = 0; k < g->n; k++)
         L.gs[k].first_sent = -1;
     size_t next = 0;
     double last_progress = 0;
+    nf_progress bar;
+    nf_progress_begin(&bar, "netfab smd-load");
     for (uint32_t k = 0; k < g->n; k++) /* a group with rank 0 crashed is never observed */
         if (L.gs[k].rank0_dead) resolve(&L, &L.gs[k], 3);
     bool timed_out = false;
@@ -435,15 +437,16 @@ int nf_cmd_smd_load(int argc, char **argv) {
             fprintf(stderr, "netfab smd-load: %s: socket error: %s\n", server, strerror(errno));
             break;
         }
-        if (tty && now - last_progress > 0.5) {
-            fprintf(stderr,
-                    "\rsmd-load: %zu/%zu joins sent, %llu acknowledged, %u/%u groups "
-                    "resolved   ",
-                    next, nj, (unsigned long long)L.joins, L.resolved, g->n);
+        if (bar.tty && now - last_progress > 0.1) { /* acknowledged joins, then groups resolved */
+            char what[96];
+            snprintf(what, sizeof what, "netfab smd-load: %llu/%zu joins, %u/%u groups",
+                     (unsigned long long)L.joins, nj, L.resolved, g->n);
+            nf_progress_label(&bar, what);
+            nf_progress_set(&bar, ((double)L.joins + L.resolved) / ((double)nj + g->n + 1e-9));
             last_progress = now;
         }
     }
-    if (tty) fputc('\n', stderr);
+    nf_progress_end(&bar);
     double t_end = now_s() - L.t0 + hold; /* the job's end: resolved, then its work */
     uint32_t ready = 0, destroyed = 0, unobserved = 0, waited = 0;
     double all_ready = 0, unusable = 0, span = 0, wait_sum = 0, wait_max = 0;
