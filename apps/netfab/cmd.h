@@ -6,6 +6,7 @@
 
 #include <jansson.h>
 #include <stdbool.h>
+#include <stdio.h>
 
 #define NF_COMMANDS(X)                                                                             \
     X(topo, "topo", "build, read or convert a fabric and print its statistics")                    \
@@ -59,6 +60,12 @@ typedef struct nf_mcast_engine nf_mcast_engine;
 json_t *nf_app_mcast_json(const nf_fabric *f, const char *topo, const char *pattern,
                           const nf_groups *g, const nf_mcast *m, const nf_mcast_engine *e,
                           uint32_t lower_bound, bool verified);
+
+/* gnuplot for every picture (cmd_plot.c): s as a gnuplot single-quoted string (a quote doubled,
+ * control characters as blanks); and a script run by gnuplot, which must exit 0 having written
+ * out (else out is removed and who says why on stderr). NF_EXIT_OK or NF_EXIT_FAIL. */
+void nf_app_gnuplot_quote(FILE *o, const char *s);
+int nf_app_run_gnuplot(const char *who, const char *text, size_t len, const char *out);
 
 /* Wall-clock seconds since an arbitrary origin, and peak resident set size in KiB. */
 double nf_app_now(void);

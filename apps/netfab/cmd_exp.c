@@ -8,7 +8,6 @@
 
 #include <errno.h>
 #include <getopt.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -207,10 +206,6 @@ static const char *series_of(const exp_plot *p, json_t *row, char buf[64]) {
 /* One gnuplot run: a line per distinct series value among the rows plotted, the data inline. */
 int exp_plot_rows(const exp_def *e, json_t *rows, const char *path) {
     const exp_plot *p = &e->plot;
-    if (strchr(path, '\'') || strchr(path, '\n')) {
-        fprintf(stderr, "netfab: --plot: a path with a quote or a newline cannot go to gnuplot\n");
-        return NF_EXIT_FAIL;
-    }
     json_t *series = json_array();
     size_t i;
     json_t *row;
@@ -223,29 +218,26 @@ int exp_plot_rows(const exp_def *e, json_t *rows, const char *path) {
             seen = strcmp(json_string_value(json_array_get(series, j)), name) == 0;
         if (!seen) json_array_append_new(series, json_string(name));
     }
-    /* a gnuplot that is missing or dies early must not kill us with SIGPIPE mid-write */
-    struct sigaction ign = {.sa_handler = SIG_IGN}, old;
-    sigemptyset(&ign.sa_mask);
-    sigaction(SIGPIPE, &ign, &old);
-    FILE *g = popen("gnuplot", "w");
+    char *text = NULL;
+    size_t len = 0;
+    FILE *g = open_memstream(&text, &len);
     if (!g) {
-        fprintf(stderr, "netfab: --plot: cannot start gnuplot\n");
-        sigaction(SIGPIPE, &old, NULL);
         json_decref(series);
-        return NF_EXIT_FAIL;
+        return nf_app_report(NF_ENOMEM, NULL);
     }
     size_t pl = strlen(path);
     bool svg = pl >= 4 && strcmp(path + pl - 4, ".svg") == 0;
-    fprintf(g, "set terminal %s size 800,520 noenhanced\nset output '%s'\n",
-            svg ? "svg" : "pngcairo", path);
-    fprintf(g, "set title 'netfab exp %s'\nset xlabel '%s'\nset ylabel '%s'\nset grid\n", e->name,
+    fprintf(g, "set terminal %s size 800,520 noenhanced\nset output ", svg ? "svg" : "pngcairo");
+    nf_app_gnuplot_quote(g, path);
+    fprintf(g, "\nset title 'netfab exp %s'\nset xlabel '%s'\nset ylabel '%s'\nset grid\n", e->name,
             p->xlabel, p->ylabel);
     fprintf(g, "set key outside right\n%s%s", p->logx ? "set logscale x\n" : "",
             p->logy ? "set logscale y\n" : "");
     fputs("plot", g);
-    for (size_t j = 0; j < json_array_size(series); j++)
-        fprintf(g, "%s '-' using 1:2 with linespoints title '%s'", j ? "," : "",
-                p->series ? json_string_value(json_array_get(series, j)) : p->y);
+    for (size_t j = 0; j < json_array_size(series); j++) {
+        fprintf(g, "%s '-' using 1:2 with linespoints title ", j ? "," : "");
+        nf_app_gnuplot_quote(g, p->series ? json_string_value(json_array_get(series, j)) : p->y);
+    }
     fputc('\n', g);
     for (size_t j = 0; j < json_array_size(series); j++) {
         const char *want = json_string_value(json_array_get(series, j));
@@ -257,14 +249,10 @@ int exp_plot_rows(const exp_def *e, json_t *rows, const char *path) {
         fputs("e\n", g);
     }
     json_decref(series);
-    int st = pclose(g);
-    sigaction(SIGPIPE, &old, NULL);
-    if (st != 0) {
-        fprintf(stderr, "netfab: --plot: gnuplot failed (is it installed? apt-get install "
-                        "gnuplot-nox)\n");
-        return NF_EXIT_FAIL;
-    }
-    return NF_EXIT_OK;
+    int rc = fclose(g) ? nf_app_report(NF_ENOMEM, NULL)
+                       : nf_app_run_gnuplot("netfab exp", text, len, path);
+    free(text);
+    return rc;
 }
 
 int nf_cmd_exp(int argc, char **argv) {

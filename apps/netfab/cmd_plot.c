@@ -119,8 +119,7 @@ static const char *value_text(json_t *v, char buf[64]) {
     return buf;
 }
 
-/* A gnuplot single-quoted string: a quote doubled, control characters as blanks. */
-static void gq(FILE *o, const char *s) {
+void nf_app_gnuplot_quote(FILE *o, const char *s) {
     putc('\'', o);
     for (; *s; s++)
         if (*s == '\'')
@@ -209,11 +208,11 @@ static int write_text(const char *path, const char *text, size_t len) {
 /* Runs args[0] (found in PATH) with text on its standard input, and expects it to exit 0 and to
  * have written something to out. The child gets SIGPIPE back at its default; here it is ignored
  * while writing, so a child that dies early is an error to report, not our death. */
-static int run_tool(char *const args[], const char *text, size_t len, const char *out,
-                    const char *hint) {
+static int run_tool(const char *who, char *const args[], const char *text, size_t len,
+                    const char *out, const char *hint) {
     int fd[2];
     if (pipe2(fd, O_CLOEXEC) != 0) {
-        fprintf(stderr, "netfab plot: pipe: %s\n", strerror(errno));
+        fprintf(stderr, "%s: pipe: %s\n", who, strerror(errno));
         unlink(out);
         return NF_EXIT_FAIL;
     }
@@ -234,7 +233,7 @@ static int run_tool(char *const args[], const char *text, size_t len, const char
     close(fd[0]);
     if (rc != 0) {
         close(fd[1]);
-        fprintf(stderr, "netfab plot: cannot run %s: %s (%s)\n", args[0], strerror(rc), hint);
+        fprintf(stderr, "%s: cannot run %s: %s (%s)\n", who, args[0], strerror(rc), hint);
         unlink(out);
         return NF_EXIT_FAIL;
     }
@@ -253,29 +252,32 @@ static int run_tool(char *const args[], const char *text, size_t len, const char
     while ((w = waitpid(pid, &st, 0)) < 0 && errno == EINTR)
         ;
     if (w < 0) {
-        fprintf(stderr, "netfab plot: waiting for %s: %s\n", args[0], strerror(errno));
+        fprintf(stderr, "%s: waiting for %s: %s\n", who, args[0], strerror(errno));
     } else if (WIFEXITED(st) && WEXITSTATUS(st) == 0) {
         struct stat sb;
         if (stat(out, &sb) == 0 && sb.st_size > 0) return NF_EXIT_OK;
-        fprintf(stderr, "netfab plot: %s wrote nothing to %s\n", args[0], out);
+        fprintf(stderr, "%s: %s wrote nothing to %s\n", who, args[0], out);
     } else if (WIFEXITED(st)) {
-        fprintf(stderr, "netfab plot: %s failed (exit status %d)\n", args[0], WEXITSTATUS(st));
+        fprintf(stderr, "%s: %s failed (exit status %d)\n", who, args[0], WEXITSTATUS(st));
     } else {
-        fprintf(stderr, "netfab plot: %s was killed by signal %d\n", args[0], WTERMSIG(st));
+        fprintf(stderr, "%s: %s was killed by signal %d\n", who, args[0], WTERMSIG(st));
     }
     unlink(out);
     return NF_EXIT_FAIL;
+}
+
+int nf_app_run_gnuplot(const char *who, const char *text, size_t len, const char *out) {
+    char *args[] = {"gnuplot", NULL};
+    return run_tool(who, args, text, len, out, "apt-get install gnuplot-nox");
 }
 
 /* Hands a gnuplot script to gnuplot (and to --script first, so a failing plot can be looked at). */
 static int run_gnuplot(const plot_opts *o, const char *text, size_t len) {
     int rc;
     if (o->script && (rc = write_text(o->script, text, len))) return rc;
-    char *args[] = {"gnuplot", NULL};
-    return run_tool(args, text, len, o->out, "apt-get install gnuplot-nox");
+    return nf_app_run_gnuplot("netfab plot", text, len, o->out);
 }
 
-/* The terminal, output, title and labels every gnuplot plot starts with. */
 /* Closes the gnuplot input written to g (a memstream over *text, *len) and runs it. */
 static int close_and_run(FILE *g, const plot_opts *o, char **text, size_t *len) {
     if (fclose(g) != 0) {
@@ -286,6 +288,7 @@ static int close_and_run(FILE *g, const plot_opts *o, char **text, size_t *len) 
     return status ? status : run_gnuplot(o, *text, *len);
 }
 
+/* The terminal, output, title and labels every gnuplot plot starts with. */
 static void gnuplot_head(FILE *g, const plot_opts *o, const char *title, const char *xlabel,
                          const char *ylabel) {
     if (out_format(o->out) == F_SVG)
@@ -293,13 +296,13 @@ static void gnuplot_head(FILE *g, const plot_opts *o, const char *title, const c
     else
         fputs("set terminal pngcairo size 900,560 noenhanced\n", g);
     fputs("set output ", g);
-    gq(g, o->out);
+    nf_app_gnuplot_quote(g, o->out);
     fputs("\nset title ", g);
-    gq(g, title);
+    nf_app_gnuplot_quote(g, title);
     fputs("\nset xlabel ", g);
-    gq(g, xlabel);
+    nf_app_gnuplot_quote(g, xlabel);
     fputs("\nset ylabel ", g);
-    gq(g, ylabel);
+    nf_app_gnuplot_quote(g, ylabel);
     fputs("\nset grid\nset key outside right top\n", g);
 }
 
@@ -504,7 +507,7 @@ static int plot_latency(const plot_opts *o) {
     for (size_t s = 0; s < json_array_size(names); s++) {
         fprintf(g, "%s '-' using 1:2:($3 > 0 ? 6 : 7) with linespoints pt variable title ",
                 s ? "," : "");
-        gq(g, json_string_value(json_array_get(names, s)));
+        nf_app_gnuplot_quote(g, json_string_value(json_array_get(names, s)));
     }
     if (any_sat) fputs(", 1/0 with points pt 6 lc rgb 'black' title 'saturated'", g);
     fputc('\n', g);
@@ -612,7 +615,7 @@ static int plot_efi(const plot_opts *o) {
             fprintf(g, "%s '-' using ($1 %+.6g):2 with boxes title ", s++ ? "," : "",
                     ((double)slot++ - (double)(n_full - 1) / 2) * w);
         }
-        gq(g, name);
+        nf_app_gnuplot_quote(g, name);
     }
     fputc('\n', g);
     s = 0;
@@ -803,7 +806,7 @@ static int plot_tree(const plot_opts *o) {
         status = write_text(o->out, text, len);
     } else if (!(status = check_writable(o->out))) {
         char *args[] = {"dot", fmt == F_PNG ? "-Tpng" : "-Tsvg", "-o", (char *)o->out, NULL};
-        status = run_tool(args, text, len, o->out, "apt-get install graphviz");
+        status = run_tool("netfab plot", args, text, len, o->out, "apt-get install graphviz");
     }
 done:
     free(text);

@@ -92,7 +92,7 @@ typedef struct cell {
 } cell;
 
 static size_t grid_cells(const grid *g) {
-    return g->topo.n * g->a.n * g->b.n * g->n_seed * (g->mcast ? 1 : g->n_load);
+    return g->topo.n * g->a.n * g->b.n * g->n_seed * g->n_load;
 }
 
 static cell cell_at(const grid *g, size_t i) {
@@ -712,8 +712,7 @@ static int parse(int argc, char **argv, grid *g, unsigned *threads, bool *json, 
         strs_free(&groups);
         strs_free(&engine);
     }
-    if (!ex && !g->mcast) g->n_load += 0; /* n_load counted by parse_loads */
-    if (g->mcast) g->n_load = 1;
+    if (g->mcast) g->n_load = 1; /* one "load" per cell: grid_cells and cell_at stay uniform */
     return ex;
 }
 
@@ -764,6 +763,8 @@ static int sweep_main(int argc, char **argv, int rank, int size) {
         } else if (!ok && ex == NF_EXIT_OK) {
             ex = NF_EXIT_FAIL; /* another rank failed and said why */
         }
+    } else if (ex == NF_EXIT_OK) {
+        ex = NF_EXIT_FAIL; /* another rank could not start (its --out, a fabric) */
     }
     if (out != stdout && (ferror(out) | fclose(out)) && ex == NF_EXIT_OK) {
         fprintf(stderr, "netfab sweep: error writing %s\n", out_path);
