@@ -207,8 +207,9 @@ int nf_lft_build(const nf_fabric *f, const nf_hops *h, int threads, nf_lft **out
         nf__free(mark);
         if (short_of_memory) goto oom;
     }
-    if (threads > 0) omp_set_num_threads(threads);
-#pragma omp parallel for schedule(dynamic, 64)
+    /* num_threads clauses, not omp_set_num_threads: the caller's default must not change */
+    int nth = threads > 0 ? threads : omp_get_max_threads();
+#pragma omp parallel for num_threads(nth) schedule(dynamic, 64)
     for (int64_t s = 0; s < (int64_t)S; s++)
         for (uint32_t g = 0; g < G; g++) {
             unsigned best = NF_HOPS_INF;
@@ -227,10 +228,9 @@ int nf_lft_build(const nf_fabric *f, const nf_hops *h, int threads, nf_lft **out
     t->off = nf__malloc((rows + 1) * sizeof *t->off);
     if (!t->off) goto oom;
     uint32_t emax = 0;
-    int nth = omp_get_max_threads();
     sets = nf__malloc((size_t)nth * (G + 1) * sizeof *sets);
     if (!sets) goto oom;
-#pragma omp parallel for schedule(dynamic, 16) reduction(max : emax)
+#pragma omp parallel for num_threads(nth) schedule(dynamic, 16) reduction(max : emax)
     for (int64_t s = 0; s < (int64_t)S; s++)
         cnt[s + 1] = switch_rows(t, (nf_node)s, sn_cas, sn_first,
                                  sets + (size_t)omp_get_thread_num() * (G + 1), false, 0, &emax);
@@ -238,7 +238,7 @@ int nf_lft_build(const nf_fabric *f, const nf_hops *h, int threads, nf_lft **out
         cnt[s + 1] += cnt[s];
     t->ports = nf__malloc(cnt[S] + 1);
     if (!t->ports) goto oom;
-#pragma omp parallel for schedule(dynamic, 16) reduction(max : emax)
+#pragma omp parallel for num_threads(nth) schedule(dynamic, 16) reduction(max : emax)
     for (int64_t s = 0; s < (int64_t)S; s++)
         switch_rows(t, (nf_node)s, sn_cas, sn_first, sets + (size_t)omp_get_thread_num() * (G + 1),
                     true, cnt[s], &emax);
@@ -333,8 +333,8 @@ int nf_lft_check(const nf_lft *t, int threads, uint64_t *lookups, uint64_t *mism
     }
     uint64_t looked = 0, bad = 0;
     int64_t first = -1; /* the first mismatch: switch * n_nodes + endpoint, smallest */
-    if (threads > 0) omp_set_num_threads(threads);
-#pragma omp parallel for schedule(dynamic, 16) reduction(+ : looked, bad)
+    int nth = threads > 0 ? threads : omp_get_max_threads();
+#pragma omp parallel for num_threads(nth) schedule(dynamic, 16) reduction(+ : looked, bad)
     for (int64_t s = 0; s < (int64_t)S; s++) {
         uint8_t flat[NF_MAX_PORTS];
         for (nf_node c = S; c < f->n_nodes; c++) {
@@ -425,8 +425,8 @@ int nf_ftable_build(const nf_fabric *f, const nf_hops *h, int threads, nf_ftable
     t->off = nf__malloc((cells + 1) * sizeof *t->off);
     uint64_t *cnt = nf__calloc((size_t)S + 1, sizeof *cnt);
     if (!t->off || !cnt) goto oom;
-    if (threads > 0) omp_set_num_threads(threads);
-#pragma omp parallel for schedule(dynamic, 4)
+    int nth = threads > 0 ? threads : omp_get_max_threads();
+#pragma omp parallel for num_threads(nth) schedule(dynamic, 4)
     for (int64_t s = 0; s < (int64_t)S; s++) {
         uint8_t buf[NF_MAX_PORTS];
         uint64_t n = 0;
@@ -438,7 +438,7 @@ int nf_ftable_build(const nf_fabric *f, const nf_hops *h, int threads, nf_ftable
         cnt[s + 1] += cnt[s];
     t->ports = nf__malloc(cnt[S] + 1);
     if (!t->ports) goto oom;
-#pragma omp parallel for schedule(dynamic, 4)
+#pragma omp parallel for num_threads(nth) schedule(dynamic, 4)
     for (int64_t s = 0; s < (int64_t)S; s++) {
         uint64_t n = cnt[s];
         for (uint32_t e = 0; e < E; e++) {

@@ -377,7 +377,7 @@ static int ft_init(void **out, const nf_fabric *f, const nf_hops *h, const nf_si
     ft_ctx *x = nf__calloc(1, sizeof *x);
     if (!x) return NF_ENOMEM;
     x->b = (base_ctx){.f = f, .h = h, .V = c->vcs};
-    int rc = nf_ftable_build(f, h, 1, &x->t);
+    int rc = nf_ftable_build(f, h, (int)c->threads, &x->t);
     if (rc) {
         ft_fini(x);
         return rc;
