@@ -7,6 +7,7 @@
 #include "progress.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -315,13 +316,17 @@ int nf_cmd_exp(int argc, char **argv) {
         fprintf(stderr, ")\n");
         return NF_EXIT_USAGE;
     }
-    if (plot) { /* before a long run: can the image be written? */
-        FILE *pf = fopen(plot, "wb");
-        if (!pf) {
+    /* before a long run: can the image be written? (an image already there is kept until the
+     * new one is drawn; one made just for the probe goes if the run fails) */
+    bool made = false;
+    if (plot) {
+        made = access(plot, F_OK) != 0;
+        int fd = open(plot, O_WRONLY | O_CREAT, 0644);
+        if (fd < 0) {
             fprintf(stderr, "netfab: exp: --plot: cannot write %s: %s\n", plot, strerror(errno));
             return NF_EXIT_FAIL;
         }
-        fclose(pf);
+        close(fd);
     }
     json_t *rows = json_array();
     nf_progress bar;
@@ -339,6 +344,8 @@ int nf_cmd_exp(int argc, char **argv) {
             print_table(rows);
         }
         if (plot) rc = exp_plot_rows(e, rows, plot);
+    } else if (made) {
+        unlink(plot);
     }
     json_decref(rows);
     return rc;

@@ -80,9 +80,11 @@ int exp_collectives(const exp_opts *o, json_t *rows) {
             uint32_t first, cnt;
             nf_sim_script_clear(s);
             if ((rc = nf_sim_post_hw_collective(s, ops[k].hw, ranks, n, 8, FANIN, 0, &first,
-                                                &cnt)) ||
-                (rc = run_one(s, rows, ops[k].op, "hw", "tree + multicast", n)))
+                                                &cnt))) {
+                rc = nf_app_report(rc, NULL);
                 break;
+            }
+            if ((rc = run_one(s, rows, ops[k].op, "hw", "tree + multicast", n))) break;
             for (unsigned a = 0; a < ops[k].n_sw && rc == NF_EXIT_OK; a++) {
                 nf_sim_script_clear(s);
                 if ((rc = nf_sim_post_collective(s, ops[k].sw[a], ranks, n, 8, NF_SIM_RAIL0, &first,

@@ -82,7 +82,7 @@ int exp_mcast_height(const exp_opts *o, json_t *rows) {
             rc = NF_EXIT_FAIL;
         }
         for (size_t z = 0; z < sizeof sizes / sizeof sizes[0] && rc == NF_EXIT_OK; z++) {
-            exp_progress((double)(k * 2 + z) / 4, "mcast-height: height %u, %llu bytes",
+            exp_progress((double)(k * 4 + z) / 8, "mcast-height: height %u, %llu bytes",
                          shapes[k].height, (unsigned long long)sizes[z]);
             nf_sim_script_clear(s);
             uint32_t id, prev = 0;

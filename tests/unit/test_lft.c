@@ -198,6 +198,7 @@ static void test_ftable(void **state) {
     for (unsigned j = 0; j < 4; j++)
         f->link_state[f->port_link[nf_port_index(f, 0, 3 + j)]] = NF_LINK_DOWN;
     assert_int_equal(nf_ftable_reach(t, 1, &pairs, &got), 0);
+    assert_int_equal(pairs, 56);  /* 8 endpoints */
     assert_int_equal(got, pairs); /* through the sibling, everything still arrives */
     f->link_state[f->port_link[nf_port_index(f, 0, 7)]] = NF_LINK_DOWN; /* and the sibling */
     assert_int_equal(nf_ftable_reach(t, 1, &pairs, &got), 0);
