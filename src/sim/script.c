@@ -180,6 +180,8 @@ bool nf__script_idle(const nf__script *sc, uint32_t *done, uint64_t *last_done) 
     return sc->n_heap == 0 && sc->in_phase == 0;
 }
 
+bool nf__script_waiting(const nf__script *sc) { return sc->n_heap > 0; }
+
 uint32_t nf__script_count(const nf__script *sc) { return (uint32_t)sc->n; }
 
 /* Message i's current phase is complete at `now`. */

@@ -1425,9 +1425,14 @@ int nf_sim_run_script(nf_sim *s, uint64_t max_cycles, nf_sim_script_result *out)
     while (s->now < max_cycles) {
         if ((rc = one_cycle(s))) break;
         if (nf__script_idle(sc, &done, &last) && !s->in_net) break; /* all done, or stuck */
-        if (s->in_net && s->now - s->moved_at > stall) {
-            out->deadlock = true;
-            break;
+        if (s->now - s->moved_at > stall) {
+            if (s->in_net) {
+                out->deadlock = true;
+                break;
+            }
+            /* nothing in the network, nothing to release, nothing moving: what is left can
+             * never finish (its packets were lost or discarded on failed links) */
+            if (!nf__script_waiting(sc)) break;
         }
     }
     s->script_on = false;

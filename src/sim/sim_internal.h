@@ -89,6 +89,8 @@ void nf__script_free(nf__script *sc);
 int nf__script_begin(nf__script *sc, nf_sim *s);
 /* Nothing due and nothing in flight; the completions so far and the last one's cycle. */
 bool nf__script_idle(const nf__script *sc, uint32_t *done, uint64_t *last_done);
+/* Whether messages wait for their release time or for messages they come after. */
+bool nf__script_waiting(const nf__script *sc);
 uint32_t nf__script_count(const nf__script *sc); /* messages posted */
 
 /* The Dragonfly routings (dfroute.c). */

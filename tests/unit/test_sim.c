@@ -540,6 +540,25 @@ static void test_fail_during_run(void **state) {
     unmake(&r);
 }
 
+/* A scripted message whose packets can never arrive (ftable, both up links of the target's
+ * leaf failed at cycle 0: lost at the source) ends the run as unfinished instead of keeping it
+ * waiting for ever (nothing in the network, nothing to release). */
+static void test_script_lost(void **state) {
+    (void)state;
+    nf_sim_config c = {.vcs = 8, .seed = 4};
+    rig r = make("gft:leaves=4,nodes=2,spines=2,sib=0", "ftable", "uniform", c);
+    for (unsigned p = 3; p <= 4; p++)
+        assert_int_equal(nf_sim_link_at(r.s, r.f->port_link[nf_port_index(r.f, 1, p)], 0, false),
+                         0);
+    uint32_t id;
+    nf_sim_msg m = {.src = 0, .dst = 2, .bytes = 8, .kind = NF_SIM_SHORT};
+    assert_int_equal(nf_sim_post(r.s, &m, &id), 0);
+    nf_sim_script_result res;
+    assert_int_equal(nf_sim_run_script(r.s, UINT64_MAX, &res), 0);
+    assert_true(res.unfinished && res.done == 0 && !res.deadlock);
+    unmake(&r);
+}
+
 /* Scripted messages on gft:leaves=4,nodes=2,spines=2,rails=2 (endpoint 0 on leaf 0, 7 on leaf
  * 3: 2 switch links, 3 routers), 8-flit packets of 256 bytes, NIC overheads 40 and 8 cycles.
  * One packet's latency = host link 1 + 3 routers x 3 + 2 links + host link 1 + 7 flits behind
@@ -1039,6 +1058,7 @@ int main(void) {
         cmocka_unit_test(test_shared_pool),
         cmocka_unit_test(test_faults),
         cmocka_unit_test(test_script),
+        cmocka_unit_test(test_script_lost),
         cmocka_unit_test(test_fail_during_run),
         cmocka_unit_test(test_collectives_sw),
         cmocka_unit_test(test_mcast_hw),
