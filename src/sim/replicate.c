@@ -11,8 +11,6 @@ static int cmp_u32(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
-uint32_t nf__sim_groups(const nf_sim *s) { return s->n_groups; }
-
 bool nf__sim_is_member(const nf_sim *s, uint32_t g, uint32_t e) { /* (members sorted) */
     uint32_t i = lower_bound_u32(s->grp_ep, s->grp_off[g], s->grp_off[g + 1], e);
     return i < s->grp_off[g + 1] && s->grp_ep[i] == e;

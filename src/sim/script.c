@@ -182,6 +182,17 @@ bool nf__script_idle(const nf__script *sc, uint32_t *done, uint64_t *last_done) 
 
 bool nf__script_waiting(const nf__script *sc) { return sc->n_heap > 0; }
 
+void nf__script_mark(nf_sim *s, size_t *n_msg, size_t *n_edge) {
+    const nf__script *sc = *nf__sim_script_slot(s);
+    *n_msg = sc ? sc->n : 0;
+    *n_edge = sc ? sc->n_edge : 0;
+}
+
+void nf__script_truncate(nf_sim *s, size_t n_msg, size_t n_edge) {
+    nf__script *sc = *nf__sim_script_slot(s);
+    if (sc && n_msg <= sc->n && n_edge <= sc->n_edge) sc->n = n_msg, sc->n_edge = n_edge;
+}
+
 uint32_t nf__script_count(const nf__script *sc) { return (uint32_t)sc->n; }
 
 /* Message i's current phase is complete at `now`. */

@@ -1241,7 +1241,6 @@ static int one_cycle(nf_sim *s) {
         s->in_net -= wk->dropped;
         s->dropped += wk->dropped;
         s->dropped_pkts += wk->dropped_pkts;
-        if (wk->dropped) s->moved_at = s->now;
         wk->dropped = wk->dropped_pkts = wk->dropped_meas = 0;
         if (wk->moved) s->moved_at = s->now;
         wk->flit_hops = wk->unroutable = wk->injected = wk->delivered = wk->acc_flits = 0;

@@ -74,7 +74,6 @@ typedef struct nf__script nf__script;
 nf__script **nf__sim_script_slot(nf_sim *s);
 int nf__sim_emit(nf_sim *s, uint32_t from, uint32_t to, nf_sim_rail_mode rail, uint32_t npkts,
                  uint32_t tag, uint32_t group); /* group: UINT32_MAX for unicast */
-uint32_t nf__sim_groups(const nf_sim *s);
 /* NF_EINVAL unless src is a member of group g; then its other members' count. */
 int nf__sim_group_receivers(const nf_sim *s, uint32_t g, uint32_t src, uint32_t *receivers);
 uint64_t nf__sim_now(const nf_sim *s);
@@ -91,6 +90,10 @@ int nf__script_begin(nf__script *sc, nf_sim *s);
 bool nf__script_idle(const nf__script *sc, uint32_t *done, uint64_t *last_done);
 /* Whether messages wait for their release time or for messages they come after. */
 bool nf__script_waiting(const nf__script *sc);
+/* The messages and edges posted so far, and back to them: a collective that fails halfway
+ * leaves nothing of itself in the script. */
+void nf__script_mark(nf_sim *s, size_t *n_msg, size_t *n_edge);
+void nf__script_truncate(nf_sim *s, size_t n_msg, size_t n_edge);
 uint32_t nf__script_count(const nf__script *sc); /* messages posted */
 
 /* The Dragonfly routings (dfroute.c). */

@@ -11,6 +11,7 @@
 
 #include "netfab/gen.h"
 #include "netfab/sim.h"
+#include "testutil.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -907,6 +908,27 @@ static void test_collectives_hw(void **state) {
     assert_int_equal(nf_sim_post_hw_collective(r.s, NF_SIM_HW_BCAST, ranks, 8, 8, 2, 5, &first, &n),
                      NF_EINVAL); /* no group 5 */
     nf_mcast_free(m);
+    /* every allocation failing in turn: a collective that runs out of memory halfway (its
+     * 112 ring messages outgrow the script's arrays) leaves nothing of itself: the next message
+     * posted is message 0 */
+    nf_allocator failing = {sweep_malloc, sweep_realloc, sweep_free, NULL};
+    long halfway = 0;
+    for (long k = 0;; k++) {
+        nf_sim_script_clear(r.s);
+        sweep_budget = k;
+        nf_set_allocator(&failing);
+        int rc = nf_sim_post_collective(r.s, NF_SIM_ALLREDUCE_RING, ranks, 8, 64, NF_SIM_RAIL0,
+                                        &first, &n);
+        nf_set_allocator(NULL);
+        if (rc == NF_OK) break;
+        assert_int_equal(rc, NF_ENOMEM);
+        uint32_t id;
+        nf_sim_msg sh = {.src = 0, .dst = 7, .bytes = 8, .kind = NF_SIM_SHORT};
+        assert_int_equal(nf_sim_post(r.s, &sh, &id), 0);
+        assert_int_equal(id, 0);
+        halfway++;
+    }
+    assert_true(halfway >= 3);
     unmake(&r);
     /* the NICs' arithmetic on {1e16, 1, -1e16, 1}: with fan-in 2 rank 1 adds its child 3
      * (1 + 1 = 2) and the root (1e16 + 2) + -1e16 = 2 exactly; with fan-in 3 the root adds its
