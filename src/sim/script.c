@@ -164,6 +164,12 @@ int nf__script_begin(nf__script *sc, nf_sim *s) {
     sc->n_heap = 0;
     sc->done = sc->in_phase = 0;
     sc->last_done = 0;
+    for (size_t i = 0; i < n; i++) { /* the groups may have changed since the post */
+        uint32_t recv;
+        if (sc->m[i].kind == NF_SIM_MCAST &&
+            (nf__sim_group_receivers(s, sc->m[i].group, sc->m[i].src, &recv) || recv == 0))
+            return NF_EINVAL;
+    }
     for (size_t i = 0; i < n; i++) {
         sc->t[i] =
             (nf_sim_msg_times){UINT64_MAX, UINT64_MAX, UINT64_MAX, data_packets(c, &sc->m[i])};
@@ -255,7 +261,7 @@ int nf__script_release(nf__script *sc, nf_sim *s) {
         uint32_t group = UINT32_MAX;
         if (m->kind == NF_SIM_MCAST) { /* every other member gets every packet */
             uint32_t recv = 0;
-            nf__sim_group_receivers(s, m->group, m->src, &recv);
+            if (nf__sim_group_receivers(s, m->group, m->src, &recv)) return NF_EINVAL;
             sc->left[e.id] = npk * recv;
             group = m->group, to = from;
         }
