@@ -35,7 +35,9 @@ int nf_client_parse(nf_client_args *a, const char *cmd, int argc, char **argv,
         O_RETRIES,
         O_JSON,
         O_ALL,
-        O_DUMP
+        O_DUMP,
+        O_KEY,
+        O_WINDOW
     };
     static const struct option longopts[] = {{"server", required_argument, NULL, O_SERVER},
                                              {"mgid", required_argument, NULL, O_MGID},
@@ -47,6 +49,8 @@ int nf_client_parse(nf_client_args *a, const char *cmd, int argc, char **argv,
                                              {"json", no_argument, NULL, O_JSON},
                                              {"all", no_argument, NULL, O_ALL},
                                              {"dump", no_argument, NULL, O_DUMP},
+                                             {"key", required_argument, NULL, O_KEY},
+                                             {"window", required_argument, NULL, O_WINDOW},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
     memset(a, 0, sizeof *a);
@@ -91,6 +95,14 @@ int nf_client_parse(nf_client_args *a, const char *cmd, int argc, char **argv,
             a->o.retries = (uint32_t)v;
             a->retries_set = true;
             break;
+        case O_KEY:
+            if (num_arg(cmd, "--key", optarg, UINT64_MAX, &v)) return NF_EXIT_USAGE;
+            a->o.sm_key = v;
+            break;
+        case O_WINDOW:
+            if (num_arg(cmd, "--window", optarg, 64, &v) || v == 0) return NF_EXIT_USAGE;
+            a->o.window = (uint32_t)v;
+            break;
         case O_JSON: a->json = true; break;
         case O_ALL: a->all = true; break;
         case O_DUMP: a->dump = true; break;
@@ -121,11 +133,15 @@ const char *nf_client_status(uint16_t st) {
     case NF_MAD_STATUS_BAD_METHOD: return "method not supported";
     case NF_MAD_STATUS_BAD_ATTR: return "attribute not supported";
     case NF_MAD_STATUS_INVALID_FIELD: return "invalid field";
-    case NF_SA_STATUS_NO_RESOURCES: return "no resources (no multicast LID left)";
+    case NF_SA_STATUS_NO_RESOURCES:
+        return "no resources (no multicast LID left, a per-port limit, the journal out of space, "
+               "or busy)";
     case NF_SA_STATUS_REQ_INVALID: return "invalid request (MemberCount, JoinState or member)";
     case NF_SA_STATUS_NO_RECORDS: return "no such group";
-    case NF_SA_STATUS_INVALID_GID: return "unknown port";
-    case NF_SA_STATUS_DENIED: return "denied: the group is being destroyed";
+    case NF_SA_STATUS_INVALID_GID: return "unknown port, or an MGID that is not multicast";
+    case NF_SA_STATUS_DENIED:
+        return "denied (a wrong key, a privileged request, a group being destroyed, or a port "
+               "that has left it)";
     default: return "unknown status";
     }
 }
@@ -134,9 +150,11 @@ static void join_usage(FILE *out) {
     fprintf(
         out,
         "usage: netfab mcast-join --server ADDR:PORT --mgid GID (--port-guid G | --port-gid GID)\n"
-        "                         --member-count N [--timeout MS] [--retries N] [--json]\n\n"
+        "                         --member-count N [--key KEY] [--timeout MS] [--retries N]\n"
+        "                         [--json]\n\n"
         "Sends SubnAdmSet(MCMemberRecord) with MemberCount N (the group's size) and prints\n"
         "the answer. Exit status 0 when the manager accepted the join.\n\n"
+        "  --key KEY    the port's key (or the manager's) when the manager runs with --keys\n\n"
         "example:\n"
         "  netfab mcast-join --server 127.0.0.1:4791 --mgid ff12:401b::7 \\\n"
         "      --port-guid 0x0002c90300000011 --member-count 4\n");
@@ -146,8 +164,9 @@ static void leave_usage(FILE *out) {
     fprintf(
         out,
         "usage: netfab mcast-leave --server ADDR:PORT --mgid GID (--port-guid G | --port-gid GID)\n"
-        "                          [--timeout MS] [--retries N] [--json]\n\n"
+        "                          [--key KEY] [--timeout MS] [--retries N] [--json]\n\n"
         "Sends SubnAdmDelete(MCMemberRecord). Exit status 0 when the manager accepted it.\n\n"
+        "  --key KEY    the port's key (or the manager's) when the manager runs with --keys\n\n"
         "example:\n"
         "  netfab mcast-leave --server 127.0.0.1:4791 --mgid ff12:401b::7 \\\n"
         "      --port-guid 0x0002c90300000011\n");

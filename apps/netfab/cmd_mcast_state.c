@@ -9,10 +9,14 @@
 static void state_usage(FILE *out) {
     fprintf(out,
             "usage: netfab mcast-state --server ADDR:PORT (--mgid GID | --all | --dump)\n"
-            "                          [--timeout MS] [--retries N] [--json]\n\n"
+            "                          [--key KEY] [--window N] [--timeout MS] [--retries N]\n"
+            "                          [--json]\n\n"
             "  --mgid GID   the group's state, MLID, MemberCount, joined and left counts\n"
-            "  --all        every group the manager knows (destroyed ones while they linger)\n"
-            "  --dump       ask the manager to write its live forwarding tables and group table\n\n"
+            "  --all        every group the manager knows (destroyed ones while they linger);\n"
+            "               the answer comes N datagrams at a time as they are acknowledged\n"
+            "               (RMPP; --window N, 1 to 64, default 32)\n"
+            "  --dump       ask the manager to write its live forwarding tables and group table\n"
+            "  --key KEY    the manager's key, for --all and --dump when it runs with --keys\n\n"
             "example:\n"
             "  netfab mcast-state --server 127.0.0.1:4791 --all --json\n");
 }

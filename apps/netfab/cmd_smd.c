@@ -19,21 +19,34 @@
 static void smd_usage(FILE *out) {
     fprintf(
         out,
-        "usage: netfab smd --topo SPEC --listen ADDR:PORT [--engine NAME] [--state DIR]\n"
-        "                  [--join-timeout MS] [--leave-timeout MS] [--recompute-each-join]\n"
-        "                  [--dump PREFIX] [--port-file FILE] [--threads N]\n\n"
+        "usage: netfab smd --topo SPEC --listen ADDR:PORT [--keys FILE] [--engine NAME]\n"
+        "                  [--state DIR [--repair-journal]] [--join-timeout MS]\n"
+        "                  [--leave-timeout MS] [--recompute-each-join] [--max-groups N]\n"
+        "                  [--max-pending N] [--dump PREFIX] [--port-file FILE] [--threads N]\n\n"
         "Serves multicast joins, leaves and state queries (InfiniBand SA MADs, one per UDP\n"
         "datagram; docs/protocol.md). A group is routed once, when its MemberCount-th port\n"
         "has joined; leaves never recompute; a group whose joins or leaves are not all in\n"
         "before the timeout is destroyed.\n\n"
         "options:\n"
-        "  --listen ADDR:PORT      IPv4 address and UDP port (0: any free port)\n"
+        "  --listen ADDR:PORT      IPv4 address and UDP port (0: any free port); without\n"
+        "                          --keys only a loopback address (127.0.0.0/8)\n"
+        "  --keys FILE             'manager KEY' and 'port GUID KEY' lines: a request carries\n"
+        "                          the key of the port it acts for (or the manager's) in its\n"
+        "                          SM_Key; others are DENIED; GetTable and dumps need the\n"
+        "                          manager's. The file must be mode 600. Without it every\n"
+        "                          local client is trusted\n"
         "  --engine NAME           multicast engine (default fulb; fulb+ cannot route live)\n"
         "  --state DIR             journal directory: every event is on disk before it is\n"
-        "                          acknowledged, and a restart resumes from it\n"
+        "                          acknowledged, and a restart resumes from it; a journal\n"
+        "                          damaged before its end is refused, untouched\n"
+        "  --repair-journal        salvage a damaged journal instead: keep what can be read\n"
+        "                          (the damaged file stays beside it) and say what was lost\n"
         "  --join-timeout MS       from a group's first join to Ready (default 10000)\n"
         "  --leave-timeout MS      from a group's first leave to its last (default 10000)\n"
         "  --recompute-each-join   the old InfiniBand way: route again on every join and leave\n"
+        "  --max-groups N          groups one port may have created and not yet seen\n"
+        "                          destroyed (default 1024); more are NO_RESOURCES\n"
+        "  --max-pending N         ... of them still collecting their joins (default 256)\n"
         "  --dump PREFIX           SIGHUP and dump requests write PREFIX.mcfdbs (OpenSM's\n"
         "                          layout) and PREFIX.groups (default DIR/smd or ./netfab-smd)\n"
         "  --port-file FILE        write the bound port to FILE once listening\n\n"
@@ -69,6 +82,18 @@ static int ms_arg(const char *opt, const char *s, uint32_t *out) {
     return 0;
 }
 
+static int count_arg(const char *opt, const char *s, uint32_t *out) {
+    char *end;
+    errno = 0;
+    unsigned long v = strtoul(s, &end, 10);
+    if (!*s || *end || errno || s[0] == '-' || v == 0 || v > 16383) {
+        fprintf(stderr, "netfab smd: %s wants a count from 1 to 16383, not '%s'\n", opt, s);
+        return -1;
+    }
+    *out = (uint32_t)v;
+    return 0;
+}
+
 int nf_cmd_smd(int argc, char **argv) {
     enum {
         O_TOPO = 256,
@@ -80,7 +105,11 @@ int nf_cmd_smd(int argc, char **argv) {
         O_RECOMP,
         O_DUMP,
         O_PORTF,
-        O_THR
+        O_THR,
+        O_KEYS,
+        O_REPAIR,
+        O_MAXG,
+        O_MAXP
     };
     static const struct option longopts[] = {{"topo", required_argument, NULL, O_TOPO},
                                              {"listen", required_argument, NULL, O_LISTEN},
@@ -92,6 +121,10 @@ int nf_cmd_smd(int argc, char **argv) {
                                              {"dump", required_argument, NULL, O_DUMP},
                                              {"port-file", required_argument, NULL, O_PORTF},
                                              {"threads", required_argument, NULL, O_THR},
+                                             {"keys", required_argument, NULL, O_KEYS},
+                                             {"repair-journal", no_argument, NULL, O_REPAIR},
+                                             {"max-groups", required_argument, NULL, O_MAXG},
+                                             {"max-pending", required_argument, NULL, O_MAXP},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
     const char *topo = NULL, *engine = "fulb", *port_file = NULL;
@@ -113,6 +146,16 @@ int nf_cmd_smd(int argc, char **argv) {
             if (ms_arg("--leave-timeout", optarg, &so.mcgm.leave_timeout_ms)) return NF_EXIT_USAGE;
             break;
         case O_RECOMP: so.mcgm.recompute_each_join = true; break;
+        case O_KEYS: so.keys_file = optarg; break;
+        case O_REPAIR: so.repair_journal = true; break;
+        case O_MAXG:
+            if (count_arg("--max-groups", optarg, &so.mcgm.max_groups_per_owner))
+                return NF_EXIT_USAGE;
+            break;
+        case O_MAXP:
+            if (count_arg("--max-pending", optarg, &so.mcgm.max_pending_per_owner))
+                return NF_EXIT_USAGE;
+            break;
         case O_DUMP: so.dump_prefix = optarg; break;
         case O_PORTF: port_file = optarg; break;
         case O_THR: threads = atoi(optarg); break;
@@ -125,6 +168,10 @@ int nf_cmd_smd(int argc, char **argv) {
     }
     if (optind < argc) {
         fprintf(stderr, "netfab smd: unexpected argument '%s'\n", argv[optind]);
+        return NF_EXIT_USAGE;
+    }
+    if (so.repair_journal && !so.state_dir) {
+        fprintf(stderr, "netfab smd: --repair-journal repairs the journal of --state DIR: give it\n");
         return NF_EXIT_USAGE;
     }
     if (!topo || !so.listen) {
@@ -175,7 +222,9 @@ int nf_cmd_smd(int argc, char **argv) {
     if (so.state_dir)
         fprintf(stderr, "; journal %s (%llu records replayed, %llu torn bytes dropped)",
                 so.state_dir, (unsigned long long)st.replayed, (unsigned long long)st.torn_bytes);
-    fputc('\n', stderr);
+    fprintf(stderr, so.keys_file ? "; keys from %s\n"
+                                 : "; no --keys: every local client may act for any port\n",
+            so.keys_file);
     if (port_file) {
         char tmp[4096];
         snprintf(tmp, sizeof tmp, "%s.tmp", port_file);
@@ -201,6 +250,16 @@ int nf_cmd_smd(int argc, char **argv) {
             (unsigned long long)mc.leaves, (unsigned long long)mc.routes,
             (unsigned long long)mc.ready, (unsigned long long)mc.destroyed,
             (unsigned long long)st.journal_syncs, (unsigned long long)st.compactions);
+    fprintf(stderr,
+            "netfab smd: refused: %llu denied (not the requester's port, or privileged), %llu "
+            "reused transaction ids, %llu over a per-port limit, %llu changes while the journal "
+            "had no space; %llu GetTable transfers (%llu segments, %llu expired, %llu busy), "
+            "%llu dumps (%llu failed)\n",
+            (unsigned long long)st.denied, (unsigned long long)st.tid_reused,
+            (unsigned long long)mc.refused_limit, (unsigned long long)st.refused_no_space,
+            (unsigned long long)st.transfers, (unsigned long long)st.segments,
+            (unsigned long long)st.transfers_expired, (unsigned long long)st.busy,
+            (unsigned long long)st.dumps, (unsigned long long)st.dump_failures);
     if (rc) nf_app_report(rc, &d);
 out:
     nf_smd_free(s);

@@ -14,6 +14,7 @@
 #include "netfab/gen.h"
 #include "netfab/groups.h"
 #include "netfab/smd.h"
+#include "smd/keys.h"
 #include "util/u64map.h"
 
 #include <errno.h>
@@ -31,7 +32,7 @@ static void load_usage(FILE *out) {
             "usage: netfab smd-load --server ADDR:PORT --topo SPEC --groups PATTERN\n"
             "                       [--procs-per-node N] [--mapping aware|random] [--seed S]\n"
             "                       [--loss P] [--crash F] [--window N] [--retry MS]\n"
-            "                       [--poll MS] [--hold S] [--deadline S] [--json]\n\n"
+            "                       [--poll MS] [--hold S] [--deadline S] [--keys FILE] [--json]\n\n"
             "Plays every rank of a job against the group manager at ADDR:PORT (started with the\n"
             "same --topo). Each member port of each group joins once (ranks sharing an endpoint\n"
             "share its port); rank 0 of each group polls its state until Ready.\n\n"
@@ -45,6 +46,7 @@ static void load_usage(FILE *out) {
             "                 fraction: unusable time / (each group's life until the end of\n"
             "                 that work) (default 1)\n"
             "  --deadline S   give up after S seconds (default 300)\n"
+            "  --keys FILE    the manager's keys file: each join carries its port's key\n"
             "  --json         one JSON object: groups, ready, destroyed, joins, joins_per_s,\n"
             "                 all_ready_s, wait_mean_s, wait_max_s, unusable_fraction,\n"
             "                 retransmits, lost, errors\n\n"
@@ -95,6 +97,7 @@ typedef struct loader {
     nf_smc *c;
     const nf_fabric *f;
     const nf_groups *g;
+    const nf__smd_keys *keys; /* each port's key, or NULL: the manager has no keys */
     uint64_t nonce;
     double loss;
     uint32_t window, inflight;
@@ -162,6 +165,7 @@ static void transmit(loader *L, uint32_t id, double now) {
             .join_state = NF_JOIN_FULL,
             .member_count = L->g->off[p->group + 1] - L->g->off[p->group]};
         nf_mcmember_encode(&r, q.data);
+        if (L->keys) nf__smd_keys_port(L->keys, nf_gid_guid(&r.port_gid), &q.sm_key);
     } else {
         nf_smc_request(&q, NF_MAD_GET, NF_SA_ATTR_MCGSTATE, p->tid);
         nf_mcgstate_rec r = {.mgid = group_mgid(L, p->group)};
@@ -262,7 +266,8 @@ int nf_cmd_smd_load(int argc, char **argv) {
         O_POLL,
         O_HOLD,
         O_DEADLINE,
-        O_JSON
+        O_JSON,
+        O_KEYS
     };
     static const struct option longopts[] = {{"server", required_argument, NULL, O_SERVER},
                                              {"topo", required_argument, NULL, O_TOPO},
@@ -278,9 +283,10 @@ int nf_cmd_smd_load(int argc, char **argv) {
                                              {"hold", required_argument, NULL, O_HOLD},
                                              {"deadline", required_argument, NULL, O_DEADLINE},
                                              {"json", no_argument, NULL, O_JSON},
+                                             {"keys", required_argument, NULL, O_KEYS},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
-    const char *server = NULL, *topo = NULL, *pattern = NULL;
+    const char *server = NULL, *topo = NULL, *pattern = NULL, *keys_file = NULL;
     nf_workload_opts wo = {.procs_per_node = 1, .seed = 1};
     double loss = 0, crash = 0, retry_ms = 100, poll_ms = 10, hold = 1, deadline = 300;
     long window = 512;
@@ -325,6 +331,7 @@ int nf_cmd_smd_load(int argc, char **argv) {
         case O_HOLD: hold = v; break;
         case O_DEADLINE: deadline = v; break;
         case O_JSON: json = true; break;
+        case O_KEYS: keys_file = optarg; break;
         case 'h': load_usage(stdout); return NF_EXIT_OK;
         default:
             fprintf(stderr, "netfab smd-load: unknown or incomplete option '%s'\n",
@@ -346,13 +353,20 @@ int nf_cmd_smd_load(int argc, char **argv) {
     nf_fabric *f;
     int rc = nf_app_fabric(topo, 0, &f, NULL);
     if (rc) return rc;
+    nf__smd_keys keys;
+    if (keys_file && (rc = nf__smd_keys_load(keys_file, f, &keys, &d))) {
+        nf_fabric_free(f);
+        return nf_app_report(rc, &d);
+    }
     nf_groups *g;
     if ((rc = nf_groups_build(f, pattern, &wo, &g, &d))) {
+        if (keys_file) nf__smd_keys_fini(&keys);
         nf_fabric_free(f);
         return nf_app_report(rc, &d);
     }
     loader L = {.f = f,
                 .g = g,
+                .keys = keys_file ? &keys : NULL,
                 .loss = loss,
                 .window = (uint32_t)window,
                 .retry_s = retry_ms / 1000,
@@ -360,6 +374,7 @@ int nf_cmd_smd_load(int argc, char **argv) {
     nf__u64map_init(&L.by_tid);
     if ((rc = nf_smc_open(server, &L.c, &d))) {
         nf_groups_free(g);
+        if (keys_file) nf__smd_keys_fini(&keys);
         nf_fabric_free(f);
         return nf_app_report(rc, &d);
     }
@@ -507,6 +522,7 @@ int nf_cmd_smd_load(int argc, char **argv) {
     nf__u64map_fini(&L.by_tid);
     nf_smc_close(L.c);
     nf_groups_free(g);
+    if (keys_file) nf__smd_keys_fini(&keys);
     nf_fabric_free(f);
     return timed_out ? NF_EXIT_FAIL : NF_EXIT_OK;
 }

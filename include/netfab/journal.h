@@ -54,6 +54,9 @@ int nf_journal_compact(nf_journal *j, int (*emit)(void *ud, nf_journal *snap), v
 uint64_t nf_journal_bytes(const nf_journal *j);
 uint64_t nf_journal_records(const nf_journal *j);
 
+/* The errno of the last failed write or sync (0: none). */
+int nf_journal_last_errno(const nf_journal *j);
+
 /* Syncs what is queued (errors ignored), releases the lock, frees j. NULL is a no-op. */
 void nf_journal_close(nf_journal *j);
 

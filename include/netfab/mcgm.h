@@ -25,7 +25,15 @@ typedef struct nf_mcgm_opts {
     uint32_t leave_timeout_ms;     /* from a group's first leave to its last; 0: 10000 */
     uint32_t linger_ms;            /* a destroyed group answers Destroying this long; 0: 5000 */
     bool recompute_each_join;      /* the old InfiniBand way: route again on every join/leave */
+    /* Limits per owner (the requester a group was created for, see nf_mcgm_join_as): groups it
+     * created that still hold an MLID (lingering destroyed ones included), and those of them not
+     * yet Ready. A join that would create one more is answered NO_RESOURCES. 0: the defaults. */
+    uint32_t max_groups_per_owner;  /* 0: NF_MCGM_DEFAULT_GROUPS_PER_OWNER */
+    uint32_t max_pending_per_owner; /* 0: NF_MCGM_DEFAULT_PENDING_PER_OWNER */
 } nf_mcgm_opts;
+
+#define NF_MCGM_DEFAULT_GROUPS_PER_OWNER 1024u
+#define NF_MCGM_DEFAULT_PENDING_PER_OWNER 256u
 
 /* Receives every event as a record (borrowed for the call) to append to a journal. */
 typedef void (*nf_mcgm_log_fn)(void *ud, const uint8_t *rec, uint32_t len);
@@ -38,14 +46,22 @@ void nf_mcgm_free(nf_mcgm *m); /* NULL is a no-op */
 
 /* The requests. Each returns the SA status to answer with (NF_MAD_STATUS_OK or an NF_SA_STATUS_*
  * code, see docs/protocol.md) and the group's state after the request in *out (the MGID only when
- * there is no such group). Repeating a join or a leave of the same port is harmless.
- *   join: creates the group on its first join; member_count must be 1..NF_MEMBER_COUNT_MAX and
+ * there is no such group). Repeating a join or a leave of the same port is harmless. An MGID that
+ * is not a multicast GID (nf_mcgm_mgid_valid) is INVALID_GID.
+ *   join: creates the group on its first join; member_count must be 1..the fabric's endpoints and
  *         equal on every join; the member_count-th distinct port routes the group (Ready).
+ *         join_as names the owner a new group is counted against (its creator: the daemon uses
+ *         the joining port's GUID); owner 0 is the manager itself, never limited. join is
+ *         join_as with owner 0.
  *   leave: a member of a Ready group leaving starts ReceivingLeaveReq; the last one destroys it.
  *         Before Ready, a leave takes the port back out of the joins.
  *   query: the group's state. */
 uint16_t nf_mcgm_join(nf_mcgm *m, const nf_gid *mgid, uint64_t port_guid, uint32_t member_count,
                       uint64_t now_ms, nf_mcgstate_rec *out);
+uint16_t nf_mcgm_join_as(nf_mcgm *m, uint64_t owner, const nf_gid *mgid, uint64_t port_guid,
+                         uint32_t member_count, uint64_t now_ms, nf_mcgstate_rec *out);
+/* A multicast GID (IBA 4.1.1): first byte 0xFF, the three reserved flag bits zero. */
+bool nf_mcgm_mgid_valid(const nf_gid *mgid);
 uint16_t nf_mcgm_leave(nf_mcgm *m, const nf_gid *mgid, uint64_t port_guid, uint64_t now_ms,
                        nf_mcgstate_rec *out);
 uint16_t nf_mcgm_query(const nf_mcgm *m, const nf_gid *mgid, nf_mcgstate_rec *out);
@@ -90,6 +106,7 @@ typedef struct nf_mcgm_counters {
     uint64_t routes;           /* trees computed */
     uint64_t ready, destroyed; /* groups that reached Ready / Destroying */
     uint32_t groups;           /* groups known now (lingering ones included) */
+    uint64_t refused_limit;    /* new groups refused by a per-owner limit */
     double route_s;            /* time spent computing trees */
 } nf_mcgm_counters;
 void nf_mcgm_get_counters(const nf_mcgm *m, nf_mcgm_counters *out);

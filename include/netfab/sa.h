@@ -49,6 +49,9 @@ enum {
 
 /* RMPP (used by GetTable responses that span several datagrams). */
 #define NF_RMPP_TYPE_DATA 1
+#define NF_RMPP_TYPE_ACK 2
+#define NF_RMPP_TYPE_STOP 3
+#define NF_RMPP_TYPE_ABORT 4
 #define NF_RMPP_FLAG_ACTIVE 0x1
 #define NF_RMPP_FLAG_FIRST 0x2
 #define NF_RMPP_FLAG_LAST 0x4

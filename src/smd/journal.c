@@ -36,6 +36,7 @@ struct nf_journal {
     uint8_t *q;       /* queued frames, not yet written */
     size_t qlen, qcap;
     uint64_t qrecs;                /* frames in q */
+    int last_errno;                /* errno of the last failed write or sync */
     char *dir, *path, *tmp, *lock; /* dir, dir/journal, dir/journal.tmp, dir/lock */
 };
 
@@ -137,9 +138,10 @@ static int fsync_dir(const char *dir) {
 static int write_out(nf_journal *j, bool durable) {
     if (j->qlen == 0) return NF_OK;
     if (pwrite_all(j->fd, j->q, j->qlen, j->bytes) != 0 || (durable && fdatasync(j->fd) != 0)) {
+        j->last_errno = errno;
         int e = ftruncate(j->fd, (off_t)j->bytes); /* if this fails too, the next write covers it */
         (void)e;
-        return NF_EIO;
+        return j->last_errno == ENOSPC || j->last_errno == EDQUOT ? NF_ENOSPC : NF_EIO;
     }
     j->bytes += j->qlen;
     j->records += j->qrecs;
@@ -392,6 +394,8 @@ undo:
 uint64_t nf_journal_bytes(const nf_journal *j) { return j ? j->bytes : 0; }
 
 uint64_t nf_journal_records(const nf_journal *j) { return j ? j->records : 0; }
+
+int nf_journal_last_errno(const nf_journal *j) { return j ? j->last_errno : 0; }
 
 void nf_journal_close(nf_journal *j) {
     if (!j || j->snap) return; /* a snapshot belongs to nf_journal_compact */

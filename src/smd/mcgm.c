@@ -28,6 +28,8 @@ typedef struct group {
     uint8_t state; /* NF_MCG_*; 0 for a free slot */
     bool routed;   /* tree holds a tree in the loads */
     uint32_t member_count, joined, left;
+    bool pending;  /* counted in its owner's pending groups (created, not yet Ready) */
+    uint64_t owner; /* the requester that created it (0: the manager, no limits) */
     uint32_t gen;       /* generation: memberships of an earlier group in this slot never match */
     uint32_t next_hash; /* next slot with the same MGID hash */
     nf_node *member;    /* joined CAs, in join order (those that left stay, flagged) */
@@ -59,6 +61,12 @@ struct nf_mcgm {
     size_t cap_slots;
     nf__u64map by_mgid; /* hash16(MGID) -> first slot */
     nf__u64map members; /* gen << 32 | CA -> member index */
+    nf__u64map owners;  /* owner -> index in own[] */
+    struct owner_count {
+        uint64_t owner;
+        uint32_t open, pending; /* groups it created that are alive / not yet Ready */
+    } *own;
+    size_t n_own, cap_own;
     timer *heap;
     size_t n_heap, cap_heap;
     uint64_t mlid_used[(N_MLIDS + 63) / 64];
@@ -140,17 +148,18 @@ static uint8_t *rec_room(nf_mcgm *m, size_t n) {
     return m->rec;
 }
 
-/* CREATE, JOIN, LEAVE, DESTROY: type, MGID, then an optional 64-bit and 32-bit field. */
-/* CREATE (MLID, MemberCount), JOIN and LEAVE (port GUID), DESTROY: into r (room for
- * SIMPLE_REC_MAX bytes); returns the length. */
-#define SIMPLE_REC_MAX 25
+/* CREATE (MLID, MemberCount, owner), JOIN and LEAVE (port GUID), DESTROY: type, MGID, then the
+ * fields, into r (room for SIMPLE_REC_MAX bytes); returns the length. A CREATE of 23 bytes (no
+ * owner: journals written before owners existed) is read as the manager's. */
+#define SIMPLE_REC_MAX 31
 static size_t simple_rec(uint8_t *r, uint8_t type, const group *g, uint64_t guid) {
     r[0] = type;
     memcpy(r + 1, g->mgid.raw, 16);
     if (type == REC_CREATE) {
         put16(r + 17, g->mlid);
         put32(r + 19, g->member_count);
-        return 23;
+        put64(r + 23, g->owner);
+        return 31;
     }
     if (type == REC_JOIN || type == REC_LEAVE) {
         put64(r + 17, guid);
@@ -257,6 +266,55 @@ static void set_deadline(nf_mcgm *m, uint32_t slot, uint64_t at) {
     if (m->n_heap == before) m->lost_timers = true;
 }
 
+/* ---- owners: what each requester has created ------------------------------------------------ */
+
+/* The owner's counts, or NULL when it has none. */
+static struct owner_count *owner_find(const nf_mcgm *m, uint64_t owner) {
+    uint32_t i;
+    return nf__u64map_get(&m->owners, owner, &i) ? &m->own[i] : NULL;
+}
+
+/* A new group of g->owner: one more open and pending group. NF_ENOMEM leaves the counts as they
+ * were. The manager's own groups (owner 0) are not counted. */
+static int owner_add(nf_mcgm *m, group *g) {
+    if (!g->owner) return NF_OK;
+    struct owner_count *o = owner_find(m, g->owner);
+    if (!o) {
+        if (NF_GROW(m->own, m->cap_own, m->n_own + 1)) return NF_ENOMEM;
+        if (nf__u64map_put(&m->owners, g->owner, (uint32_t)m->n_own)) return NF_ENOMEM;
+        o = &m->own[m->n_own++];
+        *o = (struct owner_count){.owner = g->owner};
+    }
+    o->open++;
+    o->pending++;
+    g->pending = true;
+    return NF_OK;
+}
+
+/* The group is no longer pending (Ready, or destroyed). */
+static void owner_settled(nf_mcgm *m, group *g) {
+    if (!g->pending) return;
+    g->pending = false;
+    struct owner_count *o = owner_find(m, g->owner);
+    if (o && o->pending) o->pending--;
+}
+
+/* The group's slot and MLID are given back: it no longer counts against its owner; an owner with
+ * nothing left is forgotten (the last entry moves into its place). */
+static void owner_release(nf_mcgm *m, group *g) {
+    owner_settled(m, g);
+    uint32_t i;
+    if (!g->owner || !nf__u64map_get(&m->owners, g->owner, &i)) return;
+    if (m->own[i].open) m->own[i].open--;
+    if (m->own[i].open || m->own[i].pending) return;
+    nf__u64map_del(&m->owners, g->owner);
+    if (i + 1 != m->n_own) {
+        m->own[i] = m->own[m->n_own - 1];
+        nf__u64map_put(&m->owners, m->own[i].owner, i); /* replaces: no allocation */
+    }
+    m->n_own--;
+}
+
 static int new_slot(nf_mcgm *m, const nf_gid *mgid, uint32_t *out) {
     uint32_t s = m->free_head;
     if (s == NO_SLOT) {
@@ -313,6 +371,7 @@ static void drop_slot(nf_mcgm *m, uint32_t s) {
     if (g->routed) nf_mcast_live_remove(m->live, &g->tree);
     nf_mcast_tree_clear(&g->tree);
     mlid_give(m, g->mlid);
+    owner_release(m, g);
     g->state = 0;
     g->gen = 0;
     g->next_hash = m->free_head;
@@ -399,6 +458,7 @@ static void destroy(nf_mcgm *m, uint32_t s, uint64_t now) {
     }
     nf_mcast_tree_clear(&g->tree);
     g->state = NF_MCG_DESTROYING;
+    owner_settled(m, g);
     log_simple(m, REC_DESTROY, g, 0);
     m->c.destroyed++;
     set_deadline(m, s, now + m->o.linger_ms);
@@ -434,6 +494,7 @@ static uint16_t complete(nf_mcgm *m, uint32_t s, uint64_t now, bool reroute) {
         return NF_SA_STATUS_DENIED;
     }
     g->state = NF_MCG_READY;
+    owner_settled(m, g);
     set_deadline(m, s, NO_DEADLINE);
     m->c.ready++;
     log_tree(m, g);
@@ -442,15 +503,31 @@ static uint16_t complete(nf_mcgm *m, uint32_t s, uint64_t now, bool reroute) {
 
 /* ---- requests ------------------------------------------------------------------------------- */
 
+bool nf_mcgm_mgid_valid(const nf_gid *mgid) {
+    return mgid->raw[0] == 0xFF && (mgid->raw[1] & 0xE0) == 0;
+}
+
 uint16_t nf_mcgm_join(nf_mcgm *m, const nf_gid *mgid, uint64_t port_guid, uint32_t member_count,
                       uint64_t now, nf_mcgstate_rec *out) {
+    return nf_mcgm_join_as(m, 0, mgid, port_guid, member_count, now, out);
+}
+
+uint16_t nf_mcgm_join_as(nf_mcgm *m, uint64_t owner, const nf_gid *mgid, uint64_t port_guid,
+                         uint32_t member_count, uint64_t now, nf_mcgstate_rec *out) {
     m->c.joins++;
     uint32_t s = find_slot(m, mgid);
     fill(m, s, mgid, out);
-    if (member_count == 0 || member_count > NF_MEMBER_COUNT_MAX) return NF_SA_STATUS_REQ_INVALID;
+    if (!nf_mcgm_mgid_valid(mgid)) return NF_SA_STATUS_INVALID_GID;
+    if (member_count == 0 || member_count > m->f->n_cas) return NF_SA_STATUS_REQ_INVALID;
     nf_node ca = port_ca(m, port_guid);
     if (ca == NF_NONE) return NF_SA_STATUS_INVALID_GID;
     if (s == NO_SLOT) {
+        const struct owner_count *oc = owner ? owner_find(m, owner) : NULL;
+        if (oc && (oc->open >= m->o.max_groups_per_owner ||
+                   oc->pending >= m->o.max_pending_per_owner)) {
+            m->c.refused_limit++;
+            return NF_SA_STATUS_NO_RESOURCES;
+        }
         uint16_t mlid;
         if (mlid_take(m, &mlid)) return NF_SA_STATUS_NO_RESOURCES;
         if (new_slot(m, mgid, &s)) {
@@ -460,7 +537,13 @@ uint16_t nf_mcgm_join(nf_mcgm *m, const nf_gid *mgid, uint64_t port_guid, uint32
         group *g = &m->g[s];
         g->mlid = mlid;
         g->member_count = member_count;
+        g->owner = owner;
         g->state = NF_MCG_RECEIVING_JOIN;
+        if (owner_add(m, g)) {
+            g->owner = 0; /* counted nowhere: drop_slot must not uncount it */
+            drop_slot(m, s);
+            return NF_SA_STATUS_NO_RESOURCES;
+        }
         log_simple(m, REC_CREATE, g, 0);
         set_deadline(m, s, now + m->o.join_timeout_ms);
     }
@@ -500,6 +583,7 @@ uint16_t nf_mcgm_leave(nf_mcgm *m, const nf_gid *mgid, uint64_t port_guid, uint6
     m->c.leaves++;
     uint32_t s = find_slot(m, mgid);
     fill(m, s, mgid, out);
+    if (!nf_mcgm_mgid_valid(mgid)) return NF_SA_STATUS_INVALID_GID;
     nf_node ca = port_ca(m, port_guid);
     if (ca == NF_NONE) return NF_SA_STATUS_INVALID_GID;
     if (s == NO_SLOT) return NF_SA_STATUS_NO_RECORDS;
@@ -537,6 +621,7 @@ uint16_t nf_mcgm_leave(nf_mcgm *m, const nf_gid *mgid, uint64_t port_guid, uint6
 uint16_t nf_mcgm_query(const nf_mcgm *m, const nf_gid *mgid, nf_mcgstate_rec *out) {
     uint32_t s = find_slot(m, mgid);
     fill(m, s, mgid, out);
+    if (!nf_mcgm_mgid_valid(mgid)) return NF_SA_STATUS_INVALID_GID;
     return s == NO_SLOT ? NF_SA_STATUS_NO_RECORDS : NF_MAD_STATUS_OK;
 }
 
@@ -601,6 +686,8 @@ void nf_mcgm_free(nf_mcgm *m) {
     nf__free(m->g);
     nf__u64map_fini(&m->by_mgid);
     nf__u64map_fini(&m->members);
+    nf__u64map_fini(&m->owners);
+    nf__free(m->own);
     nf__free(m->heap);
     nf__free(m->ports);
     nf__free(m->scratch);
@@ -619,6 +706,8 @@ int nf_mcgm_new(const nf_fabric *f, const nf_hops *h, const nf_mcgm_opts *opts, 
     if (!m->o.join_timeout_ms) m->o.join_timeout_ms = 10000;
     if (!m->o.leave_timeout_ms) m->o.leave_timeout_ms = 10000;
     if (!m->o.linger_ms) m->o.linger_ms = 5000;
+    if (!m->o.max_groups_per_owner) m->o.max_groups_per_owner = NF_MCGM_DEFAULT_GROUPS_PER_OWNER;
+    if (!m->o.max_pending_per_owner) m->o.max_pending_per_owner = NF_MCGM_DEFAULT_PENDING_PER_OWNER;
     m->f = f;
     m->h = h;
     m->log = log;
@@ -626,6 +715,7 @@ int nf_mcgm_new(const nf_fabric *f, const nf_hops *h, const nf_mcgm_opts *opts, 
     m->free_head = NO_SLOT;
     nf__u64map_init(&m->by_mgid);
     nf__u64map_init(&m->members);
+    nf__u64map_init(&m->owners);
     int rc = nf_mcast_live_new(f, h, m->o.engine, &m->live);
     if (rc) goto fail;
     rc = NF_ENOMEM;
@@ -832,7 +922,7 @@ int nf_mcgm_replay(nf_mcgm *m, const uint8_t *r, uint32_t len) {
     memcpy(mgid.raw, r + 1, 16);
     uint32_t s = find_slot(m, &mgid);
     if (r[0] == REC_CREATE) {
-        if (len != 23) return NF_EPARSE;
+        if (len != 23 && len != 31) return NF_EPARSE;
         if (s != NO_SLOT) return NF_EINVAL;
         uint32_t count = get32(r + 19);
         if (count == 0 || count > NF_MEMBER_COUNT_MAX) return NF_EINVAL;
@@ -845,7 +935,13 @@ int nf_mcgm_replay(nf_mcgm *m, const uint8_t *r, uint32_t len) {
         }
         m->g[s].mlid = mlid;
         m->g[s].member_count = count;
+        m->g[s].owner = len == 31 ? get64(r + 23) : 0;
         m->g[s].state = NF_MCG_RECEIVING_JOIN;
+        if (owner_add(m, &m->g[s])) {
+            m->g[s].owner = 0;
+            drop_slot(m, s);
+            return NF_ENOMEM;
+        }
         return NF_OK;
     }
     if (s == NO_SLOT) return NF_EINVAL;
@@ -900,7 +996,10 @@ int nf_mcgm_replay(nf_mcgm *m, const uint8_t *r, uint32_t len) {
     nf_mcast_tree_clear(&g->tree);
     g->tree = t;
     g->routed = true;
-    if (r[17] && g->state == NF_MCG_RECEIVING_JOIN) g->state = NF_MCG_READY;
+    if (r[17] && g->state == NF_MCG_RECEIVING_JOIN) {
+        g->state = NF_MCG_READY;
+        owner_settled(m, g);
+    }
     return NF_OK;
 }
 

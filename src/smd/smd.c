@@ -8,6 +8,7 @@
 #include "netfab/smd.h"
 
 #include "netfab/journal.h"
+#include "smd/keys.h"
 #include "util/diag.h"
 #include "util/mem.h"
 #include "util/u64map.h"
@@ -23,6 +24,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -61,14 +63,44 @@ typedef struct cached {
     uint32_t ip;
     uint16_t port;
     uint64_t tid;
+    uint8_t req[NF_MAD_SIZE]; /* the request: the same tid with other bytes is another request */
     uint8_t mad[NF_MAD_SIZE];
     bool used;
 } cached;
 
+/* A reply waiting for the end of the batch. change: it answers a join or a leave, so it may go
+ * only once the journal is durable (then it is cached for retransmissions, req its request). */
 typedef struct reply {
     struct sockaddr_in to;
+    bool change;
+    uint8_t req[NF_MAD_SIZE];
     uint8_t mad[NF_MAD_SIZE];
 } reply;
+
+/* A GetTable answer being sent under RMPP: the table as it stood when the request came, sent a
+ * window at a time as the client acknowledges (docs/protocol.md, "GetTable responses"). */
+typedef struct transfer {
+    bool used;
+    struct sockaddr_in to;
+    nf_mad hdr; /* the response's headers */
+    nf_mcgstate_rec *recs;
+    size_t n;
+    uint32_t segs;
+    uint64_t idle_until; /* forgotten without an acknowledgement by then */
+} transfer;
+
+/* A dump request waiting for the dump process. */
+typedef struct waiter {
+    struct sockaddr_in to;
+    nf_mad q;
+} waiter;
+
+#define MAX_TRANSFERS 16         /* GetTable answers in progress, all clients together */
+#define MAX_TRANSFERS_SOURCE 4   /* ... from one source address and port */
+#define TRANSFER_IDLE_MS 5000    /* a transfer without an acknowledgement this long is dropped */
+#define MAX_WINDOW 64            /* segments one acknowledgement may ask for */
+#define MAX_DUMP_WAITERS 16      /* dump requests waiting for the next dump */
+#define RETRY_SPACE_MS 1000      /* a journal short of space is tried again this often */
 
 struct nf_smd {
     const nf_fabric *f;
@@ -80,18 +112,27 @@ struct nf_smd {
     nf_journal *j;
     int log_rc; /* first journal append failure */
     uint64_t compacted_bytes;
+    bool keyed;
+    nf__smd_keys keys;
     cached *cache;
     uint32_t cache_next;
     nf__u64map cache_map;
     reply *out;
     size_t n_out, cap_out;
-    nf_mcgstate_rec *table;
-    size_t cap_table;
+    transfer xfer[MAX_TRANSFERS];
+    pid_t dump_pid;           /* the dump process running, or 0 */
+    waiter dump_now[MAX_DUMP_WAITERS], dump_next[MAX_DUMP_WAITERS];
+    unsigned n_now, n_next;   /* requests answered when the running / the next dump ends */
+    bool next_dump;           /* another dump is to start when the running one ends */
+    bool no_space;            /* the journal could not be written for want of space */
+    uint64_t space_retry_ms;  /* when to try it again */
     uint8_t rx[BATCH][NF_MAD_SIZE + 1]; /* a batch in; one byte more: oversized datagrams show */
+    bool replay_failed; /* the manager refused a journal record */
     bool stop;
     nf_smd_stats st;
 };
 
+static void say(const nf_smd *s, const char *fmt, ...) NF__PRINTF(2, 3);
 static void say(const nf_smd *s, const char *fmt, ...) {
     if (!s->o.log) return;
     char line[512];
@@ -133,17 +174,31 @@ static int compact(nf_smd *s) {
     return NF_OK;
 }
 
+static void free_transfer(transfer *t) {
+    nf__free(t->recs);
+    memset(t, 0, sizeof *t);
+}
+
 void nf_smd_free(nf_smd *s) {
     if (!s) return;
+    if (s->dump_pid > 0) waitpid(s->dump_pid, NULL, 0);
     if (s->fd >= 0) close(s->fd);
     nf_journal_close(s->j);
     nf_mcgm_free(s->m);
     nf__free(s->cache);
     nf__u64map_fini(&s->cache_map);
     nf__free(s->out);
-    nf__free(s->table);
+    for (unsigned i = 0; i < MAX_TRANSFERS; i++)
+        free_transfer(&s->xfer[i]);
+    nf__smd_keys_fini(&s->keys);
     nf__free(s->dump_prefix);
     nf__free(s);
+}
+
+static int open_state(nf_smd *s, nf_diag *diag);
+
+static bool loopback(const struct sockaddr_in *a) {
+    return (ntohl(a->sin_addr.s_addr) >> 24) == 127;
 }
 
 int nf_smd_new(const nf_fabric *f, const nf_hops *h, const nf_smd_opts *opts, nf_smd **out,
@@ -155,12 +210,24 @@ int nf_smd_new(const nf_fabric *f, const nf_hops *h, const nf_smd_opts *opts, nf
     s->o = *opts;
     s->fd = -1;
     nf__u64map_init(&s->cache_map);
+    nf__u64map_init(&s->keys.port);
     int rc;
     struct sockaddr_in addr;
     if (parse_addr(opts->listen, &addr)) {
         rc = nf__fail(diag, NF_EINVAL,
                       "bad listen address '%s' (want ADDR:PORT, ADDR an IPv4 address)",
                       opts->listen ? opts->listen : "");
+        goto bad;
+    }
+    if (opts->keys_file) {
+        if ((rc = nf__smd_keys_load(opts->keys_file, f, &s->keys, diag))) goto bad;
+        s->keyed = true;
+    } else if (!loopback(&addr)) {
+        rc = nf__fail(diag, NF_EINVAL,
+                      "refusing to listen on %s without --keys: any host that reaches it could "
+                      "join, leave and dump for any port; give --keys FILE (per-port keys and the "
+                      "manager's) or a loopback address (127.0.0.0/8)",
+                      opts->listen);
         goto bad;
     }
     const char *pre = opts->dump_prefix;
@@ -177,26 +244,7 @@ int nf_smd_new(const nf_fabric *f, const nf_hops *h, const nf_smd_opts *opts, nf
         nf__fail(diag, rc, "cannot start the group manager: %s", nf_strerror(rc));
         goto bad;
     }
-    if (opts->state_dir) {
-        if ((rc = nf_journal_open(opts->state_dir, &s->j, diag))) goto bad;
-        uint64_t torn = 0;
-        rc = nf_journal_replay(s->j, replay_one, s, &torn, diag);
-        s->st.torn_bytes = torn;
-        if (rc) {
-            nf__fail(diag, rc,
-                     "%s/journal: record %llu does not replay (%s): a journal of another fabric or "
-                     "engine state?",
-                     opts->state_dir, (unsigned long long)s->st.replayed, nf_strerror(rc));
-            goto bad;
-        }
-        if ((rc = nf_mcgm_replay_done(s->m, mono_ms()))) goto bad;
-        if ((rc = compact(s))) {
-            nf__fail(diag, rc, "%s: cannot compact the journal: %s", opts->state_dir,
-                     nf_strerror(rc));
-            goto bad;
-        }
-        s->st.journal_records = 0;
-    }
+    if (opts->state_dir && (rc = open_state(s, diag))) goto bad;
     s->fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (s->fd < 0) {
         rc = nf__fail(diag, NF_EIO, "socket: %s", strerror(errno));
@@ -221,41 +269,55 @@ bad:
 
 unsigned nf_smd_port(const nf_smd *s) { return s->port; }
 const nf_mcgm *nf_smd_manager(const nf_smd *s) { return s->m; }
-void nf_smd_get_stats(const nf_smd *s, nf_smd_stats *out) { *out = s->st; }
+void nf_smd_get_stats(const nf_smd *s, nf_smd_stats *out) {
+    *out = s->st;
+    out->no_space = s->no_space;
+}
+bool nf_smd_keyed(const nf_smd *s) { return s->keyed; }
 
-/* Writes PREFIX.mcfdbs and PREFIX.groups through temporary files renamed into place. */
-int nf_smd_dump(nf_smd *s, nf_diag *diag) {
-    size_t n = strlen(s->dump_prefix) + 16;
-    char *a = nf__malloc(n), *b = nf__malloc(n), *at = nf__malloc(n), *bt = nf__malloc(n);
+/* One dump file, written complete or not at all: a temporary file of an unpredictable name made
+ * with O_EXCL (a planted file or symlink is never followed), synced, renamed over the target. */
+static int dump_one(nf_smd *s, const char *suffix, bool mft, nf_diag *diag) {
+    size_t n = strlen(s->dump_prefix) + 32;
+    char *path = nf__malloc(n), *tmp = nf__malloc(n);
     int rc = NF_ENOMEM;
-    FILE *fa = NULL, *fb = NULL;
-    if (!a || !b || !at || !bt) goto done;
-    snprintf(a, n, "%s.mcfdbs", s->dump_prefix);
-    snprintf(b, n, "%s.groups", s->dump_prefix);
-    snprintf(at, n, "%s.mcfdbs.tmp", s->dump_prefix);
-    snprintf(bt, n, "%s.groups.tmp", s->dump_prefix);
-    fa = fopen(at, "w");
-    fb = fopen(bt, "w");
-    if (!fa || !fb) {
-        rc = nf__fail(diag, NF_EIO, "%s: %s", !fa ? at : bt, strerror(errno));
+    if (!path || !tmp) goto done;
+    snprintf(path, n, "%s.%s", s->dump_prefix, suffix);
+    snprintf(tmp, n, "%s.%s.XXXXXX", s->dump_prefix, suffix);
+    int fd = mkostemp(tmp, O_CLOEXEC);
+    if (fd < 0) {
+        rc = nf__fail(diag, NF_EIO, "%s: %s", tmp, strerror(errno));
         goto done;
     }
-    rc = nf_mcgm_write_dump(s->m, fa, fb);
-    if (fclose(fa)) rc = rc ? rc : NF_EIO;
-    if (fclose(fb)) rc = rc ? rc : NF_EIO;
-    fa = fb = NULL;
-    if (!rc && (rename(at, a) || rename(bt, b))) rc = NF_EIO;
-    if (rc)
-        nf__fail(diag, rc, "cannot write the dump %s.*: %s", s->dump_prefix, nf_strerror(rc));
-    else
-        say(s, "dumped the live tables to %s and %s", a, b);
+    FILE *fp = fdopen(fd, "w");
+    if (!fp) {
+        close(fd);
+        unlink(tmp);
+        goto done;
+    }
+    fchmod(fd, 0644);
+    rc = mft ? nf_mcgm_write_dump(s->m, fp, NULL) : nf_mcgm_write_dump(s->m, NULL, fp);
+    int e = 0;
+    if (fflush(fp) || ferror(fp) || fsync(fd)) e = errno ? errno : EIO;
+    if (fclose(fp) && !e) e = errno ? errno : EIO;
+    if (!rc && !e && rename(tmp, path)) e = errno;
+    if (rc || e) {
+        unlink(tmp);
+        rc = nf__fail(diag, rc ? rc : e == ENOSPC || e == EDQUOT ? NF_ENOSPC : NF_EIO,
+                      "cannot write the dump %s: %s", path, e ? strerror(e) : nf_strerror(rc));
+    }
 done:
-    if (fa) fclose(fa);
-    if (fb) fclose(fb);
-    nf__free(a);
-    nf__free(b);
-    nf__free(at);
-    nf__free(bt);
+    nf__free(path);
+    nf__free(tmp);
+    return rc;
+}
+
+/* Writes PREFIX.mcfdbs and PREFIX.groups, each through a temporary file renamed into place. */
+int nf_smd_dump(nf_smd *s, nf_diag *diag) {
+    int rc = dump_one(s, "mcfdbs", true, diag);
+    if (!rc) rc = dump_one(s, "groups", false, diag);
+    if (!rc) say(s, "dumped the live tables to %s.mcfdbs and %s.groups", s->dump_prefix,
+                 s->dump_prefix);
     return rc;
 }
 
@@ -265,6 +327,7 @@ static reply *new_reply(nf_smd *s, const struct sockaddr_in *to) {
     if (NF_GROW(s->out, s->cap_out, s->n_out + 1)) return NULL;
     reply *r = &s->out[s->n_out++];
     r->to = *to;
+    r->change = false;
     return r;
 }
 
@@ -284,6 +347,10 @@ static void answer_of(const nf_mad *req, uint8_t method, uint16_t status, nf_mad
     memcpy(a->data, req->data, sizeof a->data);
 }
 
+static bool same_source(const struct sockaddr_in *a, const struct sockaddr_in *b) {
+    return a->sin_addr.s_addr == b->sin_addr.s_addr && a->sin_port == b->sin_port;
+}
+
 static uint64_t cache_key(const struct sockaddr_in *from, uint64_t tid) {
     return nf__hash64(((uint64_t)ntohl(from->sin_addr.s_addr) << 16 | ntohs(from->sin_port)) ^
                       nf__hash64(tid));
@@ -298,52 +365,92 @@ static const cached *cache_find(const nf_smd *s, const struct sockaddr_in *from,
     return c;
 }
 
-static void cache_put(nf_smd *s, const struct sockaddr_in *from, uint64_t tid, const uint8_t *mad) {
+static void cache_put(nf_smd *s, const reply *r, uint64_t tid) {
     cached *c = &s->cache[s->cache_next];
     if (c->used) nf__u64map_del(&s->cache_map, c->key);
-    uint64_t key = cache_key(from, tid);
+    uint64_t key = cache_key(&r->to, tid);
     if (nf__u64map_put(&s->cache_map, key, s->cache_next)) { /* out of memory: just not kept */
         c->used = false;
         return;
     }
     c->key = key;
-    c->ip = from->sin_addr.s_addr;
-    c->port = from->sin_port;
+    c->ip = r->to.sin_addr.s_addr;
+    c->port = r->to.sin_port;
     c->tid = tid;
-    memcpy(c->mad, mad, NF_MAD_SIZE);
+    memcpy(c->req, r->req, NF_MAD_SIZE);
+    memcpy(c->mad, r->mad, NF_MAD_SIZE);
     c->used = true;
     s->cache_next = (s->cache_next + 1) % CACHE_SLOTS;
 }
 
-static void send_one(nf_smd *s, const struct sockaddr_in *to, const nf_mad *a, bool keep) {
+/* Queues answer a. req: the request's datagram when a answers a change (cached once durable). */
+static void send_one(nf_smd *s, const struct sockaddr_in *to, const nf_mad *a, const uint8_t *req) {
     reply *r = new_reply(s, to);
     if (!r) return; /* out of memory: the client will retransmit */
     nf_mad_encode(a, r->mad);
-    if (keep) cache_put(s, to, a->tid, r->mad);
+    if (req) {
+        r->change = true;
+        memcpy(r->req, req, NF_MAD_SIZE);
+    }
     if (a->status) s->st.errors++;
     s->st.answered++;
 }
 
-static void do_member(nf_smd *s, const struct sockaddr_in *from, const nf_mad *q, bool join) {
+static void refuse(nf_smd *s, const struct sockaddr_in *to, const nf_mad *q, uint8_t method,
+                   uint16_t status) {
+    nf_mad a;
+    answer_of(q, method, status, &a);
+    send_one(s, to, &a, NULL);
+}
+
+/* Who a request may act for (docs/protocol.md, "Keys"). Without keys every local client is
+ * trusted. With keys, the manager key may do anything; a port's key acts for that port only. */
+static bool is_manager(const nf_smd *s, const nf_mad *q) {
+    return !s->keyed || q->sm_key == s->keys.manager;
+}
+
+static bool may_act_for(const nf_smd *s, const nf_mad *q, uint64_t port_guid) {
+    if (is_manager(s, q)) return true;
+    uint64_t key;
+    return nf__smd_keys_port(&s->keys, port_guid, &key) && key == q->sm_key;
+}
+
+static void do_member(nf_smd *s, const struct sockaddr_in *from, const nf_mad *q,
+                      const uint8_t *raw, bool join) {
     nf_mcmember_rec rec;
     nf_mcmember_decode(q->data, &rec);
-    uint64_t now = mono_ms();
+    uint64_t now = mono_ms(), guid = nf_gid_guid(&rec.port_gid);
     nf_mcgstate_rec g;
+    memset(&g, 0, sizeof g);
     uint16_t st;
+    uint8_t method = join ? NF_MAD_GET_RESP : NF_MAD_DELETE_RESP;
+    if (!may_act_for(s, q, guid)) {
+        s->st.denied++;
+        refuse(s, from, q, method, NF_SA_STATUS_DENIED);
+        return;
+    }
+    if (s->no_space) { /* nothing new can be made durable: refuse it, change nothing */
+        s->st.refused_no_space++;
+        refuse(s, from, q, method, NF_SA_STATUS_NO_RESOURCES);
+        return;
+    }
+    /* the owner a new group is counted against: the port the request acts for (proven by its
+     * key, or taken on trust without keys); the manager's own requests are not limited */
+    uint64_t owner = s->keyed && q->sm_key == s->keys.manager ? 0 : guid;
     if (join && !(rec.join_state & NF_JOIN_FULL))
         st = NF_SA_STATUS_REQ_INVALID; /* only full members count towards MemberCount */
     else if (join)
-        st = nf_mcgm_join(s->m, &rec.mgid, nf_gid_guid(&rec.port_gid), rec.member_count, now, &g);
+        st = nf_mcgm_join_as(s->m, owner, &rec.mgid, guid, rec.member_count, now, &g);
     else
-        st = nf_mcgm_leave(s->m, &rec.mgid, nf_gid_guid(&rec.port_gid), now, &g);
+        st = nf_mcgm_leave(s->m, &rec.mgid, guid, now, &g);
     nf_mad a;
-    answer_of(q, join ? NF_MAD_GET_RESP : NF_MAD_DELETE_RESP, st, &a);
+    answer_of(q, method, st, &a);
     if (st == NF_MAD_STATUS_OK || st == NF_SA_STATUS_DENIED) {
         rec.mlid = g.mlid;
         rec.member_count = g.member_count;
     }
     nf_mcmember_encode(&rec, a.data);
-    send_one(s, from, &a, true);
+    send_one(s, from, &a, raw);
 }
 
 static void do_state(nf_smd *s, const struct sockaddr_in *from, const nf_mad *q) {
@@ -352,42 +459,189 @@ static void do_state(nf_smd *s, const struct sockaddr_in *from, const nf_mad *q)
     nf_mad a;
     answer_of(q, NF_MAD_GET_RESP, nf_mcgm_query(s->m, &rec.mgid, &g), &a);
     nf_mcgstate_encode(&g, a.data);
-    send_one(s, from, &a, false);
+    send_one(s, from, &a, NULL);
 }
 
-/* GetTable: every group, NF_MCGSTATE_PER_SEGMENT records per datagram (RMPP DATA segments). */
+/* Segment k (from 1) of transfer t. */
+static void send_segment(nf_smd *s, const transfer *t, uint32_t k) {
+    nf_mad a = t->hdr;
+    a.rmpp_version = 1;
+    a.rmpp_type = NF_RMPP_TYPE_DATA;
+    a.rmpp_flags = NF_RMPP_FLAG_ACTIVE | (k == 1 ? NF_RMPP_FLAG_FIRST : 0) |
+                   (k == t->segs ? NF_RMPP_FLAG_LAST : 0);
+    a.rmpp_data1 = k;
+    size_t first = (size_t)(k - 1) * NF_MCGSTATE_PER_SEGMENT, here = 0;
+    if (first < t->n) here = t->n - first;
+    if (here > NF_MCGSTATE_PER_SEGMENT) here = NF_MCGSTATE_PER_SEGMENT;
+    a.rmpp_data2 = (uint32_t)(k == 1 ? t->n * NF_MCGSTATE_SIZE : here * NF_MCGSTATE_SIZE);
+    a.attr_offset = NF_MCGSTATE_SIZE / 8;
+    memset(a.data, 0, sizeof a.data);
+    for (size_t i = 0; i < here; i++)
+        nf_mcgstate_encode(&t->recs[first + i], a.data + i * NF_MCGSTATE_SIZE);
+    send_one(s, &t->to, &a, NULL);
+    s->st.segments++;
+}
+
+static transfer *find_transfer(nf_smd *s, const struct sockaddr_in *from, uint64_t tid) {
+    for (unsigned i = 0; i < MAX_TRANSFERS; i++)
+        if (s->xfer[i].used && s->xfer[i].hdr.tid == tid && same_source(&s->xfer[i].to, from))
+            return &s->xfer[i];
+    return NULL;
+}
+
+/* GetTable: the table is taken now and its first segment sent; the rest goes as the client
+ * acknowledges (handle_ack). The same request again (its segment 1 was lost) sends segment 1
+ * again. */
 static void do_table(nf_smd *s, const struct sockaddr_in *from, const nf_mad *q) {
-    size_t n = nf_mcgm_list(s->m, NULL, 0);
-    if (n > s->cap_table) {
-        nf_mcgstate_rec *t = nf__realloc(s->table, n * sizeof *t);
-        if (!t) {
-            nf_mad a;
-            answer_of(q, NF_MAD_GETTABLE_RESP, NF_SA_STATUS_NO_RESOURCES, &a);
-            send_one(s, from, &a, false);
-            return;
-        }
-        s->table = t;
-        s->cap_table = n;
+    if (!is_manager(s, q)) {
+        s->st.denied++;
+        refuse(s, from, q, NF_MAD_GETTABLE_RESP, NF_SA_STATUS_DENIED);
+        return;
     }
-    n = nf_mcgm_list(s->m, s->table, n);
-    size_t segs = n ? (n + NF_MCGSTATE_PER_SEGMENT - 1) / NF_MCGSTATE_PER_SEGMENT : 1;
-    for (size_t k = 0; k < segs; k++) {
+    transfer *t = find_transfer(s, from, q->tid);
+    if (t) {
+        t->idle_until = mono_ms() + TRANSFER_IDLE_MS;
+        send_segment(s, t, 1);
+        return;
+    }
+    unsigned mine = 0;
+    for (unsigned i = 0; i < MAX_TRANSFERS; i++) {
+        if (s->xfer[i].used && same_source(&s->xfer[i].to, from)) mine++;
+        if (!s->xfer[i].used && !t) t = &s->xfer[i];
+    }
+    size_t n = nf_mcgm_list(s->m, NULL, 0);
+    nf_mcgstate_rec *recs = t && mine < MAX_TRANSFERS_SOURCE ? nf__malloc((n + 1) * sizeof *recs)
+                                                             : NULL;
+    if (!recs) { /* too many transfers (or no memory): the client asks again later */
+        s->st.busy++;
+        refuse(s, from, q, NF_MAD_GETTABLE_RESP, NF_SA_STATUS_NO_RESOURCES);
+        return;
+    }
+    t->used = true;
+    t->to = *from;
+    t->recs = recs;
+    t->n = nf_mcgm_list(s->m, recs, n);
+    if (t->n > n) t->n = n;
+    t->segs = t->n ? (uint32_t)((t->n + NF_MCGSTATE_PER_SEGMENT - 1) / NF_MCGSTATE_PER_SEGMENT) : 1;
+    answer_of(q, NF_MAD_GETTABLE_RESP, NF_MAD_STATUS_OK, &t->hdr);
+    t->idle_until = mono_ms() + TRANSFER_IDLE_MS;
+    s->st.transfers++;
+    send_segment(s, t, 1);
+}
+
+/* An RMPP packet from a client about a GetTable answer: ACK (Data1 = the last segment it has in
+ * order, Data2 = the last it wants now) sends segments Data1+1 .. Data2, at most MAX_WINDOW of
+ * them, and an ACK of the last segment ends the transfer; STOP or ABORT end it. Anything else,
+ * or a packet for no transfer, is dropped. */
+static void handle_rmpp(nf_smd *s, const struct sockaddr_in *from, const nf_mad *q) {
+    transfer *t = find_transfer(s, from, q->tid);
+    if (!t || q->method != NF_MAD_GETTABLE_RESP || q->attr_id != NF_SA_ATTR_MCGSTATE) {
+        s->st.dropped++;
+        return;
+    }
+    if (q->rmpp_type == NF_RMPP_TYPE_STOP || q->rmpp_type == NF_RMPP_TYPE_ABORT) {
+        free_transfer(t);
+        return;
+    }
+    if (q->rmpp_type != NF_RMPP_TYPE_ACK || q->rmpp_data1 > t->segs ||
+        q->rmpp_data2 < q->rmpp_data1) {
+        s->st.dropped++;
+        return;
+    }
+    if (q->rmpp_data1 == t->segs) { /* all of it arrived */
+        free_transfer(t);
+        return;
+    }
+    uint32_t last = q->rmpp_data2 < t->segs ? q->rmpp_data2 : t->segs;
+    if (last - q->rmpp_data1 > MAX_WINDOW) last = q->rmpp_data1 + MAX_WINDOW;
+    for (uint32_t k = q->rmpp_data1 + 1; k <= last; k++)
+        send_segment(s, t, k);
+    t->idle_until = mono_ms() + TRANSFER_IDLE_MS;
+}
+
+static void expire_transfers(nf_smd *s, uint64_t now) {
+    for (unsigned i = 0; i < MAX_TRANSFERS; i++)
+        if (s->xfer[i].used && s->xfer[i].idle_until <= now) {
+            free_transfer(&s->xfer[i]);
+            s->st.transfers_expired++;
+        }
+}
+
+/* ---- dumps: written by a child process from a copy of the state, so service goes on ---------- */
+
+static void start_dump(nf_smd *s) {
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) { /* the child: write the files, nothing else (no journal, no socket) */
+        nf_diag d;
+        int rc = nf_smd_dump(s, &d);
+        if (rc) say(s, "%s", d.msg);
+        _exit(rc ? 1 : 0);
+    }
+    if (pid < 0) {
+        say(s, "cannot start a dump process: %s", strerror(errno));
+        for (unsigned i = 0; i < s->n_next; i++)
+            refuse(s, &s->dump_next[i].to, &s->dump_next[i].q, NF_MAD_GET_RESP,
+                   NF_SA_STATUS_NO_RESOURCES);
+        s->n_next = 0;
+        s->next_dump = false;
+        return;
+    }
+    s->dump_pid = pid;
+    memcpy(s->dump_now, s->dump_next, s->n_next * sizeof *s->dump_now);
+    s->n_now = s->n_next;
+    s->n_next = 0;
+    s->next_dump = false;
+    s->st.dumps++;
+}
+
+/* Asks for a dump: it starts now, or when the running one ends (requests coalesce). A request
+ * (q not NULL) is answered when its dump is written. false when too many requests wait. */
+static bool want_dump(nf_smd *s, const struct sockaddr_in *from, const nf_mad *q) {
+    if (q) {
+        if (s->n_next == MAX_DUMP_WAITERS) return false;
+        s->dump_next[s->n_next++] = (waiter){.to = *from, .q = *q};
+    }
+    s->next_dump = true;
+    if (!s->dump_pid) start_dump(s);
+    return true;
+}
+
+/* The dump process ended (or not yet): answer its requests, start the next one. */
+static void reap_dump(nf_smd *s) {
+    if (!s->dump_pid) return;
+    int status;
+    pid_t r = waitpid(s->dump_pid, &status, WNOHANG);
+    if (r == 0 || (r < 0 && errno == EINTR)) return;
+    bool ok = r == s->dump_pid && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    if (!ok) s->st.dump_failures++;
+    for (unsigned i = 0; i < s->n_now; i++) {
         nf_mad a;
-        answer_of(q, NF_MAD_GETTABLE_RESP, NF_MAD_STATUS_OK, &a);
-        a.rmpp_version = 1;
-        a.rmpp_type = NF_RMPP_TYPE_DATA;
-        a.rmpp_flags = NF_RMPP_FLAG_ACTIVE | (k == 0 ? NF_RMPP_FLAG_FIRST : 0) |
-                       (k + 1 == segs ? NF_RMPP_FLAG_LAST : 0);
-        a.rmpp_data1 = (uint32_t)(k + 1);
-        size_t first = k * NF_MCGSTATE_PER_SEGMENT, here = n - first;
-        if (here > NF_MCGSTATE_PER_SEGMENT) here = NF_MCGSTATE_PER_SEGMENT;
-        if (!n) here = 0;
-        a.rmpp_data2 = (uint32_t)(k == 0 ? n * NF_MCGSTATE_SIZE : here * NF_MCGSTATE_SIZE);
-        a.attr_offset = NF_MCGSTATE_SIZE / 8;
+        answer_of(&s->dump_now[i].q, NF_MAD_GET_RESP, ok ? 0 : NF_SA_STATUS_NO_RESOURCES, &a);
+        memset(a.data, 0, sizeof a.data); /* a dump answer carries no data */
+        send_one(s, &s->dump_now[i].to, &a, NULL);
+    }
+    s->n_now = 0;
+    s->dump_pid = 0;
+    if (s->next_dump) start_dump(s);
+}
+
+static void do_dump(nf_smd *s, const struct sockaddr_in *from, const nf_mad *q) {
+    if (!is_manager(s, q)) {
+        s->st.denied++;
+        refuse(s, from, q, NF_MAD_GET_RESP, NF_SA_STATUS_DENIED);
+        return;
+    }
+    for (unsigned i = 0; i < s->n_next; i++) /* a retransmission: already waiting */
+        if (s->dump_next[i].q.tid == q->tid && same_source(&s->dump_next[i].to, from)) return;
+    for (unsigned i = 0; i < s->n_now; i++)
+        if (s->dump_now[i].q.tid == q->tid && same_source(&s->dump_now[i].to, from)) return;
+    if (!want_dump(s, from, q)) {
+        s->st.busy++;
+        nf_mad a;
+        answer_of(q, NF_MAD_GET_RESP, NF_SA_STATUS_NO_RESOURCES, &a);
         memset(a.data, 0, sizeof a.data);
-        for (size_t i = 0; i < here; i++)
-            nf_mcgstate_encode(&s->table[first + i], a.data + i * NF_MCGSTATE_SIZE);
-        send_one(s, from, &a, false);
+        send_one(s, from, &a, NULL);
     }
 }
 
@@ -395,8 +649,15 @@ static void handle(nf_smd *s, const struct sockaddr_in *from, const uint8_t *buf
     s->st.datagrams++;
     nf_mad q;
     int rc = nf_mad_decode(buf, len, &q);
-    if (rc == NF_EPARSE || (q.method & 0x80)) { /* no header, or an answer: never answer it */
+    if (rc == NF_EPARSE) { /* no header: nothing to answer */
         s->st.dropped++;
+        return;
+    }
+    if (q.method & 0x80) { /* a response: only a client's RMPP acknowledgement is ours to read */
+        if (rc == NF_OK && q.rmpp_version == 1 && (q.rmpp_flags & NF_RMPP_FLAG_ACTIVE))
+            handle_rmpp(s, from, &q);
+        else
+            s->st.dropped++;
         return;
     }
     nf_mad a;
@@ -406,62 +667,134 @@ static void handle(nf_smd *s, const struct sockaddr_in *from, const uint8_t *buf
                                                                       : (uint8_t)(q.method | 0x80);
     if (q.base_version != NF_MAD_BASE_VERSION || q.mgmt_class != NF_MAD_CLASS_SA ||
         q.class_version != NF_SA_CLASS_VERSION) {
-        answer_of(&q, resp, NF_MAD_STATUS_BAD_VERSION, &a);
-        send_one(s, from, &a, false);
+        refuse(s, from, &q, resp, NF_MAD_STATUS_BAD_VERSION);
         return;
     }
     if (rc == NF_ERANGE) { /* a truncated or oversized datagram */
-        answer_of(&q, resp, NF_MAD_STATUS_INVALID_FIELD, &a);
-        send_one(s, from, &a, false);
+        refuse(s, from, &q, resp, NF_MAD_STATUS_INVALID_FIELD);
         return;
     }
-    const cached *c = cache_find(s, from, q.tid);
-    if (c && (q.method == NF_MAD_SET || q.method == NF_MAD_DELETE)) {
-        reply *r = new_reply(s, from);
-        if (r) memcpy(r->mad, c->mad, NF_MAD_SIZE);
-        s->st.retransmits++;
-        return;
+    if (q.method == NF_MAD_SET || q.method == NF_MAD_DELETE) {
+        const cached *c = cache_find(s, from, q.tid);
+        if (c && memcmp(c->req, buf, NF_MAD_SIZE) == 0) { /* a retransmission */
+            reply *r = new_reply(s, from);
+            if (r) memcpy(r->mad, c->mad, NF_MAD_SIZE);
+            s->st.retransmits++;
+            return;
+        }
+        if (c) { /* the transaction id of another request: answering it would be a guess */
+            s->st.tid_reused++;
+            refuse(s, from, &q, resp, NF_SA_STATUS_REQ_INVALID);
+            return;
+        }
     }
     bool known_method = q.method == NF_MAD_GET || q.method == NF_MAD_SET ||
                         q.method == NF_MAD_DELETE || q.method == NF_MAD_GETTABLE;
     if (!known_method) {
-        answer_of(&q, resp, NF_MAD_STATUS_BAD_METHOD, &a);
-        send_one(s, from, &a, false);
+        refuse(s, from, &q, resp, NF_MAD_STATUS_BAD_METHOD);
     } else if (q.attr_id == NF_SA_ATTR_MCMEMBER && q.method == NF_MAD_SET) {
-        do_member(s, from, &q, true);
+        do_member(s, from, &q, buf, true);
     } else if (q.attr_id == NF_SA_ATTR_MCMEMBER && q.method == NF_MAD_DELETE) {
-        do_member(s, from, &q, false);
+        do_member(s, from, &q, buf, false);
     } else if (q.attr_id == NF_SA_ATTR_MCGSTATE && q.method == NF_MAD_GET) {
         do_state(s, from, &q);
     } else if (q.attr_id == NF_SA_ATTR_MCGSTATE && q.method == NF_MAD_GETTABLE) {
         do_table(s, from, &q);
     } else if (q.attr_id == NF_SA_ATTR_DUMP && q.method == NF_MAD_GET) {
-        nf_diag d;
-        int drc = nf_smd_dump(s, &d);
-        if (drc) say(s, "%s", d.msg);
-        answer_of(&q, resp, drc ? NF_SA_STATUS_NO_RESOURCES : NF_MAD_STATUS_OK, &a);
-        memset(a.data, 0, sizeof a.data); /* a dump answer carries no data */
-        send_one(s, from, &a, false);
+        do_dump(s, from, &q);
     } else {
-        answer_of(&q, resp, NF_MAD_STATUS_BAD_ATTR, &a);
-        send_one(s, from, &a, false);
+        refuse(s, from, &q, resp, NF_MAD_STATUS_BAD_ATTR);
     }
+    (void)a;
+}
+
+/* ---- the state directory --------------------------------------------------------------------- */
+
+static int replay_checked(void *ud, const uint8_t *rec, uint32_t len) {
+    nf_smd *s = ud;
+    int rc = replay_one(ud, rec, len);
+    if (rc) s->replay_failed = true;
+    return rc;
+}
+
+/* Opens the journal, rebuilds the state from it and compacts it. A journal damaged before its
+ * end is refused (the file untouched) unless repair_journal asks to salvage it. Compaction needs
+ * room for a second copy: without it the manager starts on the journal as it is. */
+static int open_state(nf_smd *s, nf_diag *diag) {
+    const char *dir = s->o.state_dir;
+    int rc = nf_journal_open(dir, &s->j, diag);
+    if (rc) return rc;
+    uint64_t torn = 0;
+    rc = nf_journal_replay(s->j, replay_checked, s, &torn, diag);
+    s->st.torn_bytes = torn;
+    if (rc && s->replay_failed)
+        return nf__fail(diag, rc,
+                        "%s/journal: record %llu does not replay (%s): a journal of another "
+                        "fabric or engine state?",
+                        dir, (unsigned long long)s->st.replayed, nf_strerror(rc));
+    if (rc) return rc; /* damage: the journal's own message says where and what to do */
+    if ((rc = nf_mcgm_replay_done(s->m, mono_ms()))) return rc;
+    rc = compact(s);
+    if (rc == NF_ENOSPC) {
+        say(s, "%s: no space to compact the journal (%s); starting on the journal as it is", dir,
+            strerror(nf_journal_last_errno(s->j)));
+        s->compacted_bytes = nf_journal_bytes(s->j);
+        rc = NF_OK;
+    } else if (rc) {
+        return nf__fail(diag, rc, "%s: cannot compact the journal: %s", dir, nf_strerror(rc));
+    }
+    s->st.journal_records = 0;
+    return NF_OK;
 }
 
 /* ---- the loop ------------------------------------------------------------------------------- */
 
-/* Makes the journal durable, then sends the replies. A journal that cannot be written stops the
- * server before anything it holds is acknowledged. */
+/* Makes the journal durable, then sends the replies; answers to changes are kept for
+ * retransmissions only once durable. A journal short of space (ENOSPC, EDQUOT) does not stop the
+ * manager: the changes of the batch are answered NO_RESOURCES instead of OK (their records stay
+ * queued and are written when space returns; a client that asks again is answered then), new
+ * changes are refused, queries go on. Any other write failure stops the server before anything
+ * it holds is acknowledged. */
 static int flush(nf_smd *s, nf_diag *diag) {
+    bool durable = true;
     if (s->j) {
         if (s->log_rc)
             return nf__fail(diag, NF_EIO, "%s/journal: cannot queue a record: %s", s->o.state_dir,
                             nf_strerror(s->log_rc));
         int rc = nf_journal_sync(s->j);
-        if (rc)
-            return nf__fail(diag, NF_EIO, "%s/journal: cannot write: %s", s->o.state_dir,
-                            nf_strerror(rc));
-        s->st.journal_syncs++;
+        if (rc == NF_ENOSPC) {
+            durable = false;
+            if (!s->no_space)
+                say(s, "%s/journal: cannot write: %s; refusing changes until there is space",
+                    s->o.state_dir, strerror(nf_journal_last_errno(s->j)));
+            s->no_space = true;
+            s->space_retry_ms = mono_ms() + RETRY_SPACE_MS;
+            s->st.no_space_events++;
+        } else if (rc) {
+            int e = nf_journal_last_errno(s->j);
+            return nf__fail(diag, rc, "%s/journal: cannot write: %s", s->o.state_dir,
+                            e ? strerror(e) : nf_strerror(rc));
+        } else {
+            if (s->no_space) say(s, "%s/journal: written again; accepting changes", s->o.state_dir);
+            s->no_space = false;
+            s->st.journal_syncs++;
+        }
+    }
+    for (size_t i = 0; i < s->n_out; i++) {
+        reply *r = &s->out[i];
+        if (!r->change) continue;
+        if (durable) {
+            uint64_t tid = 0;
+            for (int b = 0; b < 8; b++)
+                tid = tid << 8 | r->mad[8 + b];
+            cache_put(s, r, tid);
+        } else { /* not durable: not acknowledged */
+            uint16_t old = (uint16_t)(r->mad[4] << 8 | r->mad[5]);
+            if (old == NF_MAD_STATUS_OK) s->st.errors++;
+            r->mad[4] = NF_SA_STATUS_NO_RESOURCES >> 8;
+            r->mad[5] = NF_SA_STATUS_NO_RESOURCES & 0xFF;
+            s->st.refused_no_space++;
+        }
     }
     for (size_t i = 0; i < s->n_out;) {
         struct mmsghdr msg[BATCH];
@@ -488,22 +821,24 @@ static int flush(nf_smd *s, nf_diag *diag) {
         i += (size_t)sent;
     }
     s->n_out = 0;
-    if (s->j && nf_journal_bytes(s->j) > COMPACT_MIN &&
+    if (s->j && !s->no_space && nf_journal_bytes(s->j) > COMPACT_MIN &&
         nf_journal_bytes(s->j) > 4 * s->compacted_bytes) {
         int rc = compact(s);
+        if (rc == NF_ENOSPC) /* not now: the next time the journal has grown as much */
+            s->compacted_bytes = nf_journal_bytes(s->j);
         if (rc)
             say(s, "journal compaction failed (%s); the journal keeps growing", nf_strerror(rc));
     }
     return NF_OK;
 }
 
-static void wake(nf_smd *s, nf_diag *diag) {
+static void wake(nf_smd *s) {
     char b[64];
     ssize_t n;
     while ((n = read(s->o.wake_fd, b, sizeof b)) > 0)
         for (ssize_t i = 0; i < n; i++) {
             if (b[i] == 'T') s->stop = true;
-            if (b[i] == 'H') nf_smd_dump(s, diag);
+            if (b[i] == 'H') want_dump(s, NULL, NULL);
         }
 }
 
@@ -512,17 +847,29 @@ int nf_smd_run(nf_smd *s, nf_diag *diag) {
     while (!s->stop) {
         uint64_t now = mono_ms();
         nf_mcgm_tick(s->m, now);
+        expire_transfers(s, now);
+        reap_dump(s);
         uint64_t next = nf_mcgm_next_deadline(s->m);
         int timeout = next == UINT64_MAX ? -1
                       : next <= now      ? 0
                                          : (int)(next - now > 60000 ? 60000 : next - now);
+        for (unsigned i = 0; i < MAX_TRANSFERS; i++)
+            if (s->xfer[i].used) {
+                uint64_t left = s->xfer[i].idle_until > now ? s->xfer[i].idle_until - now : 0;
+                if (timeout < 0 || left < (uint64_t)timeout) timeout = (int)left;
+            }
+        if (s->dump_pid && (timeout < 0 || timeout > 20)) timeout = 20;
+        if (s->no_space) {
+            uint64_t left = s->space_retry_ms > now ? s->space_retry_ms - now : 0;
+            if (timeout < 0 || left < (uint64_t)timeout) timeout = (int)left;
+        }
         if (s->n_out || s->log_rc) timeout = 0;
         struct pollfd p[2] = {{.fd = s->fd, .events = POLLIN},
                               {.fd = s->o.wake_fd, .events = POLLIN}};
         int np = s->o.wake_fd >= 0 ? 2 : 1;
         int r = poll(p, (nfds_t)np, timeout);
         if (r < 0 && errno != EINTR) return nf__fail(diag, NF_EIO, "poll: %s", strerror(errno));
-        if (r > 0 && np == 2 && (p[1].revents & (POLLIN | POLLHUP))) wake(s, diag);
+        if (r > 0 && np == 2 && (p[1].revents & (POLLIN | POLLHUP))) wake(s);
         if (r > 0 && (p[0].revents & POLLIN)) {
             struct mmsghdr msg[BATCH];
             struct iovec iov[BATCH];
@@ -542,10 +889,16 @@ int nf_smd_run(nf_smd *s, nf_diag *diag) {
                 handle(s, &from[k], s->rx[k], len);
             }
         }
+        if (s->no_space && mono_ms() >= s->space_retry_ms) s->space_retry_ms = 0;
         int rc = flush(s, diag);
         if (rc) return rc;
     }
-    return flush(s, diag);
+    int rc = flush(s, diag);
+    if (s->dump_pid) { /* a dump in progress is let finish: its files are complete or absent */
+        waitpid(s->dump_pid, NULL, 0);
+        s->dump_pid = 0;
+    }
+    return rc;
 }
 
 /* ---- the client ----------------------------------------------------------------------------- */
@@ -665,6 +1018,7 @@ static int member_request(nf_smc *c, const nf_smc_opts *o, uint8_t method, const
     nf_mcmember_rec r = {
         .mgid = *mgid, .port_gid = *port_gid, .join_state = NF_JOIN_FULL, .member_count = count};
     q.comp_mask = 0x3 | 1u << 16; /* the IBA bits of MGID, PortGID, JoinState */
+    q.sm_key = o ? o->sm_key : 0;
     nf_mcmember_encode(&r, q.data);
     int rc = exchange(c, o, &q, &a);
     if (rc) return rc;
@@ -687,6 +1041,7 @@ int nf_smc_state(nf_smc *c, const nf_smc_opts *o, const nf_gid *mgid, uint16_t *
                  nf_mcgstate_rec *answer) {
     nf_mad q, a;
     nf_smc_request(&q, NF_MAD_GET, NF_SA_ATTR_MCGSTATE, nf_smc_next_tid(c));
+    q.sm_key = o ? o->sm_key : 0;
     nf_mcgstate_rec r = {.mgid = *mgid};
     nf_mcgstate_encode(&r, q.data);
     int rc = exchange(c, o, &q, &a);
@@ -699,61 +1054,82 @@ int nf_smc_state(nf_smc *c, const nf_smc_opts *o, const nf_gid *mgid, uint16_t *
 int nf_smc_dump(nf_smc *c, const nf_smc_opts *o, uint16_t *status) {
     nf_mad q, a;
     nf_smc_request(&q, NF_MAD_GET, NF_SA_ATTR_DUMP, nf_smc_next_tid(c));
+    q.sm_key = o ? o->sm_key : 0;
     int rc = exchange(c, o, &q, &a);
     if (rc == NF_OK) *status = a.status;
     return rc;
 }
 
 /* GetTable: collect segments 1..last; any gap after the timeout sends the request again. */
+/* GetTable under RMPP (docs/protocol.md, "GetTable responses"): the request until segment 1
+ * comes, then an ACK of the segments held in order that asks for the next window, until the
+ * last. A window that does not arrive whole within the timeout is asked for again by the same
+ * ACK; after the retries the request fails. */
 int nf_smc_table(nf_smc *c, const nf_smc_opts *o, uint16_t *status, nf_mcgstate_rec **out,
                  size_t *n) {
     *out = NULL;
     *n = 0;
     uint32_t timeout, retries;
     opts_of(o, &timeout, &retries);
-    nf_mad q, a;
+    uint32_t window = o && o->window ? o->window : 32;
+    nf_mad q, a, ack;
     nf_smc_request(&q, NF_MAD_GETTABLE, NF_SA_ATTR_MCGSTATE, nf_smc_next_tid(c));
-    for (uint32_t attempt = 0; attempt <= retries; attempt++) {
-        int rc = nf_smc_send(c, &q);
-        if (rc) return rc;
-        size_t total = SIZE_MAX, got_segs = 0, segs = SIZE_MAX;
-        nf_mcgstate_rec *recs = NULL;
-        uint8_t *have = NULL;
+    q.sm_key = o ? o->sm_key : 0;
+    nf_mcgstate_rec *recs = NULL;
+    uint8_t *have = NULL;
+    size_t total = 0;
+    uint32_t segs = 0, upto = 0, asked = 0; /* segments: all, held in order, asked for */
+    int rc = NF_ETIMEDOUT;
+    for (uint32_t attempt = 0; attempt <= retries;) {
+        if (segs == 0) {
+            rc = nf_smc_send(c, &q);
+        } else {
+            nf_smc_request(&ack, NF_MAD_GETTABLE_RESP, NF_SA_ATTR_MCGSTATE, q.tid);
+            ack.sm_key = q.sm_key;
+            ack.rmpp_version = 1;
+            ack.rmpp_type = NF_RMPP_TYPE_ACK;
+            ack.rmpp_flags = NF_RMPP_FLAG_ACTIVE;
+            ack.rmpp_data1 = upto;
+            asked = upto + window < segs ? upto + window : segs;
+            ack.rmpp_data2 = asked;
+            rc = nf_smc_send(c, &ack);
+            if (rc == NF_OK && upto == segs) break; /* the final acknowledgement: done */
+        }
+        if (rc) break;
+        rc = NF_ETIMEDOUT;
+        bool progress = false;
         uint64_t until = mono_ms() + timeout;
-        while (got_segs < segs) {
+        while (segs == 0 || upto < asked) {
             uint64_t now = mono_ms();
             if (now >= until) break;
-            rc = nf_smc_recv(c, (int)(until - now), &a);
-            if (rc == NF_ETIMEDOUT) break;
-            if (rc == NF_EIO) {
-                free(recs);
-                free(have);
-                return rc;
+            int r = nf_smc_recv(c, (int)(until - now), &a);
+            if (r == NF_ETIMEDOUT) break;
+            if (r == NF_EIO) {
+                rc = r;
+                goto out;
             }
-            if (rc || a.tid != q.tid || a.method != NF_MAD_GETTABLE_RESP) continue;
+            if (r || a.tid != q.tid || a.method != NF_MAD_GETTABLE_RESP) continue;
             if (a.status) { /* an error answer is one datagram */
-                free(recs);
-                free(have);
                 *status = a.status;
-                return NF_OK;
+                rc = NF_OK;
+                goto out;
             }
             if (a.rmpp_type != NF_RMPP_TYPE_DATA || a.rmpp_data1 == 0) continue;
-            if ((a.rmpp_flags & NF_RMPP_FLAG_FIRST) && total == SIZE_MAX) {
-                if (a.rmpp_data2 % NF_MCGSTATE_SIZE) continue;
+            if (segs == 0) {
+                if (!(a.rmpp_flags & NF_RMPP_FLAG_FIRST) || a.rmpp_data1 != 1 ||
+                    a.rmpp_data2 % NF_MCGSTATE_SIZE)
+                    continue;
                 total = a.rmpp_data2 / NF_MCGSTATE_SIZE;
-                segs = total ? (total + NF_MCGSTATE_PER_SEGMENT - 1) / NF_MCGSTATE_PER_SEGMENT : 1;
+                segs = total ? (uint32_t)((total + NF_MCGSTATE_PER_SEGMENT - 1) /
+                                          NF_MCGSTATE_PER_SEGMENT)
+                             : 1;
                 recs = calloc(total + 1, sizeof *recs);
-                have = calloc(segs + 1, 1);
+                have = calloc((size_t)segs + 1, 1);
                 if (!recs || !have) {
-                    free(recs);
-                    free(have);
-                    return NF_ENOMEM;
+                    rc = NF_ENOMEM;
+                    goto out;
                 }
-                until = mono_ms() + timeout; /* a large table: time per segment, not in all */
-            }
-            if (total == SIZE_MAX) {
-                /* a later segment before the first: its records wait for the next attempt */
-                continue;
+                asked = 1;
             }
             size_t k = a.rmpp_data1 - 1;
             if (k >= segs || have[k]) continue;
@@ -762,18 +1138,26 @@ int nf_smc_table(nf_smc *c, const nf_smc_opts *o, uint16_t *status, nf_mcgstate_
             for (size_t i = 0; i < here; i++)
                 nf_mcgstate_decode(a.data + i * NF_MCGSTATE_SIZE, &recs[first + i]);
             have[k] = 1;
-            got_segs++;
+            while (upto < segs && have[upto])
+                upto++;
+            progress = true;
             until = mono_ms() + timeout;
         }
-        free(have);
-        if (total != SIZE_MAX && got_segs == segs) {
-            *status = NF_MAD_STATUS_OK;
-            *out = recs;
-            *n = total;
-            return NF_OK;
-        }
-        free(recs);
-        q.tid = nf_smc_next_tid(c); /* a fresh id: segments of the old attempt are ignored */
+        if (progress)
+            attempt = 0; /* the server is there: retries count windows that made no progress */
+        else
+            attempt++;
     }
-    return NF_ETIMEDOUT;
+    if (segs && upto == segs && rc == NF_OK) {
+        *status = NF_MAD_STATUS_OK;
+        *out = recs;
+        *n = total;
+        free(have);
+        return NF_OK;
+    }
+    if (rc == NF_OK) rc = NF_ETIMEDOUT;
+out:
+    free(recs);
+    free(have);
+    return rc;
 }
