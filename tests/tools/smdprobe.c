@@ -1,0 +1,159 @@
+/* A test and benchmark tool that speaks to `netfab smd` the way a hostile or careless client
+ * would: one hand-made request and every datagram that comes back (req), or a flood of joins
+ * for new groups for a while (flood). Built on the library's public codec and client socket.
+ *   smdprobe req SERVER [--method set|delete|get|gettable] [--attr member|state|dump]
+ *                [--tid N] [--mgid GID] [--port-guid G] [--count N] [--join-state J]
+ *                [--key K] [--wait MS]
+ *                [--next OPTIONS ...]
+ *     prints one line per datagram received within MS (default 300): status, method, RMPP
+ *     segment and flags; then "replies N bytes B". Exit 0 when something came back. Each
+ *     --next starts another request from the same socket (same source address and port).
+ *   smdprobe flood SERVER --seconds S --port-guid G --count N [--key K] [--first K]
+ *     joins of new MGIDs (ff12:a01b::K, K = first, first+1, ...), 64 in flight; prints
+ *     "sent N answered N ok N no_resources N denied N other N". */
+#define _GNU_SOURCE
+#include "netfab/smd.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static const char *opt(int argc, char **argv, const char *name, const char *def) {
+    for (int i = 0; i + 1 < argc; i++)
+        if (strcmp(argv[i], name) == 0) return argv[i + 1];
+    return def;
+}
+
+static uint64_t num(int argc, char **argv, const char *name, uint64_t def) {
+    const char *s = opt(argc, argv, name, NULL);
+    return s ? strtoull(s, NULL, 0) : def;
+}
+
+static int req(nf_smc *c, int argc, char **argv) {
+    const char *method = opt(argc, argv, "--method", "set"), *attr = opt(argc, argv, "--attr",
+                                                                         "member");
+    uint8_t m = strcmp(method, "delete") == 0     ? NF_MAD_DELETE
+                : strcmp(method, "get") == 0      ? NF_MAD_GET
+                : strcmp(method, "gettable") == 0 ? NF_MAD_GETTABLE
+                                                  : NF_MAD_SET;
+    uint16_t a = strcmp(attr, "state") == 0  ? NF_SA_ATTR_MCGSTATE
+                 : strcmp(attr, "dump") == 0 ? NF_SA_ATTR_DUMP
+                                             : NF_SA_ATTR_MCMEMBER;
+    nf_mad q;
+    nf_smc_request(&q, m, a, num(argc, argv, "--tid", nf_smc_next_tid(c)));
+    q.sm_key = num(argc, argv, "--key", 0);
+    nf_gid mgid = {{0}};
+    const char *mg = opt(argc, argv, "--mgid", "ff12:401b::1");
+    if (nf_gid_parse(mg, &mgid)) {
+        fprintf(stderr, "smdprobe: bad MGID %s\n", mg);
+        return 2;
+    }
+    if (a == NF_SA_ATTR_MCMEMBER) {
+        nf_mcmember_rec r = {.mgid = mgid,
+                             .port_gid = nf_gid_make(NF_GID_DEFAULT_PREFIX,
+                                                     num(argc, argv, "--port-guid", 0)),
+                             .join_state = (uint8_t)num(argc, argv, "--join-state", NF_JOIN_FULL),
+                             .member_count = (uint32_t)num(argc, argv, "--count", 2)};
+        nf_mcmember_encode(&r, q.data);
+    } else if (a == NF_SA_ATTR_MCGSTATE) {
+        nf_mcgstate_rec r = {.mgid = mgid};
+        nf_mcgstate_encode(&r, q.data);
+    }
+    if (nf_smc_send(c, &q)) return 1;
+    int wait = (int)num(argc, argv, "--wait", 300);
+    double until = now_s() + wait / 1000.0;
+    unsigned n = 0;
+    for (;;) {
+        double left = until - now_s();
+        if (left <= 0) break;
+        nf_mad r;
+        int rc = nf_smc_recv(c, (int)(left * 1000) + 1, &r);
+        if (rc == NF_ETIMEDOUT) break;
+        if (rc) continue;
+        n++;
+        printf("status 0x%04x method 0x%02x tid %" PRIu64 " seg %u flags %u data2 %u\n", r.status,
+               r.method, r.tid, r.rmpp_data1, r.rmpp_flags, r.rmpp_data2);
+    }
+    printf("replies %u bytes %u\n", n, n * NF_MAD_SIZE);
+    return n ? 0 : 1;
+}
+
+static int flood(nf_smc *c, int argc, char **argv) {
+    double seconds = strtod(opt(argc, argv, "--seconds", "1"), NULL);
+    uint64_t guid = num(argc, argv, "--port-guid", 0), key = num(argc, argv, "--key", 0);
+    uint32_t count = (uint32_t)num(argc, argv, "--count", 2);
+    uint64_t k = num(argc, argv, "--first", 1);
+    uint64_t sent = 0, answered = 0, ok = 0, nores = 0, denied = 0, other = 0;
+    unsigned inflight = 0;
+    double end = now_s() + seconds;
+    while (now_s() < end || inflight) {
+        while (inflight < 64 && now_s() < end) {
+            nf_mad q;
+            nf_smc_request(&q, NF_MAD_SET, NF_SA_ATTR_MCMEMBER, nf_smc_next_tid(c));
+            q.sm_key = key;
+            nf_mcmember_rec r = {.mgid = nf_gid_make(0xff12a01b00000000ULL, k++),
+                                 .port_gid = nf_gid_make(NF_GID_DEFAULT_PREFIX, guid),
+                                 .join_state = NF_JOIN_FULL,
+                                 .member_count = count};
+            nf_mcmember_encode(&r, q.data);
+            nf_smc_send(c, &q);
+            sent++;
+            inflight++;
+        }
+        nf_mad r;
+        int rc = nf_smc_recv(c, 200, &r);
+        if (rc == NF_ETIMEDOUT) { /* lost: count it out */
+            inflight = 0;
+            continue;
+        }
+        if (rc) continue;
+        answered++;
+        if (inflight) inflight--;
+        if (r.status == 0)
+            ok++;
+        else if (r.status == NF_SA_STATUS_NO_RESOURCES)
+            nores++;
+        else if (r.status == NF_SA_STATUS_DENIED)
+            denied++;
+        else
+            other++;
+    }
+    printf("sent %" PRIu64 " answered %" PRIu64 " ok %" PRIu64 " no_resources %" PRIu64
+           " denied %" PRIu64 " other %" PRIu64 "\n",
+           sent, answered, ok, nores, denied, other);
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    if (argc < 3) {
+        fprintf(stderr, "usage: smdprobe req|flood SERVER [options]\n");
+        return 2;
+    }
+    nf_smc *c;
+    nf_diag d;
+    if (nf_smc_open(argv[2], &c, &d)) {
+        fprintf(stderr, "smdprobe: %s\n", d.msg);
+        return 2;
+    }
+    int rc = 0;
+    if (strcmp(argv[1], "flood") == 0) {
+        rc = flood(c, argc - 3, argv + 3);
+    } else { /* the requests between --next separators, in order */
+        int first = 3;
+        for (int i = 3; i <= argc; i++)
+            if (i == argc || strcmp(argv[i], "--next") == 0) {
+                rc |= req(c, i - first, argv + first);
+                first = i + 1;
+            }
+    }
+    nf_smc_close(c);
+    return rc;
+}
