@@ -20,7 +20,8 @@
     X(UNSUPPORTED, -8, "unsupported")                                                              \
     X(UNREACHABLE, -9, "fabric is not connected")                                                  \
     X(LOCKED, -10, "locked by another process")                                                    \
-    X(TIMEDOUT, -11, "timed out")
+    X(TIMEDOUT, -11, "timed out")                                                                  \
+    X(NOSPC, -12, "no space left on device")
 
 enum {
     NF_OK = 0,
