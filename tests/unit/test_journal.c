@@ -1,8 +1,11 @@
 /* The journal (nf_journal_*): CRC-32C against published values and a bitwise reference, the frame
  * layout byte by byte, round trips of many records, a torn or corrupt tail cut at every byte of the
- * last frame, files that are not ours, the directory lock (same process and a child), compaction
- * and its failures, a write failing half-way (RLIMIT_FSIZE), and allocation-failure sweeps. Every
- * test works in its own directory under /tmp, removed afterwards. */
+ * last frame, damage in the middle refused and the file left alone, the forward search through
+ * zeros and garbage, salvage around damage, a full disk (a tiny tmpfs) during a sync and during a
+ * compaction, planted symbolic links and a state directory others can write to, files that are not
+ * ours, the directory lock (same process and a child), compaction and its failures, a write failing
+ * half-way (RLIMIT_FSIZE), and allocation-failure sweeps. Every test works in its own directory
+ * under /tmp, removed afterwards. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -22,9 +25,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 /* ---- helpers --------------------------------------------------------------------------------- */
@@ -35,6 +40,7 @@ typedef struct tdir {
     char root[64];  /* mkdtemp directory, removed by the teardown */
     char dir[128];  /* root/state: the journal directory, created by nf_journal_open */
     char path[160]; /* dir/journal */
+    char mnt[96];   /* root/mnt when a test mounted a tmpfs there, unmounted by the teardown */
 } tdir;
 
 static int setup(void **state) {
@@ -68,6 +74,7 @@ static void rm_tree(const char *path) {
 
 static int teardown(void **state) {
     tdir *t = *state;
+    if (t->mnt[0]) umount2(t->mnt, MNT_DETACH);
     rm_tree(t->root);
     free(t);
     return 0;
@@ -403,12 +410,6 @@ static void test_torn_tail(void **state) {
         orig[pos] ^= 0x5a;
         expect_cut(t, NTAIL - 1, start, n);
     }
-    /* damage in the middle: everything from the bad frame on is cut */
-    orig[ends[1] + 8 + 100] ^= 1; /* a payload byte of record 2 */
-    spill(t->path, orig, n);
-    expect_cut(t, 2, ends[1], n);
-    orig[ends[1] + 8 + 100] ^= 1;
-
     /* a frame of length 0, and one longer than the limit with enough bytes after it */
     uint8_t *longer = malloc(n + 200);
     memcpy(longer, orig, n);
@@ -762,6 +763,553 @@ static void test_sync_write_fails(void **state) {
     coll_free(&c);
 }
 
+/* ---- damage in the middle -------------------------------------------------------------------- */
+
+static bool same_file(const char *path, const uint8_t *want, size_t n) {
+    size_t m;
+    uint8_t *b = slurp(path, &m);
+    bool same = m == n && memcmp(b, want, n) == 0;
+    free(b);
+    return same;
+}
+
+static void expect_in(const char *msg, const char *want) {
+    if (!strstr(msg, want)) fail_msg("message '%s' lacks '%s'", msg, want);
+}
+
+/* The file holds a damaged copy of the six records with a valid frame after the damage: replay
+ * must deliver the records before it, fail with NF_EPARSE and a message naming the file, the
+ * offsets and the repair option, and leave every byte of the file as it was. */
+static void expect_refused(const tdir *t, const uint8_t *b, size_t n, uint32_t keep, uint64_t at,
+                           uint64_t next) {
+    spill(t->path, b, n);
+    nf_journal *j = open_ok(t->dir);
+    coll c = {0};
+    uint64_t torn = 99;
+    nf_diag d;
+    assert_int_equal(nf_journal_replay(j, collect, &c, &torn, &d), NF_EPARSE);
+    assert_int_equal(torn, 0);
+    assert_int_equal(c.n, keep);
+    for (uint32_t i = 0; i < keep; i++)
+        check_rec(&c, i, tail_lens[i], 3, i);
+    assert_string_equal(d.file, t->path);
+    char want[64];
+    expect_in(d.msg, t->path);
+    snprintf(want, sizeof want, "at byte %llu,", (unsigned long long)at);
+    expect_in(d.msg, want);
+    snprintf(want, sizeof want, "after %u good records", keep);
+    expect_in(d.msg, want);
+    snprintf(want, sizeof want, "next valid frame is at byte %llu", (unsigned long long)next);
+    expect_in(d.msg, want);
+    expect_in(d.msg, "left untouched");
+    expect_in(d.msg, "--repair-journal");
+    /* nothing may land behind the damage either */
+    assert_int_equal(nf_journal_append(j, "z", 1), 0);
+    assert_int_equal(nf_journal_sync(j), NF_EPARSE);
+    nf_journal_close(j);
+    coll_free(&c);
+    if (!same_file(t->path, b, n)) fail_msg("the damaged journal was changed");
+
+    /* appending without a replay: the first sync finds the damage and writes nothing */
+    j = open_ok(t->dir);
+    append_gen(j, 20, 4, 1);
+    assert_int_equal(nf_journal_sync(j), NF_EPARSE);
+    nf_journal_close(j);
+    if (!same_file(t->path, b, n)) fail_msg("the damaged journal was changed by a sync");
+}
+
+static void test_damage_refused(void **state) {
+    tdir *t = *state;
+    size_t n;
+    uint64_t ends[NTAIL];
+    uint8_t *orig = write_six(t, &n, ends);
+    uint8_t *b = malloc(n);
+
+    /* one flipped bit in the payload, the CRC or the length of record 2 */
+    uint64_t offs[] = {ends[1] + 8 + 100, ends[1] + 5, ends[1], ends[1] + 2, ends[1] + 3};
+    for (size_t k = 0; k < sizeof offs / sizeof offs[0]; k++) {
+        memcpy(b, orig, n);
+        b[offs[k]] ^= 1;
+        expect_refused(t, b, n, 2, ends[1], ends[2]);
+    }
+    /* a length of 0, and records 2 and 3 zeroed whole */
+    memcpy(b, orig, n);
+    le32(b + ends[1], 0);
+    expect_refused(t, b, n, 2, ends[1], ends[2]);
+    memcpy(b, orig, n);
+    memset(b + ends[1], 0, ends[3] - ends[1]);
+    expect_refused(t, b, n, 2, ends[1], ends[3]);
+    /* the first frame, and the one before the last */
+    memcpy(b, orig, n);
+    b[8 + 8 + 4] ^= 0x80;
+    expect_refused(t, b, n, 0, 8, ends[0]);
+    memcpy(b, orig, n);
+    b[ends[3] + 9] ^= 0x10;
+    expect_refused(t, b, n, 4, ends[3], ends[4]);
+
+    /* the same damage in the last frame is a torn tail: cut */
+    memcpy(b, orig, n);
+    b[ends[4] + 9] ^= 0x10;
+    spill(t->path, b, n);
+    expect_cut(t, NTAIL - 1, ends[4], n);
+    free(b);
+    free(orig);
+}
+
+/* The forward search streams through a large file: a journal of about 3 MiB of records whose
+ * middle is overwritten by 3 MiB of zeros or of random bytes (more than the search's ring, so it
+ * wraps), and a tail of random bytes holding one valid frame near its end. */
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void test_damage_search(void **state) {
+    tdir *t = *state;
+    enum { N = 300 };
+    nf_journal *j = open_ok(t->dir);
+    uint64_t ends[N], off = 8;
+    for (uint32_t i = 0; i < N; i++) {
+        uint32_t len = i == 150 ? MAXREC : 1 + (i * 7919u) % 20000u;
+        append_gen(j, len, 13, i);
+        ends[i] = off += 8 + len;
+    }
+    nf_journal_close(j);
+    size_t n;
+    uint8_t *orig = slurp(t->path, &n);
+    uint8_t *b = malloc(n + (6u << 20));
+    /* damage from inside record 40 to inside record 250 */
+    uint64_t from = ends[39] + 3, to = ends[249] - 2;
+    assert_true(to - from > (2u << 20));
+    for (int garbage = 0; garbage <= 1; garbage++) {
+        memcpy(b, orig, n);
+        if (garbage)
+            fill(b + from, (uint32_t)(to - from), 77, 0);
+        else
+            memset(b + from, 0, to - from);
+        spill(t->path, b, n);
+        j = open_ok(t->dir);
+        coll c = {0};
+        nf_diag d;
+        double t0 = now_s();
+        assert_int_equal(nf_journal_replay(j, collect, &c, NULL, &d), NF_EPARSE);
+        print_message("    %s over %.1f MiB: refused in %.3f s\n",
+                      garbage ? "random bytes" : "zeros", (double)(to - from) / (1 << 20),
+                      now_s() - t0);
+        assert_int_equal(c.n, 40);
+        char want[64];
+        snprintf(want, sizeof want, "next valid frame is at byte %llu",
+                 (unsigned long long)ends[249]);
+        expect_in(d.msg, want);
+        nf_journal_close(j);
+        coll_free(&c);
+        if (!same_file(t->path, b, n)) fail_msg("the damaged journal was changed");
+    }
+
+    /* 5 MiB of random bytes after the journal: a torn tail, searched to its end and cut; then with
+     * one valid frame (of the largest size) planted 4 MiB into it: damage, found exactly there */
+    size_t tail = 5u << 20;
+    memcpy(b, orig, n);
+    fill(b + n, (uint32_t)tail, 78, 0);
+    spill(t->path, b, n + tail);
+    coll c = {0};
+    uint64_t torn = 0;
+    double t0 = now_s();
+    j = open_replay(t->dir, &c, &torn);
+    print_message("    random tail of %zu MiB: cut in %.3f s\n", tail >> 20, now_s() - t0);
+    assert_int_equal(torn, tail);
+    assert_int_equal(c.n, N);
+    nf_journal_close(j);
+    coll_free(&c);
+
+    uint64_t plant = n + (4u << 20) + 5;
+    uint8_t *rec = malloc(MAXREC);
+    fill(rec, MAXREC, 79, 0);
+    le32(b + plant, MAXREC);
+    memcpy(b + plant + 8, rec, MAXREC);
+    uint32_t crc = nf__crc32c(nf__crc32c(0, b + plant, 4), rec, MAXREC);
+    le32(b + plant + 4, crc);
+    size_t total = plant + 8 + MAXREC;
+    spill(t->path, b, total);
+    j = open_ok(t->dir);
+    nf_diag d;
+    assert_int_equal(nf_journal_replay(j, collect, &c, NULL, &d), NF_EPARSE);
+    char want[64];
+    snprintf(want, sizeof want, "next valid frame is at byte %llu", (unsigned long long)plant);
+    expect_in(d.msg, want);
+    nf_journal_close(j);
+    coll_free(&c);
+    /* salvage reads the planted record after the garbage */
+    j = open_ok(t->dir);
+    nf_journal_salvage_report rep;
+    assert_int_equal(nf_journal_salvage(j, collect, &c, &rep, &d), 0);
+    assert_int_equal(rep.records, N + 1);
+    assert_int_equal(rep.regions, 1);
+    assert_int_equal(rep.lost_bytes, plant - n);
+    assert_int_equal(c.len[N], MAXREC);
+    assert_memory_equal(c.rec[N], rec, MAXREC);
+    nf_journal_close(j);
+    coll_free(&c);
+    free(rec);
+    free(b);
+    free(orig);
+}
+
+/* ---- salvage --------------------------------------------------------------------------------- */
+
+/* emit for a compaction after a salvage: appends the records collected in a coll. */
+static int emit_coll(void *ud, nf_journal *snap) {
+    const coll *c = ud;
+    for (uint32_t i = 0; i < c->n; i++) {
+        int rc = nf_journal_append(snap, c->rec[i], c->len[i]);
+        if (rc) return rc;
+    }
+    return 0;
+}
+
+static void test_salvage(void **state) {
+    tdir *t = *state;
+    size_t n;
+    uint64_t ends[NTAIL];
+    uint8_t *orig = write_six(t, &n, ends);
+    uint8_t *b = malloc(n + 100);
+    memcpy(b, orig, n);
+    b[ends[1] + 8 + 100] ^= 1; /* record 2 damaged */
+    spill(t->path, b, n);
+
+    /* fn rejects the second record it sees (stop_at): counted, and the salvage goes on */
+    nf_journal *j = open_ok(t->dir);
+    coll c = {.stop_at = 2};
+    nf_journal_salvage_report rep;
+    nf_diag d;
+    assert_int_equal(nf_journal_salvage(j, collect, &c, &rep, &d), 0);
+    assert_int_equal(rep.records, NTAIL - 1);
+    assert_int_equal(rep.rejected, 1);
+    assert_int_equal(rep.regions, 1);
+    assert_int_equal(rep.lost_bytes, ends[2] - ends[1]);
+    assert_int_equal(rep.torn, 0);
+    assert_string_equal(rep.copy, "journal.damaged.1");
+    assert_int_equal(c.n, NTAIL - 1);
+    for (uint32_t i = 0, k = 0; i < NTAIL; i++)
+        if (i != 2) check_rec(&c, k++, tail_lens[i], 3, i);
+    char copy[200];
+    snprintf(copy, sizeof copy, "%s/journal.damaged.1", t->dir);
+    if (!same_file(copy, b, n)) fail_msg("the copy differs from the damaged journal");
+    if (!same_file(t->path, b, n)) fail_msg("salvage changed the journal");
+    struct stat st;
+    assert_int_equal(stat(copy, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0600);
+
+    /* nothing is written behind the damage before the compaction */
+    assert_int_equal(nf_journal_replay(j, collect, &c, NULL, NULL), NF_EINVAL);
+    assert_int_equal(nf_journal_salvage(j, collect, &c, &rep, NULL), NF_EINVAL);
+    assert_int_equal(nf_journal_append(j, "x", 1), NF_EINVAL);
+    assert_int_equal(nf_journal_sync(j), NF_EINVAL);
+    if (!same_file(t->path, b, n)) fail_msg("an append after the salvage reached the journal");
+    assert_int_equal(nf_journal_compact(j, emit_coll, &c), 0);
+    append_gen(j, 33, 4, 0);
+    assert_int_equal(nf_journal_sync(j), 0);
+    nf_journal_close(j);
+    coll r = {0};
+    uint64_t torn = 99;
+    j = open_replay(t->dir, &r, &torn);
+    assert_int_equal(torn, 0);
+    assert_int_equal(r.n, NTAIL);
+    for (uint32_t i = 0, k = 0; i < NTAIL; i++)
+        if (i != 2) check_rec(&r, k++, tail_lens[i], 3, i);
+    check_rec(&r, NTAIL - 1, 33, 4, 0);
+    nf_journal_close(j);
+    coll_free(&r);
+    coll_free(&c);
+
+    /* two damaged regions and a torn tail; journal.damaged.1 is taken and journal.damaged.2 is
+     * a planted link to a victim: the copy goes to .3 and the victim is untouched */
+    memcpy(b, orig, n);
+    b[ends[0] + 8] ^= 4;               /* record 1 (its only payload byte) */
+    memset(b + ends[2] + 2, 0xee, 30); /* record 3 */
+    memcpy(b + n, orig + ends[4], 20); /* a torn copy of the last frame */
+    spill(t->path, b, n + 20);
+    char victim[200], link2[200];
+    snprintf(victim, sizeof victim, "%s/victim", t->root);
+    snprintf(link2, sizeof link2, "%s/journal.damaged.2", t->dir);
+    spill(victim, "precious", 8);
+    assert_int_equal(symlink(victim, link2), 0);
+    j = open_ok(t->dir);
+    assert_int_equal(nf_journal_salvage(j, collect, &c, &rep, &d), 0);
+    assert_string_equal(rep.copy, "journal.damaged.3");
+    assert_int_equal(rep.records, 4); /* records 0, 2, 4, 5 */
+    assert_int_equal(rep.regions, 2);
+    assert_int_equal(rep.lost_bytes, (ends[1] - ends[0]) + (ends[3] - ends[2]));
+    assert_int_equal(rep.torn, 20);
+    check_rec(&c, 0, tail_lens[0], 3, 0);
+    check_rec(&c, 1, tail_lens[2], 3, 2);
+    check_rec(&c, 2, tail_lens[4], 3, 4);
+    check_rec(&c, 3, tail_lens[5], 3, 5);
+    assert_true(same_file(victim, (const uint8_t *)"precious", 8));
+    nf_journal_close(j);
+    coll_free(&c);
+
+    /* no damage: like a replay (the torn tail cut, no copy, nothing lost, no compaction needed) */
+    memcpy(b, orig, n);
+    spill(t->path, b, n - 3);
+    j = open_ok(t->dir);
+    memset(&rep, 0x55, sizeof rep);
+    assert_int_equal(nf_journal_salvage(j, collect, &c, &rep, &d), 0);
+    assert_int_equal(rep.records, NTAIL - 1);
+    assert_int_equal(rep.rejected, 0);
+    assert_int_equal(rep.regions, 0);
+    assert_int_equal(rep.lost_bytes, 0);
+    assert_int_equal(rep.torn, n - 3 - ends[4]);
+    assert_string_equal(rep.copy, "");
+    assert_int_equal(file_size(t->path), ends[4]);
+    char copy4[200];
+    snprintf(copy4, sizeof copy4, "%s/journal.damaged.4", t->dir);
+    assert_false(exists(copy4));
+    append_gen(j, 33, 4, 0);
+    assert_int_equal(nf_journal_sync(j), 0);
+    nf_journal_close(j);
+    coll_free(&c);
+    j = open_replay(t->dir, &c, &torn);
+    assert_int_equal(c.n, NTAIL);
+    assert_int_equal(torn, 0);
+    nf_journal_close(j);
+    coll_free(&c);
+
+    /* salvage after a replay, or an append, is refused; fn is required */
+    j = open_ok(t->dir);
+    assert_int_equal(nf_journal_salvage(j, NULL, NULL, &rep, NULL), NF_EINVAL);
+    assert_int_equal(nf_journal_append(j, "y", 1), 0);
+    assert_int_equal(nf_journal_salvage(j, collect, &c, &rep, NULL), NF_EINVAL);
+    nf_journal_close(j);
+    free(b);
+    free(orig);
+}
+
+/* ---- a full disk ----------------------------------------------------------------------------- */
+
+/* Mounts a 64 KiB tmpfs at root/mnt and makes root/mnt/state the journal directory. Skips the test
+ * when mounting is not allowed (not root, no CAP_SYS_ADMIN). */
+static void tiny_fs(tdir *t) {
+    char mnt[96];
+    snprintf(mnt, sizeof mnt, "%s/mnt", t->root);
+    assert_int_equal(mkdir(mnt, 0700), 0);
+    if (mount("tmpfs", mnt, "tmpfs", 0, "size=64k,mode=0700") != 0) {
+        print_message("    cannot mount a tmpfs on %s (%s): test skipped\n", mnt, strerror(errno));
+        skip();
+    }
+    snprintf(t->mnt, sizeof t->mnt, "%s", mnt);
+    snprintf(t->dir, sizeof t->dir, "%s/state", mnt);
+    snprintf(t->path, sizeof t->path, "%s/journal", t->dir);
+}
+
+/* Fills the tiny file system with mnt/fill; returns its size. */
+static long fill_fs(const tdir *t, char *fill_path, size_t cap) {
+    snprintf(fill_path, cap, "%s/fill", t->mnt);
+    int fd = open(fill_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    assert_true(fd >= 0);
+    char blk[512];
+    memset(blk, 0xab, sizeof blk);
+    long total = 0;
+    for (;;) {
+        ssize_t w = write(fd, blk, sizeof blk);
+        if (w <= 0) break;
+        total += w;
+    }
+    assert_int_equal(errno, ENOSPC);
+    close(fd);
+    return total;
+}
+
+static void test_sync_enospc(void **state) {
+    tdir *t = *state;
+    tiny_fs(t);
+    nf_journal *j = open_ok(t->dir);
+    assert_int_equal(nf_journal_replay(j, collect, &(coll){0}, NULL, NULL), 0);
+    for (uint32_t i = 0; i < 3; i++)
+        append_gen(j, 40, 14, i);
+    assert_int_equal(nf_journal_sync(j), 0);
+    long good = file_size(t->path);
+    assert_int_equal(nf_journal_last_errno(j), 0);
+
+    /* a batch of 10 KiB: more than the rest of the journal's page */
+    for (uint32_t i = 3; i < 13; i++)
+        append_gen(j, 1000, 14, i);
+    char fill_path[200];
+    fill_fs(t, fill_path, sizeof fill_path);
+    for (int attempt = 0; attempt < 2; attempt++) {
+        assert_int_equal(nf_journal_sync(j), NF_ENOSPC);
+        assert_int_equal(nf_journal_last_errno(j), ENOSPC);
+        assert_int_equal(file_size(t->path), good);
+        assert_int_equal(nf_journal_bytes(j), good);
+        assert_int_equal(nf_journal_records(j), 3);
+    }
+    /* room again: the kept batch is written once, after the last good frame */
+    assert_int_equal(unlink(fill_path), 0);
+    assert_int_equal(nf_journal_sync(j), 0);
+    assert_int_equal(nf_journal_records(j), 13);
+    assert_int_equal(file_size(t->path), good + 10 * 1008);
+    nf_journal_close(j);
+
+    coll c = {0};
+    uint64_t torn = 99;
+    j = open_replay(t->dir, &c, &torn);
+    assert_int_equal(torn, 0);
+    assert_int_equal(c.n, 13);
+    for (uint32_t i = 0; i < 13; i++)
+        check_rec(&c, i, i < 3 ? 40 : 1000, 14, i);
+    nf_journal_close(j);
+    coll_free(&c);
+}
+
+static void test_compact_enospc(void **state) {
+    tdir *t = *state;
+    tiny_fs(t);
+    nf_journal *j = open_ok(t->dir);
+    for (uint32_t i = 0; i < 12; i++)
+        append_gen(j, 1000, 15, i);
+    assert_int_equal(nf_journal_sync(j), 0);
+    size_t n;
+    uint8_t *orig = slurp(t->path, &n);
+    char tmp[200], fill_path[200];
+    snprintf(tmp, sizeof tmp, "%s.tmp", t->path);
+    snapctx s = {.nrec = 30, .len = 1000};
+
+    /* full: journal.tmp gets no page at all; then 12 KiB free: the snapshot fails half-way */
+    long size = fill_fs(t, fill_path, sizeof fill_path);
+    for (int room = 0; room <= 1; room++) {
+        if (room) assert_int_equal(truncate(fill_path, size - 12288), 0);
+        assert_int_equal(nf_journal_compact(j, emit, &s), NF_ENOSPC);
+        assert_int_equal(nf_journal_last_errno(j), ENOSPC);
+        assert_false(exists(tmp));
+        if (!same_file(t->path, orig, n)) fail_msg("the failed compaction changed the journal");
+        assert_int_equal(nf_journal_records(j), 12);
+        assert_int_equal(nf_journal_bytes(j), n);
+    }
+    /* the old journal is still in use */
+    assert_int_equal(unlink(fill_path), 0);
+    append_gen(j, 1000, 15, 12);
+    assert_int_equal(nf_journal_sync(j), 0);
+    nf_journal_close(j);
+    coll c = {0};
+    uint64_t torn = 99;
+    j = open_replay(t->dir, &c, &torn);
+    assert_int_equal(torn, 0);
+    assert_int_equal(c.n, 13);
+    for (uint32_t i = 0; i < 13; i++)
+        check_rec(&c, i, 1000, 15, i);
+    nf_journal_close(j);
+    coll_free(&c);
+    free(orig);
+}
+
+/* ---- links and permissions ------------------------------------------------------------------- */
+
+static void test_symlinks(void **state) {
+    tdir *t = *state;
+    char victim[200], tmp[200], lock[200], other[200], via[200];
+    snprintf(victim, sizeof victim, "%s/victim", t->root);
+    snprintf(tmp, sizeof tmp, "%s/journal.tmp", t->dir);
+    snprintf(lock, sizeof lock, "%s/lock", t->dir);
+    spill(victim, "precious bytes", 14);
+
+    /* a link planted as journal.tmp: compaction removes the link, not what it points to */
+    nf_journal *j = open_ok(t->dir);
+    for (uint32_t i = 0; i < 5; i++)
+        append_gen(j, 50, 16, i);
+    nf_journal_close(j);
+    assert_int_equal(symlink(victim, tmp), 0);
+    coll c = {0};
+    j = open_replay(t->dir, &c, NULL);
+    snapctx s = {.nrec = 2, .len = 64};
+    assert_int_equal(nf_journal_compact(j, emit, &s), 0);
+    nf_journal_close(j);
+    coll_free(&c);
+    if (!same_file(victim, (const uint8_t *)"precious bytes", 14))
+        fail_msg("the victim was written through the link");
+    assert_false(exists(tmp));
+    j = open_replay(t->dir, &c, NULL);
+    assert_int_equal(c.n, 2);
+    nf_journal_close(j);
+    coll_free(&c);
+
+    /* the journal or the lock a link: refused, the target untouched */
+    nf_diag d;
+    const char *names[] = {t->path, lock};
+    for (int k = 0; k < 2; k++) {
+        char moved[220];
+        snprintf(moved, sizeof moved, "%s.moved", names[k]);
+        assert_int_equal(rename(names[k], moved), 0);
+        assert_int_equal(symlink(victim, names[k]), 0);
+        j = (nf_journal *)&j;
+        assert_int_equal(nf_journal_open(t->dir, &j, &d), NF_EINVAL);
+        assert_null(j);
+        assert_string_equal(d.file, names[k]);
+        expect_in(d.msg, "symbolic link");
+        if (!same_file(victim, (const uint8_t *)"precious bytes", 14))
+            fail_msg("the victim was opened");
+        assert_int_equal(unlink(names[k]), 0);
+        assert_int_equal(rename(moved, names[k]), 0);
+    }
+
+    /* a journal that is not a regular file */
+    assert_int_equal(unlink(t->path), 0);
+    assert_int_equal(mkfifo(t->path, 0600), 0);
+    assert_int_equal(nf_journal_open(t->dir, &j, &d), NF_EINVAL);
+    expect_in(d.msg, "not a regular file");
+    assert_int_equal(unlink(t->path), 0);
+
+    /* the directory itself may be reached through a link */
+    snprintf(other, sizeof other, "%s/real", t->root);
+    snprintf(via, sizeof via, "%s/via", t->root);
+    assert_int_equal(mkdir(other, 0700), 0);
+    assert_int_equal(symlink(other, via), 0);
+    j = open_ok(via);
+    append_gen(j, 10, 16, 0);
+    nf_journal_close(j);
+    snprintf(other, sizeof other, "%s/real/journal", t->root);
+    assert_int_equal(file_size(other), 8 + 18);
+}
+
+/* A state directory that others can write to, or that belongs to someone else, is refused with a
+ * message giving the mode and the fix; nothing is created in it. */
+static void expect_bad_dir(const tdir *t, mode_t mode, const char *want) {
+    assert_int_equal(chmod(t->dir, mode), 0);
+    nf_journal *j = (nf_journal *)&j;
+    nf_diag d;
+    assert_int_equal(nf_journal_open(t->dir, &j, &d), NF_EINVAL);
+    assert_null(j);
+    assert_string_equal(d.file, t->dir);
+    char m[16];
+    snprintf(m, sizeof m, "mode %04o", (unsigned)mode);
+    expect_in(d.msg, m);
+    expect_in(d.msg, want);
+    expect_in(d.msg, "chmod 700");
+    expect_in(d.msg, t->dir);
+    char lock[200];
+    snprintf(lock, sizeof lock, "%s/lock", t->dir);
+    assert_false(exists(lock));
+    assert_false(exists(t->path));
+}
+
+static void test_dir_perms(void **state) {
+    tdir *t = *state;
+    assert_int_equal(mkdir(t->dir, 0700), 0);
+    expect_bad_dir(t, 0777, "writable by group or others");
+    expect_bad_dir(t, 01777, "writable by group or others");
+    expect_bad_dir(t, 0770, "writable by group or others");
+    expect_bad_dir(t, 0702, "writable by group or others");
+    if (geteuid() == 0) { /* only root can give a directory away */
+        assert_int_equal(chown(t->dir, 4242, (gid_t)-1), 0);
+        expect_bad_dir(t, 0700, "owned by uid 4242");
+        assert_int_equal(chown(t->dir, 0, (gid_t)-1), 0);
+    }
+    /* readable by others is the operator's business */
+    assert_int_equal(chmod(t->dir, 0755), 0);
+    nf_journal *j = open_ok(t->dir);
+    nf_journal_close(j);
+}
+
 /* ---- allocation failures --------------------------------------------------------------------- */
 
 static const uint32_t sweep_lens[] = {1, 30, 200, 5000, 70000, 3, MAXREC, 9, 400000, 17};
@@ -854,6 +1402,9 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_roundtrip, setup, teardown),
         cmocka_unit_test_setup_teardown(test_torn_tail, setup, teardown),
         cmocka_unit_test_setup_teardown(test_append_without_replay, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_damage_refused, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_damage_search, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_salvage, setup, teardown),
         cmocka_unit_test_setup_teardown(test_replay_rules, setup, teardown),
         cmocka_unit_test_setup_teardown(test_not_ours, setup, teardown),
         cmocka_unit_test_setup_teardown(test_open_errors, setup, teardown),
@@ -861,6 +1412,10 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_compact, setup, teardown),
         cmocka_unit_test_setup_teardown(test_compact_fails, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sync_write_fails, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_sync_enospc, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_compact_enospc, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_symlinks, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_dir_perms, setup, teardown),
         cmocka_unit_test_setup_teardown(test_alloc_append, setup, teardown),
         cmocka_unit_test_setup_teardown(test_alloc_life, setup, teardown),
     };
