@@ -725,16 +725,41 @@ static int open_state(nf_smd *s, nf_diag *diag) {
     int rc = nf_journal_open(dir, &s->j, diag);
     if (rc) return rc;
     uint64_t torn = 0;
-    rc = nf_journal_replay(s->j, replay_checked, s, &torn, diag);
+    nf_journal_salvage_report rep;
+    memset(&rep, 0, sizeof rep);
+    if (s->o.repair_journal) {
+        rc = nf_journal_salvage(s->j, replay_one, s, &rep, diag);
+        if (rc) return rc;
+        torn = rep.torn;
+        if (rep.regions || rep.rejected)
+            say(s,
+                "%s/journal repaired: %llu records read, %llu of them did not apply (lost), "
+                "%llu damaged regions of %llu bytes unreadable (lost); the damaged file is kept "
+                "as %s/%s",
+                dir, (unsigned long long)rep.records, (unsigned long long)rep.rejected,
+                (unsigned long long)rep.regions, (unsigned long long)rep.lost_bytes, dir,
+                rep.copy[0] ? rep.copy : "(no copy)");
+        else
+            say(s, "%s/journal: no damage found, nothing to repair", dir);
+    } else {
+        rc = nf_journal_replay(s->j, replay_checked, s, &torn, diag);
+        if (rc && s->replay_failed)
+            return nf__fail(diag, rc,
+                            "%s/journal: record %llu does not replay (%s): a journal of another "
+                            "fabric or engine state? (--repair-journal keeps the records that "
+                            "apply)",
+                            dir, (unsigned long long)s->st.replayed, nf_strerror(rc));
+        if (rc) return rc; /* damage: the journal's own message says where and what to do */
+    }
     s->st.torn_bytes = torn;
-    if (rc && s->replay_failed)
-        return nf__fail(diag, rc,
-                        "%s/journal: record %llu does not replay (%s): a journal of another "
-                        "fabric or engine state?",
-                        dir, (unsigned long long)s->st.replayed, nf_strerror(rc));
-    if (rc) return rc; /* damage: the journal's own message says where and what to do */
-    if ((rc = nf_mcgm_replay_done(s->m, mono_ms()))) return rc;
+    /* compaction first: after a salvage nothing may be appended before it, and what
+     * replay_done logs (a group routed now) then goes into the new journal */
     rc = compact(s);
+    if (rc == NF_ENOSPC && rep.copy[0]) /* a salvaged journal must be rewritten before use */
+        return nf__fail(diag, rc,
+                        "%s: no space to rewrite the repaired journal (%s); free some and start "
+                        "again with --repair-journal",
+                        dir, strerror(nf_journal_last_errno(s->j)));
     if (rc == NF_ENOSPC) {
         say(s, "%s: no space to compact the journal (%s); starting on the journal as it is", dir,
             strerror(nf_journal_last_errno(s->j)));
@@ -744,7 +769,7 @@ static int open_state(nf_smd *s, nf_diag *diag) {
         return nf__fail(diag, rc, "%s: cannot compact the journal: %s", dir, nf_strerror(rc));
     }
     s->st.journal_records = 0;
-    return NF_OK;
+    return nf_mcgm_replay_done(s->m, mono_ms());
 }
 
 /* ---- the loop ------------------------------------------------------------------------------- */

@@ -38,14 +38,14 @@ want() {
 }
 
 # ---- listening: a non-loopback address needs keys
-expect 2 "$nf" smd --topo $topo --listen 0.0.0.0:0
+expect 2 timeout 10 "$nf" smd --topo $topo --listen 0.0.0.0:0
 has err "refusing to listen on 0.0.0.0:0 without --keys"
 chmod 644 "$tmp/keys"
-expect 2 "$nf" smd --topo $topo --listen 127.0.0.1:0 --keys "$tmp/keys"
+expect 2 timeout 10 "$nf" smd --topo $topo --listen 127.0.0.1:0 --keys "$tmp/keys"
 has err "chmod 600"
 chmod 600 "$tmp/keys"
 printf 'manager 0x1\nport 0x77 0x2\n' >"$tmp/badkeys"; chmod 600 "$tmp/badkeys"
-expect 2 "$nf" smd --topo $topo --listen 127.0.0.1:0 --keys "$tmp/badkeys"
+expect 2 timeout 10 "$nf" smd --topo $topo --listen 127.0.0.1:0 --keys "$tmp/badkeys"
 has err "badkeys:2: no endpoint port of the fabric has GUID '0x77'"
 start_smd --listen 0.0.0.0:0 --keys "$tmp/keys"
 grep -q "keys from" "$tmp/smd.log" && ok || bad "keyed smd on 0.0.0.0: $(cat "$tmp/smd.log")"

@@ -5,8 +5,9 @@
  *                [--tid N] [--mgid GID] [--port-guid G] [--count N] [--join-state J]
  *                [--key K] [--wait MS]
  *                [--next OPTIONS ...]
- *     prints one line per datagram received within MS (default 300): status, method, RMPP
- *     segment and flags; then "replies N bytes B". Exit 0 when something came back. Each
+ *     prints one line per datagram received within MS (default 300; a request other than
+ *     GetTable stops at its first answer): status, method, RMPP segment and flags; then
+ *     "replies N bytes B". Exit 0 when something came back. Each
  *     --next starts another request from the same socket (same source address and port).
  *   smdprobe flood SERVER --seconds S --port-guid G --count N [--key K] [--first K]
  *     joins of new MGIDs (ff12:a01b::K, K = first, first+1, ...), 64 in flight; prints
@@ -79,6 +80,7 @@ static int req(nf_smc *c, int argc, char **argv) {
         if (rc == NF_ETIMEDOUT) break;
         if (rc) continue;
         n++;
+        if (m != NF_MAD_GETTABLE) until = 0; /* one answer is all a non-table request gets */
         printf("status 0x%04x method 0x%02x tid %" PRIu64 " seg %u flags %u data2 %u\n", r.status,
                r.method, r.tid, r.rmpp_data1, r.rmpp_flags, r.rmpp_data2);
     }
