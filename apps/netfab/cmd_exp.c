@@ -275,11 +275,7 @@ int nf_cmd_exp(int argc, char **argv) {
         case O_JSON: json = true; break;
         case O_PLOT: plot = optarg; break;
         case O_THR:
-            o.threads = (int)strtol(optarg, &end, 10);
-            if (*end || end == optarg || o.threads < 1 || o.threads > 1024) {
-                fprintf(stderr, "netfab: exp: --threads wants 1..1024, got '%s'\n", optarg);
-                return NF_EXIT_USAGE;
-            }
+            if (nf_app_threads(optarg, &o.threads)) return NF_EXIT_USAGE;
             break;
         case O_SEED:
             o.seed = strtoull(optarg, &end, 10);

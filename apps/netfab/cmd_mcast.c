@@ -179,7 +179,8 @@ int nf_cmd_mcast(int argc, char **argv) {
                *groups_path = NULL;
     nf_workload_opts wopts = {.procs_per_node = 1, .mapping = NF_MAP_AWARE, .seed = 1};
     bool verify = false, as_json = false;
-    unsigned long v, threads = 0;
+    unsigned long v;
+    int threads = 0;
     optind = 1;
     int c;
     while ((c = getopt_long(argc, argv, "t:g:e:p:m:s:vjM:G:T:h", longopts, NULL)) != -1) {
@@ -214,8 +215,7 @@ int nf_cmd_mcast(int argc, char **argv) {
         case 'M': mft_path = optarg; break;
         case 'G': groups_path = optarg; break;
         case 'T':
-            if (parse_uint("--threads", optarg, 1024, &threads) || threads == 0)
-                return NF_EXIT_USAGE;
+            if (nf_app_threads(optarg, &threads)) return NF_EXIT_USAGE;
             break;
         case 'h': mcast_usage(stdout); return NF_EXIT_OK;
         default: mcast_usage(stderr); return NF_EXIT_USAGE;
@@ -248,7 +248,7 @@ int nf_cmd_mcast(int argc, char **argv) {
     json_t *arr = as_json ? json_array() : NULL;
     nf_diag d = {{0}, 0, {0}};
     int rc;
-    if ((status = nf_app_fabric(topo, (int)threads, &f, &h))) goto done;
+    if ((status = nf_app_fabric(topo, threads, &f, &h))) goto done;
     if ((rc = nf_groups_build(f, pattern, &wopts, &g, &d))) {
         status = nf_app_report(rc, &d);
         goto done;

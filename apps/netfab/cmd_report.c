@@ -825,11 +825,7 @@ int nf_cmd_report(int argc, char **argv) {
         case O_DRY: dry = true; break;
         case O_ONLY: only = optarg; break;
         case O_JOBS:
-            par = (unsigned)strtoul(optarg, &end, 10);
-            if (*end || end == optarg || par < 1 || par > 256) {
-                fprintf(stderr, "netfab report: --jobs wants 1..256, not '%s'\n", optarg);
-                return NF_EXIT_USAGE;
-            }
+            if (nf_app_count("--jobs", optarg, 256, &par)) return NF_EXIT_USAGE;
             break;
         case O_SEED:
             x.seed = strtoull(optarg, &end, 10);

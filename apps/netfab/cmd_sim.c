@@ -136,8 +136,7 @@ int nf_cmd_sim(int argc, char **argv) {
             k.c.seed = (uint64_t)v;
             break;
         case O_THR:
-            if (nf_app_number("--threads", optarg, 0, 1024, &v)) bad = NF_EXIT_USAGE;
-            threads = (int)v;
+            if (nf_app_threads(optarg, &threads)) bad = NF_EXIT_USAGE;
             break;
         case O_JSON: json = true; break;
         case O_LINKS: links_path = optarg; break;

@@ -633,8 +633,7 @@ static int parse(int argc, char **argv, grid *g, unsigned *threads, bool *json, 
             break;
         case O_VERIFY: g->verify = true; break;
         case O_THR:
-            if (nf_app_number("--threads", optarg, 1, 1024, &v)) ex = NF_EXIT_USAGE;
-            *threads = (unsigned)v;
+            if (nf_app_count("--threads", optarg, NF_APP_MAX_THREADS, threads)) ex = NF_EXIT_USAGE;
             break;
         case O_JSON: *json = true; break;
         case O_OUT: *out = optarg; break;

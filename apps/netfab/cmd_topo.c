@@ -148,15 +148,10 @@ int nf_cmd_topo(int argc, char **argv) {
         case 'o': out_path = optarg; break;
         case 'f': fmt_name = optarg; break;
         case 'T': {
-            char *end;
-            long v = strtol(optarg, &end, 10);
-            if (*end || v < 1 || v > 1024) {
-                fprintf(stderr, "netfab topo: --threads wants a number from 1 to 1024, not '%s'\n",
-                        optarg);
+            if (nf_app_threads(optarg, &threads)) {
                 free(specs);
                 return NF_EXIT_USAGE;
             }
-            threads = (int)v;
             break;
         }
         case 'h':
