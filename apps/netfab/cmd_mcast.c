@@ -93,21 +93,6 @@ static int parse_engines(const char *list, const nf_mcast_engine **out, int cap)
     return n;
 }
 
-static FILE *open_out(const char *path) {
-    FILE *fp = strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
-    if (!fp) fprintf(stderr, "netfab: %s: %s\n", path, strerror(errno));
-    return fp;
-}
-
-static int close_out(FILE *fp, const char *path, int rc) {
-    if (fp != stdout ? fclose(fp) != 0 : fflush(fp) != 0) rc = rc ? rc : NF_EIO;
-    if (rc) {
-        fprintf(stderr, "netfab: %s: %s\n", path, nf_strerror(rc));
-        return NF_EXIT_FAIL;
-    }
-    return NF_EXIT_OK;
-}
-
 /* [[efi, links], ...], ascending: how many inter-switch links carry each EFI, over the links
  * that carry at least one group. Inter-switch means neither end is a CA, exactly as
  * nf_mcast_stats_compute counts them, so the links sum to links_used, the weighted mean is
@@ -254,12 +239,15 @@ int nf_cmd_mcast(int argc, char **argv) {
         goto done;
     }
     if (groups_path) {
-        FILE *fp = open_out(groups_path);
+        nf__afile a;
+        FILE *fp = nf_app_out_open(&a, "netfab mcast", groups_path);
         if (!fp) {
             status = NF_EXIT_FAIL;
             goto done;
         }
-        if ((status = close_out(fp, groups_path, nf_mcast_write_groups(f, g, fp)))) goto done;
+        status = nf_app_out_close(&a, "netfab mcast", groups_path,
+                                  nf_mcast_write_groups(f, g, fp));
+        if (status) goto done;
     }
     uint32_t lb = nf_mcast_lower_bound(f, h, g);
     nf_progress bar;
@@ -290,8 +278,11 @@ int nf_cmd_mcast(int argc, char **argv) {
             status = NF_EXIT_FAIL;
         }
         if (mft_path && status == NF_EXIT_OK) {
-            FILE *fp = open_out(mft_path);
-            status = fp ? close_out(fp, mft_path, nf_mcast_write_mft(f, m, fp)) : NF_EXIT_FAIL;
+            nf__afile a;
+            FILE *fp = nf_app_out_open(&a, "netfab mcast", mft_path);
+            status = fp ? nf_app_out_close(&a, "netfab mcast", mft_path,
+                                           nf_mcast_write_mft(f, m, fp))
+                        : NF_EXIT_FAIL;
         }
         for (uint32_t k = 0; k < m->n_groups && st.failed; k++)
             if (m->status[k] != NF_OK) {

@@ -23,7 +23,7 @@
  * after it is renamed or removed, so no moment exists when the file is there unregistered.
  * A name too long for a slot, or a full registry, leaves the file unregistered (it still is
  * removed on abort, only not by a signal). */
-enum { N_SLOTS = 16, SLOT_LEN = 4096 };
+enum { N_SLOTS = 64, SLOT_LEN = 4096 };
 static atomic_int slot_state[N_SLOTS];
 static char slot_name[N_SLOTS][SLOT_LEN];
 
