@@ -23,8 +23,15 @@ FILE *nf_app_out_open(nf__afile *a, const char *who, const char *path) {
 
 int nf_app_out_close(nf__afile *a, const char *who, const char *path, int rc) {
     if (rc) {
+        /* a write error: errno still says why when the writer stopped at it, else flushing
+         * again most likely meets the same cause */
+        int err = errno;
+        if (rc != NF_EIO || !ferror(a->fp)) err = 0;
+        errno = 0;
+        if (rc == NF_EIO && !err && fflush(a->fp) != 0) err = errno;
         nf__afile_abort(a);
-        fprintf(stderr, "%s: cannot write %s: %s\n", who, path, nf_strerror(rc));
+        fprintf(stderr, "%s: cannot write %s: %s\n", who, path,
+                err ? strerror(err) : nf_strerror(rc));
         return NF_EXIT_FAIL;
     }
     if (nf__afile_commit(a)) {

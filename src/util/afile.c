@@ -1,4 +1,5 @@
 /* Files that appear complete or not at all (afile.h): a temporary file renamed over the target. */
+#define _XOPEN_SOURCE 700 /* realpath */
 #include "util/afile.h"
 
 #include "netfab/core.h"
@@ -10,6 +11,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
@@ -70,25 +72,41 @@ int nf__afile_open(nf__afile *a, const char *path) {
         a->fp = stdout;
         return 0;
     }
-    const char *base = strrchr(path, '/');
-    size_t dirlen = base ? (size_t)(base - path) + 1 : 0;
-    base = base ? base + 1 : path;
-    if (!*base) {
+    /* a device, a pipe or a socket (/dev/null, /dev/full, a FIFO) cannot be replaced: write to
+     * it directly (commit then only flushes and closes) */
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+        if (S_ISDIR(st.st_mode)) {
+            errno = EISDIR;
+            return NF_EIO;
+        }
+        return (a->fp = fopen(path, "w")) ? 0 : NF_EIO;
+    }
+    size_t plen = strlen(path);
+    if (plen == 0 || path[plen - 1] == '/') {
         errno = EISDIR;
         return NF_EIO;
     }
-    size_t cap = strlen(path) + 32;
-    a->path = nf__strdup(path);
-    a->tmp = nf__malloc(cap);
+    /* a symbolic link: replace the file it names, not the link */
+    struct stat lst;
+    char *real = NULL;
+    if (lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode)) real = realpath(path, NULL);
+    a->path = nf__strdup(real ? real : path);
+    free(real); /* realpath's, from malloc */
+    size_t cap = a->path ? strlen(a->path) + 32 : 0;
+    a->tmp = a->path ? nf__malloc(cap) : NULL;
     if (!a->path || !a->tmp) {
         nf__free(a->path);
         nf__free(a->tmp);
         *a = (nf__afile){.slot = -1};
         return NF_ENOMEM;
     }
+    const char *slash = strrchr(a->path, '/');
+    int dirlen = slash ? (int)(slash - a->path) + 1 : 0;
+    const char *base = a->path + dirlen;
     int fd = -1, err = EEXIST;
     for (int tries = 0; fd < 0 && err == EEXIST && tries < 100; tries++) {
-        snprintf(a->tmp, cap, "%.*s.%s.%016llx.tmp", (int)dirlen, path, base,
+        snprintf(a->tmp, cap, "%.*s.%s.%016llx.tmp", dirlen, a->path, base,
                  (unsigned long long)random64());
         a->slot = reg_claim(a->tmp);
         fd = open(a->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
@@ -149,7 +167,8 @@ int nf__afile_commit(nf__afile *a) {
     int err = 0;
     errno = 0;
     if (fflush(a->fp) != 0 || ferror(a->fp)) err = errno ? errno : EIO;
-    if (!a->tmp) { /* stdout */
+    if (!a->tmp) { /* stdout, or a device written directly */
+        if (a->fp != stdout && fclose(a->fp) != 0 && !err) err = errno;
         *a = (nf__afile){.slot = -1};
         errno = err;
         return err ? NF_EIO : 0;
@@ -172,7 +191,10 @@ int nf__afile_commit(nf__afile *a) {
 void nf__afile_abort(nf__afile *a) {
     if (!a->fp) return;
     if (!a->tmp) {
-        fflush(a->fp);
+        if (a->fp == stdout)
+            fflush(a->fp);
+        else
+            fclose(a->fp);
         *a = (nf__afile){.slot = -1};
         return;
     }

@@ -11,13 +11,14 @@
 typedef struct nf__afile {
     FILE *fp;   /* write the contents here */
     char *path; /* the target (owned) */
-    char *tmp;  /* the temporary file (owned); NULL when writing to stdout */
+    char *tmp;  /* the temporary file (owned); NULL when writing to stdout or a device */
     int slot;   /* its entry in the pending registry, or -1 */
 } nf__afile;
 
 /* Creates a temporary file ".<name>.<random>.tmp" next to path, with O_EXCL and the mode a new
- * file gets (0666 & ~umask), and opens a->fp on it. path "-" means stdout (a->tmp NULL; commit
- * then only flushes it). 0, or NF_EIO with errno set to the cause (ENOENT, EACCES, ...), or
+ * file gets (0666 & ~umask), and opens a->fp on it. path "-" means stdout, and a path that is
+ * a device or a FIFO (/dev/null) is written directly (a->tmp NULL; commit then only flushes and
+ * closes it). A symbolic link is followed: the file it names is replaced. 0, or NF_EIO with errno set to the cause (ENOENT, EACCES, ...), or
  * NF_ENOMEM; nothing is left to clean up on failure. */
 int nf__afile_open(nf__afile *a, const char *path);
 
