@@ -245,8 +245,7 @@ int nf_cmd_mcast(int argc, char **argv) {
             status = NF_EXIT_FAIL;
             goto done;
         }
-        status = nf_app_out_close(&a, "netfab mcast", groups_path,
-                                  nf_mcast_write_groups(f, g, fp));
+        status = nf_app_out_close(&a, "netfab mcast", groups_path, nf_mcast_write_groups(f, g, fp));
         if (status) goto done;
     }
     uint32_t lb = nf_mcast_lower_bound(f, h, g);
@@ -280,9 +279,9 @@ int nf_cmd_mcast(int argc, char **argv) {
         if (mft_path && status == NF_EXIT_OK) {
             nf__afile a;
             FILE *fp = nf_app_out_open(&a, "netfab mcast", mft_path);
-            status = fp ? nf_app_out_close(&a, "netfab mcast", mft_path,
-                                           nf_mcast_write_mft(f, m, fp))
-                        : NF_EXIT_FAIL;
+            status =
+                fp ? nf_app_out_close(&a, "netfab mcast", mft_path, nf_mcast_write_mft(f, m, fp))
+                   : NF_EXIT_FAIL;
         }
         for (uint32_t k = 0; k < m->n_groups && st.failed; k++)
             if (m->status[k] != NF_OK) {

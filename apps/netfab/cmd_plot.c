@@ -825,8 +825,8 @@ static int plot_tree(const plot_opts *o) {
     } else if (!nf_app_out_open(&a, "netfab plot", o->out)) {
         status = NF_EXIT_FAIL;
     } else {
-        char *args[] = {"dot", fmt == F_PNG ? "-Tpng" : "-Tsvg", "-o",
-                        (char *)tool_out(&a, o->out), NULL};
+        char *args[] = {"dot", fmt == F_PNG ? "-Tpng" : "-Tsvg", "-o", (char *)tool_out(&a, o->out),
+                        NULL};
         status = run_tool("netfab plot", args, text, len, tool_out(&a, o->out), o->out,
                           "apt-get install graphviz");
         status = tool_done(&a, "netfab plot", o->out, status);

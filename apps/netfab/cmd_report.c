@@ -538,10 +538,10 @@ enum { N_STEPS = sizeof steps / sizeof steps[0] };
 
 typedef struct job {
     cmdline cmds[MAX_CMDS];
-    int n, at;  /* commands, the one running or next */
-    pid_t pid;  /* running: its pid (and its process group's id), else 0 */
+    int n, at;     /* commands, the one running or next */
+    pid_t pid;     /* running: its pid (and its process group's id), else 0 */
     nf__afile out; /* running with stdout_to: the temporary file its stdout goes to */
-    int status; /* 0 ok; else the failed command's exit status (or 128 + signal) */
+    int status;    /* 0 ok; else the failed command's exit status (or 128 + signal) */
     bool done, selected;
     double started, took;
 } job;
@@ -833,8 +833,7 @@ static int write_page(const report_ctx *x, job *jobs, double wall, int argc, cha
                 st->paper ? st->paper : "nothing to compare.");
     }
     fputs("</body>\n</html>\n", h);
-    if (nf_app_out_close(&page, "netfab report", path, ferror(h) ? NF_EIO : 0))
-        return NF_EXIT_FAIL;
+    if (nf_app_out_close(&page, "netfab report", path, ferror(h) ? NF_EIO : 0)) return NF_EXIT_FAIL;
     return ex;
 }
 
