@@ -3,6 +3,7 @@
 #define NETFAB_APP_CMD_H
 
 #include "netfab/core.h"
+#include "util/afile.h"
 
 #include <jansson.h>
 #include <stdbool.h>
@@ -62,10 +63,31 @@ json_t *nf_app_mcast_json(const nf_fabric *f, const char *topo, const char *patt
                           uint32_t lower_bound, bool verified);
 
 /* gnuplot for every picture (cmd_plot.c): s as a gnuplot single-quoted string (a quote doubled,
- * control characters as blanks); and a script run by gnuplot, which must exit 0 having written
- * out (else out is removed and who says why on stderr). NF_EXIT_OK or NF_EXIT_FAIL. */
+ * control characters as blanks); and a script run by gnuplot, which sets no output: its first
+ * line (set terminal) is followed by the `set output` of a temporary file next to out, which
+ * replaces out once gnuplot exits 0 having written it (else out is left as it was and who says
+ * why on stderr). NF_EXIT_OK or NF_EXIT_FAIL. */
 void nf_app_gnuplot_quote(FILE *o, const char *s);
 int nf_app_run_gnuplot(const char *who, const char *text, size_t len, const char *out);
+
+/* Output files (output.c): opened through util/afile.h, so a file appears complete or not at
+ * all. out_open opens a temporary file next to path ("-": stdout) and returns where to write,
+ * or NULL after saying why ("<who>: cannot write <path>: <errno text>"). out_close commits it
+ * when rc (the writing's library status) is 0, else drops it; NF_EXIT_OK, or NF_EXIT_FAIL after
+ * saying why, the previous file at path untouched then. */
+FILE *nf_app_out_open(nf__afile *a, const char *who, const char *path);
+int nf_app_out_close(nf__afile *a, const char *who, const char *path, int rc);
+
+/* Installs the SIGINT, SIGTERM and SIGHUP handlers (unless the signal is ignored) that remove
+ * unfinished outputs' temporary files, then die of the signal. main() calls it once. */
+void nf_app_catch_signals(void);
+
+/* A count option from 1 to max (--threads, --jobs): NF_EXIT_OK, or NF_EXIT_USAGE after
+ * "netfab: <opt> wants a whole number from 1 to <max>, not '<s>'". nf_app_threads is it for
+ * --threads, the same range in every command. */
+enum { NF_APP_MAX_THREADS = 1024 };
+int nf_app_count(const char *opt, const char *s, unsigned max, unsigned *out);
+int nf_app_threads(const char *s, int *out);
 
 /* Wall-clock seconds since an arbitrary origin, and peak resident set size in KiB. */
 double nf_app_now(void);

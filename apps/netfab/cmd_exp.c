@@ -228,9 +228,9 @@ int exp_plot_rows(const exp_def *e, json_t *rows, const char *path) {
     }
     size_t pl = strlen(path);
     bool svg = pl >= 4 && strcmp(path + pl - 4, ".svg") == 0;
-    fprintf(g, "set terminal %s size 800,520 noenhanced\nset output ", svg ? "svg" : "pngcairo");
-    nf_app_gnuplot_quote(g, path);
-    fprintf(g, "\nset title 'netfab exp %s'\nset xlabel '%s'\nset ylabel '%s'\nset grid\n", e->name,
+    /* no set output: nf_app_run_gnuplot adds its temporary file's */
+    fprintf(g, "set terminal %s size 800,520 noenhanced\n", svg ? "svg" : "pngcairo");
+    fprintf(g, "set title 'netfab exp %s'\nset xlabel '%s'\nset ylabel '%s'\nset grid\n", e->name,
             p->xlabel, p->ylabel);
     fprintf(g, "set key outside right\n%s%s", p->logx ? "set logscale x\n" : "",
             p->logy ? "set logscale y\n" : "");
@@ -275,11 +275,7 @@ int nf_cmd_exp(int argc, char **argv) {
         case O_JSON: json = true; break;
         case O_PLOT: plot = optarg; break;
         case O_THR:
-            o.threads = (int)strtol(optarg, &end, 10);
-            if (*end || end == optarg || o.threads < 1 || o.threads > 1024) {
-                fprintf(stderr, "netfab: exp: --threads wants 1..1024, got '%s'\n", optarg);
-                return NF_EXIT_USAGE;
-            }
+            if (nf_app_threads(optarg, &o.threads)) return NF_EXIT_USAGE;
             break;
         case O_SEED:
             o.seed = strtoull(optarg, &end, 10);
@@ -316,17 +312,12 @@ int nf_cmd_exp(int argc, char **argv) {
         fprintf(stderr, ")\n");
         return NF_EXIT_USAGE;
     }
-    /* before a long run: can the image be written? (an image already there is kept until the
-     * new one is drawn; one made just for the probe goes if the run fails) */
-    bool made = false;
+    /* before a long run: can the image be written? (a temporary file next to it is made and
+     * removed; the image there is kept until the new one is drawn) */
     if (plot) {
-        made = access(plot, F_OK) != 0;
-        int fd = open(plot, O_WRONLY | O_CREAT, 0644);
-        if (fd < 0) {
-            fprintf(stderr, "netfab: exp: --plot: cannot write %s: %s\n", plot, strerror(errno));
-            return NF_EXIT_FAIL;
-        }
-        close(fd);
+        nf__afile probe;
+        if (!nf_app_out_open(&probe, "netfab exp: --plot", plot)) return NF_EXIT_FAIL;
+        nf__afile_abort(&probe);
     }
     json_t *rows = json_array();
     nf_progress bar;
@@ -344,8 +335,6 @@ int nf_cmd_exp(int argc, char **argv) {
             print_table(rows);
         }
         if (plot) rc = exp_plot_rows(e, rows, plot);
-    } else if (made) {
-        unlink(plot);
     }
     json_decref(rows);
     return rc;

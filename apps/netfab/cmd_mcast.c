@@ -93,21 +93,6 @@ static int parse_engines(const char *list, const nf_mcast_engine **out, int cap)
     return n;
 }
 
-static FILE *open_out(const char *path) {
-    FILE *fp = strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
-    if (!fp) fprintf(stderr, "netfab: %s: %s\n", path, strerror(errno));
-    return fp;
-}
-
-static int close_out(FILE *fp, const char *path, int rc) {
-    if (fp != stdout ? fclose(fp) != 0 : fflush(fp) != 0) rc = rc ? rc : NF_EIO;
-    if (rc) {
-        fprintf(stderr, "netfab: %s: %s\n", path, nf_strerror(rc));
-        return NF_EXIT_FAIL;
-    }
-    return NF_EXIT_OK;
-}
-
 /* [[efi, links], ...], ascending: how many inter-switch links carry each EFI, over the links
  * that carry at least one group. Inter-switch means neither end is a CA, exactly as
  * nf_mcast_stats_compute counts them, so the links sum to links_used, the weighted mean is
@@ -179,7 +164,8 @@ int nf_cmd_mcast(int argc, char **argv) {
                *groups_path = NULL;
     nf_workload_opts wopts = {.procs_per_node = 1, .mapping = NF_MAP_AWARE, .seed = 1};
     bool verify = false, as_json = false;
-    unsigned long v, threads = 0;
+    unsigned long v;
+    int threads = 0;
     optind = 1;
     int c;
     while ((c = getopt_long(argc, argv, "t:g:e:p:m:s:vjM:G:T:h", longopts, NULL)) != -1) {
@@ -214,8 +200,7 @@ int nf_cmd_mcast(int argc, char **argv) {
         case 'M': mft_path = optarg; break;
         case 'G': groups_path = optarg; break;
         case 'T':
-            if (parse_uint("--threads", optarg, 1024, &threads) || threads == 0)
-                return NF_EXIT_USAGE;
+            if (nf_app_threads(optarg, &threads)) return NF_EXIT_USAGE;
             break;
         case 'h': mcast_usage(stdout); return NF_EXIT_OK;
         default: mcast_usage(stderr); return NF_EXIT_USAGE;
@@ -248,18 +233,20 @@ int nf_cmd_mcast(int argc, char **argv) {
     json_t *arr = as_json ? json_array() : NULL;
     nf_diag d = {{0}, 0, {0}};
     int rc;
-    if ((status = nf_app_fabric(topo, (int)threads, &f, &h))) goto done;
+    if ((status = nf_app_fabric(topo, threads, &f, &h))) goto done;
     if ((rc = nf_groups_build(f, pattern, &wopts, &g, &d))) {
         status = nf_app_report(rc, &d);
         goto done;
     }
     if (groups_path) {
-        FILE *fp = open_out(groups_path);
+        nf__afile a;
+        FILE *fp = nf_app_out_open(&a, "netfab mcast", groups_path);
         if (!fp) {
             status = NF_EXIT_FAIL;
             goto done;
         }
-        if ((status = close_out(fp, groups_path, nf_mcast_write_groups(f, g, fp)))) goto done;
+        status = nf_app_out_close(&a, "netfab mcast", groups_path, nf_mcast_write_groups(f, g, fp));
+        if (status) goto done;
     }
     uint32_t lb = nf_mcast_lower_bound(f, h, g);
     nf_progress bar;
@@ -290,8 +277,11 @@ int nf_cmd_mcast(int argc, char **argv) {
             status = NF_EXIT_FAIL;
         }
         if (mft_path && status == NF_EXIT_OK) {
-            FILE *fp = open_out(mft_path);
-            status = fp ? close_out(fp, mft_path, nf_mcast_write_mft(f, m, fp)) : NF_EXIT_FAIL;
+            nf__afile a;
+            FILE *fp = nf_app_out_open(&a, "netfab mcast", mft_path);
+            status =
+                fp ? nf_app_out_close(&a, "netfab mcast", mft_path, nf_mcast_write_mft(f, m, fp))
+                   : NF_EXIT_FAIL;
         }
         for (uint32_t k = 0; k < m->n_groups && st.failed; k++)
             if (m->status[k] != NF_OK) {

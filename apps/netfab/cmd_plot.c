@@ -178,42 +178,40 @@ static out_fmt out_format(const char *path) {
                                           : F_BAD;
 }
 
-/* Creates (or empties) path, so that a picture that cannot be written is known before any work
- * is handed to a child process. */
-static int check_writable(const char *path) {
-    FILE *fp = fopen(path, "wb");
-    if (!fp || fclose(fp) != 0) {
-        fprintf(stderr, "netfab plot: cannot write %s: %s\n", path, strerror(errno));
-        return NF_EXIT_FAIL;
-    }
-    return NF_EXIT_OK;
+/* gnuplot's scripts are made without `set output`: the image is drawn into a temporary file
+ * that replaces the target only once complete (util/afile.h). This writes text to o with
+ * "set output 'name'" after its first line (`set terminal ...`). */
+static void put_with_output(FILE *o, const char *text, size_t len, const char *name) {
+    const char *nl = memchr(text, '\n', len);
+    size_t head = nl ? (size_t)(nl - text) + 1 : len;
+    fwrite(text, 1, head, o);
+    fputs("set output ", o);
+    nf_app_gnuplot_quote(o, name);
+    fputc('\n', o);
+    fwrite(text + head, 1, len - head, o);
 }
 
-/* Writes len bytes of text to path ("-": stdout). */
-static int write_text(const char *path, const char *text, size_t len) {
-    bool out = strcmp(path, "-") == 0;
-    FILE *fp = out ? stdout : fopen(path, "wb");
-    if (!fp) {
-        fprintf(stderr, "netfab plot: cannot write %s: %s\n", path, strerror(errno));
-        return NF_EXIT_FAIL;
-    }
-    bool okw = fwrite(text, 1, len, fp) == len;
-    if (!(out ? fflush(fp) == 0 : fclose(fp) == 0) || !okw) {
-        fprintf(stderr, "netfab plot: cannot write %s: %s\n", path, strerror(errno));
-        return NF_EXIT_FAIL;
-    }
-    return NF_EXIT_OK;
+/* Writes len bytes of text to path ("-": stdout), with set output out when out is given. */
+static int write_text(const char *path, const char *text, size_t len, const char *out) {
+    nf__afile a;
+    FILE *fp = nf_app_out_open(&a, "netfab plot", path);
+    if (!fp) return NF_EXIT_FAIL;
+    if (out)
+        put_with_output(fp, text, len, out);
+    else
+        fwrite(text, 1, len, fp);
+    return nf_app_out_close(&a, "netfab plot", path, ferror(fp) ? NF_EIO : 0);
 }
 
 /* Runs args[0] (found in PATH) with text on its standard input, and expects it to exit 0 and to
- * have written something to out. The child gets SIGPIPE back at its default; here it is ignored
- * while writing, so a child that dies early is an error to report, not our death. */
+ * have written something to out (the temporary file of output shown being written). The child gets
+ * SIGPIPE back at its default; here it is ignored while writing, so a child that dies early is
+ * an error to report, not our death. */
 static int run_tool(const char *who, char *const args[], const char *text, size_t len,
-                    const char *out, const char *hint) {
+                    const char *out, const char *shown, const char *hint) {
     int fd[2];
     if (pipe2(fd, O_CLOEXEC) != 0) {
         fprintf(stderr, "%s: pipe: %s\n", who, strerror(errno));
-        unlink(out);
         return NF_EXIT_FAIL;
     }
     posix_spawn_file_actions_t fa;
@@ -234,7 +232,6 @@ static int run_tool(const char *who, char *const args[], const char *text, size_
     if (rc != 0) {
         close(fd[1]);
         fprintf(stderr, "%s: cannot run %s: %s (%s)\n", who, args[0], strerror(rc), hint);
-        unlink(out);
         return NF_EXIT_FAIL;
     }
     struct sigaction ign = {.sa_handler = SIG_IGN}, was;
@@ -256,25 +253,48 @@ static int run_tool(const char *who, char *const args[], const char *text, size_
     } else if (WIFEXITED(st) && WEXITSTATUS(st) == 0) {
         struct stat sb;
         if (stat(out, &sb) == 0 && sb.st_size > 0) return NF_EXIT_OK;
-        fprintf(stderr, "%s: %s wrote nothing to %s\n", who, args[0], out);
+        fprintf(stderr, "%s: %s wrote nothing to %s\n", who, args[0], shown);
     } else if (WIFEXITED(st)) {
         fprintf(stderr, "%s: %s failed (exit status %d)\n", who, args[0], WEXITSTATUS(st));
     } else {
         fprintf(stderr, "%s: %s was killed by signal %d\n", who, args[0], WTERMSIG(st));
     }
-    unlink(out);
     return NF_EXIT_FAIL;
 }
 
+/* The name a child program writes output a to: its temporary file, or the device itself. */
+static const char *tool_out(const nf__afile *a, const char *path) { return a->tmp ? a->tmp : path; }
+
+/* Ends output a after its tool ran with status: committed on success, else dropped. */
+static int tool_done(nf__afile *a, const char *who, const char *path, int status) {
+    if (status == NF_EXIT_OK) return nf_app_out_close(a, who, path, 0);
+    nf__afile_abort(a);
+    return status;
+}
+
 int nf_app_run_gnuplot(const char *who, const char *text, size_t len, const char *out) {
+    nf__afile a;
+    if (!nf_app_out_open(&a, who, out)) return NF_EXIT_FAIL;
+    char *full = NULL;
+    size_t flen = 0;
+    FILE *m = open_memstream(&full, &flen);
+    if (m) put_with_output(m, text, len, tool_out(&a, out));
+    if (!m || fclose(m) != 0) {
+        free(full);
+        nf__afile_abort(&a);
+        return nf_app_report(NF_ENOMEM, NULL);
+    }
     char *args[] = {"gnuplot", NULL};
-    return run_tool(who, args, text, len, out, "apt-get install gnuplot-nox");
+    int status =
+        run_tool(who, args, full, flen, tool_out(&a, out), out, "apt-get install gnuplot-nox");
+    free(full);
+    return tool_done(&a, who, out, status);
 }
 
 /* Hands a gnuplot script to gnuplot (and to --script first, so a failing plot can be looked at). */
 static int run_gnuplot(const plot_opts *o, const char *text, size_t len) {
     int rc;
-    if (o->script && (rc = write_text(o->script, text, len))) return rc;
+    if (o->script && (rc = write_text(o->script, text, len, o->out))) return rc;
     return nf_app_run_gnuplot("netfab plot", text, len, o->out);
 }
 
@@ -284,8 +304,7 @@ static int close_and_run(FILE *g, const plot_opts *o, char **text, size_t *len) 
         fprintf(stderr, "netfab plot: out of memory\n");
         return NF_EXIT_FAIL;
     }
-    int status = check_writable(o->out);
-    return status ? status : run_gnuplot(o, *text, *len);
+    return run_gnuplot(o, *text, *len);
 }
 
 /* The terminal, output, title and labels every gnuplot plot starts with. */
@@ -295,9 +314,7 @@ static void gnuplot_head(FILE *g, const plot_opts *o, const char *title, const c
         fputs("set terminal svg size 900,560 noenhanced background rgb 'white'\n", g);
     else
         fputs("set terminal pngcairo size 900,560 noenhanced\n", g);
-    fputs("set output ", g);
-    nf_app_gnuplot_quote(g, o->out);
-    fputs("\nset title ", g);
+    fputs("set title ", g); /* set output: put_with_output */
     nf_app_gnuplot_quote(g, title);
     fputs("\nset xlabel ", g);
     nf_app_gnuplot_quote(g, xlabel);
@@ -802,11 +819,17 @@ static int plot_tree(const plot_opts *o) {
         goto done;
     }
     out_fmt fmt = out_format(o->out);
+    nf__afile a;
     if (fmt == F_DOT) {
-        status = write_text(o->out, text, len);
-    } else if (!(status = check_writable(o->out))) {
-        char *args[] = {"dot", fmt == F_PNG ? "-Tpng" : "-Tsvg", "-o", (char *)o->out, NULL};
-        status = run_tool("netfab plot", args, text, len, o->out, "apt-get install graphviz");
+        status = write_text(o->out, text, len, NULL);
+    } else if (!nf_app_out_open(&a, "netfab plot", o->out)) {
+        status = NF_EXIT_FAIL;
+    } else {
+        char *args[] = {"dot", fmt == F_PNG ? "-Tpng" : "-Tsvg", "-o", (char *)tool_out(&a, o->out),
+                        NULL};
+        status = run_tool("netfab plot", args, text, len, tool_out(&a, o->out), o->out,
+                          "apt-get install graphviz");
+        status = tool_done(&a, "netfab plot", o->out, status);
     }
 done:
     free(text);

@@ -14,6 +14,7 @@
 #include <jansson.h>
 #include <limits.h>
 #include <math.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -537,27 +538,38 @@ enum { N_STEPS = sizeof steps / sizeof steps[0] };
 
 typedef struct job {
     cmdline cmds[MAX_CMDS];
-    int n, at;  /* commands, the one running or next */
-    pid_t pid;  /* running: its pid, else 0 */
-    int status; /* 0 ok; else the failed command's exit status (or 128 + signal) */
+    int n, at;     /* commands, the one running or next */
+    pid_t pid;     /* running: its pid (and its process group's id), else 0 */
+    nf__afile out; /* running with stdout_to: the temporary file its stdout goes to */
+    int status;    /* 0 ok; else the failed command's exit status (or 128 + signal) */
     bool done, selected;
     double started, took;
 } job;
 
 static const char self[] = "/proc/self/exe";
 
-static pid_t start(const report_ctx *x, const step *st, cmdline *c) {
+/* Starts command c of a step in a process group of its own (so that stopping it stops what it
+ * runs too, gnuplot say), its stdout into a temporary file *out that replaces c->stdout_to
+ * when the command succeeds (out->fp NULL when there is none). */
+static pid_t start(const report_ctx *x, const step *st, cmdline *c, nf__afile *out) {
     char log[PATH_MAX];
     snprintf(log, sizeof log, "%s/data/%s.log", x->dir, st->name);
+    *out = (nf__afile){.slot = -1};
+    if (c->stdout_to && nf__afile_open(out, c->stdout_to)) *out = (nf__afile){.slot = -1};
     fflush(NULL);
     pid_t pid = fork();
+    if (pid > 0) setpgid(pid, pid); /* also here: a stop may come before the child runs */
+    if (pid < 0) nf__afile_abort(out);
     if (pid != 0) return pid;
+    setpgid(0, 0);
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+    signal(SIGHUP, SIG_DFL);
     int lfd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644);
     if (lfd >= 0) dup2(lfd, STDERR_FILENO);
     if (c->stdout_to) {
-        int ofd = open(c->stdout_to, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        if (ofd < 0) _exit(126);
-        dup2(ofd, STDOUT_FILENO);
+        if (!out->fp) _exit(126);
+        dup2(fileno(out->fp), STDOUT_FILENO);
     } else if (lfd >= 0) {
         dup2(lfd, STDOUT_FILENO);
     }
@@ -573,16 +585,51 @@ static double cost_of(const report_ctx *x, size_t i) {
     return x->full ? steps[i].cost_full : steps[i].cost_quick;
 }
 
-/* Runs the selected jobs, at most `par` at once. */
-static void run_jobs(const report_ctx *x, job *jobs, unsigned par, double total_cost) {
+/* The signal (SIGINT, SIGTERM, SIGHUP) that asked the running report to stop, else 0. */
+static volatile sig_atomic_t stop_sig;
+
+static void on_stop(int sig) { stop_sig = sig; }
+
+/* Stops every running step: SIGTERM to its process group, SIGKILL to what is left after 5 s;
+ * waits for them and drops their unfinished outputs (each netfab child removes its own
+ * temporary files on SIGTERM). */
+static void stop_jobs(job *jobs) {
+    for (size_t i = 0; i < N_STEPS; i++)
+        if (jobs[i].pid) kill(-jobs[i].pid, SIGTERM);
+    double t0 = nf_app_now();
+    for (size_t i = 0; i < N_STEPS; i++) {
+        job *j = &jobs[i];
+        while (j->pid) {
+            pid_t w = waitpid(j->pid, NULL, WNOHANG);
+            if (w == j->pid || (w < 0 && errno != EINTR)) {
+                kill(-j->pid, SIGKILL); /* its grandchildren, should one outlive it */
+                j->pid = 0;
+            } else if (nf_app_now() - t0 > 5) {
+                kill(-j->pid, SIGKILL);
+                waitpid(j->pid, NULL, 0);
+                j->pid = 0;
+            } else {
+                usleep(20000);
+            }
+        }
+        nf__afile_abort(&j->out);
+    }
+}
+
+/* Runs the selected jobs, at most `par` at once. Returns the signal that stopped them, or 0. */
+static int run_jobs(const report_ctx *x, job *jobs, unsigned par, double total_cost) {
     nf_progress bar;
     nf_progress_begin(&bar, "netfab report");
     unsigned running = 0;
     double done_cost = 0;
     for (;;) {
+        if (stop_sig) {
+            stop_jobs(jobs);
+            break;
+        }
         /* the costliest step waiting goes first (a step between its commands waits too), so
          * that the long ones do not end up alone at the end */
-        while (running < par) {
+        while (running < par && !stop_sig) {
             size_t i = N_STEPS;
             for (size_t k = 0; k < N_STEPS; k++) {
                 const job *j = &jobs[k];
@@ -592,7 +639,7 @@ static void run_jobs(const report_ctx *x, job *jobs, unsigned par, double total_
             if (i == N_STEPS) break;
             job *j = &jobs[i];
             if (j->at == 0) j->started = nf_app_now();
-            j->pid = start(x, &steps[i], &j->cmds[j->at]);
+            j->pid = start(x, &steps[i], &j->cmds[j->at], &j->out);
             if (j->pid < 0) {
                 j->status = 127, j->done = true, j->pid = 0;
                 continue;
@@ -601,9 +648,9 @@ static void run_jobs(const report_ctx *x, job *jobs, unsigned par, double total_
         }
         if (!running) break;
         int st;
-        pid_t pid;
+        pid_t pid = 0;
         /* poll so that the bar moves while children run */
-        while ((pid = waitpid(-1, &st, WNOHANG)) == 0) {
+        while (!stop_sig && (pid = waitpid(-1, &st, WNOHANG)) == 0) {
             double part = 0;
             for (size_t i = 0; i < N_STEPS; i++)
                 if (jobs[i].pid) {
@@ -612,6 +659,7 @@ static void run_jobs(const report_ctx *x, job *jobs, unsigned par, double total_
             nf_progress_set(&bar, (done_cost + part) / total_cost);
             usleep(100000);
         }
+        if (stop_sig) continue;
         if (pid < 0) break;
         for (size_t i = 0; i < N_STEPS; i++) {
             job *j = &jobs[i];
@@ -619,6 +667,12 @@ static void run_jobs(const report_ctx *x, job *jobs, unsigned par, double total_
             j->pid = 0;
             running--;
             int code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+            if (j->out.fp && code == 0 && nf__afile_commit(&j->out)) {
+                dprintf(STDERR_FILENO, "netfab report: cannot write %s: %s\n",
+                        j->cmds[j->at].stdout_to, strerror(errno));
+                code = 1;
+            }
+            nf__afile_abort(&j->out); /* a failed command's output: the previous file stays */
             if (code != 0) j->status = code;
             if (code != 0 || ++j->at == j->n) {
                 j->done = true;
@@ -629,6 +683,7 @@ static void run_jobs(const report_ctx *x, job *jobs, unsigned par, double total_
         }
     }
     nf_progress_end(&bar);
+    return stop_sig;
 }
 
 /* ---- the page ----------------------------------------------------------------------------- */
@@ -707,11 +762,9 @@ static const char *paper_title(const char *id) {
 static int write_page(const report_ctx *x, job *jobs, double wall, int argc, char **argv) {
     char path[PATH_MAX];
     snprintf(path, sizeof path, "%s/index.html", x->dir);
-    FILE *h = fopen(path, "w");
-    if (!h) {
-        fprintf(stderr, "netfab report: cannot write %s: %s\n", path, strerror(errno));
-        return NF_EXIT_FAIL;
-    }
+    nf__afile page;
+    FILE *h = nf_app_out_open(&page, "netfab report", path);
+    if (!h) return NF_EXIT_FAIL;
     time_t t = time(NULL);
     char when[64];
     strftime(when, sizeof when, "%Y-%m-%d %H:%M UTC", gmtime(&t));
@@ -780,10 +833,7 @@ static int write_page(const report_ctx *x, job *jobs, double wall, int argc, cha
                 st->paper ? st->paper : "nothing to compare.");
     }
     fputs("</body>\n</html>\n", h);
-    if (ferror(h) | fclose(h)) {
-        fprintf(stderr, "netfab report: error writing %s\n", path);
-        return NF_EXIT_FAIL;
-    }
+    if (nf_app_out_close(&page, "netfab report", path, ferror(h) ? NF_EIO : 0)) return NF_EXIT_FAIL;
     return ex;
 }
 
@@ -825,11 +875,7 @@ int nf_cmd_report(int argc, char **argv) {
         case O_DRY: dry = true; break;
         case O_ONLY: only = optarg; break;
         case O_JOBS:
-            par = (unsigned)strtoul(optarg, &end, 10);
-            if (*end || end == optarg || par < 1 || par > 256) {
-                fprintf(stderr, "netfab report: --jobs wants 1..256, not '%s'\n", optarg);
-                return NF_EXIT_USAGE;
-            }
+            if (nf_app_count("--jobs", optarg, 256, &par)) return NF_EXIT_USAGE;
             break;
         case O_SEED:
             x.seed = strtoull(optarg, &end, 10);
@@ -929,11 +975,29 @@ int nf_cmd_report(int argc, char **argv) {
         if (jobs[i].selected) unlink(log);
     }
     if (ex) goto out;
-    run_jobs(&x, jobs, par, total);
+    /* SIGINT, SIGTERM or SIGHUP stops the running steps (their process groups), waits for
+     * them and exits 128 + the signal, leaving the previous outputs */
+    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+    struct sigaction was[3];
+    for (int k = 0; k < 3; k++) {
+        struct sigaction sa = {.sa_handler = on_stop};
+        sigemptyset(&sa.sa_mask);
+        sigaction(sigs[k], NULL, &was[k]);
+        if (was[k].sa_handler != SIG_IGN) sigaction(sigs[k], &sa, NULL);
+    }
+    int sig = run_jobs(&x, jobs, par, total);
+    for (int k = 0; k < 3; k++)
+        sigaction(sigs[k], &was[k], NULL);
+    if (sig) {
+        fprintf(stderr, "netfab report: stopped by signal %d; the steps that ran were stopped\n",
+                sig);
+        ex = 128 + sig;
+        goto out;
+    }
     ex = write_page(&x, jobs, nf_app_now() - t0, argc, argv);
 out:
     for (size_t i = 0; i < N_STEPS; i++) {
-        if (jobs[i].selected && jobs[i].status)
+        if (jobs[i].selected && jobs[i].status && ex < 128)
             fprintf(stderr, "netfab report: step %s failed (exit %d); see %s/data/%s.log\n",
                     steps[i].name, jobs[i].status, x.dir, steps[i].name);
         for (int c = 0; c < jobs[i].n; c++) {

@@ -136,8 +136,7 @@ int nf_cmd_sim(int argc, char **argv) {
             k.c.seed = (uint64_t)v;
             break;
         case O_THR:
-            if (nf_app_number("--threads", optarg, 0, 1024, &v)) bad = NF_EXIT_USAGE;
-            threads = (int)v;
+            if (nf_app_threads(optarg, &threads)) bad = NF_EXIT_USAGE;
             break;
         case O_JSON: json = true; break;
         case O_LINKS: links_path = optarg; break;
@@ -239,13 +238,13 @@ int nf_cmd_sim(int argc, char **argv) {
         }
     FILE *links = NULL;
     uint32_t *lflits = NULL;
+    nf__afile links_af;
     if (links_path) {
-        links = fopen(links_path, "w");
+        links = nf_app_out_open(&links_af, "netfab sim", links_path);
         lflits = malloc(((size_t)f->port_off[f->n_nodes] + 1) * sizeof *lflits);
         if (!links || !lflits) {
-            fprintf(stderr, "netfab sim: cannot write %s: %s\n", links_path,
-                    links ? "out of memory" : strerror(errno));
-            if (links) fclose(links);
+            if (links) fprintf(stderr, "netfab sim: cannot write %s: out of memory\n", links_path);
+            if (links) nf__afile_abort(&links_af);
             free(lflits);
             free(was);
             nf_sim_free(s);
@@ -297,10 +296,10 @@ int nf_cmd_sim(int argc, char **argv) {
                     res.stuck);
         if (links) write_links(links, f, s, lflits, x, ph.window);
     }
-    if (links && (ferror(links) | fclose(links))) {
-        fprintf(stderr, "netfab sim: error writing %s\n", links_path);
-        if (ex == NF_EXIT_OK) ex = NF_EXIT_FAIL;
-    }
+    if (links && ex) /* a failed run leaves the previous file */
+        nf__afile_abort(&links_af);
+    else if (links && nf_app_out_close(&links_af, "netfab sim", links_path, 0))
+        ex = NF_EXIT_FAIL;
     free(lflits);
     free(was);
     if (json) {

@@ -158,7 +158,9 @@ int nf_cmd_smd(int argc, char **argv) {
             break;
         case O_DUMP: so.dump_prefix = optarg; break;
         case O_PORTF: port_file = optarg; break;
-        case O_THR: threads = atoi(optarg); break;
+        case O_THR:
+            if (nf_app_threads(optarg, &threads)) return NF_EXIT_USAGE;
+            break;
         case 'h': smd_usage(stdout); return NF_EXIT_OK;
         default:
             fprintf(stderr, "netfab smd: unknown or incomplete option '%s'\n", argv[optind - 1]);

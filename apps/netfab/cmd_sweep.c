@@ -633,8 +633,7 @@ static int parse(int argc, char **argv, grid *g, unsigned *threads, bool *json, 
             break;
         case O_VERIFY: g->verify = true; break;
         case O_THR:
-            if (nf_app_number("--threads", optarg, 1, 1024, &v)) ex = NF_EXIT_USAGE;
-            *threads = (unsigned)v;
+            if (nf_app_count("--threads", optarg, NF_APP_MAX_THREADS, threads)) ex = NF_EXIT_USAGE;
             break;
         case O_JSON: *json = true; break;
         case O_OUT: *out = optarg; break;
@@ -730,10 +729,14 @@ static int sweep_main(int argc, char **argv, int rank, int size) {
         return NF_EXIT_OK;
     }
     if (!threads) threads = (unsigned)omp_get_max_threads();
+    /* --out is opened before the work (a file that cannot be written is known at once), as a
+     * temporary file that replaces it only when every row is written */
     FILE *out = stdout;
-    if (!ex && rank == 0 && out_path && !(out = fopen(out_path, "w"))) {
-        fprintf(stderr, "netfab sweep: cannot write %s: %s\n", out_path, strerror(errno));
+    nf__afile out_af = {.fp = NULL};
+    bool to_file = !ex && rank == 0 && out_path;
+    if (to_file && !(out = nf_app_out_open(&out_af, "netfab sweep", out_path))) {
         out = stdout;
+        to_file = false;
         ex = NF_EXIT_FAIL;
     }
     /* every rank builds every fabric (deterministic, and cheap beside the cells) */
@@ -766,10 +769,11 @@ static int sweep_main(int argc, char **argv, int rank, int size) {
     } else if (ex == NF_EXIT_OK) {
         ex = NF_EXIT_FAIL; /* another rank could not start (its --out, a fabric) */
     }
-    if (out != stdout && (ferror(out) | fclose(out)) && ex == NF_EXIT_OK) {
-        fprintf(stderr, "netfab sweep: error writing %s\n", out_path);
-        ex = NF_EXIT_FAIL;
-    } else if (out == stdout && fflush(stdout) && ex == NF_EXIT_OK) {
+    if (to_file && ex != NF_EXIT_OK) { /* a failed run leaves the previous file */
+        nf__afile_abort(&out_af);
+    } else if (to_file) {
+        ex = nf_app_out_close(&out_af, "netfab sweep", out_path, 0);
+    } else if (fflush(stdout) && ex == NF_EXIT_OK) {
         ex = NF_EXIT_FAIL;
     }
     json_decref(rows);

@@ -113,18 +113,10 @@ static nf_format format_for(const char *fmt, const char *path) {
 }
 
 static int write_fabric(const nf_fabric *f, const char *path, nf_format fmt) {
-    FILE *out = strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
-    if (!out) {
-        fprintf(stderr, "netfab: %s: %s\n", path, strerror(errno));
-        return NF_EXIT_FAIL;
-    }
-    int rc = nf_io_write(f, fmt, out);
-    if (out != stdout ? fclose(out) != 0 : fflush(out) != 0) rc = rc ? rc : NF_EIO;
-    if (rc) {
-        fprintf(stderr, "netfab: %s: %s\n", path, nf_strerror(rc));
-        return NF_EXIT_FAIL;
-    }
-    return NF_EXIT_OK;
+    nf__afile a;
+    FILE *out = nf_app_out_open(&a, "netfab topo", path);
+    if (!out) return NF_EXIT_FAIL;
+    return nf_app_out_close(&a, "netfab topo", path, nf_io_write(f, fmt, out));
 }
 
 int nf_cmd_topo(int argc, char **argv) {
@@ -148,15 +140,10 @@ int nf_cmd_topo(int argc, char **argv) {
         case 'o': out_path = optarg; break;
         case 'f': fmt_name = optarg; break;
         case 'T': {
-            char *end;
-            long v = strtol(optarg, &end, 10);
-            if (*end || v < 1 || v > 1024) {
-                fprintf(stderr, "netfab topo: --threads wants a number from 1 to 1024, not '%s'\n",
-                        optarg);
+            if (nf_app_threads(optarg, &threads)) {
                 free(specs);
                 return NF_EXIT_USAGE;
             }
-            threads = (int)v;
             break;
         }
         case 'h':

@@ -86,6 +86,7 @@ long nf_app_peak_rss_kib(void) {
 }
 
 int main(int argc, char **argv) {
+    nf_app_catch_signals();
     if (argc < 2) {
         usage(stderr);
         return NF_EXIT_USAGE;

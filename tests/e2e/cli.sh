@@ -18,7 +18,7 @@ expect 2 "$nf" topo --topo fattree:k=3;   has err "fattree"
 expect 2 "$nf" topo --topo fattree:k=4 --out "$tmp/x.unknown"; has err "format"
 expect 1 "$nf" topo --topo file:"$tmp/does-not-exist"; has err "does-not-exist"
 
-expect 1 "$nf" topo --topo fattree:k=4 --out /nonexistent-dir/x.ibnet; has err "netfab: /nonexistent-dir/x.ibnet: No such file"
+expect 1 "$nf" topo --topo fattree:k=4 --out /nonexistent-dir/x.ibnet; has err "netfab topo: cannot write /nonexistent-dir/x.ibnet: No such file"
 expect 1 "$nf" topo --topo fattree:k=4 --out /dev/full --format json; has err "/dev/full"
 
 # statistics: hand-known numbers of the standard fat tree k=4 (16 endpoints, 20 switches,

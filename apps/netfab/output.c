@@ -1,0 +1,80 @@
+/* What every command shares about its output files and its options: files written through
+ * util/afile.h so that they appear complete or not at all (also when SIGINT or SIGTERM ends the
+ * run), and one parser for --threads and the other counts. */
+#include "cmd.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+FILE *nf_app_out_open(nf__afile *a, const char *who, const char *path) {
+    int rc = nf__afile_open(a, path);
+    if (rc == NF_ENOMEM) {
+        fprintf(stderr, "%s: cannot write %s: out of memory\n", who, path);
+        return NULL;
+    }
+    if (rc) {
+        fprintf(stderr, "%s: cannot write %s: %s\n", who, path, strerror(errno));
+        return NULL;
+    }
+    return a->fp;
+}
+
+int nf_app_out_close(nf__afile *a, const char *who, const char *path, int rc) {
+    if (rc) {
+        /* a write error: errno still says why when the writer stopped at it, else flushing
+         * again most likely meets the same cause */
+        int err = errno;
+        if (rc != NF_EIO || !ferror(a->fp)) err = 0;
+        errno = 0;
+        if (rc == NF_EIO && !err && fflush(a->fp) != 0) err = errno;
+        nf__afile_abort(a);
+        fprintf(stderr, "%s: cannot write %s: %s\n", who, path,
+                err ? strerror(err) : nf_strerror(rc));
+        return NF_EXIT_FAIL;
+    }
+    if (nf__afile_commit(a)) {
+        fprintf(stderr, "%s: cannot write %s: %s\n", who, path, strerror(errno));
+        return NF_EXIT_FAIL;
+    }
+    return NF_EXIT_OK;
+}
+
+/* Removes the temporary files of unfinished outputs, then dies of the signal as if there had
+ * been no handler (so the exit status says which). Async-signal-safe. */
+static void on_fatal(int sig) {
+    nf__afile_unlink_pending();
+    signal(sig, SIG_DFL);
+    raise(sig); /* blocked while in here: delivered on return */
+}
+
+void nf_app_catch_signals(void) {
+    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+        struct sigaction sa = {.sa_handler = on_fatal, .sa_flags = SA_RESTART}, was;
+        sigemptyset(&sa.sa_mask);
+        /* a signal ignored by whoever started us (nohup, a shell's background job) stays so */
+        if (sigaction(sigs[i], NULL, &was) == 0 && was.sa_handler != SIG_IGN)
+            sigaction(sigs[i], &sa, NULL);
+    }
+}
+
+int nf_app_count(const char *opt, const char *s, unsigned max, unsigned *out) {
+    char *end;
+    errno = 0;
+    unsigned long v = strtoul(s, &end, 10);
+    if (!*s || *end || errno || s[0] == '-' || s[0] == '+' || v < 1 || v > max) {
+        fprintf(stderr, "netfab: %s wants a whole number from 1 to %u, not '%s'\n", opt, max, s);
+        return NF_EXIT_USAGE;
+    }
+    *out = (unsigned)v;
+    return NF_EXIT_OK;
+}
+
+int nf_app_threads(const char *s, int *out) {
+    unsigned v;
+    int ex = nf_app_count("--threads", s, NF_APP_MAX_THREADS, &v);
+    if (!ex) *out = (int)v;
+    return ex;
+}
