@@ -134,4 +134,25 @@ if truncate -s 1100M "$tmp/huge.ibnet" 2>/dev/null; then
     rm -f "$tmp/huge.ibnet"
 fi
 
+# ---- netfab sim on a disconnected fabric, and load sweeps without end -------------------------
+isl="file:$src/tests/data/islands.ibnet"
+sim="timeout 120 $nf sim --topo $isl --routing minhop --traffic uniform --load 0.1 --cycles 500 --warmup 100"
+expect 2 $sim
+has err "netfab sim: 8 source/destination pairs have no path between them (the fabric is not connected), e.g. \"a1\" -> \"b1\"; --exclude-unroutable skips them"
+expect 0 $sim --exclude-unroutable
+has out "# 8 unroutable source/destination pairs excluded"
+has out "excluded"
+if grep -q DEAD "$tmp/out"; then bad "excluded pairs still deadlock"; else ok; fi
+expect 0 $sim --exclude-unroutable --json
+has out '"excluded_msgs": [1-9]'
+has out '"deadlock": false'
+expect 2 timeout 20 "$nf" sim --topo fattree:k=4 --routing minhop --traffic uniform --sweep 0:1:1e-9
+has err "netfab sim: --sweep 0:1:1e-9 is 1000000000 load points, more than 1000"
+expect 2 timeout 20 "$nf" sim --topo fattree:k=4 --routing minhop --traffic uniform --sweep 0:1:0
+has err "STEP > 0"
+expect 2 timeout 20 "$nf" sweep --topo fattree:k=4 --routing minhop --traffic uniform --loads 0:1:1e-6
+has err "netfab sweep: --loads 0:1:1e-6 is 1000001 load points, more than 1000"
+expect 2 timeout 20 "$nf" sweep --topo fattree:k=4 --routing minhop --traffic uniform --loads 0.5,0:1:0.001
+has err "is 1002 load points, more than 1000"
+
 finish
