@@ -310,6 +310,9 @@ int nf_cmd_sim(int argc, char **argv) {
         }
         if (json) {
             json_t *o = nf_app_sim_result_json(x, &res, failed);
+            /* only with the option: netfab sweep's CSV columns are these keys */
+            if (o && exclude)
+                json_object_set_new(o, "excluded_msgs", json_integer((json_int_t)res.excluded_msgs));
             if (!o) {
                 ex = nf_app_report(NF_ENOMEM, NULL);
                 break;

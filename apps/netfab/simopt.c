@@ -134,7 +134,6 @@ json_t *nf_app_sim_result_json(double load, const nf_sim_result *res, unsigned f
     json_object_set_new(o, "failed_links", json_integer((json_int_t)failed_links));
     json_object_set_new(o, "lost_frac", json_real(res->lost_frac));
     json_object_set_new(o, "dropped_pkts", json_integer((json_int_t)res->dropped_pkts));
-    json_object_set_new(o, "excluded_msgs", json_integer((json_int_t)res->excluded_msgs));
     if (res->deadlock) json_object_set_new(o, "stuck", json_string(res->stuck));
     return o;
 }
