@@ -312,16 +312,16 @@ int nf_cmd_sim(int argc, char **argv) {
             json_t *o = nf_app_sim_result_json(x, &res, failed);
             /* only with the option: netfab sweep's CSV columns are these keys */
             if (o && exclude)
-                json_object_set_new(o, "excluded_msgs", json_integer((json_int_t)res.excluded_msgs));
+                json_object_set_new(o, "excluded_msgs",
+                                    json_integer((json_int_t)res.excluded_msgs));
             if (!o) {
                 ex = nf_app_report(NF_ENOMEM, NULL);
                 break;
             }
             json_array_append_new(arr, o);
         } else {
-            printf("%8.4f %8.4f %9.2f %9.0f %6.2f %7.3f %9.3f %5s %9.3f", res.offered,
-                   res.accepted, res.lat_mean, res.lat_p99, res.hops_mean, res.minimal_frac,
-                   res.link_util_max,
+            printf("%8.4f %8.4f %9.2f %9.0f %6.2f %7.3f %9.3f %5s %9.3f", res.offered, res.accepted,
+                   res.lat_mean, res.lat_p99, res.hops_mean, res.minimal_frac, res.link_util_max,
                    res.deadlock    ? "DEAD"
                    : res.saturated ? "yes"
                                    : "no",

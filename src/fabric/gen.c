@@ -826,8 +826,7 @@ static int file_spec_split(const char *args, char **path, bool *partial, nf_diag
             if (!plen) return nf__fail(diag, NF_EINVAL, "file: missing path (file:PATH)");
         }
     }
-    if (!(*path = nf__strndup(args, plen)))
-        return nf__fail(diag, NF_ENOMEM, "file: out of memory");
+    if (!(*path = nf__strndup(args, plen))) return nf__fail(diag, NF_ENOMEM, "file: out of memory");
     return NF_OK;
 }
 

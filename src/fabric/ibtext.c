@@ -788,8 +788,9 @@ static int check_sides(parser *ps) {
             if (ps->port_lid[qslot] < 0)
                 ps->port_lid[qslot] = pl->plid;
             else if (pl->plid >= 0 && pl->plid != ps->port_lid[qslot] && j != NONE32)
-                return perr(ps, pl->line, "LID %d of \"%s\"[%u] disagrees with its own line %d (%d)",
-                            pl->plid, shown(b1, sizeof b1, q->id, q->id_len), pl->peer_port,
+                return perr(ps, pl->line,
+                            "LID %d of \"%s\"[%u] disagrees with its own line %d (%d)", pl->plid,
+                            shown(b1, sizeof b1, q->id, q->id_len), pl->peer_port,
                             ps->lines[j].line, ps->port_lid[qslot]);
         } else if (q->lid < 0 && pl->plid >= 0) {
             ps->nodes[pl->peer].lid = pl->plid; /* header without a LID: trust the peers */

@@ -356,9 +356,10 @@ static void test_one_sided_and_router(void **state) {
     assert_int_equal(parse_str(text, &w, &f, &d), NF_EPARSE);
     assert_null(f);
     assert_int_equal(d.line, 2);
-    assert_string_equal(d.msg, "link \"S-1\"[1] - \"S-2\"[1] is not listed by its other end; 1 link "
-                               "is listed by one end only and 0 to nodes with no block: the file "
-                               "is truncated or incomplete (the partial option reads it anyway)");
+    assert_string_equal(d.msg,
+                        "link \"S-1\"[1] - \"S-2\"[1] is not listed by its other end; 1 link "
+                        "is listed by one end only and 0 to nodes with no block: the file "
+                        "is truncated or incomplete (the partial option reads it anyway)");
     /* read anyway: the link is kept, and counted */
     w = (warns){0};
     assert_int_equal(parse_partial(text, &w, &f, &d), 0);
@@ -367,7 +368,8 @@ static void test_one_sided_and_router(void **state) {
     assert_int_equal(w.count, 2);
     assert_int_equal(w.lines[0], 7); /* router read as a CA */
     assert_int_equal(w.lines[1], 2);
-    assert_string_equal(w.last, "partial file: 1 link listed by one end only, kept (the first here)");
+    assert_string_equal(w.last,
+                        "partial file: 1 link listed by one end only, kept (the first here)");
     nf_link l = expect_link(f, 1, 1, 2, 1);
     assert_int_equal(f->link_speed[l], NF_SPEED_QDR);
     assert_string_equal(nf_node_name(f, by_guid(f, 3)), "router");
@@ -393,7 +395,8 @@ static void test_skipped_link_drops_port_info(void **state) {
     assert_int_equal(parse_partial(text, &w, &f, &d), 0);
     assert_int_equal(w.count, 1);
     assert_int_equal(w.lines[0], 2);
-    assert_string_equal(w.last, "partial file: 1 link to nodes with no block, skipped (the first here)");
+    assert_string_equal(w.last,
+                        "partial file: 1 link to nodes with no block, skipped (the first here)");
     nf_node ca = by_guid(f, 0x10);
     assert_int_equal(f->port_lid[nf_port_index(f, ca, 1)], 0);
     assert_int_equal(f->port_lid[nf_port_index(f, ca, 2)], 449);
@@ -468,14 +471,16 @@ static const struct bad_input {
      "the peer of \"S-1\"[2], \"S-3\", has no node block; 1 link is listed by one end only and 1 "
      "to nodes with no block"},
     /* the LID a line gives its peer is the one the peer gives itself (a number cut short) */
-    {"Switch 8 \"S-1\" # \"a\" lid 17\n[1] \"S-2\"[1] # \"b\" lid 2\nSwitch 8 \"S-2\" # \"b\" lid 2\n"
+    {"Switch 8 \"S-1\" # \"a\" lid 17\n[1] \"S-2\"[1] # \"b\" lid 2\nSwitch 8 \"S-2\" # \"b\" lid "
+     "2\n"
      "[1] \"S-1\"[1] # \"a\" lid 1\n",
      4, "LID 1 of \"S-1\" disagrees with line 1 (17)"},
     {"Switch 8 \"S-1\" # \"a\" lid 1\n[1] \"H-2\"[1] # \"b\" lid 36\nCa 1 \"H-2\"\n"
      "[1] \"S-1\"[1] # lid 3 lmc 0 \"a\" lid 1\n",
      2, "LID 36 of \"H-2\"[1] disagrees with its own line 4 (3)"},
     /* GUIDs: a port GUID used twice, or also a node's */
-    {"Switch 8 \"S-1\"\n[1] \"H-2\"[1]\n[2] \"H-3\"[1]\nCa 1 \"H-2\"\n[1](7) \"S-1\"[1]\nCa 1 \"H-3\"\n"
+    {"Switch 8 \"S-1\"\n[1] \"H-2\"[1]\n[2] \"H-3\"[1]\nCa 1 \"H-2\"\n[1](7) \"S-1\"[1]\nCa 1 "
+     "\"H-3\"\n"
      "[1](7) \"S-1\"[2]\n",
      7, "GUID 0x0000000000000007 of \"H-3\"[1] is also the GUID of \"H-2\"[1] (line 5)"},
     {"Switch 8 \"S-1\"\n[1] \"H-2\"[1]\n[2] \"H-2\"[2]\nCa 2 \"H-2\"\n[1](2) \"S-1\"[1]\n"
@@ -608,7 +613,8 @@ static void test_partial_counts(void **state) {
     assert_int_equal(w.lines[0], 10); /* the trailing key line */
     assert_int_equal(w.lines[1], 3);
     assert_int_equal(w.lines[2], 4);
-    assert_string_equal(w.last, "partial file: 2 links to nodes with no block, skipped (the first here)");
+    assert_string_equal(w.last,
+                        "partial file: 2 links to nodes with no block, skipped (the first here)");
     nf_fabric_free(f);
 }
 

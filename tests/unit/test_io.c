@@ -106,10 +106,8 @@ static void test_format_names(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_detect),
-        cmocka_unit_test(test_detect_fixtures),
-        cmocka_unit_test(test_load_errors),
-        cmocka_unit_test(test_load_limits),
+        cmocka_unit_test(test_detect),       cmocka_unit_test(test_detect_fixtures),
+        cmocka_unit_test(test_load_errors),  cmocka_unit_test(test_load_limits),
         cmocka_unit_test(test_format_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
