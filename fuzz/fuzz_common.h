@@ -31,7 +31,7 @@ static int plain_names(const nf_fabric *f, size_t max_len) {
 
 static int fuzz_one(const uint8_t *data, size_t size, nf_format fmt) {
     size_t warnings = 0;
-    nf_load_opts opts = {fuzz_warn, &warnings};
+    nf_load_opts opts = {.warn = fuzz_warn, .warn_ud = &warnings};
     nf_fabric *f = NULL;
     nf_diag d;
     if (nf_io_parse((const char *)data, size, fmt, "fuzz", &opts, &f, &d) != NF_OK) {

@@ -28,7 +28,7 @@ static void sim_usage(FILE *out) {
             "                  [--bursty] [--seed S] [--threads N] [--links FILE]\n"
             "                  [--fail-links N|FILE [--fail-at CYCLE]]\n"
             "                  [--bias B] [--w-hop FLITS] [--threshold FLITS]\n"
-            "                  [--proxy all|restricted] [--json]\n\n"
+            "                  [--proxy all|restricted] [--exclude-unroutable] [--json]\n\n"
             "Simulates flits through input-queued routers (virtual channels, credits, virtual\n"
             "cut-through, separable allocation) and prints, per load point: offered and accepted\n"
             "load (flits per endpoint per cycle; 1.0 = full injection bandwidth), mean and p99\n"
@@ -97,7 +97,8 @@ int nf_cmd_sim(int argc, char **argv) {
         O_LINKS,
         O_FAIL,
         O_FAILAT,
-        O_JSON
+        O_JSON,
+        O_EXCL
     };
     static const struct option own[] = {
         {"topo", 1, NULL, O_TOPO},       {"routing", 1, NULL, O_ROUT},
@@ -105,7 +106,8 @@ int nf_cmd_sim(int argc, char **argv) {
         {"sweep", 1, NULL, O_SWEEP},     {"seed", 1, NULL, O_SEED},
         {"threads", 1, NULL, O_THR},     {"links", 1, NULL, O_LINKS},
         {"fail-links", 1, NULL, O_FAIL}, {"fail-at", 1, NULL, O_FAILAT},
-        {"json", 0, NULL, O_JSON},       {"help", 0, NULL, 'h'}};
+        {"json", 0, NULL, O_JSON},       {"help", 0, NULL, 'h'},
+        {"exclude-unroutable", 0, NULL, O_EXCL}};
     struct option *lo = nf_app_sim_options(own, sizeof own / sizeof own[0]);
     if (!lo) return nf_app_report(NF_ENOMEM, NULL);
     const char *topo = NULL, *rname = NULL, *tname = NULL, *sweep = NULL;
@@ -115,7 +117,7 @@ int nf_cmd_sim(int argc, char **argv) {
     nf_sim_config c;
     nf_sim_phase ph;
     nf_sim_injection inj;
-    bool json = false;
+    bool json = false, exclude = false;
     int threads = 0, bad = NF_EXIT_OK;
     const char *links_path = NULL, *fail_arg = NULL;
     uint64_t fail_at = UINT64_MAX;
@@ -139,6 +141,7 @@ int nf_cmd_sim(int argc, char **argv) {
             if (nf_app_threads(optarg, &threads)) bad = NF_EXIT_USAGE;
             break;
         case O_JSON: json = true; break;
+        case O_EXCL: exclude = true; break;
         case O_LINKS: links_path = optarg; break;
         case O_FAIL: fail_arg = optarg; break;
         case O_FAILAT:
@@ -162,6 +165,7 @@ int nf_cmd_sim(int argc, char **argv) {
     free(lo);
     if (bad) return bad;
     c = k.c;
+    c.exclude_unroutable = exclude;
     ph = k.ph;
     inj = k.inj;
     c.threads = (unsigned)threads;
@@ -194,6 +198,13 @@ int nf_cmd_sim(int argc, char **argv) {
                     sweep);
             return NF_EXIT_USAGE;
         }
+        /* the points are a + j * step, as the loop below makes them */
+        double n_points = floor((b - a) / step + 1e-9) + 1;
+        if (n_points > NF_APP_MAX_LOAD_POINTS) {
+            fprintf(stderr, "netfab sim: --sweep %s is %.0f load points, more than %d\n", sweep,
+                    n_points, NF_APP_MAX_LOAD_POINTS);
+            return NF_EXIT_USAGE;
+        }
     }
     nf_diag d = {{0}, 0, {0}};
     nf_fabric *f;
@@ -207,6 +218,27 @@ int nf_cmd_sim(int argc, char **argv) {
         nf_fabric_free(f);
         return ex;
     }
+    /* a pair no path joins would wait for ever and end the run as a deadlock */
+    uint64_t n_unr;
+    nf_node us, ud;
+    if ((rc = nf_sim_unroutable_pairs(s, &n_unr, &us, &ud))) {
+        nf_sim_free(s);
+        nf_hops_free(h);
+        nf_fabric_free(f);
+        return nf_app_report(rc, NULL);
+    }
+    if (n_unr && !exclude) {
+        fprintf(stderr,
+                "netfab sim: %llu source/destination pairs have no path between them (the fabric "
+                "is not connected), e.g. \"%s\" -> \"%s\"; --exclude-unroutable skips them\n",
+                (unsigned long long)n_unr, nf_node_name(f, us), nf_node_name(f, ud));
+        nf_sim_free(s);
+        nf_hops_free(h);
+        nf_fabric_free(f);
+        return NF_EXIT_USAGE;
+    }
+    if (n_unr && !json)
+        printf("# %llu unroutable source/destination pairs excluded\n", (unsigned long long)n_unr);
     if (fail_at != UINT64_MAX && !fail_arg) {
         fprintf(stderr, "netfab sim: --fail-at needs --fail-links\n");
         nf_sim_free(s);
@@ -256,8 +288,9 @@ int nf_cmd_sim(int argc, char **argv) {
     }
     json_t *arr = json ? json_array() : NULL;
     if (!json)
-        printf("%8s %8s %9s %9s %6s %7s %9s %5s %9s\n", "offered", "accepted", "lat_mean",
-               "lat_p99", "hops", "minimal", "util_max", "sat", "wall_s");
+        printf("%8s %8s %9s %9s %6s %7s %9s %5s %9s%s\n", "offered", "accepted", "lat_mean",
+               "lat_p99", "hops", "minimal", "util_max", "sat", "wall_s",
+               exclude ? "  excluded" : "");
     int ex = NF_EXIT_OK;
     for (double x = a; x <= b + 1e-9; x += step) {
         inj.load = x;
@@ -276,19 +309,24 @@ int nf_cmd_sim(int argc, char **argv) {
         }
         if (json) {
             json_t *o = nf_app_sim_result_json(x, &res, failed);
+            /* only with the option: netfab sweep's CSV columns are these keys */
+            if (o && exclude)
+                json_object_set_new(o, "excluded_msgs",
+                                    json_integer((json_int_t)res.excluded_msgs));
             if (!o) {
                 ex = nf_app_report(NF_ENOMEM, NULL);
                 break;
             }
             json_array_append_new(arr, o);
         } else {
-            printf("%8.4f %8.4f %9.2f %9.0f %6.2f %7.3f %9.3f %5s %9.3f\n", res.offered,
-                   res.accepted, res.lat_mean, res.lat_p99, res.hops_mean, res.minimal_frac,
-                   res.link_util_max,
+            printf("%8.4f %8.4f %9.2f %9.0f %6.2f %7.3f %9.3f %5s %9.3f", res.offered, res.accepted,
+                   res.lat_mean, res.lat_p99, res.hops_mean, res.minimal_frac, res.link_util_max,
                    res.deadlock    ? "DEAD"
                    : res.saturated ? "yes"
                                    : "no",
                    res.wall_s);
+            if (exclude) printf(" %9llu", (unsigned long long)res.excluded_msgs);
+            putchar('\n');
             fflush(stdout);
         }
         if (res.deadlock)

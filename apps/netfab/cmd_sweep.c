@@ -17,6 +17,7 @@
 #include <getopt.h>
 #include <jansson.h>
 #include <omp.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -165,6 +166,13 @@ static int parse_loads(const char *arg, grid *g) {
             break;
         } else {
             b = a;
+        }
+        double n_points = floor((b - a) / step + 1e-9) + 1;
+        if (n_points + (double)g->n_load > NF_APP_MAX_LOAD_POINTS) {
+            fprintf(stderr, "netfab sweep: --loads %s is %.0f load points, more than %d\n", arg,
+                    n_points + (double)g->n_load, NF_APP_MAX_LOAD_POINTS);
+            rc = NF_EXIT_USAGE;
+            break;
         }
         /* the points are a + j * step: no drift from repeated additions */
         for (size_t j = 0; a + (double)j * step <= b + 1e-9; j++) {

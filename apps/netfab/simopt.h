@@ -30,6 +30,9 @@ struct option *nf_app_sim_options(const struct option *base, size_t n);
 int nf_app_sim_knob(int code, const char *arg, nf_app_sim_knobs *k);
 
 /* Reads a number from lo to hi for option opt: 0, or -1 after saying why on stderr. */
+/* The most load points one --sweep (netfab sim) or --loads (netfab sweep) may ask for. */
+#define NF_APP_MAX_LOAD_POINTS 1000
+
 int nf_app_number(const char *opt, const char *s, double lo, double hi, double *out);
 
 /* One load point's result as netfab sim --json prints it (load is the point asked for). */

@@ -7,6 +7,7 @@
 #include "core.h"
 #include "fabric.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 
 typedef enum nf_format {
@@ -24,7 +25,20 @@ const char *nf_format_name(nf_format f);
 typedef struct nf_load_opts {
     nf_warn_fn warn;
     void *warn_ud;
+    /* ibnetdiscover output lists every link from both of its ends, so a link listed by one end
+     * only, or a port whose peer has no block, means the file is cut short or incomplete: an
+     * NF_EPARSE naming the first such line and the count. With partial set, such a file is read
+     * anyway: one-sided links are kept, links to missing blocks dropped, and the two counts come
+     * as warnings. (ibsim net files may list a link from one end; they are read either way.) */
+    bool partial;
 } nf_load_opts;
+
+/* Input limits of the text readers: a line longer than NF_IO_MAX_LINE bytes, a NUL byte (binary
+ * input) or a file larger than NF_IO_MAX_BYTES is refused with NF_EPARSE, and nf_io_load stops
+ * reading at the first of them, so reading /dev/zero or /dev/urandom fails at once in little
+ * memory. */
+#define NF_IO_MAX_LINE (64u * 1024u)
+#define NF_IO_MAX_BYTES (1024ull * 1024u * 1024u)
 
 /* Guesses the format of text: NF_FMT_IBSIM when a node header says "Hca" or names its node with a
  * free-form id (not S-/H-/R- and 16 hex digits); else NF_FMT_IBNET when ibnetdiscover's key lines

@@ -45,6 +45,9 @@ typedef struct nf_sim_config {
     unsigned nic_msg_cycles;   /* a NIC's work before a message's first packet (40 cycles) */
     unsigned nic_short_cycles; /* the same for a short message and a hardware reply (8) */
     uint64_t seed;
+    /* messages between endpoints whose switches no path joins (nf_hops) are skipped and counted
+     * in excluded_msgs; without it they wait for ever (see nf_sim_unroutable_pairs) */
+    bool exclude_unroutable;
 } nf_sim_config;
 
 /* Fills the defaults above for every field left 0 (speedup 0 -> 1.0). */
@@ -297,6 +300,8 @@ typedef struct nf_sim_result {
                             * dropped at the source, not in offered */
     uint64_t dropped_pkts; /* discarded in the network: a link failed after they left
                             * (routings that can tell, ftable) */
+    uint64_t excluded_msgs; /* with exclude_unroutable: messages of the window not sent, their
+                             * endpoints' switches being disconnected */
     double wall_s;
     char stuck[256]; /* with deadlock: some of the stuck channels */
 } nf_sim_result;
@@ -317,6 +322,11 @@ int nf_sim_link_at(nf_sim *s, nf_link l, uint64_t cycle, bool up);
  * NF_ENOMEM. */
 int nf_sim_run(nf_sim *s, const nf_sim_injection *inj, const nf_sim_phase *ph,
                void (*progress)(void *ud, double frac), void *ud, nf_sim_result *out);
+
+/* The ordered pairs of distinct endpoints whose switches (rail 0) no path joins, by the distances
+ * the simulator was made with: *pairs, and one of them as CA nodes in *src, *dst (NF_NONE when
+ * there is none). O(switches^2). Returns 0 or NF_ENOMEM. */
+int nf_sim_unroutable_pairs(const nf_sim *s, uint64_t *pairs, nf_node *src, nf_node *dst);
 
 /* The flits every switch-to-switch channel carried in the last run's measurement window: for
  * each global port g of a switch whose link leads to a switch, flits[g]; every other entry 0.

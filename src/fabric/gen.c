@@ -5,6 +5,7 @@
 #include "netfab/gen.h"
 #include "netfab/io.h"
 #include "util/diag.h"
+#include "util/mem.h"
 
 #include <assert.h>
 #include <stdarg.h>
@@ -802,6 +803,33 @@ static const struct topo_kind {
     {.name = "taihulight", .keys = keys_taihulight, .build = build_taihulight},
 };
 
+/* "PATH[,partial=0|1]": options follow the path after its last comma. A last comma item that is
+ * not of the form key=value (lower-case key, no '/') belongs to the path, so paths with commas
+ * still work; a key=value item with another key is refused. *path is allocated. */
+static int file_spec_split(const char *args, char **path, bool *partial, nf_diag *diag) {
+    size_t plen = strlen(args);
+    *partial = false;
+    const char *comma = strrchr(args, ',');
+    if (comma && comma[1] >= 'a' && comma[1] <= 'z' && !strchr(comma, '/')) {
+        const char *k = comma + 1, *eq = k;
+        while (*eq >= 'a' && *eq <= 'z')
+            eq++;
+        if (*eq == '=') {
+            if ((size_t)(eq - k) != 7 || memcmp(k, "partial", 7) != 0)
+                return nf__fail(diag, NF_EINVAL, "file: unknown option '%.*s' (known: partial)",
+                                (int)(eq - k > 40 ? 40 : eq - k), k);
+            if (strcmp(eq + 1, "0") && strcmp(eq + 1, "1"))
+                return nf__fail(diag, NF_EINVAL, "file: partial must be 0 or 1, not '%.20s'",
+                                eq + 1);
+            *partial = eq[1] == '1';
+            plen = (size_t)(comma - args);
+            if (!plen) return nf__fail(diag, NF_EINVAL, "file: missing path (file:PATH)");
+        }
+    }
+    if (!(*path = nf__strndup(args, plen))) return nf__fail(diag, NF_ENOMEM, "file: out of memory");
+    return NF_OK;
+}
+
 int nf_topo_build(const char *spec, const nf_topo_opts *opts, nf_fabric **out, nf_diag *diag) {
     assert(out);
     *out = NULL;
@@ -813,7 +841,12 @@ int nf_topo_build(const char *spec, const nf_topo_opts *opts, nf_fabric **out, n
         if (!args || !*args) return nf__fail(diag, NF_EINVAL, "file: missing path (file:PATH)");
         nf_load_opts lo = {.warn = opts ? opts->warn : NULL,
                            .warn_ud = opts ? opts->warn_ud : NULL};
-        return nf_io_load(args, NF_FMT_AUTO, &lo, out, diag);
+        char *path = NULL;
+        int rc = file_spec_split(args, &path, &lo.partial, diag);
+        if (rc) return rc;
+        rc = nf_io_load(path, NF_FMT_AUTO, &lo, out, diag);
+        nf__free(path);
+        return rc;
     }
     for (size_t i = 0; i < sizeof topo_kinds / sizeof topo_kinds[0]; i++) {
         const struct topo_kind *t = &topo_kinds[i];

@@ -26,6 +26,7 @@ typedef struct pnode {
     uint32_t vendid, devid;
     uint32_t port_base; /* first entry of this node in the per-port tables */
     int32_t lid;        /* switch LID from the header comment, -1 when absent */
+    int lid_line;       /* where lid came from: the header, or the first peer line that said it */
     int line;
     uint16_t nports;
     uint8_t kind, lmc;
@@ -59,13 +60,20 @@ typedef struct parser {
     /* key lines waiting for their header */
     uint64_t key_guid, key_sysimg;
     uint32_t key_vendid, key_devid;
+    int key_line; /* the first of them, 0 when none is waiting */
 
     /* per port of every node (pnode.port_base + port - 1) */
     size_t n_ports, cap_ports;
     uint32_t *port_line; /* the line listing this port, NONE32 when not listed */
     uint64_t *port_guid;
     int32_t *port_lid;
+    int *port_gline; /* the line that gave port_guid */
     uint8_t *port_lmc;
+
+    /* links that show the file is incomplete: listed by one end only, or to a node with no block;
+     * the index in lines of the first of each, NONE32 when there is none */
+    size_t n_one_sided, n_no_block;
+    uint32_t first_one_sided, first_no_block;
 
     char *scratch;
     size_t scratch_cap;
@@ -278,6 +286,7 @@ static int parse_header(parser *ps, cursor *c, int line, nf_node_kind kind, cons
             if (word_is(s, n, "lid")) {
                 if ((rc = comment_num(ps, c, line, "LID", 0xffff, &v))) return rc;
                 nd.lid = (int32_t)v;
+                nd.lid_line = line;
             } else if (word_is(s, n, "lmc")) {
                 if ((rc = comment_num(ps, c, line, "LMC", 7, &v))) return rc;
                 nd.lmc = (uint8_t)v;
@@ -296,6 +305,7 @@ static int parse_header(parser *ps, cursor *c, int line, nf_node_kind kind, cons
     nd.devid = ps->key_devid;
     ps->key_guid = ps->key_sysimg = 0;
     ps->key_vendid = ps->key_devid = 0;
+    ps->key_line = 0;
     if (ps->dialect == NF__IBTEXT_IBNET && nd.key_guid && nd.key_guid != nd.guid)
         pwarn(ps, line,
               "the node GUID key line says 0x%llx but the header says \"%s\"; using the header",
@@ -486,6 +496,7 @@ static int parse_key(parser *ps, cursor *c, const char *key, size_t klen, int li
     if (!at_end(c))
         return perr(ps, line, "unexpected text after the %s value",
                     shown(buf, sizeof buf, key, klen));
+    if (!ps->key_line) ps->key_line = line;
     switch (k) {
     case K_VENDID: ps->key_vendid = (uint32_t)v; break;
     case K_DEVID: ps->key_devid = (uint32_t)v; break;
@@ -555,14 +566,25 @@ static int parse_line(parser *ps, cursor *c, int line) {
     return NF_OK;
 }
 
+/* Refuses what no fabric dump holds, before anything is built from it: more than NF_IO_MAX_BYTES,
+ * a NUL byte (binary data), a line longer than NF_IO_MAX_LINE. */
 static int read_lines(parser *ps, const char *text, size_t len) {
     const char *p = text, *end = text + len;
     int line = 0;
+    if (len > NF_IO_MAX_BYTES)
+        return perr(ps, 0, "larger than %llu MiB: not a fabric file",
+                    (unsigned long long)(NF_IO_MAX_BYTES >> 20));
     while (p < end) {
         const char *e = memchr(p, '\n', (size_t)(end - p));
         if (!e) e = end;
         if (line == INT32_MAX) return perr(ps, line, "too many lines");
         line++;
+        const char *nul = memchr(p, '\0', (size_t)(e - p));
+        if (nul)
+            return perr(ps, line, "NUL byte at column %zu: binary data, not a fabric file",
+                        (size_t)(nul - p) + 1);
+        if ((size_t)(e - p) > NF_IO_MAX_LINE)
+            return perr(ps, line, "line longer than %u bytes: not a fabric file", NF_IO_MAX_LINE);
         cursor c = {p, e};
         int rc = parse_line(ps, &c, line);
         if (rc) return rc;
@@ -643,15 +665,22 @@ static int assign_guids(parser *ps, guid_key *keys) {
                 (unsigned long long)b->guid, shown(buf, sizeof buf, b->id, b->id_len), a->line);
         }
     if (m < n) {
-        /* fresh GUIDs in order of appearance, stepping over the ones the file spells out */
+        /* fresh GUIDs in order of appearance, stepping over the ones the file spells out. A CA's
+         * ports get its GUID + 0, 1, ... (nf_builder_freeze), so a CA takes one GUID per port,
+         * or its port 2 would share the next node's GUID. */
         uint64_t next = IBSIM_AUTO_GUID_BASE;
         size_t explicit_n = m;
         for (size_t i = 0; i < n; i++) {
             pnode *nd = &ps->nodes[i];
             if (nd->guid) continue;
-            while (find_guid(keys, explicit_n, next) != NONE32)
-                next++;
-            nd->guid = next++;
+            unsigned span = nd->kind == NF_NODE_CA ? nd->nports : 1;
+            for (unsigned k = 0; k < span; k++)
+                if (find_guid(keys, explicit_n, next + k) != NONE32) {
+                    next += k + 1;
+                    k = UINT32_MAX; /* start over from the GUID after the taken one */
+                }
+            nd->guid = next;
+            next += span;
             keys[m++] = (guid_key){nd->guid, (uint32_t)i};
         }
         qsort(keys, m, sizeof *keys, cmp_guid_key);
@@ -659,7 +688,8 @@ static int assign_guids(parser *ps, guid_key *keys) {
     return NF_OK;
 }
 
-/* Finds each line's peer node. A peer without a block of its own is skipped with a warning. */
+/* Finds each line's peer node. A peer without a block of its own is counted (check_complete) and
+ * its link skipped. */
 static int resolve_peers(parser *ps, const guid_key *gkeys, id_key *ikeys) {
     char b1[80], b2[80];
     size_t n = ps->n_nodes;
@@ -680,9 +710,11 @@ static int resolve_peers(parser *ps, const guid_key *gkeys, id_key *ikeys) {
                          : find_guid(gkeys, n, pl->peer_guid);
         const pnode *nd = &ps->nodes[pl->node];
         if (pl->peer == NONE32) {
-            pwarn(ps, pl->line, "peer \"%s\" has no node block; link from \"%s\"[%u] skipped",
-                  shown(b1, sizeof b1, pl->peer_id, pl->peer_len),
-                  shown(b2, sizeof b2, nd->id, nd->id_len), pl->port);
+            if (!ps->n_no_block++) ps->first_no_block = (uint32_t)i;
+            if (ps->dialect == NF__IBTEXT_IBSIM)
+                pwarn(ps, pl->line, "peer \"%s\" has no node block; link from \"%s\"[%u] skipped",
+                      shown(b1, sizeof b1, pl->peer_id, pl->peer_len),
+                      shown(b2, sizeof b2, nd->id, nd->id_len), pl->port);
             continue;
         }
         const pnode *q = &ps->nodes[pl->peer];
@@ -700,7 +732,9 @@ static int resolve_peers(parser *ps, const guid_key *gkeys, id_key *ikeys) {
 
 /* Every link is listed twice, once from each end. Line i says (n,p) -> (q,pp); the line that
  * lists (q,pp), if any, must say (q,pp) -> (n,p). A disagreement is an error; a missing mirror
- * line is a warning and the link is kept. CA port GUIDs and LIDs are gathered from both sides. */
+ * line is counted (check_complete) and the link is kept. CA port GUIDs and LIDs are gathered from
+ * both sides, and the LID a line gives its peer must be the one the peer gives itself (a line cut
+ * short in a number would otherwise pass unnoticed). */
 static int check_sides(parser *ps) {
     char b1[80], b2[80];
     for (size_t i = 0; i < ps->n_lines; i++) {
@@ -708,6 +742,7 @@ static int check_sides(parser *ps) {
         const pnode *nd = &ps->nodes[pl->node];
         size_t slot = nd->port_base + pl->port - 1u;
         ps->port_guid[slot] = pl->lguid;
+        ps->port_gline[slot] = pl->line;
         ps->port_lid[slot] = pl->llid;
         ps->port_lmc[slot] = pl->llmc;
     }
@@ -718,9 +753,11 @@ static int check_sides(parser *ps) {
         size_t qslot = q->port_base + pl->peer_port - 1u;
         uint32_t j = ps->port_line[qslot];
         if (j == NONE32) {
-            pwarn(ps, pl->line, "link \"%s\"[%u] - \"%s\"[%u] is not listed on the peer's side",
-                  shown(b1, sizeof b1, nd->id, nd->id_len), pl->port,
-                  shown(b2, sizeof b2, q->id, q->id_len), pl->peer_port);
+            if (!ps->n_one_sided++) ps->first_one_sided = (uint32_t)i;
+            if (ps->dialect == NF__IBTEXT_IBSIM)
+                pwarn(ps, pl->line, "link \"%s\"[%u] - \"%s\"[%u] is not listed on the peer's side",
+                      shown(b1, sizeof b1, nd->id, nd->id_len), pl->port,
+                      shown(b2, sizeof b2, q->id, q->id_len), pl->peer_port);
         } else {
             const pline *ml = &ps->lines[j];
             if (ml->peer != pl->node || ml->peer_port != pl->port) {
@@ -745,14 +782,141 @@ static int check_sides(parser *ps) {
                                 (unsigned long long)pl->pguid,
                                 shown(b1, sizeof b1, q->id, q->id_len), pl->peer_port,
                                 (unsigned long long)ps->port_guid[qslot]);
+                if (!ps->port_guid[qslot]) ps->port_gline[qslot] = pl->line;
                 ps->port_guid[qslot] = pl->pguid;
             }
-            if (ps->port_lid[qslot] < 0) ps->port_lid[qslot] = pl->plid;
+            if (ps->port_lid[qslot] < 0)
+                ps->port_lid[qslot] = pl->plid;
+            else if (pl->plid >= 0 && pl->plid != ps->port_lid[qslot] && j != NONE32)
+                return perr(ps, pl->line,
+                            "LID %d of \"%s\"[%u] disagrees with its own line %d (%d)", pl->plid,
+                            shown(b1, sizeof b1, q->id, q->id_len), pl->peer_port,
+                            ps->lines[j].line, ps->port_lid[qslot]);
         } else if (q->lid < 0 && pl->plid >= 0) {
             ps->nodes[pl->peer].lid = pl->plid; /* header without a LID: trust the peers */
+            ps->nodes[pl->peer].lid_line = pl->line;
+        } else if (pl->plid >= 0 && pl->plid != q->lid) {
+            return perr(ps, pl->line, "LID %d of \"%s\" disagrees with line %d (%d)", pl->plid,
+                        shown(b1, sizeof b1, q->id, q->id_len), q->lid_line, q->lid);
         }
     }
     return NF_OK;
+}
+
+/* ibnetdiscover lists every link from both ends, so a link listed by one end only, or one whose
+ * peer has no block, shows the file was cut short or is an excerpt: an error naming the first such
+ * line, unless the caller asked for a partial read, which keeps the one-sided links, drops the
+ * others and says how many there were. ibsim net files may list a link from one end only; their
+ * lines were reported one by one. */
+static int check_complete(parser *ps) {
+    if (ps->dialect != NF__IBTEXT_IBNET) return NF_OK;
+    char b1[80], b2[80];
+    bool partial = ps->opts && ps->opts->partial;
+    if (ps->n_one_sided || ps->n_no_block) {
+        if (partial) {
+            if (ps->n_one_sided)
+                pwarn(ps, ps->lines[ps->first_one_sided].line,
+                      "partial file: %zu link%s listed by one end only, kept (the first here)",
+                      ps->n_one_sided, ps->n_one_sided == 1 ? "" : "s");
+            if (ps->n_no_block)
+                pwarn(ps, ps->lines[ps->first_no_block].line,
+                      "partial file: %zu link%s to nodes with no block, skipped (the first here)",
+                      ps->n_no_block, ps->n_no_block == 1 ? "" : "s");
+        } else {
+            uint32_t first = ps->first_one_sided;
+            if (ps->n_no_block && (!ps->n_one_sided || ps->first_no_block < first))
+                first = ps->first_no_block;
+            const pline *pl = &ps->lines[first];
+            const pnode *nd = &ps->nodes[pl->node];
+            char what[256];
+            if (pl->peer == NONE32)
+                snprintf(what, sizeof what, "the peer of \"%s\"[%u], \"%s\", has no node block",
+                         shown(b1, sizeof b1, nd->id, nd->id_len), pl->port,
+                         shown(b2, sizeof b2, pl->peer_id, pl->peer_len));
+            else
+                snprintf(what, sizeof what,
+                         "link \"%s\"[%u] - \"%s\"[%u] is not listed by its other end",
+                         shown(b1, sizeof b1, nd->id, nd->id_len), pl->port,
+                         shown(b2, sizeof b2, pl->peer_id, pl->peer_len), pl->peer_port);
+            return perr(ps, pl->line,
+                        "%s; %zu link%s listed by one end only and %zu to nodes with no block: the "
+                        "file is truncated or incomplete (the partial option reads it anyway)",
+                        what, ps->n_one_sided, ps->n_one_sided == 1 ? " is" : "s are",
+                        ps->n_no_block);
+        }
+    }
+    /* ibnetdiscover finds every node but the first over a link, and lists that link in the
+     * node's block: a block without port lines is one cut short after its header (when the other
+     * end is in the file too, the link is one-sided and was reported above) */
+    for (size_t i = 0; i < ps->n_nodes; i++) {
+        const pnode *nd = &ps->nodes[i];
+        bool any = false;
+        for (unsigned p = 0; p < nd->nports && !any; p++)
+            any = ps->port_line[nd->port_base + p] != NONE32;
+        if (any) continue;
+        if (!partial)
+            return perr(ps, nd->line,
+                        "node \"%s\" lists no ports: the file is truncated (the partial option "
+                        "reads it anyway)",
+                        shown(b1, sizeof b1, nd->id, nd->id_len));
+        pwarn(ps, nd->line, "partial file: node \"%s\" lists no ports",
+              shown(b1, sizeof b1, nd->id, nd->id_len));
+    }
+    return NF_OK;
+}
+
+/* Port GUIDs are unique in a subnet: a CA port's GUID may be its own node's GUID (mlx5 cards give
+ * port 1 the node GUID) but no other port's and no other node's. A switch's ports share its node
+ * GUID. Node GUIDs were checked by assign_guids. */
+typedef struct gport_key {
+    uint64_t guid;
+    int line;
+    uint32_t node;
+    uint16_t port; /* 0: the node GUID itself */
+} gport_key;
+static int cmp_gport_key(const void *x, const void *y) {
+    const gport_key *a = x, *b = y;
+    if (a->guid != b->guid) return a->guid < b->guid ? -1 : 1;
+    return (a->line > b->line) - (a->line < b->line);
+}
+
+static int check_port_guids(parser *ps) {
+    size_t m = ps->n_nodes;
+    for (size_t i = 0; i < ps->n_ports; i++)
+        m += ps->port_guid[i] != 0;
+    gport_key *keys = nf__malloc(m * sizeof *keys);
+    if (!keys) return NF_ENOMEM;
+    size_t k = 0;
+    for (size_t i = 0; i < ps->n_nodes; i++) {
+        const pnode *nd = &ps->nodes[i];
+        keys[k++] = (gport_key){nd->guid, nd->line, (uint32_t)i, 0};
+        for (unsigned p = 1; p <= nd->nports; p++) {
+            size_t slot = nd->port_base + p - 1;
+            if (ps->port_guid[slot])
+                keys[k++] = (gport_key){ps->port_guid[slot], ps->port_gline[slot], (uint32_t)i,
+                                        (uint16_t)p};
+        }
+    }
+    qsort(keys, k, sizeof *keys, cmp_gport_key);
+    /* In a run of equal GUIDs, the only pairs allowed are a node and one of its own ports, so any
+     * three entries hold a conflict and the inner loop stops within two steps. */
+    int rc = NF_OK;
+    for (size_t j = 1; j < k && !rc; j++) {
+        const gport_key *a = NULL, *b = &keys[j];
+        for (size_t i = j; i-- > 0 && keys[i].guid == b->guid && !a;)
+            if (keys[i].node != b->node || (keys[i].port && b->port)) a = &keys[i];
+        if (!a) continue;
+        /* b is on the later line; name the earlier one by node and port */
+        char b1[80], b2[80], pa[16] = "", pb[16] = "";
+        const pnode *na = &ps->nodes[a->node], *nb = &ps->nodes[b->node];
+        if (a->port) snprintf(pa, sizeof pa, "[%u]", a->port);
+        if (b->port) snprintf(pb, sizeof pb, "[%u]", b->port);
+        rc = perr(ps, b->line, "GUID 0x%016llx of \"%s\"%s is also the GUID of \"%s\"%s (line %d)",
+                  (unsigned long long)b->guid, shown(b1, sizeof b1, nb->id, nb->id_len), pb,
+                  shown(b2, sizeof b2, na->id, na->id_len), pa, a->line);
+    }
+    nf__free(keys);
+    return rc;
 }
 
 static const char *node_name(parser *ps, const pnode *nd, int *rc) {
@@ -845,11 +1009,23 @@ int nf__ibtext_parse(const char *text, size_t len, nf__ibtext_dialect dialect, c
                  .file = filename ? filename : "",
                  .opts = opts,
                  .diag = diag,
-                 .cur = NONE32};
+                 .cur = NONE32,
+                 .first_one_sided = NONE32,
+                 .first_no_block = NONE32};
     guid_key *gkeys = NULL;
     id_key *ikeys = NULL;
     int rc = read_lines(&ps, text, len);
     if (rc) goto done;
+    /* ibnetdiscover prints key lines only before a header: key lines at the end are a cut block */
+    if (dialect == NF__IBTEXT_IBNET && ps.key_line) {
+        if (!opts || !opts->partial) {
+            rc = perr(&ps, ps.key_line,
+                      "key lines with no node header after them: the file is truncated (the "
+                      "partial option reads it anyway)");
+            goto done;
+        }
+        pwarn(&ps, ps.key_line, "partial file: key lines with no node header after them, ignored");
+    }
     if (ps.n_nodes == 0) {
         rc = perr(&ps, 0, "no node headers (Switch/Ca lines) found");
         goto done;
@@ -859,6 +1035,7 @@ int nf__ibtext_parse(const char *text, size_t len, nf__ibtext_dialect dialect, c
         (dialect == NF__IBTEXT_IBSIM && !(ikeys = nf__malloc(ps.n_nodes * sizeof *ikeys))) ||
         !(ps.port_guid = nf__calloc(np, sizeof *ps.port_guid)) ||
         !(ps.port_lid = nf__malloc(np * sizeof *ps.port_lid)) ||
+        !(ps.port_gline = nf__calloc(np, sizeof *ps.port_gline)) ||
         !(ps.port_lmc = nf__calloc(np, sizeof *ps.port_lmc))) {
         rc = NF_ENOMEM;
         goto done;
@@ -866,7 +1043,7 @@ int nf__ibtext_parse(const char *text, size_t len, nf__ibtext_dialect dialect, c
     for (size_t i = 0; i < ps.n_ports; i++)
         ps.port_lid[i] = -1;
     if ((rc = assign_guids(&ps, gkeys)) || (rc = resolve_peers(&ps, gkeys, ikeys)) ||
-        (rc = check_sides(&ps)))
+        (rc = check_sides(&ps)) || (rc = check_port_guids(&ps)) || (rc = check_complete(&ps)))
         goto done;
     rc = build(&ps, out);
 done:
@@ -877,6 +1054,7 @@ done:
     nf__free(ps.port_line);
     nf__free(ps.port_guid);
     nf__free(ps.port_lid);
+    nf__free(ps.port_gline);
     nf__free(ps.port_lmc);
     nf__free(ps.scratch);
     return rc;

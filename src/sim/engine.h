@@ -196,6 +196,7 @@ struct nf_sim {
     /* measurement */
     uint64_t win_lo, win_hi, gen_flits, acc_flits, meas_left, hops_sum, minimal, n_meas;
     uint64_t lost_flits; /* generated in the window with no way to their destination */
+    uint64_t excluded_msgs; /* exclude_unroutable: window messages between disconnected ends */
     uint32_t *msg_left;
     uint64_t *msg_t0;
     size_t n_msg, cap_msg, cap_t0;

@@ -358,7 +358,7 @@ static void reset(nf_sim *s) {
     s->n_msg = 0;
     s->win_lo = s->win_hi = UINT64_MAX;
     s->gen_flits = s->acc_flits = s->meas_left = s->hops_sum = s->minimal = s->n_meas = 0;
-    s->lost_flits = 0;
+    s->lost_flits = s->excluded_msgs = 0;
     s->dropped = s->dropped_pkts = 0;
     s->next_fail = 0;
     nf__rng_seed(&s->rng, s->c.seed ^ 0x5eed5eed5eedULL);
@@ -450,6 +450,11 @@ static int generate(nf_sim *s, uint32_t e) {
     if (!want_message(s, n0)) return NF_OK;
     uint32_t dst = s->t->dest(s->tctx, e, rnd64, &s->rng);
     if (dst >= s->E || dst == e) return NF_OK; /* a pattern with no partner for e */
+    if (s->c.exclude_unroutable &&
+        nf_hops_sw(s->h, s->ep_sw[(size_t)e * 2], s->ep_sw[(size_t)dst * 2]) == NF_HOPS_INF) {
+        if (s->now >= s->win_lo && s->now < s->win_hi) s->excluded_msgs++;
+        return NF_OK;
+    }
     unsigned rail = 0, rails = 1;
     if (s->ep_rails[e] == 2 && s->ep_rails[dst] == 2) {
         rail = n0->next_rail;
@@ -1332,6 +1337,35 @@ static double mono(void) {
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* Endpoints counted per switch, then every pair of switches with endpoints: S^2, not E^2. */
+int nf_sim_unroutable_pairs(const nf_sim *s, uint64_t *pairs, nf_node *src, nf_node *dst) {
+    *pairs = 0;
+    *src = *dst = NF_NONE;
+    uint32_t S = s->f->n_switches;
+    uint32_t *cnt = nf__calloc((size_t)S + 1, sizeof *cnt), *first = NULL, *sws = NULL;
+    if (!cnt || !(first = nf__malloc(((size_t)S + 1) * sizeof *first)) ||
+        !(sws = nf__malloc(((size_t)S + 1) * sizeof *sws))) {
+        nf__free(cnt);
+        nf__free(first);
+        return NF_ENOMEM;
+    }
+    uint32_t n = 0;
+    for (uint32_t e = 0; e < s->E; e++) {
+        nf_node sw = s->ep_sw[(size_t)e * 2];
+        if (!cnt[sw]++) first[sw] = e, sws[n++] = sw;
+    }
+    for (uint32_t i = 0; i < n; i++)
+        for (uint32_t j = 0; j < n; j++) {
+            if (i == j || nf_hops_sw(s->h, sws[i], sws[j]) != NF_HOPS_INF) continue;
+            *pairs += (uint64_t)cnt[sws[i]] * cnt[sws[j]];
+            if (*src == NF_NONE) *src = s->ep[first[sws[i]]], *dst = s->ep[first[sws[j]]];
+        }
+    nf__free(cnt);
+    nf__free(first);
+    nf__free(sws);
+    return NF_OK;
+}
+
 int nf_sim_run(nf_sim *s, const nf_sim_injection *inj, const nf_sim_phase *ph,
                void (*progress)(void *ud, double frac), void *ud, nf_sim_result *out) {
     memset(out, 0, sizeof *out);
@@ -1360,6 +1394,7 @@ int nf_sim_run(nf_sim *s, const nf_sim_injection *inj, const nf_sim_phase *ph,
     double denom = (double)s->E * (double)p.window;
     out->offered = (double)s->gen_flits / denom;
     out->dropped_pkts = s->dropped_pkts;
+    out->excluded_msgs = s->excluded_msgs;
     out->lost_frac =
         s->lost_flits ? (double)s->lost_flits / (double)(s->lost_flits + s->gen_flits) : 0.0;
     out->accepted = (double)s->acc_flits / denom;

@@ -36,7 +36,7 @@ static int load(const char *dir, const char *name, nf_format fmt, warns *w, nf_f
                 nf_diag *d) {
     char path[1024];
     snprintf(path, sizeof path, "%s/%s", dir, name);
-    nf_load_opts opts = {count_warn, w};
+    nf_load_opts opts = {.warn = count_warn, .warn_ud = w};
     return nf_io_load(path, fmt, &opts, f, d);
 }
 
@@ -48,7 +48,7 @@ static nf_fabric *must_load(const char *dir, const char *name, nf_format fmt, wa
 }
 
 static int parse_str(const char *text, warns *w, nf_fabric **f, nf_diag *d) {
-    nf_load_opts opts = {count_warn, w};
+    nf_load_opts opts = {.warn = count_warn, .warn_ud = w};
     return nf_ibsim_parse(text, strlen(text), "inline.net", &opts, f, d);
 }
 
@@ -121,13 +121,15 @@ static void test_debian_net_details(void **state) {
     if (!have_examples()) skip();
     warns w = {0};
     nf_fabric *f = must_load(IBSIM_EXAMPLES, "net", NF_FMT_IBSIM, &w);
-    /* ids become names; GUIDs are handed out in order of appearance */
+    /* ids become names; GUIDs are handed out in order of appearance, one per CA port (Hca1 has
+     * two ports: AUTO_GUID + 2 and + 3, so Hca2 starts at + 4) */
     nf_node s1 = by_name(f, "Switch1"), s2 = by_name(f, "Switch2"), h1 = by_name(f, "Hca1"),
             h2 = by_name(f, "Hca2");
     assert_int_equal(f->guid[s1], AUTO_GUID);
     assert_int_equal(f->guid[s2], AUTO_GUID + 1);
     assert_int_equal(f->guid[h1], AUTO_GUID + 2);
-    assert_int_equal(f->guid[h2], AUTO_GUID + 3);
+    assert_int_equal(f->guid[h2], AUTO_GUID + 4);
+    assert_int_equal(f->port_guid[nf_port_index(f, h1, 2)], AUTO_GUID + 3);
     assert_int_equal(f->nports[s1], 8);
     assert_int_equal(f->nports[h1], 2);
     expect_link(f, s1, 1, h1, 1);

@@ -7,7 +7,10 @@
 
 #include "netfab/io.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static nf_format detect(const char *s) { return nf_io_detect(s, strlen(s)); }
 
@@ -61,6 +64,35 @@ static void test_load_errors(void **state) {
     assert_null(f);
 }
 
+/* Binary and endless input is refused after one chunk, whatever the size of the file. */
+static void test_load_limits(void **state) {
+    (void)state;
+    nf_fabric *f = (nf_fabric *)&f;
+    nf_diag d;
+    assert_int_equal(nf_io_load("/dev/zero", NF_FMT_AUTO, NULL, &f, &d), NF_EPARSE);
+    assert_null(f);
+    assert_string_equal(d.file, "/dev/zero");
+    assert_int_equal(d.line, 1);
+    assert_string_equal(d.msg, "NUL byte at column 1: binary data, not a fabric file");
+    assert_int_equal(nf_io_load("/dev/urandom", NF_FMT_AUTO, NULL, &f, &d), NF_EPARSE);
+    assert_non_null(strstr(d.msg, "NUL byte"));
+    char path[] = "/tmp/test_io_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    FILE *fp = fdopen(fd, "w");
+    fputs("# a comment\n", fp);
+    for (int i = 0; i < 70000; i++)
+        putc('x', fp);
+    fclose(fp);
+    assert_int_equal(nf_io_load(path, NF_FMT_AUTO, NULL, &f, &d), NF_EPARSE);
+    assert_int_equal(d.line, 2);
+    assert_string_equal(d.msg, "line longer than 65536 bytes: not a fabric file");
+    assert_int_equal(truncate(path, (off_t)NF_IO_MAX_BYTES + 1), 0);
+    assert_int_equal(nf_io_load(path, NF_FMT_AUTO, NULL, &f, &d), NF_EPARSE);
+    assert_string_equal(d.msg, "larger than 1024 MiB: not a fabric file");
+    unlink(path);
+}
+
 static void test_format_names(void **state) {
     (void)state;
     assert_int_equal(nf_format_from_name("ibnet"), NF_FMT_IBNET);
@@ -74,9 +106,8 @@ static void test_format_names(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_detect),
-        cmocka_unit_test(test_detect_fixtures),
-        cmocka_unit_test(test_load_errors),
+        cmocka_unit_test(test_detect),       cmocka_unit_test(test_detect_fixtures),
+        cmocka_unit_test(test_load_errors),  cmocka_unit_test(test_load_limits),
         cmocka_unit_test(test_format_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
