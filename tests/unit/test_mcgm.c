@@ -566,6 +566,109 @@ static void test_dump(void **state) {
     fx_free(&x);
 }
 
+
+/* ---- hostile requesters --------------------------------------------------------------------- */
+
+/* MGIDs that are not multicast GIDs, and MemberCounts above the fabric's endpoints. */
+static void test_invalid_mgid_count(void **state) {
+    (void)state;
+    fixture x = fx("torus:4x4x2,c=2"); /* 64 endpoints */
+    nf_mcgm *m = mgr(&x, NULL, NULL);
+    nf_mcgstate_rec r;
+    nf_gid zero = {{0}}, ll = nf_gid_make(0xfe80000000000000ULL, 1),
+           flags = nf_gid_make(0xff32000000000000ULL, 1); /* reserved flag bit set */
+    assert_false(nf_mcgm_mgid_valid(&zero));
+    assert_false(nf_mcgm_mgid_valid(&ll));
+    assert_false(nf_mcgm_mgid_valid(&flags));
+    assert_true(nf_mcgm_mgid_valid(&(nf_gid){{0xff, 0x12}}));
+    assert_int_equal(nf_mcgm_join(m, &zero, port(x.f, 0), 2, 1, &r), NF_SA_STATUS_INVALID_GID);
+    assert_int_equal(nf_mcgm_join(m, &ll, port(x.f, 0), 2, 1, &r), NF_SA_STATUS_INVALID_GID);
+    assert_int_equal(nf_mcgm_leave(m, &ll, port(x.f, 0), 1, &r), NF_SA_STATUS_INVALID_GID);
+    assert_int_equal(nf_mcgm_query(m, &flags, &r), NF_SA_STATUS_INVALID_GID);
+    nf_gid g = mgid(1);
+    assert_int_equal(nf_mcgm_join(m, &g, port(x.f, 0), 65, 1, &r), NF_SA_STATUS_REQ_INVALID);
+    assert_int_equal(nf_mcgm_join(m, &g, port(x.f, 0), NF_MEMBER_COUNT_MAX, 1, &r),
+                     NF_SA_STATUS_REQ_INVALID);
+    assert_int_equal(nf_mcgm_query(m, &g, &r), NF_SA_STATUS_NO_RECORDS); /* nothing created */
+    assert_int_equal(nf_mcgm_join(m, &g, port(x.f, 0), 64, 1, &r), 0);
+    nf_mcgm_free(m);
+    fx_free(&x);
+}
+
+/* Per-owner limits: pending groups (not yet Ready) and groups holding an MLID (lingering
+ * destroyed ones too); other owners and the manager (owner 0) are not held back; a Ready group
+ * frees a pending place, a forgotten one an MLID place. */
+static void test_owner_limits(void **state) {
+    (void)state;
+    fixture x = fx("torus:4x4x2,c=2");
+    nf_mcgm_opts o = {.max_groups_per_owner = 4, .max_pending_per_owner = 2, .linger_ms = 100};
+    nf_mcgm *m = mgr(&x, &o, NULL);
+    nf_mcgstate_rec r;
+    uint64_t a = port(x.f, 0), b = port(x.f, 1);
+    nf_gid g1 = mgid(1), g2 = mgid(2), g3 = mgid(3), g4 = mgid(4), g5 = mgid(5), g6 = mgid(6);
+    assert_int_equal(nf_mcgm_join_as(m, a, &g1, a, 2, 1, &r), 0);
+    assert_int_equal(nf_mcgm_join_as(m, a, &g2, a, 2, 1, &r), 0);
+    assert_int_equal(nf_mcgm_join_as(m, a, &g3, a, 2, 1, &r), NF_SA_STATUS_NO_RESOURCES);
+    assert_int_equal(nf_mcgm_query(m, &g3, &r), NF_SA_STATUS_NO_RECORDS);
+    assert_int_equal(nf_mcgm_join_as(m, b, &g3, b, 2, 1, &r), 0); /* another owner */
+    assert_int_equal(nf_mcgm_join_as(m, 0, &g4, a, 1, 1, &r), 0); /* the manager */
+    /* joining groups a did not create is not limited */
+    assert_int_equal(nf_mcgm_join_as(m, a, &g3, a, 2, 1, &r), 0);
+    assert_int_equal(r.state, NF_MCG_READY);
+    /* g1 Ready: a has one pending place again */
+    assert_int_equal(nf_mcgm_join_as(m, b, &g1, b, 2, 2, &r), 0);
+    assert_int_equal(r.state, NF_MCG_READY);
+    assert_int_equal(nf_mcgm_join_as(m, a, &g5, a, 1, 3, &r), 0); /* Ready at once */
+    assert_int_equal(nf_mcgm_join_as(m, a, &g6, a, 1, 3, &r), 0);
+    /* a holds g1, g2, g5, g6: four MLIDs, the limit */
+    nf_gid g7 = mgid(7);
+    assert_int_equal(nf_mcgm_join_as(m, a, &g7, a, 1, 4, &r), NF_SA_STATUS_NO_RESOURCES);
+    nf_mcgm_counters c;
+    nf_mcgm_get_counters(m, &c);
+    assert_int_equal(c.refused_limit, 2);
+    /* g5 destroyed: it still holds its MLID while it lingers, then a may create again */
+    assert_int_equal(nf_mcgm_leave(m, &g5, a, 5, &r), 0);
+    assert_int_equal(r.state, NF_MCG_DESTROYING);
+    assert_int_equal(nf_mcgm_join_as(m, a, &g7, a, 1, 6, &r), NF_SA_STATUS_NO_RESOURCES);
+    nf_mcgm_tick(m, 200);
+    assert_int_equal(nf_mcgm_join_as(m, a, &g7, a, 1, 201, &r), 0);
+    nf_mcgm_free(m);
+    fx_free(&x);
+}
+
+/* The owner of every group survives a restart (CREATE records carry it), so a restart does not
+ * give a flooding port a fresh quota; a 23-byte CREATE of an older journal is the manager's. */
+static void test_owner_replayed(void **state) {
+    (void)state;
+    fixture x = fx("torus:4x4x2,c=2");
+    nf_mcgm_opts o = {.max_pending_per_owner = 2};
+    memlog log = {0};
+    nf_mcgm *m = mgr(&x, &o, &log);
+    nf_mcgstate_rec r;
+    uint64_t a = port(x.f, 0);
+    nf_gid g1 = mgid(1), g2 = mgid(2), g3 = mgid(3);
+    assert_int_equal(nf_mcgm_join_as(m, a, &g1, a, 2, 1, &r), 0);
+    assert_int_equal(nf_mcgm_join_as(m, a, &g2, a, 2, 1, &r), 0);
+    nf_mcgm_free(m);
+    nf_mcgm *n = mgr(&x, &o, NULL);
+    for (size_t i = 0; i < log.n; i++)
+        assert_int_equal(nf_mcgm_replay(n, log.rec[i], log.len[i]), 0);
+    assert_int_equal(nf_mcgm_replay_done(n, 10), 0);
+    assert_int_equal(nf_mcgm_join_as(n, a, &g3, a, 2, 11, &r), NF_SA_STATUS_NO_RESOURCES);
+    nf_mcgm_free(n);
+    /* the same CREATEs cut to the old 23 bytes: groups of the manager, a is not limited */
+    nf_mcgm *old = mgr(&x, &o, NULL);
+    for (size_t i = 0; i < log.n; i++) {
+        uint32_t len = log.rec[i][0] == 1 ? 23 : log.len[i];
+        assert_int_equal(nf_mcgm_replay(old, log.rec[i], len), 0);
+    }
+    assert_int_equal(nf_mcgm_replay_done(old, 10), 0);
+    assert_int_equal(nf_mcgm_join_as(old, a, &g3, a, 2, 11, &r), 0);
+    nf_mcgm_free(old);
+    memlog_free(&log);
+    fx_free(&x);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_joins_in_order),
@@ -578,6 +681,9 @@ int main(void) {
         cmocka_unit_test(test_replay),
         cmocka_unit_test(test_replay_mid_join),
         cmocka_unit_test(test_dump),
+        cmocka_unit_test(test_invalid_mgid_count),
+        cmocka_unit_test(test_owner_limits),
+        cmocka_unit_test(test_owner_replayed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
