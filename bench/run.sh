@@ -35,6 +35,9 @@ if [ -n "${BOOKSIM:-}" ]; then
     sh "$(dirname "$0")/bench_booksim_dragonfly.sh" "$BOOKSIM" "$(dirname "$0")/../docs/img/dragonfly"
 fi
 echo
+echo "## Multicast group manager under hostile load (bench_smd_hostile.sh)"
+sh "$(dirname "$0")/bench_smd_hostile.sh" "$build/netfab" "$build/nf_smdprobe"
+echo
 echo "## netfab sweep: 1 process against 2 MPI ranks and 2 threads (bench_sweep.sh)"
 sh "$(dirname "$0")/bench_sweep.sh" "$build/netfab"
 echo

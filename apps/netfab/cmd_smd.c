@@ -22,7 +22,8 @@ static void smd_usage(FILE *out) {
         "usage: netfab smd --topo SPEC --listen ADDR:PORT [--keys FILE] [--engine NAME]\n"
         "                  [--state DIR [--repair-journal]] [--join-timeout MS]\n"
         "                  [--leave-timeout MS] [--recompute-each-join] [--max-groups N]\n"
-        "                  [--max-pending N] [--dump PREFIX] [--port-file FILE] [--threads N]\n\n"
+        "                  [--max-pending N] [--max-members N] [--dump PREFIX]\n"
+        "                  [--port-file FILE] [--threads N]\n\n"
         "Serves multicast joins, leaves and state queries (InfiniBand SA MADs, one per UDP\n"
         "datagram; docs/protocol.md). A group is routed once, when its MemberCount-th port\n"
         "has joined; leaves never recompute; a group whose joins or leaves are not all in\n"
@@ -47,6 +48,8 @@ static void smd_usage(FILE *out) {
         "  --max-groups N          groups one port may have created and not yet seen\n"
         "                          destroyed (default 1024); more are NO_RESOURCES\n"
         "  --max-pending N         ... of them still collecting their joins (default 256)\n"
+        "  --max-members N         memberships of all groups together (default 64 per\n"
+        "                          endpoint, at least 1048576): bounds memory and journal\n"
         "  --dump PREFIX           SIGHUP and dump requests write PREFIX.mcfdbs (OpenSM's\n"
         "                          layout) and PREFIX.groups (default DIR/smd or ./netfab-smd)\n"
         "  --port-file FILE        write the bound port to FILE once listening\n\n"
@@ -82,12 +85,12 @@ static int ms_arg(const char *opt, const char *s, uint32_t *out) {
     return 0;
 }
 
-static int count_arg(const char *opt, const char *s, uint32_t *out) {
+static int count_arg(const char *opt, const char *s, unsigned long max, uint32_t *out) {
     char *end;
     errno = 0;
     unsigned long v = strtoul(s, &end, 10);
-    if (!*s || *end || errno || s[0] == '-' || v == 0 || v > 16383) {
-        fprintf(stderr, "netfab smd: %s wants a count from 1 to 16383, not '%s'\n", opt, s);
+    if (!*s || *end || errno || s[0] == '-' || v == 0 || v > max) {
+        fprintf(stderr, "netfab smd: %s wants a count from 1 to %lu, not '%s'\n", opt, max, s);
         return -1;
     }
     *out = (uint32_t)v;
@@ -109,7 +112,8 @@ int nf_cmd_smd(int argc, char **argv) {
         O_KEYS,
         O_REPAIR,
         O_MAXG,
-        O_MAXP
+        O_MAXP,
+        O_MAXM
     };
     static const struct option longopts[] = {{"topo", required_argument, NULL, O_TOPO},
                                              {"listen", required_argument, NULL, O_LISTEN},
@@ -125,6 +129,7 @@ int nf_cmd_smd(int argc, char **argv) {
                                              {"repair-journal", no_argument, NULL, O_REPAIR},
                                              {"max-groups", required_argument, NULL, O_MAXG},
                                              {"max-pending", required_argument, NULL, O_MAXP},
+                                             {"max-members", required_argument, NULL, O_MAXM},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
     const char *topo = NULL, *engine = "fulb", *port_file = NULL;
@@ -149,11 +154,15 @@ int nf_cmd_smd(int argc, char **argv) {
         case O_KEYS: so.keys_file = optarg; break;
         case O_REPAIR: so.repair_journal = true; break;
         case O_MAXG:
-            if (count_arg("--max-groups", optarg, &so.mcgm.max_groups_per_owner))
+            if (count_arg("--max-groups", optarg, 16383, &so.mcgm.max_groups_per_owner))
                 return NF_EXIT_USAGE;
             break;
         case O_MAXP:
-            if (count_arg("--max-pending", optarg, &so.mcgm.max_pending_per_owner))
+            if (count_arg("--max-pending", optarg, 16383, &so.mcgm.max_pending_per_owner))
+                return NF_EXIT_USAGE;
+            break;
+        case O_MAXM:
+            if (count_arg("--max-members", optarg, UINT32_MAX, &so.mcgm.max_members))
                 return NF_EXIT_USAGE;
             break;
         case O_DUMP: so.dump_prefix = optarg; break;
@@ -254,7 +263,7 @@ int nf_cmd_smd(int argc, char **argv) {
             (unsigned long long)st.journal_syncs, (unsigned long long)st.compactions);
     fprintf(stderr,
             "netfab smd: refused: %llu denied (not the requester's port, or privileged), %llu "
-            "reused transaction ids, %llu over a per-port limit, %llu changes while the journal "
+            "reused transaction ids, %llu over a per-port or the members limit, %llu changes while the journal "
             "had no space; %llu GetTable transfers (%llu segments, %llu expired, %llu busy), "
             "%llu dumps (%llu failed)\n",
             (unsigned long long)st.denied, (unsigned long long)st.tid_reused,

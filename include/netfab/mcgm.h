@@ -30,10 +30,16 @@ typedef struct nf_mcgm_opts {
      * yet Ready. A join that would create one more is answered NO_RESOURCES. 0: the defaults. */
     uint32_t max_groups_per_owner;  /* 0: NF_MCGM_DEFAULT_GROUPS_PER_OWNER */
     uint32_t max_pending_per_owner; /* 0: NF_MCGM_DEFAULT_PENDING_PER_OWNER */
+    /* Memberships of all groups together (ports that have left a group still count until it is
+     * forgotten); a join that would add one more is NO_RESOURCES. The bound on the manager's
+     * memory and journal whoever floods it. 0: 64 per endpoint, at least NF_MCGM_DEFAULT_MEMBERS.
+     * Replay is not held to it. */
+    uint32_t max_members;
 } nf_mcgm_opts;
 
 #define NF_MCGM_DEFAULT_GROUPS_PER_OWNER 1024u
 #define NF_MCGM_DEFAULT_PENDING_PER_OWNER 256u
+#define NF_MCGM_DEFAULT_MEMBERS (1u << 20)
 
 /* Receives every event as a record (borrowed for the call) to append to a journal. */
 typedef void (*nf_mcgm_log_fn)(void *ud, const uint8_t *rec, uint32_t len);
@@ -106,7 +112,7 @@ typedef struct nf_mcgm_counters {
     uint64_t routes;           /* trees computed */
     uint64_t ready, destroyed; /* groups that reached Ready / Destroying */
     uint32_t groups;           /* groups known now (lingering ones included) */
-    uint64_t refused_limit;    /* new groups refused by a per-owner limit */
+    uint64_t refused_limit;    /* joins refused by a per-owner limit or the members limit */
     double route_s;            /* time spent computing trees */
 } nf_mcgm_counters;
 void nf_mcgm_get_counters(const nf_mcgm *m, nf_mcgm_counters *out);

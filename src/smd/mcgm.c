@@ -558,6 +558,9 @@ uint16_t nf_mcgm_join_as(nf_mcgm *m, uint64_t owner, const nf_gid *mgid, uint64_
         if (g->has_left[idx]) st = NF_SA_STATUS_DENIED; /* no coming back once left */
     } else if (g->state != NF_MCG_RECEIVING_JOIN) {
         st = NF_SA_STATUS_REQ_INVALID; /* one distinct port too many */
+    } else if (m->members.n >= m->o.max_members) {
+        m->c.refused_limit++; /* every group's members together: memory stays bounded */
+        st = NF_SA_STATUS_NO_RESOURCES;
     } else if (add_member(m, s, ca)) {
         st = NF_SA_STATUS_NO_RESOURCES;
     } else {
@@ -708,6 +711,11 @@ int nf_mcgm_new(const nf_fabric *f, const nf_hops *h, const nf_mcgm_opts *opts, 
     if (!m->o.linger_ms) m->o.linger_ms = 5000;
     if (!m->o.max_groups_per_owner) m->o.max_groups_per_owner = NF_MCGM_DEFAULT_GROUPS_PER_OWNER;
     if (!m->o.max_pending_per_owner) m->o.max_pending_per_owner = NF_MCGM_DEFAULT_PENDING_PER_OWNER;
+    if (!m->o.max_members)
+        m->o.max_members = 64 * (size_t)f->n_cas > NF_MCGM_DEFAULT_MEMBERS
+                               ? (uint32_t)(64 * (size_t)f->n_cas > UINT32_MAX ? UINT32_MAX
+                                                                                : 64 * (size_t)f->n_cas)
+                               : NF_MCGM_DEFAULT_MEMBERS;
     m->f = f;
     m->h = h;
     m->log = log;

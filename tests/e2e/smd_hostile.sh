@@ -2,7 +2,8 @@
 # The group manager against hostile clients (docs/probes.md): keys that bind a requester to its
 # own ports, privileged requests, non-loopback listening, invalid MGIDs and MemberCounts, reused
 # transaction ids, GetTable under RMPP (nothing large sent unasked), per-port limits under a
-# flood. Each check here failed before the manager had the defence it tests.
+# flood, and a members limit that bounds memory whoever floods. Each check here failed before the
+# manager had the defence it tests.
 # Usage: smd_hostile.sh NETFAB SOURCE_DIR FABRICS_DIR
 set -u
 nf=$1
@@ -123,6 +124,15 @@ grep -q "no_resources [1-9]" "$tmp/out" && ok || bad "flood: $(cat "$tmp/out")"
 want 0x0000 --mgid ff12:401b::100 --port-guid $p2 --count 1        # another port is served
 want 0x0100 --mgid ff12:401b::101 --port-guid $p1 --count 1        # p1 is at its limit
 stop_smd
-grep -q "over a per-port limit" "$tmp/smd.log" && ok || bad "no limit count in the log"
+grep -q "over a per-port or the members limit" "$tmp/smd.log" && ok || bad "no limit count in the log"
+# a client acting for every port (no keys) completes groups; the members limit bounds them all
+grep '^Ca' "$tmp/f.ibnet" | sed 's/.*"H-\([0-9a-f]*\)".*/0x\1/' >"$tmp/guids"
+start_smd --listen 127.0.0.1:0 --max-members 100
+"$probe" flood "$srv" --seconds 1 --count 8 --guids "$tmp/guids" >"$tmp/out"
+has out " ok 100 "
+grep -q "no_resources [1-9]" "$tmp/out" && ok || bad "members flood: $(cat "$tmp/out")"
+expect 0 "$nf" mcast-state --server $srv --all
+[ "$(grep -c Ready "$tmp/out")" = 12 ] && ok || bad "members flood: $(grep -c Ready "$tmp/out") groups Ready, want 12"
+stop_smd
 
 finish

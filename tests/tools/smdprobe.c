@@ -10,8 +10,11 @@
  *     "replies N bytes B". Exit 0 when something came back. Each
  *     --next starts another request from the same socket (same source address and port).
  *   smdprobe flood SERVER --seconds S --port-guid G --count N [--key K] [--first K]
+ *                [--guids FILE]
  *     joins of new MGIDs (ff12:a01b::K, K = first, first+1, ...), 64 in flight; prints
- *     "sent N answered N ok N no_resources N denied N other N". */
+ *     "sent N answered N ok N no_resources N denied N other N". With --guids (one port GUID
+ *     a line), each new group is joined by the first N ports of the file, so it completes
+ *     (what a client that may act for any port can do). */
 #define _GNU_SOURCE
 #include "netfab/smd.h"
 
@@ -93,6 +96,26 @@ static int flood(nf_smc *c, int argc, char **argv) {
     uint64_t guid = num(argc, argv, "--port-guid", 0), key = num(argc, argv, "--key", 0);
     uint32_t count = (uint32_t)num(argc, argv, "--count", 2);
     uint64_t k = num(argc, argv, "--first", 1);
+    uint64_t *guids = NULL;
+    size_t n_guids = 0, next_member = 0;
+    const char *gf = opt(argc, argv, "--guids", NULL);
+    if (gf) {
+        FILE *fp = fopen(gf, "r");
+        char line[128];
+        while (fp && fgets(line, sizeof line, fp)) {
+            uint64_t *t = realloc(guids, (n_guids + 1) * sizeof *guids);
+            if (!t) break;
+            guids = t;
+            guids[n_guids++] = strtoull(line, NULL, 0);
+        }
+        if (fp) fclose(fp);
+        if (n_guids < count) {
+            fprintf(stderr, "smdprobe: %s has %zu GUIDs, fewer than --count %u\n", gf, n_guids,
+                    count);
+            free(guids);
+            return 2;
+        }
+    }
     uint64_t sent = 0, answered = 0, ok = 0, nores = 0, denied = 0, other = 0;
     unsigned inflight = 0;
     double end = now_s() + seconds;
@@ -101,8 +124,14 @@ static int flood(nf_smc *c, int argc, char **argv) {
             nf_mad q;
             nf_smc_request(&q, NF_MAD_SET, NF_SA_ATTR_MCMEMBER, nf_smc_next_tid(c));
             q.sm_key = key;
-            nf_mcmember_rec r = {.mgid = nf_gid_make(0xff12a01b00000000ULL, k++),
-                                 .port_gid = nf_gid_make(NF_GID_DEFAULT_PREFIX, guid),
+            uint64_t who = guid;
+            if (guids) { /* member next_member of group k */
+                who = guids[next_member];
+                if (++next_member == count) next_member = 0;
+            }
+            nf_mcmember_rec r = {.mgid = nf_gid_make(0xff12a01b00000000ULL,
+                                                     guids && next_member ? k : k++),
+                                 .port_gid = nf_gid_make(NF_GID_DEFAULT_PREFIX, who),
                                  .join_state = NF_JOIN_FULL,
                                  .member_count = count};
             nf_mcmember_encode(&r, q.data);
@@ -131,6 +160,7 @@ static int flood(nf_smc *c, int argc, char **argv) {
     printf("sent %" PRIu64 " answered %" PRIu64 " ok %" PRIu64 " no_resources %" PRIu64
            " denied %" PRIu64 " other %" PRIu64 "\n",
            sent, answered, ok, nores, denied, other);
+    free(guids);
     return 0;
 }
 
