@@ -6,6 +6,7 @@
 #include "netfab/gen.h"
 #include "netfab/hops.h"
 #include "netfab/smd.h"
+#include "util/afile.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -236,13 +237,15 @@ int nf_cmd_smd(int argc, char **argv) {
     fprintf(stderr, so.keys_file ? "; keys from %s\n"
                                  : "; no --keys: every local client may act for any port\n",
             so.keys_file);
-    if (port_file) {
-        char tmp[4096];
-        snprintf(tmp, sizeof tmp, "%s.tmp", port_file);
-        FILE *pf = fopen(tmp, "w");
-        if (!pf || fprintf(pf, "%u\n", nf_smd_port(s)) < 0 || fclose(pf) ||
-            rename(tmp, port_file)) {
-            fprintf(stderr, "netfab smd: %s: %s\n", port_file, strerror(errno));
+    if (port_file) { /* whole or not at all: a script waiting for it never reads half */
+        nf__afile af;
+        int w = nf__afile_open(&af, port_file);
+        if (!w) {
+            fprintf(af.fp, "%u\n", nf_smd_port(s));
+            w = nf__afile_commit(&af); /* a failed write shows here (ferror) */
+        }
+        if (w) {
+            fprintf(stderr, "netfab smd: cannot write %s: %s\n", port_file, strerror(errno));
             rc = NF_EIO;
             goto out;
         }

@@ -9,6 +9,7 @@
 
 #include "netfab/journal.h"
 #include "smd/keys.h"
+#include "util/afile.h"
 #include "util/diag.h"
 #include "util/mem.h"
 #include "util/u64map.h"
@@ -275,40 +276,31 @@ void nf_smd_get_stats(const nf_smd *s, nf_smd_stats *out) {
 }
 bool nf_smd_keyed(const nf_smd *s) { return s->keyed; }
 
-/* One dump file, written complete or not at all: a temporary file of an unpredictable name made
- * with O_EXCL (a planted file or symlink is never followed), synced, renamed over the target. */
+/* One dump file, written complete or not at all (afile: an exclusively created temporary file,
+ * synced, renamed over the target; a planted file or symlink is never written through). */
 static int dump_one(nf_smd *s, const char *suffix, bool mft, nf_diag *diag) {
-    size_t n = strlen(s->dump_prefix) + 32;
-    char *path = nf__malloc(n), *tmp = nf__malloc(n);
-    int rc = NF_ENOMEM;
-    if (!path || !tmp) goto done;
+    size_t n = strlen(s->dump_prefix) + 16;
+    char *path = nf__malloc(n);
+    if (!path) return NF_ENOMEM;
     snprintf(path, n, "%s.%s", s->dump_prefix, suffix);
-    snprintf(tmp, n, "%s.%s.XXXXXX", s->dump_prefix, suffix);
-    int fd = mkostemp(tmp, O_CLOEXEC);
-    if (fd < 0) {
-        rc = nf__fail(diag, NF_EIO, "%s: %s", tmp, strerror(errno));
-        goto done;
+    nf__afile af;
+    int rc = nf__afile_open(&af, path);
+    if (rc) {
+        rc = nf__fail(diag, rc, "cannot write the dump %s: %s", path,
+                      rc == NF_EIO ? strerror(errno) : nf_strerror(rc));
+        nf__free(path);
+        return rc;
     }
-    FILE *fp = fdopen(fd, "w");
-    if (!fp) {
-        close(fd);
-        unlink(tmp);
-        goto done;
+    rc = mft ? nf_mcgm_write_dump(s->m, af.fp, NULL) : nf_mcgm_write_dump(s->m, NULL, af.fp);
+    if (rc) {
+        nf__afile_abort(&af);
+        rc = nf__fail(diag, rc, "cannot write the dump %s: %s", path, nf_strerror(rc));
+    } else if (nf__afile_commit(&af)) {
+        int e = errno;
+        rc = nf__fail(diag, e == ENOSPC || e == EDQUOT ? NF_ENOSPC : NF_EIO,
+                      "cannot write the dump %s: %s", path, strerror(e));
     }
-    fchmod(fd, 0644);
-    rc = mft ? nf_mcgm_write_dump(s->m, fp, NULL) : nf_mcgm_write_dump(s->m, NULL, fp);
-    int e = 0;
-    if (fflush(fp) || ferror(fp) || fsync(fd)) e = errno ? errno : EIO;
-    if (fclose(fp) && !e) e = errno ? errno : EIO;
-    if (!rc && !e && rename(tmp, path)) e = errno;
-    if (rc || e) {
-        unlink(tmp);
-        rc = nf__fail(diag, rc ? rc : e == ENOSPC || e == EDQUOT ? NF_ENOSPC : NF_EIO,
-                      "cannot write the dump %s: %s", path, e ? strerror(e) : nf_strerror(rc));
-    }
-done:
     nf__free(path);
-    nf__free(tmp);
     return rc;
 }
 
@@ -660,7 +652,6 @@ static void handle(nf_smd *s, const struct sockaddr_in *from, const uint8_t *buf
             s->st.dropped++;
         return;
     }
-    nf_mad a;
     uint8_t resp = q.method == NF_MAD_DELETE                          ? NF_MAD_DELETE_RESP
                    : q.method == NF_MAD_GETTABLE                      ? NF_MAD_GETTABLE_RESP
                    : q.method == NF_MAD_GET || q.method == NF_MAD_SET ? NF_MAD_GET_RESP
@@ -705,7 +696,6 @@ static void handle(nf_smd *s, const struct sockaddr_in *from, const uint8_t *buf
     } else {
         refuse(s, from, &q, resp, NF_MAD_STATUS_BAD_ATTR);
     }
-    (void)a;
 }
 
 /* ---- the state directory --------------------------------------------------------------------- */

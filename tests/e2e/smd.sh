@@ -34,7 +34,7 @@ has err "no answer"
 
 # a session
 "$nf" smd --topo $topo --listen 127.0.0.1:0 --port-file "$tmp/port" --state "$tmp/state" \
-    --join-timeout 400 2>"$tmp/smd.log" &
+    --join-timeout 2000 2>"$tmp/smd.log" &
 pid=$!
 i=0; while [ ! -s "$tmp/port" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
 srv=127.0.0.1:$(cat "$tmp/port")
