@@ -91,6 +91,8 @@ static int stop(smd_proc *d, int sig) {
     return st;
 }
 
+static nf_gid mgid_of(uint32_t k) { return nf_gid_make(0xff12401bffff0000ULL, 0x9000 + k); }
+
 static nf_gid mgid(uint32_t k) { return nf_gid_make(0xff12401bffff0000ULL, 0x5000 + k); }
 
 static nf_gid pgid(uint32_t endpoint) {
@@ -469,11 +471,97 @@ static void test_crash_restart(void **state) {
     free(m_after);
 }
 
+
+/* ---- the GetTable client under RMPP, against a scripted server ------------------------------- */
+
+/* A fake manager in a child process: answers GetTable with segment 1 of a 14-record table (3
+ * segments), then answers the client's first ACK with segment 3 only (segment 2 "lost"), and
+ * the repeated ACK with both. Exits 0 when the client acknowledged everything as RMPP wants:
+ * ACK(1, 3), the same ACK again after its timeout, then ACK(3, 3); its exit status says which
+ * step went wrong otherwise. */
+static int fake_server(int fd) {
+    uint8_t b[NF_MAD_SIZE + 1];
+    struct sockaddr_in from;
+    socklen_t fl = sizeof from;
+    nf_mad q, a;
+    static const uint32_t want[3][2] = {{1, 3}, {1, 3}, {3, 3}};
+    for (int step = 0; step < 4; step++) {
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        if (poll(&p, 1, 5000) != 1) return 10 + step;
+        fl = sizeof from;
+        ssize_t n = recvfrom(fd, b, sizeof b, 0, (struct sockaddr *)&from, &fl);
+        if (n != NF_MAD_SIZE || nf_mad_decode(b, (size_t)n, &q)) return 20 + step;
+        if (step == 0 && (q.method != NF_MAD_GETTABLE || q.sm_key != 0x77)) return 30;
+        if (step > 0 && (q.method != NF_MAD_GETTABLE_RESP || q.rmpp_type != NF_RMPP_TYPE_ACK ||
+                         q.rmpp_data1 != want[step - 1][0] || q.rmpp_data2 != want[step - 1][1]))
+            return 30 + step;
+        if (step == 3) return 0;
+        static const uint32_t segs[3][3] = {{1}, {3}, {2, 3}}; /* what each step sends */
+        for (int j = 0; j < 3 && segs[step][j]; j++) {
+            uint32_t k = segs[step][j], here = k == 3 ? 2 : 6;
+            nf_smc_request(&a, NF_MAD_GETTABLE_RESP, NF_SA_ATTR_MCGSTATE, q.tid);
+            a.rmpp_version = 1;
+            a.rmpp_type = NF_RMPP_TYPE_DATA;
+            a.rmpp_flags = NF_RMPP_FLAG_ACTIVE | (k == 1 ? NF_RMPP_FLAG_FIRST : 0) |
+                           (k == 3 ? NF_RMPP_FLAG_LAST : 0);
+            a.rmpp_data1 = k;
+            a.rmpp_data2 = (k == 1 ? 14 : here) * NF_MCGSTATE_SIZE;
+            for (uint32_t i = 0; i < here; i++) {
+                uint32_t r_i = 6 * (k - 1) + i;
+                nf_mcgstate_rec r = {.mgid = mgid_of(r_i),
+                                     .mlid = (uint16_t)(0xC000 + r_i),
+                                     .state = NF_MCG_READY,
+                                     .member_count = 1,
+                                     .joined = 1};
+                nf_mcgstate_encode(&r, a.data + i * NF_MCGSTATE_SIZE);
+            }
+            nf_mad_encode(&a, b);
+            sendto(fd, b, NF_MAD_SIZE, 0, (struct sockaddr *)&from, sizeof from);
+        }
+    }
+    return 40;
+}
+
+static void test_table_client_rmpp(void **state) {
+    (void)state;
+    int fd = socket(AF_INET, SOCK_DGRAM, 0);
+    struct sockaddr_in addr = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t al = sizeof addr;
+    assert_int_equal(bind(fd, (struct sockaddr *)&addr, sizeof addr), 0);
+    getsockname(fd, (struct sockaddr *)&addr, &al);
+    pid_t pid = fork();
+    if (pid == 0) _exit(fake_server(fd));
+    close(fd);
+    char server[32];
+    snprintf(server, sizeof server, "127.0.0.1:%u", ntohs(addr.sin_port));
+    nf_smc *c;
+    assert_int_equal(nf_smc_open(server, &c, NULL), 0);
+    nf_smc_opts o = {.timeout_ms = 150, .retries = 3, .sm_key = 0x77};
+    uint16_t st = 1;
+    nf_mcgstate_rec *recs = NULL;
+    size_t n = 0;
+    assert_int_equal(nf_smc_table(c, &o, &st, &recs, &n), 0);
+    assert_int_equal(st, 0);
+    assert_int_equal(n, 14);
+    for (size_t i = 0; i < n; i++) {
+        nf_gid g = mgid_of((uint32_t)i);
+        assert_memory_equal(recs[i].mgid.raw, g.raw, 16);
+        assert_int_equal(recs[i].mlid, 0xC000 + i);
+    }
+    free(recs);
+    nf_smc_close(c);
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_service),
         cmocka_unit_test(test_malformed),
         cmocka_unit_test(test_crash_restart),
+        cmocka_unit_test(test_table_client_rmpp),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
