@@ -60,7 +60,13 @@ static void sim_usage(FILE *out) {
         "after the routing has made its tables: every routing skips failed ports (the next\n"
         "candidate); ftable's packets with no way left are lost at the source (lost_frac).\n"
         "--fail-at CYCLE: the links fail at that cycle of each run instead; ftable's packets\n"
-        "caught behind them are discarded where they stand (dropped_pkts).\n\n"
+        "caught behind them are discarded where they stand (dropped_pkts).\n"
+        "Source/destination pairs with no path (a fabric not connected, or parted by the\n"
+        "failed links, from the start or at --fail-at) are refused (exit 2); with\n"
+        "--exclude-unroutable their messages are skipped (counted: excluded), from the\n"
+        "--fail-at cycle on for the pairs the failure parts; packets already on their way\n"
+        "then wait. ftable drops its lost packets instead (lost_frac), so for it only a\n"
+        "fabric not connected to begin with is refused.\n\n"
         "examples:\n"
         "  netfab sim --topo dragonfly:a=4,p=2,h=2 --routing dfmin --traffic uniform --sweep "
         "0.1:0.9:0.1\n"
@@ -97,8 +103,7 @@ int nf_cmd_sim(int argc, char **argv) {
         O_LINKS,
         O_FAIL,
         O_FAILAT,
-        O_JSON,
-        O_EXCL
+        O_JSON
     };
     static const struct option own[] = {
         {"topo", 1, NULL, O_TOPO},       {"routing", 1, NULL, O_ROUT},
@@ -106,8 +111,7 @@ int nf_cmd_sim(int argc, char **argv) {
         {"sweep", 1, NULL, O_SWEEP},     {"seed", 1, NULL, O_SEED},
         {"threads", 1, NULL, O_THR},     {"links", 1, NULL, O_LINKS},
         {"fail-links", 1, NULL, O_FAIL}, {"fail-at", 1, NULL, O_FAILAT},
-        {"json", 0, NULL, O_JSON},       {"help", 0, NULL, 'h'},
-        {"exclude-unroutable", 0, NULL, O_EXCL}};
+        {"json", 0, NULL, O_JSON},       {"help", 0, NULL, 'h'}};
     struct option *lo = nf_app_sim_options(own, sizeof own / sizeof own[0]);
     if (!lo) return nf_app_report(NF_ENOMEM, NULL);
     const char *topo = NULL, *rname = NULL, *tname = NULL, *sweep = NULL;
@@ -117,7 +121,7 @@ int nf_cmd_sim(int argc, char **argv) {
     nf_sim_config c;
     nf_sim_phase ph;
     nf_sim_injection inj;
-    bool json = false, exclude = false;
+    bool json = false;
     int threads = 0, bad = NF_EXIT_OK;
     const char *links_path = NULL, *fail_arg = NULL;
     uint64_t fail_at = UINT64_MAX;
@@ -141,7 +145,6 @@ int nf_cmd_sim(int argc, char **argv) {
             if (nf_app_threads(optarg, &threads)) bad = NF_EXIT_USAGE;
             break;
         case O_JSON: json = true; break;
-        case O_EXCL: exclude = true; break;
         case O_LINKS: links_path = optarg; break;
         case O_FAIL: fail_arg = optarg; break;
         case O_FAILAT:
@@ -165,7 +168,7 @@ int nf_cmd_sim(int argc, char **argv) {
     free(lo);
     if (bad) return bad;
     c = k.c;
-    c.exclude_unroutable = exclude;
+    bool exclude = c.exclude_unroutable;
     ph = k.ph;
     inj = k.inj;
     c.threads = (unsigned)threads;
@@ -218,27 +221,6 @@ int nf_cmd_sim(int argc, char **argv) {
         nf_fabric_free(f);
         return ex;
     }
-    /* a pair no path joins would wait for ever and end the run as a deadlock */
-    uint64_t n_unr;
-    nf_node us, ud;
-    if ((rc = nf_sim_unroutable_pairs(s, &n_unr, &us, &ud))) {
-        nf_sim_free(s);
-        nf_hops_free(h);
-        nf_fabric_free(f);
-        return nf_app_report(rc, NULL);
-    }
-    if (n_unr && !exclude) {
-        fprintf(stderr,
-                "netfab sim: %llu source/destination pairs have no path between them (the fabric "
-                "is not connected), e.g. \"%s\" -> \"%s\"; --exclude-unroutable skips them\n",
-                (unsigned long long)n_unr, nf_node_name(f, us), nf_node_name(f, ud));
-        nf_sim_free(s);
-        nf_hops_free(h);
-        nf_fabric_free(f);
-        return NF_EXIT_USAGE;
-    }
-    if (n_unr && !json)
-        printf("# %llu unroutable source/destination pairs excluded\n", (unsigned long long)n_unr);
     if (fail_at != UINT64_MAX && !fail_arg) {
         fprintf(stderr, "netfab sim: --fail-at needs --fail-links\n");
         nf_sim_free(s);
@@ -268,6 +250,20 @@ int nf_cmd_sim(int argc, char **argv) {
                 return nf_app_report(rc, NULL);
             }
         }
+    /* a pair no path joins, from the start or once the links above are down, would wait for
+     * ever and end the run as a deadlock */
+    uint64_t n_unr;
+    char why[512];
+    if ((rc = nf_app_sim_unroutable(f, s, exclude, failed > 0, &n_unr, why, sizeof why))) {
+        fprintf(stderr, "netfab sim: %s\n", why);
+        free(was);
+        nf_sim_free(s);
+        nf_hops_free(h);
+        nf_fabric_free(f);
+        return rc;
+    }
+    if (n_unr && !json)
+        printf("# %llu unroutable source/destination pairs excluded\n", (unsigned long long)n_unr);
     FILE *links = NULL;
     uint32_t *lflits = NULL;
     nf__afile links_af;
@@ -308,11 +304,7 @@ int nf_cmd_sim(int argc, char **argv) {
             break;
         }
         if (json) {
-            json_t *o = nf_app_sim_result_json(x, &res, failed);
-            /* only with the option: netfab sweep's CSV columns are these keys */
-            if (o && exclude)
-                json_object_set_new(o, "excluded_msgs",
-                                    json_integer((json_int_t)res.excluded_msgs));
+            json_t *o = nf_app_sim_result_json(x, &res, failed, exclude);
             if (!o) {
                 ex = nf_app_report(NF_ENOMEM, NULL);
                 break;

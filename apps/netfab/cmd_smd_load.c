@@ -310,7 +310,10 @@ int nf_cmd_smd_load(int argc, char **argv) {
         case O_SERVER: server = optarg; break;
         case O_TOPO: topo = optarg; break;
         case O_GROUPS: pattern = optarg; break;
-        case O_PPN: wo.procs_per_node = (unsigned)atoi(optarg); break;
+        case O_PPN:
+            if (nf_app_count("--procs-per-node", optarg, 1024, &wo.procs_per_node))
+                return NF_EXIT_USAGE;
+            break;
         case O_MAP:
             if (strcmp(optarg, "aware") == 0)
                 wo.mapping = NF_MAP_AWARE;

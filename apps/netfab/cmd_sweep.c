@@ -43,7 +43,9 @@ static void sweep_usage(FILE *out) {
             "other lists are comma-separated, and a --loads item may be a range A:B:STEP.\n"
             "Defaults: --seeds 0 for simulations (as netfab sim), 1 for multicast (as netfab\n"
             "mcast). The simulator options are those of netfab sim (--cycles, --warmup, --vcs,\n"
-            "--pkt, --bias, ...; see netfab sim --help).\n\n"
+            "--pkt, --bias, --exclude-unroutable, ...; see netfab sim --help): a cell whose\n"
+            "fabric leaves source/destination pairs with no path fails the sweep (exit 2)\n"
+            "unless --exclude-unroutable, which skips them and adds excluded_msgs to the rows.\n\n"
             "Under mpirun the cells are dealt to the ranks in turn and rank 0 writes the\n"
             "results; inside a rank they run on --threads OpenMP threads (default: the\n"
             "processors the rank may use), one cell per thread, or all threads on one cell\n"
@@ -259,13 +261,15 @@ static void cell_progress(void *ud, double f) {
     nf_progress_set(&t->bar, ((double)t->done + f) / (double)t->total);
 }
 
-/* Runs cell i; the result object, or NULL with *err set (a malloc'd message). */
+/* Runs cell i; the result object, or NULL with *err set (a malloc'd message) and *code the exit
+ * status the failure calls for: NF_EXIT_USAGE when the fabric leaves pairs of the cell's traffic
+ * with no path (netfab sim's check), else NF_EXIT_FAIL. */
 static json_t *run_cell(const grid *g, const fab *fabs, worker *w, size_t i, unsigned threads,
-                        tally *progress, char **err) {
+                        tally *progress, char **err, int *code) {
     cell c = cell_at(g, i);
     const fab *fb = &fabs[c.t];
     nf_diag d = {{0}, 0, {0}};
-    int rc = 0;
+    int rc = 0, refused = NF_EXIT_OK;
     size_t key = shared_key(g, i);
     if (w->key != key) {
         worker_reset(w);
@@ -280,6 +284,14 @@ static json_t *run_cell(const grid *g, const fab *fabs, worker *w, size_t i, uns
             sc.threads = threads;
             rc = nf_sim_new(fb->f, fb->h, &sc, nf_sim_routing_find(g->a.v[c.a]),
                             nf_sim_traffic_find(g->b.v[c.b]), &w->sim, &d);
+            /* as in netfab sim, pairs no path joins would wait for ever; a refused simulator is
+             * not kept, so the next cell of the same key is refused too */
+            uint64_t pairs;
+            if (!rc && (refused = nf_app_sim_unroutable(fb->f, w->sim, sc.exclude_unroutable, false,
+                                                        &pairs, d.msg, sizeof d.msg))) {
+                rc = refused == NF_EXIT_USAGE ? NF_EINVAL : NF_ENOMEM;
+                worker_reset(w);
+            }
         }
         if (!rc) w->key = key;
     }
@@ -304,7 +316,7 @@ static json_t *run_cell(const grid *g, const fab *fabs, worker *w, size_t i, uns
         if (!rc) {
             o = json_pack("{s:s, s:s, s:s, s:I}", "topo", g->topo.v[c.t], "routing", g->a.v[c.a],
                           "traffic", g->b.v[c.b], "seed", (json_int_t)g->seed[c.s]);
-            json_t *r = nf_app_sim_result_json(g->load[c.l], &res, 0);
+            json_t *r = nf_app_sim_result_json(g->load[c.l], &res, 0, g->k.c.exclude_unroutable);
             if (!o || !r || json_object_update(o, r)) json_decref(o), o = NULL;
             json_decref(r);
         }
@@ -314,6 +326,7 @@ static json_t *run_cell(const grid *g, const fab *fabs, worker *w, size_t i, uns
             json_object_del(o, timing_keys[k]);
     if (!o) {
         if (!rc) rc = NF_ENOMEM;
+        *code = refused ? refused : NF_EXIT_FAIL;
         char where[48] = "";
         if (!g->mcast) snprintf(where, sizeof where, ", load %g", g->load[c.l]);
         if (asprintf(err, "cell %zu (topo %s, %s %s, %s %s, seed %llu%s): %s", i, g->topo.v[c.t],
@@ -325,17 +338,19 @@ static json_t *run_cell(const grid *g, const fab *fabs, worker *w, size_t i, uns
     return o;
 }
 
-/* Runs the cells rank, rank + size, ... into rows (in that order). Returns NF_EXIT_OK or
- * NF_EXIT_FAIL after printing the first failed cell's message. */
+/* Runs the cells rank, rank + size, ... into rows (in that order). Returns NF_EXIT_OK, or the
+ * first failed cell's status (NF_EXIT_FAIL, NF_EXIT_USAGE) after printing its message. */
 static int run_mine(const grid *g, const fab *fabs, int rank, int size, unsigned threads,
                     json_t *rows) {
     size_t n = grid_cells(g),
            mine = n > (size_t)rank ? (n - (size_t)rank - 1) / (size_t)size + 1 : 0;
     json_t **out = calloc(mine + 1, sizeof *out);
     char **err = calloc(mine + 1, sizeof *err);
-    if (!out || !err) {
+    int *code = calloc(mine + 1, sizeof *code);
+    if (!out || !err || !code) {
         free(out);
         free(err);
+        free(code);
         return nf_app_report(NF_ENOMEM, NULL);
     }
     tally t = {.total = mine};
@@ -349,7 +364,8 @@ static int run_mine(const grid *g, const fab *fabs, int rank, int size, unsigned
             worker w = {.key = SIZE_MAX};
 #pragma omp for schedule(dynamic, 1)
             for (size_t j = 0; j < mine; j++) {
-                out[j] = run_cell(g, fabs, &w, (size_t)rank + j * (size_t)size, 1, NULL, &err[j]);
+                out[j] = run_cell(g, fabs, &w, (size_t)rank + j * (size_t)size, 1, NULL, &err[j],
+                                  &code[j]);
 #pragma omp critical(sweep_progress)
                 {
                     t.done++;
@@ -361,7 +377,8 @@ static int run_mine(const grid *g, const fab *fabs, int rank, int size, unsigned
     } else {
         worker w = {.key = SIZE_MAX};
         for (size_t j = 0; j < mine; j++) {
-            out[j] = run_cell(g, fabs, &w, (size_t)rank + j * (size_t)size, threads, &t, &err[j]);
+            out[j] = run_cell(g, fabs, &w, (size_t)rank + j * (size_t)size, threads, &t, &err[j],
+                              &code[j]);
             t.done++;
         }
         worker_reset(&w);
@@ -371,13 +388,14 @@ static int run_mine(const grid *g, const fab *fabs, int rank, int size, unsigned
     for (size_t j = 0; j < mine; j++) {
         if (!out[j] && ex == NF_EXIT_OK) {
             fprintf(stderr, "netfab sweep: %s\n", err[j] ? err[j] : "out of memory");
-            ex = NF_EXIT_FAIL;
+            ex = code[j];
         }
         if (out[j]) json_array_append_new(rows, out[j]);
         free(err[j]);
     }
     free(out);
     free(err);
+    free(code);
     return ex;
 }
 
@@ -561,17 +579,18 @@ int nf_cmd_sweep(int argc, char **argv) {
     return ex;
 }
 
-/* Whether every rank is fine (a collective: every rank must call it as often). */
-static bool all_ok(int ex, int size) {
+/* The worst status of all ranks, NF_EXIT_OK when every one is fine (a collective: every rank
+ * must call it as often). */
+static int worst_exit(int ex, int size) {
 #ifdef NF_HAVE_MPI
     if (size > 1) {
         int worst;
         MPI_Allreduce(&ex, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-        return worst == NF_EXIT_OK;
+        return worst;
     }
 #endif
     (void)size;
-    return ex == NF_EXIT_OK;
+    return ex;
 }
 
 static int parse(int argc, char **argv, grid *g, unsigned *threads, bool *json, const char **out) {
@@ -754,10 +773,11 @@ static int sweep_main(int argc, char **argv, int rank, int size) {
         ex = nf_app_fabric(g.topo.v[t], (int)threads, &fabs[t].f, &fabs[t].h);
     if (hush >= 0) quiet(hush);
     json_t *rows = json_array();
-    if (all_ok(ex, size)) {
+    if (worst_exit(ex, size) == NF_EXIT_OK) {
         if (!rows) ex = nf_app_report(NF_ENOMEM, NULL);
         if (!ex) ex = run_mine(&g, fabs, rank, size, threads, rows);
-        bool ok = all_ok(ex, size);
+        int worst = worst_exit(ex, size);
+        bool ok = worst == NF_EXIT_OK;
 #ifdef NF_HAVE_MPI
         if (size > 1) {
             int gx = gather_rows(&rows, rank, size, grid_cells(&g), ok);
@@ -772,7 +792,7 @@ static int sweep_main(int argc, char **argv, int rank, int size) {
                 write_csv(out, rows);
             }
         } else if (!ok && ex == NF_EXIT_OK) {
-            ex = NF_EXIT_FAIL; /* another rank failed and said why */
+            ex = worst; /* another rank failed and said why */
         }
     } else if (ex == NF_EXIT_OK) {
         ex = NF_EXIT_FAIL; /* another rank could not start (its --out, a fabric) */

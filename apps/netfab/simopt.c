@@ -31,7 +31,8 @@ enum {
     K_BIAS,
     K_WHOP,
     K_THRESH,
-    K_PROXY
+    K_PROXY,
+    K_EXCL
 };
 
 static const struct option knobs[] = {
@@ -46,6 +47,7 @@ static const struct option knobs[] = {
     {"adaptive", 0, NULL, K_ADAPT},   {"bursty", 0, NULL, K_BURST},
     {"bias", 1, NULL, K_BIAS},        {"w-hop", 1, NULL, K_WHOP},
     {"threshold", 1, NULL, K_THRESH}, {"proxy", 1, NULL, K_PROXY},
+    {"exclude-unroutable", 0, NULL, K_EXCL},
 };
 enum { N_KNOBS = sizeof knobs / sizeof knobs[0] };
 
@@ -115,11 +117,30 @@ int nf_app_sim_knob(int code, const char *arg, nf_app_sim_knobs *k) {
         return 0;
     case K_ADAPT: c->adaptive = true; return 0;
     case K_BURST: k->inj.bursty = true; return 0;
+    case K_EXCL: c->exclude_unroutable = true; return 0;
     default: return NF_EXIT_USAGE;
     }
 }
 
-json_t *nf_app_sim_result_json(double load, const nf_sim_result *res, unsigned failed_links) {
+int nf_app_sim_unroutable(const nf_fabric *f, const nf_sim *s, bool exclude, bool failed,
+                          uint64_t *pairs, char *msg, size_t cap) {
+    nf_node src, dst;
+    int rc = nf_sim_unroutable_pairs(s, pairs, &src, &dst);
+    if (rc) {
+        snprintf(msg, cap, "%s", nf_strerror(rc));
+        return NF_EXIT_FAIL;
+    }
+    if (!*pairs || exclude) return NF_EXIT_OK;
+    snprintf(msg, cap,
+             "%llu source/destination pairs have no path between them (the fabric is not "
+             "connected%s), e.g. \"%s\" -> \"%s\"; --exclude-unroutable skips them",
+             (unsigned long long)*pairs, failed ? " once the failed links are down" : "",
+             nf_node_name(f, src), nf_node_name(f, dst));
+    return NF_EXIT_USAGE;
+}
+
+json_t *nf_app_sim_result_json(double load, const nf_sim_result *res, unsigned failed_links,
+                               bool exclude) {
     json_t *o = json_pack(
         "{s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:b, s:b, s:I, "
         "s:I, s:I, s:f}",
@@ -134,6 +155,9 @@ json_t *nf_app_sim_result_json(double load, const nf_sim_result *res, unsigned f
     json_object_set_new(o, "failed_links", json_integer((json_int_t)failed_links));
     json_object_set_new(o, "lost_frac", json_real(res->lost_frac));
     json_object_set_new(o, "dropped_pkts", json_integer((json_int_t)res->dropped_pkts));
+    /* only with the option: netfab sweep's CSV columns are these keys */
+    if (exclude)
+        json_object_set_new(o, "excluded_msgs", json_integer((json_int_t)res->excluded_msgs));
     if (res->deadlock) json_object_set_new(o, "stuck", json_string(res->stuck));
     return o;
 }

@@ -35,7 +35,18 @@ int nf_app_sim_knob(int code, const char *arg, nf_app_sim_knobs *k);
 
 int nf_app_number(const char *opt, const char *s, double lo, double hi, double *out);
 
-/* One load point's result as netfab sim --json prints it (load is the point asked for). */
-json_t *nf_app_sim_result_json(double load, const nf_sim_result *res, unsigned failed_links);
+/* One load point's result as netfab sim --json prints it (load is the point asked for);
+ * excluded_msgs only with exclude (--exclude-unroutable), so that the keys of other runs, and
+ * netfab sweep's CSV header, stay as they were. */
+json_t *nf_app_sim_result_json(double load, const nf_sim_result *res, unsigned failed_links,
+                               bool exclude);
+
+/* The unroutable check of netfab sim and sweep, before s runs: the source/destination pairs no
+ * path joins, with the links failed now or set to fail during the run (nf_sim_unroutable_pairs),
+ * in *pairs. NF_EXIT_OK when there are none or exclude (--exclude-unroutable: the run skips
+ * them); else NF_EXIT_USAGE, or NF_EXIT_FAIL when out of memory, with the reason in msg (cap
+ * bytes, no command name in front; failed: links were failed, which the message says). */
+int nf_app_sim_unroutable(const nf_fabric *f, const nf_sim *s, bool exclude, bool failed,
+                          uint64_t *pairs, char *msg, size_t cap);
 
 #endif

@@ -45,8 +45,11 @@ typedef struct nf_sim_config {
     unsigned nic_msg_cycles;   /* a NIC's work before a message's first packet (40 cycles) */
     unsigned nic_short_cycles; /* the same for a short message and a hardware reply (8) */
     uint64_t seed;
-    /* messages between endpoints whose switches no path joins (nf_hops) are skipped and counted
-     * in excluded_msgs; without it they wait for ever (see nf_sim_unroutable_pairs) */
+    /* messages between endpoints no path joins (by nf_hops, or, but for ftable, which drops
+     * them, by the links up when the message is made: failed before or during the run) are
+     * skipped and counted in excluded_msgs; without it they wait for ever (see
+     * nf_sim_unroutable_pairs). Packets already on their way when a failure parts their ends
+     * still wait. */
     bool exclude_unroutable;
 } nf_sim_config;
 
@@ -323,9 +326,13 @@ int nf_sim_link_at(nf_sim *s, nf_link l, uint64_t cycle, bool up);
 int nf_sim_run(nf_sim *s, const nf_sim_injection *inj, const nf_sim_phase *ph,
                void (*progress)(void *ud, double frac), void *ud, nf_sim_result *out);
 
-/* The ordered pairs of distinct endpoints whose switches (rail 0) no path joins, by the distances
- * the simulator was made with: *pairs, and one of them as CA nodes in *src, *dst (NF_NONE when
- * there is none). O(switches^2). Returns 0 or NF_ENOMEM. */
+/* The ordered pairs of distinct endpoints (rail 0) whose packets would wait for ever: those no
+ * path joins by the distances the simulator was made with, and those the failed links part: a
+ * link counts as down when the fabric has it down now or nf_sim_link_at sets it down at some
+ * cycle (a repair scheduled too is not looked at: the count is then an upper bound). A routing
+ * that drops the packets that can no longer arrive (ftable: lost_frac, dropped_pkts) has only
+ * the first kind. *pairs, and one of them as CA nodes in *src, *dst (NF_NONE when there is
+ * none). O(switches^2 + links). Returns 0 or NF_ENOMEM. */
 int nf_sim_unroutable_pairs(const nf_sim *s, uint64_t *pairs, nf_node *src, nf_node *dst);
 
 /* The flits every switch-to-switch channel carried in the last run's measurement window: for

@@ -197,6 +197,9 @@ struct nf_sim {
     uint64_t win_lo, win_hi, gen_flits, acc_flits, meas_left, hops_sum, minimal, n_meas;
     uint64_t lost_flits; /* generated in the window with no way to their destination */
     uint64_t excluded_msgs; /* exclude_unroutable: window messages between disconnected ends */
+    /* exclude_unroutable: per endpoint, a key two endpoints share when the links up now join
+     * them (see cut_keys in sim.c), and union-find room for S switches to compute it */
+    uint32_t *ep_cut, *cut_uf;
     uint32_t *msg_left;
     uint64_t *msg_t0;
     size_t n_msg, cap_msg, cap_t0;

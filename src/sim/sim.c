@@ -129,6 +129,8 @@ void nf_sim_free(nf_sim *s) {
     nf__free(s->nic_on);
     nf__free(s->snap);
     nf__free(s->ep_rails);
+    nf__free(s->ep_cut);
+    nf__free(s->cut_uf);
     void *arrays[] = {s->wk,      s->own,      s->ep,       s->ep_sw,  s->ep_port, s->ep_g,
                       s->ep_of,   s->raw[0],   s->raw[1],   s->raw[2], s->raw[3],  s->acc,
                       s->imask,   s->omask,    s->next_gen, s->active, s->nics,    s->pk,
@@ -253,6 +255,10 @@ int nf_sim_new(const nf_fabric *f, const nf_hops *h, const nf_sim_config *cfg,
     s->nic_on = nf__calloc(2 * (size_t)s->E, 1);
     s->cal = nf__calloc(CAL, sizeof *s->cal);
     s->due = nf__malloc(((size_t)s->E + 1) * sizeof *s->due);
+    if (c.exclude_unroutable &&
+        (!(s->ep_cut = nf__malloc(((size_t)s->E + 1) * sizeof *s->ep_cut)) ||
+         !(s->cut_uf = nf__malloc(((size_t)s->S + 1) * sizeof *s->cut_uf))))
+        goto fail;
     if (r->needs_global && !(s->snap = nf__calloc((size_t)s->PS + 1, sizeof *s->snap))) goto fail;
     uint32_t w = 1;
     while (w < maxlat + c.credit_delay + 4)
@@ -304,6 +310,39 @@ int nf_sim_new(const nf_fabric *f, const nf_hops *h, const nf_sim_config *cfg,
 fail:
     nf_sim_free(s);
     return rc;
+}
+
+static uint32_t uf_find(uint32_t *uf, uint32_t x) {
+    while (uf[x] != x)
+        x = uf[x] = uf[uf[x]]; /* path halving */
+    return x;
+}
+
+/* Which endpoints the links can still join, for the packets that would otherwise wait for ever.
+ * key[e] is the component of e's rail-0 switch over the switch-to-switch links that are up and
+ * not marked in down (when given), or S + e when e's own rail-0 cable is down: two endpoints
+ * are joined exactly when their keys are equal. A routing that knows which packets can no
+ * longer arrive (deliverable: ftable) drops them instead of letting them wait, so for it failed
+ * links part nothing: every key is 0. uf has room for S entries. */
+static void cut_keys(const nf_sim *s, const uint8_t *down, uint32_t *uf, uint32_t *key) {
+    const nf_fabric *f = s->f;
+    if (s->r->deliverable) {
+        memset(key, 0, (size_t)s->E * sizeof *key);
+        return;
+    }
+    for (uint32_t i = 0; i < s->S; i++)
+        uf[i] = i;
+    for (nf_link l = 0; l < f->n_links; l++) {
+        nf_node a = f->link_a[l], z = f->link_z[l];
+        if (a >= s->S || z >= s->S || f->link_state[l] != NF_LINK_UP || (down && down[l])) continue;
+        a = uf_find(uf, a), z = uf_find(uf, z);
+        if (a != z) uf[a > z ? a : z] = a < z ? a : z;
+    }
+    for (uint32_t e = 0; e < s->E; e++) {
+        nf_link l = f->port_link[s->ep_g[(size_t)e * 2]];
+        bool up = f->link_state[l] == NF_LINK_UP && !(down && down[l]);
+        key[e] = up ? uf_find(uf, s->ep_sw[(size_t)e * 2]) : s->S + e;
+    }
 }
 
 /* Empties the network: every buffer, queue, event, packet; credits to full. */
@@ -361,6 +400,7 @@ static void reset(nf_sim *s) {
     s->lost_flits = s->excluded_msgs = 0;
     s->dropped = s->dropped_pkts = 0;
     s->next_fail = 0;
+    if (s->ep_cut) cut_keys(s, NULL, s->cut_uf, s->ep_cut);
     nf__rng_seed(&s->rng, s->c.seed ^ 0x5eed5eed5eedULL);
 }
 static uint64_t geometric(nf_sim *s, double p);
@@ -451,7 +491,8 @@ static int generate(nf_sim *s, uint32_t e) {
     uint32_t dst = s->t->dest(s->tctx, e, rnd64, &s->rng);
     if (dst >= s->E || dst == e) return NF_OK; /* a pattern with no partner for e */
     if (s->c.exclude_unroutable &&
-        nf_hops_sw(s->h, s->ep_sw[(size_t)e * 2], s->ep_sw[(size_t)dst * 2]) == NF_HOPS_INF) {
+        (s->ep_cut[e] != s->ep_cut[dst] ||
+         nf_hops_sw(s->h, s->ep_sw[(size_t)e * 2], s->ep_sw[(size_t)dst * 2]) == NF_HOPS_INF)) {
         if (s->now >= s->win_lo && s->now < s->win_hi) s->excluded_msgs++;
         return NF_OK;
     }
@@ -1098,6 +1139,7 @@ static int cmp_u32(const void *a, const void *b) {
  * Bernoulli source is visited only in the cycle of its next message; bursty ones every cycle. */
 static int gen_phase(nf_sim *s) {
     int rc;
+    bool cut = false;
     while (s->next_fail < s->n_fails && s->fails[s->next_fail].at <= s->now) {
         const struct fail_ev *e = &s->fails[s->next_fail++];
         ((nf_fabric *)(uintptr_t)s->f)->link_state[e->link] = e->state; /* the mutable column */
@@ -1105,7 +1147,9 @@ static int gen_phase(nf_sim *s) {
         PT(s, nf_port_index(f, f->link_a[e->link], f->link_pa[e->link]))->down = e->state;
         PT(s, nf_port_index(f, f->link_z[e->link], f->link_pz[e->link]))->down = e->state;
         s->any_down |= e->state == NF_LINK_DOWN;
+        cut = true;
     }
+    if (cut && s->ep_cut) cut_keys(s, NULL, s->cut_uf, s->ep_cut); /* from this cycle's messages */
     for (unsigned t = 0; t < s->T; t++) { /* the packets delivered this cycle are free */
         worker *wk = &s->wk[t];
         for (size_t i = 0; i < wk->n_freed; i++)
@@ -1337,32 +1381,52 @@ static double mono(void) {
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* Endpoints counted per switch, then every pair of switches with endpoints: S^2, not E^2. */
+/* The links down at some cycle of a run are those down now and those set to fail then: marked
+ * in down, the components of what is left taken (cut_keys); endpoints counted per switch, then
+ * every pair of switches with endpoints, S^2, not E^2; endpoints whose own cable is down pair
+ * with no one. */
 int nf_sim_unroutable_pairs(const nf_sim *s, uint64_t *pairs, nf_node *src, nf_node *dst) {
     *pairs = 0;
     *src = *dst = NF_NONE;
-    uint32_t S = s->f->n_switches;
+    const nf_fabric *f = s->f;
+    uint32_t S = s->S;
     uint32_t *cnt = nf__calloc((size_t)S + 1, sizeof *cnt), *first = NULL, *sws = NULL;
+    uint32_t *uf = NULL, *key = NULL;
+    uint8_t *down = NULL;
     if (!cnt || !(first = nf__malloc(((size_t)S + 1) * sizeof *first)) ||
-        !(sws = nf__malloc(((size_t)S + 1) * sizeof *sws))) {
-        nf__free(cnt);
-        nf__free(first);
+        !(sws = nf__malloc(((size_t)S + 1) * sizeof *sws)) ||
+        !(uf = nf__malloc(((size_t)S + 1) * sizeof *uf)) ||
+        !(key = nf__malloc(((size_t)s->E + 1) * sizeof *key)) ||
+        !(down = nf__calloc((size_t)f->n_links + 1, 1))) {
+        nf__free(cnt), nf__free(first), nf__free(sws), nf__free(uf), nf__free(key);
         return NF_ENOMEM;
     }
-    uint32_t n = 0;
+    for (size_t i = 0; i < s->n_fails; i++)
+        if (s->fails[i].state == NF_LINK_DOWN) down[s->fails[i].link] = 1;
+    cut_keys(s, down, uf, key);
+    uint32_t n = 0, alone = 0, first_alone = 0;
     for (uint32_t e = 0; e < s->E; e++) {
         nf_node sw = s->ep_sw[(size_t)e * 2];
-        if (!cnt[sw]++) first[sw] = e, sws[n++] = sw;
+        if (key[e] >= S) {
+            if (!alone++) first_alone = e;
+        } else if (!cnt[sw]++) {
+            first[sw] = e, sws[n++] = sw;
+        }
     }
     for (uint32_t i = 0; i < n; i++)
         for (uint32_t j = 0; j < n; j++) {
-            if (i == j || nf_hops_sw(s->h, sws[i], sws[j]) != NF_HOPS_INF) continue;
+            uint32_t a = first[sws[i]], b = first[sws[j]];
+            if (i == j || (key[a] == key[b] && nf_hops_sw(s->h, sws[i], sws[j]) != NF_HOPS_INF))
+                continue;
             *pairs += (uint64_t)cnt[sws[i]] * cnt[sws[j]];
-            if (*src == NF_NONE) *src = s->ep[first[sws[i]]], *dst = s->ep[first[sws[j]]];
+            if (*src == NF_NONE) *src = s->ep[a], *dst = s->ep[b];
         }
-    nf__free(cnt);
-    nf__free(first);
-    nf__free(sws);
+    if (alone) { /* every ordered pair with an end cut off */
+        uint64_t E = s->E, joined = E - alone;
+        *pairs += E * (E - 1) - joined * (joined ? joined - 1 : 0);
+        if (*src == NF_NONE && E > 1) *src = s->ep[first_alone], *dst = s->ep[first_alone ? 0 : 1];
+    }
+    nf__free(cnt), nf__free(first), nf__free(sws), nf__free(uf), nf__free(key), nf__free(down);
     return NF_OK;
 }
 

@@ -150,6 +150,66 @@ if grep -q DEAD "$tmp/out"; then bad "excluded pairs still deadlock"; else ok; f
 expect 0 $sim --exclude-unroutable --json
 has out '"excluded_msgs": [1-9]'
 has out '"deadlock": false'
+# links failed by --fail-links are seen: torus:2,c=2 is two switches joined by two links (one
+# down leaves them joined, both part them); the only up link of a fat tree's leaf; a CA's cable
+cut="the fabric is not connected once the failed links are down"
+t2="timeout 120 $nf sim --topo torus:2,c=2 --routing minhop --traffic uniform --load 0.1 --cycles 500 --warmup 100"
+printf 'torus 0 3\n' >"$tmp/cut1.txt"
+printf 'torus 0 3\ntorus 0 4  # the second\n' >"$tmp/cut2.txt"
+expect 0 $t2 --fail-links "$tmp/cut1.txt" --json
+has out '"deadlock": false'
+expect 2 $t2 --fail-links "$tmp/cut2.txt"
+has err "netfab sim: 8 source/destination pairs have no path between them ($cut), e.g. \"torus 0 n0\" -> \"torus 1 n0\"; --exclude-unroutable skips them"
+[ -s "$tmp/out" ] && bad "a refused run printed: $(head -2 "$tmp/out")" || ok
+expect 0 $t2 --fail-links "$tmp/cut2.txt" --exclude-unroutable --json
+has out '"excluded_msgs": [1-9]'; has out '"deadlock": false'; has out '"unroutable": 0,'
+from_start=$(sed -n 's/.*"excluded_msgs": \([0-9]*\).*/\1/p' "$tmp/out")
+# failing during the run (--fail-at) parts them too: refused the same way; excluded, the pairs'
+# messages are skipped from that cycle on (fewer than from the start), nothing deadlocks
+expect 2 $t2 --fail-links "$tmp/cut2.txt" --fail-at 300
+has err "netfab sim: 8 source/destination pairs have no path between them ($cut)"
+expect 0 $t2 --fail-links "$tmp/cut2.txt" --fail-at 300 --exclude-unroutable --json
+has out '"deadlock": false'
+at_300=$(sed -n 's/.*"excluded_msgs": \([0-9]*\).*/\1/p' "$tmp/out")
+[ "${at_300:-0}" -gt 0 ] && [ "$at_300" -lt "${from_start:-0}" ] && ok ||
+    bad "excluded from cycle 300: '$at_300', from the start: '$from_start'"
+xg="timeout 120 $nf sim --topo xgft:h=2,m=2.2,w=1.1 --routing updown --traffic uniform --load 0.1 --cycles 500 --warmup 100"
+printf 'xgft L1 0 3\n' >"$tmp/leaf.txt"
+expect 2 $xg --fail-links "$tmp/leaf.txt"
+has err "netfab sim: 8 source/destination pairs have no path between them ($cut), e.g. \"xgft node 0\" -> \"xgft node 2\""
+printf 'xgft L1 0 1\n' >"$tmp/cable.txt"
+expect 2 $xg --fail-links "$tmp/cable.txt"
+has err "netfab sim: 6 source/destination pairs have no path between them ($cut), e.g. \"xgft node 0\" -> \"xgft node 1\""
+expect 0 $xg --fail-links "$tmp/cable.txt" --exclude-unroutable
+has out "# 6 unroutable source/destination pairs excluded"
+if grep -q DEAD "$tmp/out"; then bad "a CA cut off still deadlocks"; else ok; fi
+
+# netfab sweep: a cell on a disconnected fabric is refused as netfab sim refuses the run, with
+# the cell's parameters; --exclude-unroutable runs it and adds excluded_msgs (only then)
+sw="timeout 120 $nf sweep --topo torus:2,c=2 --topo $isl --routing minhop --traffic uniform --loads 0.1,0.2 --cycles 500 --warmup 100 --no-times"
+expect 2 $sw
+has err "netfab sweep: cell 2 (topo $isl, routing minhop, traffic uniform, seed 0, load 0.1): 8 source/destination pairs have no path between them (the fabric is not connected), e.g. \"a1\" -> \"b1\"; --exclude-unroutable skips them"
+[ "$(grep -c 'no path' "$tmp/err")" = 1 ] && ok || bad "the refusal printed $(grep -c 'no path' "$tmp/err") times"
+[ -s "$tmp/out" ] && bad "a refused sweep printed rows" || ok
+expect 2 $sw --threads 2 --json
+has err "netfab sweep: cell 2 (topo $isl, routing minhop"
+expect 0 $sw --exclude-unroutable --threads 1
+cp "$tmp/out" "$tmp/excl.csv"
+line_re "$tmp/excl.csv" 1 ',dropped_pkts,excluded_msgs$'
+line_re "$tmp/excl.csv" 2 '^"torus:2,c=2",minhop,uniform,0,0.1,.*,0$'
+expect 0 $sw --exclude-unroutable --threads 2
+cmp -s "$tmp/excl.csv" "$tmp/out" && ok || bad "--exclude-unroutable: 2 threads differ from 1"
+expect 0 $sim --exclude-unroutable --json
+want=$(sed -n 's/.*"excluded_msgs": \([0-9]*\).*/\1/p' "$tmp/out")
+line_re "$tmp/excl.csv" 4 "^file:.*islands.ibnet,minhop,uniform,0,0.1,.*,$want\$"
+expect 0 timeout 120 "$nf" sweep --topo torus:2,c=2 --routing minhop --traffic uniform --loads 0.1 --cycles 500 --warmup 100 --no-times
+line_re "$tmp/out" 1 ',dropped_pkts$'
+
+# netfab smd-load --procs-per-node: a whole number from 1 to 1024 (it was atoi'd)
+for v in 0 abc 2.5 1025 -3 ''; do
+    expect 2 timeout 20 "$nf" smd-load --server 127.0.0.1:9 --topo fattree:k=4 --groups random:n=2,size=2 --deadline 2 --procs-per-node "$v"
+    has err "netfab: --procs-per-node wants a whole number from 1 to 1024, not '$v'"
+done
 expect 2 timeout 20 "$nf" sim --topo fattree:k=4 --routing minhop --traffic uniform --sweep 0:1:1e-9
 has err "netfab sim: --sweep 0:1:1e-9 is 1000000000 load points, more than 1000"
 expect 2 timeout 20 "$nf" sim --topo fattree:k=4 --routing minhop --traffic uniform --sweep 0:1:0

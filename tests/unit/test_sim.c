@@ -541,6 +541,62 @@ static void test_fail_during_run(void **state) {
     unmake(&r);
 }
 
+/* Unroutable pairs through failed links (gft:leaves=4,nodes=2,spines=4 without siblings, 8
+ * endpoints): leaf 0's four up links down part its 2 endpoints from the other 6, 24 ordered
+ * pairs, whether they are down at the start or set to fail during the run; three of them leave
+ * it joined; ftable drops what cannot arrive, so for it nothing is unroutable. With
+ * exclude_unroutable minhop skips those messages instead of deadlocking, fewer of them when
+ * the links fail mid-window. */
+static void test_unroutable_failed(void **state) {
+    (void)state;
+    const char *gft = "gft:leaves=4,nodes=2,spines=4,sib=0";
+    nf_sim_config c = {.vcs = 8, .seed = 5};
+    uint64_t pairs, excluded[2] = {0};
+    nf_node src, dst;
+    for (int during = 0; during <= 1; during++) {
+        c.exclude_unroutable = false;
+        rig r = make(gft, "minhop", "uniform", c);
+        assert_int_equal(nf_sim_unroutable_pairs(r.s, &pairs, &src, &dst), 0);
+        assert_int_equal(pairs, 0);
+        for (unsigned p = 3; p <= 6; p++) {
+            nf_link l = r.f->port_link[nf_port_index(r.f, 0, p)];
+            if (during)
+                assert_int_equal(nf_sim_link_at(r.s, l, 1000 + p, false), 0);
+            else
+                r.f->link_state[l] = NF_LINK_DOWN;
+            assert_int_equal(nf_sim_unroutable_pairs(r.s, &pairs, &src, &dst), 0);
+            assert_int_equal(pairs, p < 6 ? 0 : 24);
+        }
+        if (!(!nf_is_switch(r.f, src) && r.f->peer[nf_port_index(r.f, src, 1)] == 0))
+            fail_msg("the example's source %u is not on leaf 0", src);
+        unmake(&r);
+        c.exclude_unroutable = true;
+        r = make(gft, "minhop", "uniform", c);
+        for (unsigned p = 3; p <= 6; p++) {
+            nf_link l = r.f->port_link[nf_port_index(r.f, 0, p)];
+            if (during)
+                assert_int_equal(nf_sim_link_at(r.s, l, 1500, false), 0);
+            else
+                r.f->link_state[l] = NF_LINK_DOWN;
+        }
+        nf_sim_result res = point(&r, 0.2, 2000);
+        assert_false(res.deadlock);
+        assert_true(res.excluded_msgs > 0);
+        excluded[during] = res.excluded_msgs;
+        unmake(&r);
+    }
+    if (!(excluded[1] < excluded[0]))
+        fail_msg("excluded from cycle 1500: %llu, from the start: %llu",
+                 (unsigned long long)excluded[1], (unsigned long long)excluded[0]);
+    c.exclude_unroutable = false;
+    rig r = make(gft, "ftable", "uniform", c);
+    for (unsigned p = 3; p <= 6; p++)
+        r.f->link_state[r.f->port_link[nf_port_index(r.f, 0, p)]] = NF_LINK_DOWN;
+    assert_int_equal(nf_sim_unroutable_pairs(r.s, &pairs, &src, &dst), 0);
+    assert_int_equal(pairs, 0);
+    unmake(&r);
+}
+
 /* A scripted message whose packets can never arrive (ftable, both up links of the target's
  * leaf failed at cycle 0: lost at the source) ends the run as unfinished instead of keeping it
  * waiting for ever (nothing in the network, nothing to release). */
@@ -1094,6 +1150,7 @@ int main(void) {
         cmocka_unit_test(test_script),
         cmocka_unit_test(test_script_lost),
         cmocka_unit_test(test_fail_during_run),
+        cmocka_unit_test(test_unroutable_failed),
         cmocka_unit_test(test_collectives_sw),
         cmocka_unit_test(test_mcast_hw),
         cmocka_unit_test(test_collectives_hw),
