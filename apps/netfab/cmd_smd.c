@@ -183,7 +183,8 @@ int nf_cmd_smd(int argc, char **argv) {
         return NF_EXIT_USAGE;
     }
     if (so.repair_journal && !so.state_dir) {
-        fprintf(stderr, "netfab smd: --repair-journal repairs the journal of --state DIR: give it\n");
+        fprintf(stderr,
+                "netfab smd: --repair-journal repairs the journal of --state DIR: give it\n");
         return NF_EXIT_USAGE;
     }
     if (!topo || !so.listen) {
@@ -234,8 +235,9 @@ int nf_cmd_smd(int argc, char **argv) {
     if (so.state_dir)
         fprintf(stderr, "; journal %s (%llu records replayed, %llu torn bytes dropped)",
                 so.state_dir, (unsigned long long)st.replayed, (unsigned long long)st.torn_bytes);
-    fprintf(stderr, so.keys_file ? "; keys from %s\n"
-                                 : "; no --keys: every local client may act for any port\n",
+    fprintf(stderr,
+            so.keys_file ? "; keys from %s\n"
+                         : "; no --keys: every local client may act for any port\n",
             so.keys_file);
     if (port_file) { /* whole or not at all: a script waiting for it never reads half */
         nf__afile af;
@@ -266,7 +268,8 @@ int nf_cmd_smd(int argc, char **argv) {
             (unsigned long long)st.journal_syncs, (unsigned long long)st.compactions);
     fprintf(stderr,
             "netfab smd: refused: %llu denied (not the requester's port, or privileged), %llu "
-            "reused transaction ids, %llu over a per-port or the members limit, %llu changes while the journal "
+            "reused transaction ids, %llu over a per-port or the members limit, %llu changes while "
+            "the journal "
             "had no space; %llu GetTable transfers (%llu segments, %llu expired, %llu busy), "
             "%llu dumps (%llu failed)\n",
             (unsigned long long)st.denied, (unsigned long long)st.tid_reused,

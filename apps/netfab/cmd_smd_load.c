@@ -28,31 +28,32 @@
 #include <unistd.h>
 
 static void load_usage(FILE *out) {
-    fprintf(out,
-            "usage: netfab smd-load --server ADDR:PORT --topo SPEC --groups PATTERN\n"
-            "                       [--procs-per-node N] [--mapping aware|random] [--seed S]\n"
-            "                       [--loss P] [--crash F] [--window N] [--retry MS]\n"
-            "                       [--poll MS] [--hold S] [--deadline S] [--keys FILE] [--json]\n\n"
-            "Plays every rank of a job against the group manager at ADDR:PORT (started with the\n"
-            "same --topo). Each member port of each group joins once (ranks sharing an endpoint\n"
-            "share its port); rank 0 of each group polls its state until Ready.\n\n"
-            "options:\n"
-            "  --loss P       drop each request with probability P (0..1) before it is sent\n"
-            "  --crash F      a fraction F (0..1) of the endpoints never sends anything\n"
-            "  --window N     requests in flight at most (default 512)\n"
-            "  --retry MS     retransmission timeout (default 100)\n"
-            "  --poll MS      rank 0's polling interval (default 10)\n"
-            "  --hold S       the job's work after its groups are ready, for the unusable\n"
-            "                 fraction: unusable time / (each group's life until the end of\n"
-            "                 that work) (default 1)\n"
-            "  --deadline S   give up after S seconds (default 300)\n"
-            "  --keys FILE    the manager's keys file: each join carries its port's key\n"
-            "  --json         one JSON object: groups, ready, destroyed, joins, joins_per_s,\n"
-            "                 all_ready_s, wait_mean_s, wait_max_s, unusable_fraction,\n"
-            "                 retransmits, lost, errors\n\n"
-            "example:\n"
-            "  netfab smd-load --server 127.0.0.1:4791 --topo torus:30x20x20,c=2 \\\n"
-            "      --groups grid3d:40x30x20 --loss 0.01\n");
+    fprintf(
+        out,
+        "usage: netfab smd-load --server ADDR:PORT --topo SPEC --groups PATTERN\n"
+        "                       [--procs-per-node N] [--mapping aware|random] [--seed S]\n"
+        "                       [--loss P] [--crash F] [--window N] [--retry MS]\n"
+        "                       [--poll MS] [--hold S] [--deadline S] [--keys FILE] [--json]\n\n"
+        "Plays every rank of a job against the group manager at ADDR:PORT (started with the\n"
+        "same --topo). Each member port of each group joins once (ranks sharing an endpoint\n"
+        "share its port); rank 0 of each group polls its state until Ready.\n\n"
+        "options:\n"
+        "  --loss P       drop each request with probability P (0..1) before it is sent\n"
+        "  --crash F      a fraction F (0..1) of the endpoints never sends anything\n"
+        "  --window N     requests in flight at most (default 512)\n"
+        "  --retry MS     retransmission timeout (default 100)\n"
+        "  --poll MS      rank 0's polling interval (default 10)\n"
+        "  --hold S       the job's work after its groups are ready, for the unusable\n"
+        "                 fraction: unusable time / (each group's life until the end of\n"
+        "                 that work) (default 1)\n"
+        "  --deadline S   give up after S seconds (default 300)\n"
+        "  --keys FILE    the manager's keys file: each join carries its port's key\n"
+        "  --json         one JSON object: groups, ready, destroyed, joins, joins_per_s,\n"
+        "                 all_ready_s, wait_mean_s, wait_max_s, unusable_fraction,\n"
+        "                 retransmits, lost, errors\n\n"
+        "example:\n"
+        "  netfab smd-load --server 127.0.0.1:4791 --topo torus:30x20x20,c=2 \\\n"
+        "      --groups grid3d:40x30x20 --loss 0.01\n");
 }
 
 static double now_s(void) {

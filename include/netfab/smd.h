@@ -47,8 +47,9 @@ typedef struct nf_smd_stats {
     uint64_t tid_reused;           /* a change whose transaction id names an earlier other one */
     uint64_t transfers, transfers_expired, segments, busy; /* GetTable under RMPP; refusals */
     uint64_t dumps, dump_failures;
-    uint64_t no_space_events, refused_no_space; /* failed syncs for want of space; changes refused */
-    bool no_space;                              /* refusing changes now */
+    uint64_t no_space_events,
+        refused_no_space; /* failed syncs for want of space; changes refused */
+    bool no_space;        /* refusing changes now */
 } nf_smd_stats;
 
 /* Reads the keys, binds the socket, opens and replays the journal, compacts it (when there is room

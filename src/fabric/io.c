@@ -99,20 +99,6 @@ int nf_io_parse(const char *text, size_t len, nf_format fmt, const char *filenam
     }
 }
 
-static int load_fail(nf_diag *diag, const char *path, int line, int rc, const char *fmt, ...)
-    NF__PRINTF(5, 6);
-static int load_fail(nf_diag *diag, const char *path, int line, int rc, const char *fmt, ...) {
-    if (diag) {
-        snprintf(diag->file, sizeof diag->file, "%s", path);
-        diag->line = line;
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(diag->msg, sizeof diag->msg, fmt, ap);
-        va_end(ap);
-    }
-    return rc;
-}
-
 /* Reads the file in 64 KiB chunks and checks each as it comes (the parser checks the same again,
  * for text given to nf_io_parse): a NUL byte, a line over NF_IO_MAX_LINE or more than
  * NF_IO_MAX_BYTES in all stop the reading at once, so /dev/zero or a binary file costs one chunk,
@@ -128,8 +114,8 @@ int nf_io_load(const char *path, nf_format fmt, const nf_load_opts *opts, nf_fab
     struct stat st;
     if (fstat(fileno(fp), &st) == 0 && S_ISREG(st.st_mode) &&
         (unsigned long long)st.st_size > NF_IO_MAX_BYTES) {
-        rc = load_fail(diag, path, 0, NF_EPARSE, "larger than %llu MiB: not a fabric file",
-                       (unsigned long long)(NF_IO_MAX_BYTES >> 20));
+        rc = nf__fail_at(diag, NF_EPARSE, path, 0, "larger than %llu MiB: not a fabric file",
+                         (unsigned long long)(NF_IO_MAX_BYTES >> 20));
         goto done;
     }
     for (;;) {
@@ -140,8 +126,8 @@ int nf_io_load(const char *path, nf_format fmt, const nf_load_opts *opts, nf_fab
         const char *p = buf + len, *end = p + n;
         len += n;
         if (len > NF_IO_MAX_BYTES) {
-            rc = load_fail(diag, path, 0, NF_EPARSE, "larger than %llu MiB: not a fabric file",
-                           (unsigned long long)(NF_IO_MAX_BYTES >> 20));
+            rc = nf__fail_at(diag, NF_EPARSE, path, 0, "larger than %llu MiB: not a fabric file",
+                             (unsigned long long)(NF_IO_MAX_BYTES >> 20));
             goto done;
         }
         const char *nul = memchr(p, '\0', n);
@@ -149,15 +135,15 @@ int nf_io_load(const char *path, nf_format fmt, const nf_load_opts *opts, nf_fab
             const char *nl = memchr(p, '\n', (size_t)(end - p));
             const char *stop = nl ? nl : end;
             if (nul && nul < stop) {
-                rc = load_fail(diag, path, lines + 1, NF_EPARSE,
-                               "NUL byte at column %zu: binary data, not a fabric file",
-                               cur + (size_t)(nul - p) + 1);
+                rc = nf__fail_at(diag, NF_EPARSE, path, lines + 1,
+                                 "NUL byte at column %zu: binary data, not a fabric file",
+                                 cur + (size_t)(nul - p) + 1);
                 goto done;
             }
             cur += (size_t)(stop - p);
             if (cur > NF_IO_MAX_LINE) {
-                rc = load_fail(diag, path, lines + 1, NF_EPARSE,
-                               "line longer than %u bytes: not a fabric file", NF_IO_MAX_LINE);
+                rc = nf__fail_at(diag, NF_EPARSE, path, lines + 1,
+                                 "line longer than %u bytes: not a fabric file", NF_IO_MAX_LINE);
                 goto done;
             }
             if (!nl) break;
@@ -170,7 +156,7 @@ int nf_io_load(const char *path, nf_format fmt, const nf_load_opts *opts, nf_fab
     rc = nf_io_parse(buf, len, fmt, path, opts, out, diag);
     goto done;
 ioerr:
-    rc = load_fail(diag, path, 0, NF_EIO, "cannot read: %s", strerror(errno));
+    rc = nf__fail_at(diag, NF_EIO, path, 0, "cannot read: %s", strerror(errno));
 done:
     if (fp) fclose(fp);
     nf__free(buf);

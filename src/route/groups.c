@@ -2,6 +2,7 @@
  * slots (in order, or shuffled with the seed), slots on endpoints, and every group is reduced to
  * its distinct member endpoints in ascending order. Spec strings: include/netfab/groups.h. */
 #include "netfab/groups.h"
+#include "util/diag.h"
 #include "util/mem.h"
 #include "util/rng.h"
 
@@ -17,12 +18,6 @@
 #define GR_RANKS_MAX (1ull << 31)         /* ranks and rank slots */
 #define GR_HIER_MAX 16                    /* hier levels */
 #define GR_MAP_STREAM 0x6d617070696e6721u /* "mapping!": the mapping's stream is seed ^ this */
-
-#if defined(__GNUC__)
-#define GR_PRINTF(a, b) __attribute__((format(printf, a, b)))
-#else
-#define GR_PRINTF(a, b)
-#endif
 
 /* The build in progress: the fabric's endpoint count and rank slots, then the ranks of every
  * group in CSR form (off has n + 1 entries) as the pattern emits them. */
@@ -40,19 +35,7 @@ typedef struct gctx {
     size_t len, cap;
 } gctx;
 
-GR_PRINTF(5, 6)
-static int gr_fail_at(nf_diag *d, int rc, const char *file, int line, const char *fmt, ...) {
-    if (d) {
-        snprintf(d->file, sizeof d->file, "%s", file);
-        d->line = line;
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(d->msg, sizeof d->msg, fmt, ap);
-        va_end(ap);
-    }
-    return rc;
-}
-#define gr_fail(d, rc, ...) gr_fail_at((d), (rc), "", 0, __VA_ARGS__)
+#define gr_fail(d, rc, ...) nf__fail_at((d), (rc), "", 0, __VA_ARGS__)
 
 static uint64_t sat_mul(uint64_t a, uint64_t b) {
     if (a && b > UINT64_MAX / a) return UINT64_MAX;
@@ -372,15 +355,15 @@ static int parse_file(gctx *c, const char *path, const char *text, size_t len) {
             uint64_t v = 0;
             for (size_t k = p; k < q; k++) {
                 if (text[k] < '0' || text[k] > '9')
-                    return gr_fail_at(c->diag, NF_EPARSE, path, line,
-                                      "'%.*s' is not a rank (a decimal number)", wl, text + p);
+                    return nf__fail_at(c->diag, NF_EPARSE, path, line,
+                                       "'%.*s' is not a rank (a decimal number)", wl, text + p);
                 if (v < c->slots) v = v * 10 + (unsigned)(text[k] - '0');
             }
             if (v >= c->slots)
-                return gr_fail_at(c->diag, NF_EPARSE, path, line,
-                                  "rank %.*s is beyond the %llu rank slots (%u endpoints x %u "
-                                  "procs per node)",
-                                  wl, text + p, (unsigned long long)c->slots, c->n_ep, c->ppn);
+                return nf__fail_at(c->diag, NF_EPARSE, path, line,
+                                   "rank %.*s is beyond the %llu rank slots (%u endpoints x %u "
+                                   "procs per node)",
+                                   wl, text + p, (unsigned long long)c->slots, c->n_ep, c->ppn);
             int rc = gb_add(c, (uint32_t)v);
             if (rc) return rc;
             if (v > max) max = v;
@@ -392,7 +375,7 @@ static int parse_file(gctx *c, const char *path, const char *text, size_t len) {
         }
         i = eol + 1;
     }
-    if (c->n == 0) return gr_fail_at(c->diag, NF_EPARSE, path, 0, "no groups in the file");
+    if (c->n == 0) return nf__fail_at(c->diag, NF_EPARSE, path, 0, "no groups in the file");
     c->nranks = max + 1;
     return NF_OK;
 }
@@ -400,7 +383,7 @@ static int parse_file(gctx *c, const char *path, const char *text, size_t len) {
 static int pat_file(gctx *c, const char *path) {
     if (!path || !*path) return gr_fail(c->diag, NF_EINVAL, "file: missing path (file:PATH)");
     FILE *fp = fopen(path, "rb");
-    if (!fp) return gr_fail_at(c->diag, NF_EIO, path, 0, "cannot read: %s", strerror(errno));
+    if (!fp) return nf__fail_at(c->diag, NF_EIO, path, 0, "cannot read: %s", strerror(errno));
     char *buf = NULL;
     size_t len = 0, cap = 0;
     int rc = NF_OK;
@@ -411,7 +394,7 @@ static int pat_file(gctx *c, const char *path) {
         if (got == 0) break;
     }
     if (ferror(fp)) {
-        rc = gr_fail_at(c->diag, NF_EIO, path, 0, "cannot read: %s", strerror(errno));
+        rc = nf__fail_at(c->diag, NF_EIO, path, 0, "cannot read: %s", strerror(errno));
         goto done;
     }
     if ((rc = gb_reserve(c, 0, 0))) goto done;

@@ -5,6 +5,7 @@
  */
 #include "netfab/journal.h"
 #include "util/crc32c.h"
+#include "util/diag.h"
 #include "util/mem.h"
 
 #include <errno.h>
@@ -55,18 +56,8 @@ struct nf_journal {
 
 /* ---- helpers --------------------------------------------------------------------------------- */
 
-__attribute__((format(printf, 4, 5))) static int fail(nf_diag *diag, int rc, const char *path,
-                                                      const char *fmt, ...) {
-    if (diag) {
-        snprintf(diag->file, sizeof diag->file, "%s", path);
-        diag->line = 0;
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(diag->msg, sizeof diag->msg, fmt, ap);
-        va_end(ap);
-    }
-    return rc;
-}
+/* A failure about one of the journal's files: the path goes in diag's file. */
+#define fail(diag, rc, path, ...) nf__fail_at((diag), (rc), (path), 0, __VA_ARGS__)
 
 /* The code for a failed system call: a full disk or quota is NF_ENOSPC, anything else NF_EIO.
  * errno is kept in j for nf_journal_last_errno (and left as it was). */

@@ -17,14 +17,10 @@
 
 #define LINE_MAX_LEN 512
 
+/* A file:line error naming the bad token (tok may be NULL). */
 static int at(nf_diag *d, const char *path, unsigned line, const char *msg, const char *tok) {
-    if (d) {
-        snprintf(d->file, sizeof d->file, "%s", path);
-        d->line = (int)line;
-        snprintf(d->msg, sizeof d->msg, "%s%s%s%s", msg, tok ? " '" : "", tok ? tok : "",
-                 tok ? "'" : "");
-    }
-    return NF_EPARSE;
+    return nf__fail_at(d, NF_EPARSE, path, (int)line, "%s%s%s%s", msg, tok ? " '" : "",
+                       tok ? tok : "", tok ? "'" : "");
 }
 
 static bool number(const char *s, uint64_t *out) {
@@ -70,11 +66,11 @@ int nf__smd_keys_load(const char *path, const nf_fabric *f, nf__smd_keys *k, nf_
     }
     if ((st.st_mode & 077) || st.st_uid != geteuid()) {
         close(fd);
-        return nf__fail(diag, NF_EINVAL,
-                        "keys file %s: mode %04o, owner uid %u: it holds secrets, so it must belong "
-                        "to this user (uid %u) and be readable by nobody else (chmod 600)",
-                        path, (unsigned)(st.st_mode & 07777), (unsigned)st.st_uid,
-                        (unsigned)geteuid());
+        return nf__fail(
+            diag, NF_EINVAL,
+            "keys file %s: mode %04o, owner uid %u: it holds secrets, so it must belong "
+            "to this user (uid %u) and be readable by nobody else (chmod 600)",
+            path, (unsigned)(st.st_mode & 07777), (unsigned)st.st_uid, (unsigned)geteuid());
     }
     FILE *fp = fdopen(fd, "r");
     if (!fp) {

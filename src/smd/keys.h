@@ -9,9 +9,9 @@
 #include "util/u64map.h"
 
 typedef struct nf__smd_keys {
-    uint64_t manager;  /* never 0 */
-    uint64_t *key;     /* key[i] for the port in the map's value i */
-    nf__u64map port;   /* port GUID -> index in key[] */
+    uint64_t manager; /* never 0 */
+    uint64_t *key;    /* key[i] for the port in the map's value i */
+    nf__u64map port;  /* port GUID -> index in key[] */
     uint32_t n;
     size_t cap;
 } nf__smd_keys;

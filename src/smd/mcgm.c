@@ -28,8 +28,8 @@ typedef struct group {
     uint8_t state; /* NF_MCG_*; 0 for a free slot */
     bool routed;   /* tree holds a tree in the loads */
     uint32_t member_count, joined, left;
-    bool pending;  /* counted in its owner's pending groups (created, not yet Ready) */
-    uint64_t owner; /* the requester that created it (0: the manager, no limits) */
+    bool pending;       /* counted in its owner's pending groups (created, not yet Ready) */
+    uint64_t owner;     /* the requester that created it (0: the manager, no limits) */
     uint32_t gen;       /* generation: memberships of an earlier group in this slot never match */
     uint32_t next_hash; /* next slot with the same MGID hash */
     nf_node *member;    /* joined CAs, in join order (those that left stay, flagged) */
@@ -65,7 +65,7 @@ struct nf_mcgm {
     struct owner_count {
         uint64_t owner;
         uint32_t open, pending; /* groups it created that are alive / not yet Ready */
-    } *own;
+    } * own;
     size_t n_own, cap_own;
     timer *heap;
     size_t n_heap, cap_heap;
@@ -523,8 +523,8 @@ uint16_t nf_mcgm_join_as(nf_mcgm *m, uint64_t owner, const nf_gid *mgid, uint64_
     if (ca == NF_NONE) return NF_SA_STATUS_INVALID_GID;
     if (s == NO_SLOT) {
         const struct owner_count *oc = owner ? owner_find(m, owner) : NULL;
-        if (oc && (oc->open >= m->o.max_groups_per_owner ||
-                   oc->pending >= m->o.max_pending_per_owner)) {
+        if (oc &&
+            (oc->open >= m->o.max_groups_per_owner || oc->pending >= m->o.max_pending_per_owner)) {
             m->c.refused_limit++;
             return NF_SA_STATUS_NO_RESOURCES;
         }
@@ -712,10 +712,11 @@ int nf_mcgm_new(const nf_fabric *f, const nf_hops *h, const nf_mcgm_opts *opts, 
     if (!m->o.max_groups_per_owner) m->o.max_groups_per_owner = NF_MCGM_DEFAULT_GROUPS_PER_OWNER;
     if (!m->o.max_pending_per_owner) m->o.max_pending_per_owner = NF_MCGM_DEFAULT_PENDING_PER_OWNER;
     if (!m->o.max_members)
-        m->o.max_members = 64 * (size_t)f->n_cas > NF_MCGM_DEFAULT_MEMBERS
-                               ? (uint32_t)(64 * (size_t)f->n_cas > UINT32_MAX ? UINT32_MAX
-                                                                                : 64 * (size_t)f->n_cas)
-                               : NF_MCGM_DEFAULT_MEMBERS;
+        m->o.max_members =
+            64 * (size_t)f->n_cas > NF_MCGM_DEFAULT_MEMBERS
+                ? (uint32_t)(64 * (size_t)f->n_cas > UINT32_MAX ? UINT32_MAX
+                                                                : 64 * (size_t)f->n_cas)
+                : NF_MCGM_DEFAULT_MEMBERS;
     m->f = f;
     m->h = h;
     m->log = log;

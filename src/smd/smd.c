@@ -96,12 +96,12 @@ typedef struct waiter {
     nf_mad q;
 } waiter;
 
-#define MAX_TRANSFERS 16         /* GetTable answers in progress, all clients together */
-#define MAX_TRANSFERS_SOURCE 4   /* ... from one source address and port */
-#define TRANSFER_IDLE_MS 5000    /* a transfer without an acknowledgement this long is dropped */
-#define MAX_WINDOW 64            /* segments one acknowledgement may ask for */
-#define MAX_DUMP_WAITERS 16      /* dump requests waiting for the next dump */
-#define RETRY_SPACE_MS 1000      /* a journal short of space is tried again this often */
+#define MAX_TRANSFERS 16       /* GetTable answers in progress, all clients together */
+#define MAX_TRANSFERS_SOURCE 4 /* ... from one source address and port */
+#define TRANSFER_IDLE_MS 5000  /* a transfer without an acknowledgement this long is dropped */
+#define MAX_WINDOW 64          /* segments one acknowledgement may ask for */
+#define MAX_DUMP_WAITERS 16    /* dump requests waiting for the next dump */
+#define RETRY_SPACE_MS 1000    /* a journal short of space is tried again this often */
 
 struct nf_smd {
     const nf_fabric *f;
@@ -121,14 +121,14 @@ struct nf_smd {
     reply *out;
     size_t n_out, cap_out;
     transfer xfer[MAX_TRANSFERS];
-    pid_t dump_pid;           /* the dump process running, or 0 */
+    pid_t dump_pid; /* the dump process running, or 0 */
     waiter dump_now[MAX_DUMP_WAITERS], dump_next[MAX_DUMP_WAITERS];
-    unsigned n_now, n_next;   /* requests answered when the running / the next dump ends */
-    bool next_dump;           /* another dump is to start when the running one ends */
-    bool no_space;            /* the journal could not be written for want of space */
-    uint64_t space_retry_ms;  /* when to try it again */
+    unsigned n_now, n_next;  /* requests answered when the running / the next dump ends */
+    bool next_dump;          /* another dump is to start when the running one ends */
+    bool no_space;           /* the journal could not be written for want of space */
+    uint64_t space_retry_ms; /* when to try it again */
     uint8_t rx[BATCH][NF_MAD_SIZE + 1]; /* a batch in; one byte more: oversized datagrams show */
-    bool replay_failed; /* the manager refused a journal record */
+    bool replay_failed;                 /* the manager refused a journal record */
     bool stop;
     nf_smd_stats st;
 };
@@ -308,8 +308,8 @@ static int dump_one(nf_smd *s, const char *suffix, bool mft, nf_diag *diag) {
 int nf_smd_dump(nf_smd *s, nf_diag *diag) {
     int rc = dump_one(s, "mcfdbs", true, diag);
     if (!rc) rc = dump_one(s, "groups", false, diag);
-    if (!rc) say(s, "dumped the live tables to %s.mcfdbs and %s.groups", s->dump_prefix,
-                 s->dump_prefix);
+    if (!rc)
+        say(s, "dumped the live tables to %s.mcfdbs and %s.groups", s->dump_prefix, s->dump_prefix);
     return rc;
 }
 
@@ -502,8 +502,8 @@ static void do_table(nf_smd *s, const struct sockaddr_in *from, const nf_mad *q)
         if (!s->xfer[i].used && !t) t = &s->xfer[i];
     }
     size_t n = nf_mcgm_list(s->m, NULL, 0);
-    nf_mcgstate_rec *recs = t && mine < MAX_TRANSFERS_SOURCE ? nf__malloc((n + 1) * sizeof *recs)
-                                                             : NULL;
+    nf_mcgstate_rec *recs =
+        t && mine < MAX_TRANSFERS_SOURCE ? nf__malloc((n + 1) * sizeof *recs) : NULL;
     if (!recs) { /* too many transfers (or no memory): the client asks again later */
         s->st.busy++;
         refuse(s, from, q, NF_MAD_GETTABLE_RESP, NF_SA_STATUS_NO_RESOURCES);

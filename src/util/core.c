@@ -92,3 +92,15 @@ int nf__fail(nf_diag *d, int rc, const char *fmt, ...) {
     }
     return rc;
 }
+
+int nf__fail_at(nf_diag *d, int rc, const char *file, int line, const char *fmt, ...) {
+    if (d) {
+        snprintf(d->file, sizeof d->file, "%s", file ? file : "");
+        d->line = line;
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(d->msg, sizeof d->msg, fmt, ap);
+        va_end(ap);
+    }
+    return rc;
+}

@@ -13,5 +13,8 @@
 /* Sets d (may be NULL) to no file, no line and the formatted message; returns rc, so that
  * `return nf__fail(d, NF_EINVAL, "...", ...);` reports and fails in one step. */
 NF__PRINTF(3, 4) int nf__fail(nf_diag *d, int rc, const char *fmt, ...);
+/* The same with a file and a line (0: none) for the message to point at. */
+NF__PRINTF(5, 6)
+int nf__fail_at(nf_diag *d, int rc, const char *file, int line, const char *fmt, ...);
 
 #endif

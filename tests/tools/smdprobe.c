@@ -42,8 +42,8 @@ static uint64_t num(int argc, char **argv, const char *name, uint64_t def) {
 }
 
 static int req(nf_smc *c, int argc, char **argv) {
-    const char *method = opt(argc, argv, "--method", "set"), *attr = opt(argc, argv, "--attr",
-                                                                         "member");
+    const char *method = opt(argc, argv, "--method", "set"),
+               *attr = opt(argc, argv, "--attr", "member");
     uint8_t m = strcmp(method, "delete") == 0     ? NF_MAD_DELETE
                 : strcmp(method, "get") == 0      ? NF_MAD_GET
                 : strcmp(method, "gettable") == 0 ? NF_MAD_GETTABLE
@@ -61,11 +61,11 @@ static int req(nf_smc *c, int argc, char **argv) {
         return 2;
     }
     if (a == NF_SA_ATTR_MCMEMBER) {
-        nf_mcmember_rec r = {.mgid = mgid,
-                             .port_gid = nf_gid_make(NF_GID_DEFAULT_PREFIX,
-                                                     num(argc, argv, "--port-guid", 0)),
-                             .join_state = (uint8_t)num(argc, argv, "--join-state", NF_JOIN_FULL),
-                             .member_count = (uint32_t)num(argc, argv, "--count", 2)};
+        nf_mcmember_rec r = {
+            .mgid = mgid,
+            .port_gid = nf_gid_make(NF_GID_DEFAULT_PREFIX, num(argc, argv, "--port-guid", 0)),
+            .join_state = (uint8_t)num(argc, argv, "--join-state", NF_JOIN_FULL),
+            .member_count = (uint32_t)num(argc, argv, "--count", 2)};
         nf_mcmember_encode(&r, q.data);
     } else if (a == NF_SA_ATTR_MCGSTATE) {
         nf_mcgstate_rec r = {.mgid = mgid};
@@ -129,11 +129,11 @@ static int flood(nf_smc *c, int argc, char **argv) {
                 who = guids[next_member];
                 if (++next_member == count) next_member = 0;
             }
-            nf_mcmember_rec r = {.mgid = nf_gid_make(0xff12a01b00000000ULL,
-                                                     guids && next_member ? k : k++),
-                                 .port_gid = nf_gid_make(NF_GID_DEFAULT_PREFIX, who),
-                                 .join_state = NF_JOIN_FULL,
-                                 .member_count = count};
+            nf_mcmember_rec r = {
+                .mgid = nf_gid_make(0xff12a01b00000000ULL, guids && next_member ? k : k++),
+                .port_gid = nf_gid_make(NF_GID_DEFAULT_PREFIX, who),
+                .join_state = NF_JOIN_FULL,
+                .member_count = count};
             nf_mcmember_encode(&r, q.data);
             nf_smc_send(c, &q);
             sent++;

@@ -566,7 +566,6 @@ static void test_dump(void **state) {
     fx_free(&x);
 }
 
-
 /* ---- hostile requesters --------------------------------------------------------------------- */
 
 /* MGIDs that are not multicast GIDs, and MemberCounts above the fabric's endpoints. */
