@@ -114,6 +114,12 @@ expect 0 "$nf" mcast-state --server $srv --all --key $mgr --window 1
 [ "$(grep -c '^ff12' "$tmp/out")" = 34 ] && ok || bad "window 1: $(grep -c '^ff12' "$tmp/out") groups"
 expect 0 "$nf" mcast-state --server $srv --all --key $mgr --json
 [ "$(grep -c '"mgid"' "$tmp/out")" = 34 ] && ok || bad "table: $(grep -c '"mgid"' "$tmp/out") groups"
+# mutated requests of every kind (ACKs for transfers in flight, dumps, bad lengths): the manager
+# answers after them, its groups are intact, and it stops cleanly
+expect 0 "$probe" fuzz "$srv" --count 5000 --seed 7 --key $mgr
+has out "then state query answered"
+expect 0 "$nf" mcast-state --server $srv --mgid ff12:401b::1 --json
+has out '"state": "Ready"'
 stop_smd
 
 # ---- limits: one port cannot take every multicast LID

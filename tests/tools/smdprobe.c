@@ -14,7 +14,12 @@
  *     joins of new MGIDs (ff12:a01b::K, K = first, first+1, ...), 64 in flight; prints
  *     "sent N answered N ok N no_resources N denied N other N". With --guids (one port GUID
  *     a line), each new group is joined by the first N ports of the file, so it completes
- *     (what a client that may act for any port can do). */
+ *     (what a client that may act for any port can do).
+ *   smdprobe fuzz SERVER --count N [--seed S] [--key K]
+ *     N datagrams made from valid requests (joins, leaves, state queries, GetTable, dumps, RMPP
+ *     ACKs/STOPs for the GetTables in flight) with random bytes changed, random lengths and
+ *     random headers, sent as fast as answers come back; then a state query must be answered.
+ *     Prints "sent N answers N" and exits 0 when the manager still answers. */
 #define _GNU_SOURCE
 #include "netfab/smd.h"
 
@@ -22,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
 
 static double now_s(void) {
@@ -164,9 +170,68 @@ static int flood(nf_smc *c, int argc, char **argv) {
     return 0;
 }
 
+static uint64_t rng_state = 0x9E3779B97F4A7C15ULL;
+static uint64_t rnd(void) { /* xorshift64* */
+    rng_state ^= rng_state >> 12;
+    rng_state ^= rng_state << 25;
+    rng_state ^= rng_state >> 27;
+    return rng_state * 0x2545F4914F6CDD1DULL;
+}
+
+static int fuzz(nf_smc *c, int argc, char **argv) {
+    uint64_t count = num(argc, argv, "--count", 10000), key = num(argc, argv, "--key", 0);
+    rng_state ^= num(argc, argv, "--seed", 1) * 0x9E3779B97F4A7C15ULL;
+    static const uint8_t methods[] = {NF_MAD_GET, NF_MAD_SET, NF_MAD_DELETE, NF_MAD_GETTABLE,
+                                      NF_MAD_GETTABLE_RESP, 0x13, 0x81};
+    static const uint16_t attrs[] = {NF_SA_ATTR_MCMEMBER, NF_SA_ATTR_MCGSTATE, NF_SA_ATTR_DUMP,
+                                     0x0011};
+    uint64_t answers = 0, tids[8] = {0};
+    for (uint64_t i = 0; i < count; i++) {
+        nf_mad q;
+        uint8_t method = methods[rnd() % sizeof methods];
+        uint64_t tid = rnd() % 4 ? nf_smc_next_tid(c) : tids[rnd() % 8];
+        nf_smc_request(&q, method, attrs[rnd() % 4], tid);
+        q.sm_key = rnd() % 2 ? key : rnd();
+        if (method == NF_MAD_GETTABLE) tids[rnd() % 8] = tid;
+        if (method == NF_MAD_GETTABLE_RESP) { /* an RMPP packet about some transfer */
+            q.attr_id = NF_SA_ATTR_MCGSTATE;
+            q.rmpp_version = (uint8_t)(rnd() % 3);
+            q.rmpp_type = (uint8_t)(rnd() % 5);
+            q.rmpp_flags = (uint8_t)(rnd() % 8);
+            q.rmpp_data1 = (uint32_t)(rnd() % 4 ? rnd() % 8 : rnd());
+            q.rmpp_data2 = (uint32_t)(rnd() % 4 ? rnd() % 80 : rnd());
+        }
+        nf_mcmember_rec r = {.mgid = nf_gid_make(0xff12401b00000000ULL, rnd() % 16),
+                             .port_gid = nf_gid_make(NF_GID_DEFAULT_PREFIX, rnd()),
+                             .join_state = (uint8_t)(rnd() % 16),
+                             .member_count = (uint32_t)(rnd() % 5)};
+        nf_mcmember_encode(&r, q.data);
+        uint8_t b[NF_MAD_SIZE + 64];
+        nf_mad_encode(&q, b);
+        for (uint64_t k = rnd() % 6; k > 0; k--) /* a few random bytes */
+            b[rnd() % NF_MAD_SIZE] = (uint8_t)rnd();
+        size_t len = rnd() % 8 ? NF_MAD_SIZE : (size_t)(rnd() % sizeof b);
+        send(nf_smc_fd(c), b, len, 0);
+        for (;;) { /* take what came back, without waiting long */
+            nf_mad a;
+            int rc = nf_smc_recv(c, i % 256 == 255 ? 20 : 0, &a);
+            if (rc == NF_ETIMEDOUT) break;
+            answers++;
+        }
+    }
+    uint16_t st = 0xFFFF;
+    nf_mcgstate_rec g;
+    nf_gid mg = nf_gid_make(0xff12401b00000000ULL, 1);
+    nf_smc_opts o = {.timeout_ms = 500, .retries = 10};
+    int rc = nf_smc_state(c, &o, &mg, &st, &g);
+    printf("sent %" PRIu64 " answers %" PRIu64 " then state query %s (status 0x%04x)\n", count,
+           answers, rc ? "unanswered" : "answered", st);
+    return rc ? 1 : 0;
+}
+
 int main(int argc, char **argv) {
     if (argc < 3) {
-        fprintf(stderr, "usage: smdprobe req|flood SERVER [options]\n");
+        fprintf(stderr, "usage: smdprobe req|flood|fuzz SERVER [options]\n");
         return 2;
     }
     nf_smc *c;
@@ -178,6 +243,8 @@ int main(int argc, char **argv) {
     int rc = 0;
     if (strcmp(argv[1], "flood") == 0) {
         rc = flood(c, argc - 3, argv + 3);
+    } else if (strcmp(argv[1], "fuzz") == 0) {
+        rc = fuzz(c, argc - 3, argv + 3);
     } else { /* the requests between --next separators, in order */
         int first = 3;
         for (int i = 3; i <= argc; i++)
