@@ -122,6 +122,21 @@ expect 0 "$nf" mcast-state --server $srv --mgid ff12:401b::1 --json
 has out '"state": "Ready"'
 stop_smd
 
+# ---- a dump being written does not hold up service: the dump's MFT file is a FIFO that nobody
+# reads yet, so the dump process waits on it; the manager answers meanwhile
+mkfifo "$tmp/slow.mcfdbs"
+start_smd --listen 127.0.0.1:0 --dump "$tmp/slow"
+want 0x0000 --mgid ff12:401b::4 --port-guid $p1 --count 1       # in the dump: MLID 0xC000
+"$nf" mcast-state --server $srv --dump --timeout 20000 --retries 0 >"$tmp/dump.out" 2>&1 &
+dpid=$!
+sleep 0.3
+want 0x0000 --mgid ff12:401b::5 --port-guid $p1 --count 1       # served while the dump waits
+want 0x0000 --method get --attr state --mgid ff12:401b::5
+cat "$tmp/slow.mcfdbs" >"$tmp/slow.txt"                         # the dump goes on
+wait $dpid && ok || bad "dump request: $(cat "$tmp/dump.out")"
+grep -q "^0xC000 :" "$tmp/slow.txt" && ok || bad "the dump through the FIFO: $(head -3 "$tmp/slow.txt")"
+stop_smd
+
 # ---- limits: one port cannot take every multicast LID
 start_smd --listen 127.0.0.1:0 --max-pending 5 --max-groups 8
 "$probe" flood "$srv" --seconds 1 --port-guid $p1 --count 2 >"$tmp/out"
