@@ -8,6 +8,14 @@
 
 #define NF_VERSION_STRING "0.1.0"
 
+/* Marks the public API: the only functions a shared libnetfab exports (it is built with hidden
+ * visibility; the library's internal nf__ functions stay inside it). */
+#if defined(__GNUC__)
+#define NF_API __attribute__((visibility("default")))
+#else
+#define NF_API
+#endif
+
 /* Error codes: 0 is success, failures are negative. Codes and strings come from this one list. */
 #define NF_ERRNO_MAP(X)                                                                            \
     X(NOMEM, -1, "out of memory")                                                                  \
@@ -31,7 +39,7 @@ enum {
 };
 
 /* A static string describing err; never NULL. */
-const char *nf_strerror(int err);
+NF_API const char *nf_strerror(int err);
 
 /* Allocator hook. All library allocations go through these three functions; tests install a
  * failing allocator to sweep allocation failures. Passing NULL restores the C library's.
@@ -42,7 +50,7 @@ typedef struct nf_allocator {
     void (*free_fn)(void *p, void *ud);
     void *ud;
 } nf_allocator;
-void nf_set_allocator(const nf_allocator *a);
+NF_API void nf_set_allocator(const nf_allocator *a);
 
 /* Where a parser or generator failed: filled instead of printing. file may be "" (spec strings),
  * line is 1-based or 0 when it does not apply. */

@@ -31,7 +31,7 @@ typedef enum nf_link_class {
     NF_LINK_SIBLING = 3,
     NF_LINK_NCLASSES = 4
 } nf_link_class;
-const char *nf_link_class_name(nf_link_class c);
+NF_API const char *nf_link_class_name(nf_link_class c);
 
 typedef enum nf_link_state { NF_LINK_UP = 0, NF_LINK_DOWN = 1 } nf_link_state;
 
@@ -40,8 +40,9 @@ typedef enum nf_link_state { NF_LINK_UP = 0, NF_LINK_DOWN = 1 } nf_link_state;
     X(SDR, "SDR", 2500)                                                                            \
     X(DDR, "DDR", 5000)                                                                            \
     X(QDR, "QDR", 10000)                                                                           \
-    X(FDR10, "FDR10", 10313) X(FDR, "FDR", 14063) X(EDR, "EDR", 25781) X(HDR, "HDR", 53125)        \
-        X(NDR, "NDR", 106250) X(XDR, "XDR", 212500)
+    X(FDR10, "FDR10", 10313)                                                                       \
+    X(FDR, "FDR", 14063) X(EDR, "EDR", 25781) X(HDR, "HDR", 53125) X(NDR, "NDR", 106250)           \
+        X(XDR, "XDR", 212500)
 typedef enum nf_speed {
     NF_SPEED_UNKNOWN = 0,
 #define NF_X_SPEED(id, str, mbps) NF_SPEED_##id,
@@ -49,9 +50,9 @@ typedef enum nf_speed {
 #undef NF_X_SPEED
         NF_SPEED_COUNT
 } nf_speed;
-const char *nf_speed_name(nf_speed s); /* "EDR", or "?" for unknown */
+NF_API const char *nf_speed_name(nf_speed s); /* "EDR", or "?" for unknown */
 /* Parses "4xEDR" into width 4 and NF_SPEED_EDR. Returns 0 or NF_EPARSE. */
-int nf_speed_parse(const char *s, size_t len, uint8_t *width, nf_speed *speed);
+NF_API int nf_speed_parse(const char *s, size_t len, uint8_t *width, nf_speed *speed);
 
 /* ---- builder ------------------------------------------------------------------------------- */
 
@@ -79,23 +80,23 @@ typedef struct nf_link_attr {
 } nf_link_attr;
 
 /* Creates an empty builder; expected sizes are hints (0 is fine). NULL on allocation failure. */
-nf_builder *nf_builder_new(size_t nodes_hint, size_t links_hint);
-void nf_builder_free(nf_builder *b);
+NF_API nf_builder *nf_builder_new(size_t nodes_hint, size_t links_hint);
+NF_API void nf_builder_free(nf_builder *b);
 
 /* Adds a node with nports ports (1..NF_MAX_PORTS). Returns 0 and the id in *out. */
-int nf_builder_add_node(nf_builder *b, nf_node_kind kind, unsigned nports, const nf_node_attr *attr,
-                        nf_node *out);
+NF_API int nf_builder_add_node(nf_builder *b, nf_node_kind kind, unsigned nports,
+                               const nf_node_attr *attr, nf_node *out);
 /* Connects (a, pa) to (z, pz). NF_ERANGE for a port out of range, NF_EBUSY if either port is
  * already connected, NF_EINVAL for a port joined to itself. A loop-back cable between two
  * different ports of one switch is allowed. */
-int nf_builder_connect(nf_builder *b, nf_node a, unsigned pa, nf_node z, unsigned pz,
-                       const nf_link_attr *attr);
+NF_API int nf_builder_connect(nf_builder *b, nf_node a, unsigned pa, nf_node z, unsigned pz,
+                              const nf_link_attr *attr);
 /* Per-port GUID and LID of a CA port (switch ports share the node's LID and GUID). */
-int nf_builder_set_port(nf_builder *b, nf_node n, unsigned port, uint64_t guid, uint16_t lid,
-                        uint8_t lmc);
-size_t nf_builder_node_count(const nf_builder *b);
+NF_API int nf_builder_set_port(nf_builder *b, nf_node n, unsigned port, uint64_t guid, uint16_t lid,
+                               uint8_t lmc);
+NF_API size_t nf_builder_node_count(const nf_builder *b);
 /* The peer of (n, p) so far, or NF_NONE. */
-nf_node nf_builder_peer(const nf_builder *b, nf_node n, unsigned p, unsigned *peer_port);
+NF_API nf_node nf_builder_peer(const nf_builder *b, nf_node n, unsigned p, unsigned *peer_port);
 
 typedef struct nf_fabric nf_fabric;
 
@@ -103,7 +104,7 @@ typedef struct nf_fabric nf_fabric;
  * renumbered, switches first, each kind in insertion order. GUIDs left 0 are assigned; when
  * assign_lids is true every LID is reassigned: switches 1..S, then CA ports in order, or every
  * LID 0 when they would not fit the unicast LID space (0x0001..0xBFFF). */
-int nf_builder_freeze(nf_builder *b, bool assign_lids, nf_fabric **out);
+NF_API int nf_builder_freeze(nf_builder *b, bool assign_lids, nf_fabric **out);
 
 /* ---- frozen fabric ------------------------------------------------------------------------- */
 
@@ -157,7 +158,7 @@ struct nf_fabric {
     nf_node *guid_order;
 };
 
-void nf_fabric_free(nf_fabric *f);
+NF_API void nf_fabric_free(nf_fabric *f);
 
 static inline nf_gport nf_port_index(const nf_fabric *f, nf_node n, unsigned p) {
     return f->port_off[n] + p - 1;
@@ -168,19 +169,19 @@ static inline const char *nf_node_name(const nf_fabric *f, nf_node n) {
 }
 
 /* Looks a node up by GUID; NF_NONE when absent. O(log n). */
-nf_node nf_fabric_find_guid(const nf_fabric *f, uint64_t guid);
+NF_API nf_node nf_fabric_find_guid(const nf_fabric *f, uint64_t guid);
 
 /* Structural self-check: every port's peer points back, link ends agree with the port table,
  * GUIDs are unique, CSR adjacency matches the port table. Returns 0 or NF_EINVAL with the first
  * violation described in diag (optional). */
-int nf_fabric_check(const nf_fabric *f, nf_diag *diag);
+NF_API int nf_fabric_check(const nf_fabric *f, nf_diag *diag);
 
 /* Are a and b the same fabric up to node numbering? Nodes are matched by GUID; kind, port count,
  * name and every link (both ends' GUID and port) must agree; with cmp_lids, LIDs too; with
  * cmp_attrs, link class, width and speed too. On a difference returns false and says where in
  * diag (optional). */
-bool nf_fabric_equal(const nf_fabric *a, const nf_fabric *b, bool cmp_lids, bool cmp_attrs,
-                     nf_diag *diag);
+NF_API bool nf_fabric_equal(const nf_fabric *a, const nf_fabric *b, bool cmp_lids, bool cmp_attrs,
+                            nf_diag *diag);
 
 /* Counts */
 typedef struct nf_fabric_counts {
@@ -191,10 +192,10 @@ typedef struct nf_fabric_counts {
     uint32_t max_radix;      /* largest switch port count */
     uint32_t endpoint_ports; /* connected CA ports */
 } nf_fabric_counts;
-void nf_fabric_count(const nf_fabric *f, nf_fabric_counts *out);
+NF_API void nf_fabric_count(const nf_fabric *f, nf_fabric_counts *out);
 
 /* Bytes of heap the fabric's columns occupy. */
-size_t nf_fabric_bytes(const nf_fabric *f);
+NF_API size_t nf_fabric_bytes(const nf_fabric *f);
 
 /* Marks a link up or down. */
 static inline void nf_fabric_set_link_state(nf_fabric *f, nf_link l, nf_link_state s) {

@@ -13,20 +13,22 @@
 
 /* Standard 3-level fat tree of k-port switches (k even, 2..254): k pods of k/2 edge and k/2
  * aggregation switches, (k/2)^2 core switches, k/2 endpoints per edge switch. */
-int nf_gen_fattree(unsigned k, nf_fabric **out, nf_diag *diag);
+NF_API int nf_gen_fattree(unsigned k, nf_fabric **out, nf_diag *diag);
 
 /* XGFT(h; m1..mh; w1..wh): level-0 endpoints, level i (1..h) switches with m_i children, and each
  * node at level i-1 has w_i parents. */
-int nf_gen_xgft(unsigned h, const unsigned *m, const unsigned *w, nf_fabric **out, nf_diag *diag);
+NF_API int nf_gen_xgft(unsigned h, const unsigned *m, const unsigned *w, nf_fabric **out,
+                       nf_diag *diag);
 
 /* nd-dimensional torus with dims[i] switches along dimension i and c endpoints per switch. */
-int nf_gen_torus(unsigned nd, const unsigned *dims, unsigned c, nf_fabric **out, nf_diag *diag);
+NF_API int nf_gen_torus(unsigned nd, const unsigned *dims, unsigned c, nf_fabric **out,
+                        nf_diag *diag);
 
 typedef enum nf_df_arrangement { NF_DF_PALMTREE = 0, NF_DF_CONSECUTIVE = 1 } nf_df_arrangement;
 /* Dragonfly: g groups of a routers, fully connected inside a group, p endpoints and h global
  * ports per router. g = 0 means a*h + 1. */
-int nf_gen_dragonfly(unsigned a, unsigned p, unsigned h, unsigned g, nf_df_arrangement arr,
-                     nf_fabric **out, nf_diag *diag);
+NF_API int nf_gen_dragonfly(unsigned a, unsigned p, unsigned h, unsigned g, nf_df_arrangement arr,
+                            nf_fabric **out, nf_diag *diag);
 
 /* Generalized fat tree (Sunway): a two-level leaf-spine tree per rail, leaf/spine routers 2i and
  * 2i+1 of the same level are siblings joined by `sib` links; with rails = 2 every node is one CA
@@ -40,7 +42,7 @@ typedef struct nf_gft_params {
     unsigned rails;  /* 1 or 2 */
     unsigned radix;  /* router ports */
 } nf_gft_params;
-int nf_gen_gft(const nf_gft_params *prm, nf_fabric **out, nf_diag *diag);
+NF_API int nf_gen_gft(const nf_gft_params *prm, nf_fabric **out, nf_diag *diag);
 
 /* Options for nf_topo_build. */
 typedef struct nf_topo_opts {
@@ -53,6 +55,7 @@ typedef struct nf_topo_opts {
  * "gft:preset=sunway-proto" or
  * "gft:leaves=..,nodes=..,spines=..[,links=][,sib=][,rails=][,radix=]", "bluelight", "taihulight",
  * "file:PATH". opts may be NULL. On failure diag says why. */
-int nf_topo_build(const char *spec, const nf_topo_opts *opts, nf_fabric **out, nf_diag *diag);
+NF_API int nf_topo_build(const char *spec, const nf_topo_opts *opts, nf_fabric **out,
+                         nf_diag *diag);
 
 #endif

@@ -59,8 +59,8 @@ typedef struct nf_workload_opts {
  * Returns 0 and a new nf_groups in *out (free with nf_groups_free); otherwise *out is NULL and
  * diag (optional) says why: NF_EINVAL for a bad spec or a workload that does not fit, NF_EPARSE
  * with file:line for a bad file, NF_EIO for an unreadable one, NF_ENOMEM. */
-int nf_groups_build(const nf_fabric *f, const char *spec, const nf_workload_opts *opts,
-                    nf_groups **out, nf_diag *diag);
-void nf_groups_free(nf_groups *g); /* NULL is a no-op */
+NF_API int nf_groups_build(const nf_fabric *f, const char *spec, const nf_workload_opts *opts,
+                           nf_groups **out, nf_diag *diag);
+NF_API void nf_groups_free(nf_groups *g); /* NULL is a no-op */
 
 #endif

@@ -18,8 +18,8 @@ typedef struct nf_hops {
 
 /* Computes all-pairs switch distances over up links. threads <= 0 uses OpenMP's default.
  * NF_ERANGE if some distance would exceed 254. The caller frees with nf_hops_free. */
-int nf_hops_compute(const nf_fabric *f, int threads, nf_hops **out);
-void nf_hops_free(nf_hops *h);
+NF_API int nf_hops_compute(const nf_fabric *f, int threads, nf_hops **out);
+NF_API void nf_hops_free(nf_hops *h);
 
 static inline uint8_t nf_hops_sw(const nf_hops *h, nf_node s, nf_node t) {
     return h->d[(size_t)s * h->n + t];
@@ -29,14 +29,15 @@ static inline uint8_t nf_hops_sw(const nf_hops *h, nf_node s, nf_node t) {
  * CA port itself, else 1 + (distance from p's peer switch to the CA port's switch) + 1.
  * NF_HOPS_INF when p is down or unconnected, leads to a CA (other than the target), or the target
  * is unreachable. O(1). */
-uint8_t nf_hops_via(const nf_fabric *f, const nf_hops *h, nf_node s, unsigned p, nf_node ca,
-                    unsigned cp);
+NF_API uint8_t nf_hops_via(const nf_fabric *f, const nf_hops *h, nf_node s, unsigned p, nf_node ca,
+                           unsigned cp);
 
 /* Min over the ports of s of nf_hops_via (OpenSM's column 0): the links from s to the CA port,
  * 1 + distance from s to the CA port's switch. O(1). */
-uint8_t nf_hops_to_ca(const nf_fabric *f, const nf_hops *h, nf_node s, nf_node ca, unsigned cp);
+NF_API uint8_t nf_hops_to_ca(const nf_fabric *f, const nf_hops *h, nf_node s, nf_node ca,
+                             unsigned cp);
 
 /* Largest finite switch-to-switch distance, and whether every pair is reachable. */
-uint8_t nf_hops_diameter(const nf_hops *h, int *connected);
+NF_API uint8_t nf_hops_diameter(const nf_hops *h, int *connected);
 
 #endif

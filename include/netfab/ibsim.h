@@ -10,10 +10,10 @@
 
 /* Parses text (len bytes). On success *out owns a new fabric; on malformed input returns
  * NF_EPARSE with "what is wrong" and the line in diag. filename is used in diag only. */
-int nf_ibsim_parse(const char *text, size_t len, const char *filename, const nf_load_opts *opts,
-                   nf_fabric **out, nf_diag *diag);
+NF_API int nf_ibsim_parse(const char *text, size_t len, const char *filename,
+                          const nf_load_opts *opts, nf_fabric **out, nf_diag *diag);
 
 /* Writes f in this format. Returns 0 or NF_EIO. */
-int nf_ibsim_write(const nf_fabric *f, FILE *out);
+NF_API int nf_ibsim_write(const nf_fabric *f, FILE *out);
 
 #endif

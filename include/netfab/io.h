@@ -19,8 +19,8 @@ typedef enum nf_format {
 } nf_format;
 
 /* "ibnet", "ibsim", "dot", "json" -> format; NF_FMT_AUTO for an unknown name. */
-nf_format nf_format_from_name(const char *name);
-const char *nf_format_name(nf_format f);
+NF_API nf_format nf_format_from_name(const char *name);
+NF_API const char *nf_format_name(nf_format f);
 
 typedef struct nf_load_opts {
     nf_warn_fn warn;
@@ -44,18 +44,18 @@ typedef struct nf_load_opts {
  * free-form id (not S-/H-/R- and 16 hex digits); else NF_FMT_IBNET when ibnetdiscover's key lines
  * (vendid=, devid=, sysimgguid=, switchguid=, caguid=) appear; else NF_FMT_IBSIM when there are
  * node headers; NF_FMT_AUTO when it looks like neither. */
-nf_format nf_io_detect(const char *text, size_t len);
+NF_API nf_format nf_io_detect(const char *text, size_t len);
 
 /* Parses text (len bytes, need not be NUL-terminated) in format fmt (AUTO = detect). filename is
  * used in messages only. On success *out owns a new fabric. */
-int nf_io_parse(const char *text, size_t len, nf_format fmt, const char *filename,
-                const nf_load_opts *opts, nf_fabric **out, nf_diag *diag);
+NF_API int nf_io_parse(const char *text, size_t len, nf_format fmt, const char *filename,
+                       const nf_load_opts *opts, nf_fabric **out, nf_diag *diag);
 
 /* Reads path and parses it. NF_EIO (with the reason in diag) when it cannot be read. */
-int nf_io_load(const char *path, nf_format fmt, const nf_load_opts *opts, nf_fabric **out,
-               nf_diag *diag);
+NF_API int nf_io_load(const char *path, nf_format fmt, const nf_load_opts *opts, nf_fabric **out,
+                      nf_diag *diag);
 
 /* Writes f to out in format fmt (not AUTO). Returns 0, NF_EIO on a write error. */
-int nf_io_write(const nf_fabric *f, nf_format fmt, FILE *out);
+NF_API int nf_io_write(const nf_fabric *f, nf_format fmt, FILE *out);
 
 #endif

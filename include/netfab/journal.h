@@ -22,7 +22,7 @@ typedef struct nf_journal nf_journal;
  * the path and the system's reason in diag), when the directory or a file cannot be made or
  * opened; NF_EPARSE when the file does not start with the journal's magic and version (the file is
  * left alone); NF_EINVAL for an empty dir. */
-int nf_journal_open(const char *dir, nf_journal **out, nf_diag *diag);
+NF_API int nf_journal_open(const char *dir, nf_journal **out, nf_diag *diag);
 
 /* Calls fn(ud, rec, len) for every complete record from the start, in order (rec is valid during
  * the call only). At the first bad frame (a length of 0 or over NF_JOURNAL_MAX_REC, a frame the
@@ -37,8 +37,8 @@ int nf_journal_open(const char *dir, nf_journal **out, nf_diag *diag);
  * once, before the first append or compaction, and not after nf_journal_salvage: NF_EINVAL
  * otherwise. Without a replay, the first sync still checks the frames: it cuts a torn tail
  * (unreported) and fails with NF_EPARSE on damage. */
-int nf_journal_replay(nf_journal *j, int (*fn)(void *ud, const uint8_t *rec, uint32_t len),
-                      void *ud, uint64_t *torn, nf_diag *diag);
+NF_API int nf_journal_replay(nf_journal *j, int (*fn)(void *ud, const uint8_t *rec, uint32_t len),
+                             void *ud, uint64_t *torn, nf_diag *diag);
 
 /* What nf_journal_salvage found. */
 typedef struct nf_journal_salvage_report {
@@ -63,14 +63,14 @@ typedef struct nf_journal_salvage_report {
  * compaction is required. rep (may be NULL) is filled on success. Returns NF_OK; NF_EIO or
  * NF_ENOSPC when the copy cannot be made (nothing was handed to fn then); NF_ENOMEM; NF_EINVAL
  * if fn is NULL or the journal was already replayed, salvaged, appended to or compacted. */
-int nf_journal_salvage(nf_journal *j, int (*fn)(void *ud, const uint8_t *rec, uint32_t len),
-                       void *ud, nf_journal_salvage_report *rep, nf_diag *diag);
+NF_API int nf_journal_salvage(nf_journal *j, int (*fn)(void *ud, const uint8_t *rec, uint32_t len),
+                              void *ud, nf_journal_salvage_report *rep, nf_diag *diag);
 
 /* Queues a record (1..NF_JOURNAL_MAX_REC bytes). Nothing is durable before nf_journal_sync.
  * NF_EINVAL for a bad length or after a salvage that found damage (until the compaction),
  * NF_ENOMEM; on a snapshot (inside compaction) also NF_EIO or NF_ENOSPC, as a big snapshot is
  * written out every 4 MiB. */
-int nf_journal_append(nf_journal *j, const void *rec, uint32_t len);
+NF_API int nf_journal_append(nf_journal *j, const void *rec, uint32_t len);
 
 /* Writes the queued records and waits for them to reach stable storage (fdatasync): once it
  * returns NF_OK they survive a crash. On a failed write or fdatasync the file is cut back to its
@@ -78,7 +78,7 @@ int nf_journal_append(nf_journal *j, const void *rec, uint32_t len);
  * offset: NF_ENOSPC when the system said ENOSPC or EDQUOT, NF_EIO otherwise (the errno itself:
  * nf_journal_last_errno). NF_EINVAL after a salvage that found damage, until the compaction.
  * Without a replay, the first sync checks the frames first: NF_EPARSE on damage, NF_ENOMEM. */
-int nf_journal_sync(nf_journal *j);
+NF_API int nf_journal_sync(nf_journal *j);
 
 /* Replaces the whole journal by the records emit(ud, snap) appends to snap (a snapshot of the live
  * state): written to dir/journal.tmp (a stale one, or a symbolic link planted there, is removed
@@ -89,18 +89,18 @@ int nf_journal_sync(nf_journal *j);
  * quota is full, NF_EIO for other system errors. If only the final sync of the directory fails,
  * the new journal is in place and in use, and NF_EIO is returned. After a salvage this is what
  * makes the journal writable again. */
-int nf_journal_compact(nf_journal *j, int (*emit)(void *ud, nf_journal *snap), void *ud);
+NF_API int nf_journal_compact(nf_journal *j, int (*emit)(void *ud, nf_journal *snap), void *ud);
 
 /* Bytes in the journal file and records in it (synced ones: replayed, appended since, or the
  * snapshot's after a compaction; after a salvage, the file's size and the records read). */
-uint64_t nf_journal_bytes(const nf_journal *j);
-uint64_t nf_journal_records(const nf_journal *j);
+NF_API uint64_t nf_journal_bytes(const nf_journal *j);
+NF_API uint64_t nf_journal_records(const nf_journal *j);
 
 /* The errno of the last failed system call on the journal's files (write, fsync, open, ...), for
  * strerror; 0 when none failed. Not reset by later successes. */
-int nf_journal_last_errno(const nf_journal *j);
+NF_API int nf_journal_last_errno(const nf_journal *j);
 
 /* Syncs what is queued (errors ignored), releases the lock, frees j. NULL is a no-op. */
-void nf_journal_close(nf_journal *j);
+NF_API void nf_journal_close(nf_journal *j);
 
 #endif

@@ -15,11 +15,11 @@ typedef struct nf_mcast_engine nf_mcast_engine;
 
 /* The engines, by name: "minihop", "minihop-new", "sssp", "sssp-new", "fulb", "fulb+".
  * NULL for an unknown name. */
-const nf_mcast_engine *nf_mcast_engine_find(const char *name);
-size_t nf_mcast_engine_count(void);
-const nf_mcast_engine *nf_mcast_engine_at(size_t i);
-const char *nf_mcast_engine_name(const nf_mcast_engine *e);
-const char *nf_mcast_engine_summary(const nf_mcast_engine *e);
+NF_API const nf_mcast_engine *nf_mcast_engine_find(const char *name);
+NF_API size_t nf_mcast_engine_count(void);
+NF_API const nf_mcast_engine *nf_mcast_engine_at(size_t i);
+NF_API const char *nf_mcast_engine_name(const nf_mcast_engine *e);
+NF_API const char *nf_mcast_engine_summary(const nf_mcast_engine *e);
 
 /* The routed state of a set of groups. Group g has root switch root[g] and its tree is the set
  * of links tree_link[tree_off[g] .. tree_off[g+1]): switch-to-switch links and the host link of
@@ -42,14 +42,15 @@ typedef struct nf_mcast {
 /* Routes every group of g in order with engine e; loads start at zero. Routing is sequential by
  * nature: each group sees the loads of those before it.
  * Returns 0 (even when some groups failed: see status), NF_ENOMEM, or NF_EINVAL. */
-int nf_mcast_route(const nf_fabric *f, const nf_hops *h, const nf_groups *g,
-                   const nf_mcast_engine *e, nf_mcast **out, nf_diag *diag);
+NF_API int nf_mcast_route(const nf_fabric *f, const nf_hops *h, const nf_groups *g,
+                          const nf_mcast_engine *e, nf_mcast **out, nf_diag *diag);
 /* The same, telling progress(ud, frac) how far it is (the share of groups routed, every 64
  * groups) when progress is given. */
-int nf_mcast_route_progress(const nf_fabric *f, const nf_hops *h, const nf_groups *g,
-                            const nf_mcast_engine *e, void (*progress)(void *ud, double frac),
-                            void *ud, nf_mcast **out, nf_diag *diag);
-void nf_mcast_free(nf_mcast *m);
+NF_API int nf_mcast_route_progress(const nf_fabric *f, const nf_hops *h, const nf_groups *g,
+                                   const nf_mcast_engine *e,
+                                   void (*progress)(void *ud, double frac), void *ud,
+                                   nf_mcast **out, nf_diag *diag);
+NF_API void nf_mcast_free(nf_mcast *m);
 
 typedef struct nf_mcast_stats {
     uint32_t groups, routed, failed;
@@ -62,8 +63,8 @@ typedef struct nf_mcast_stats {
     uint32_t max_height;
     double mean_height; /* over routed groups */
 } nf_mcast_stats;
-void nf_mcast_stats_compute(const nf_fabric *f, const nf_groups *g, const nf_mcast *m,
-                            nf_mcast_stats *out);
+NF_API void nf_mcast_stats_compute(const nf_fabric *f, const nf_groups *g, const nf_mcast *m,
+                                   nf_mcast_stats *out);
 
 /* A lower bound on the max EFI of inter-switch links that any routing of g must reach, with
  * trees of any height: the larger of (a) over every switch s, the groups with a member on s and a
@@ -71,7 +72,7 @@ void nf_mcast_stats_compute(const nf_fabric *f, const nf_groups *g, const nf_mca
  * them), and (b) the sum over groups of max(k - 1, r) (a tree over k member switches has at least
  * k - 1 links and reaches r hops), divided by the number of inter-switch links, rounded up.
  * 0 on allocation failure. */
-uint32_t nf_mcast_lower_bound(const nf_fabric *f, const nf_hops *h, const nf_groups *g);
+NF_API uint32_t nf_mcast_lower_bound(const nf_fabric *f, const nf_hops *h, const nf_groups *g);
 
 /* Recounts everything from the forwarding tables (the per-switch port masks the trees imply),
  * independently of how they were built: from each routed group's root, following the masks
@@ -79,8 +80,8 @@ uint32_t nf_mcast_lower_bound(const nf_fabric *f, const nf_hops *h, const nf_gro
  * the group, its height equals the least possible (1 + the least max distance from a switch to
  * the members' switches), the recorded height is right, and the EFI recount equals m->efi.
  * Returns 0 or NF_EINVAL with the first problem in diag. */
-int nf_mcast_verify(const nf_fabric *f, const nf_hops *h, const nf_groups *g, const nf_mcast *m,
-                    nf_diag *diag);
+NF_API int nf_mcast_verify(const nf_fabric *f, const nf_hops *h, const nf_groups *g,
+                           const nf_mcast *m, nf_diag *diag);
 
 /* ---- live routing: groups come and go one at a time (the group manager) ------------------- */
 
@@ -92,7 +93,7 @@ typedef struct nf_mcast_tree {
     uint32_t n_links;
     nf_link *links;
 } nf_mcast_tree;
-void nf_mcast_tree_clear(nf_mcast_tree *t); /* frees links, zeroes t */
+NF_API void nf_mcast_tree_clear(nf_mcast_tree *t); /* frees links, zeroes t */
 
 /* Link and switch loads kept exact while trees are added and taken out in any order. */
 typedef struct nf_mcast_live nf_mcast_live;
@@ -100,25 +101,26 @@ typedef struct nf_mcast_live nf_mcast_live;
 /* A live state over fabric f (f and h must outlive it), loads at zero. Engines with a
  * refinement pass (fulb+) are refused with NF_EINVAL: a refinement moves groups already routed,
  * which a live manager must not do behind its members' backs. */
-int nf_mcast_live_new(const nf_fabric *f, const nf_hops *h, const nf_mcast_engine *e,
-                      nf_mcast_live **out);
-void nf_mcast_live_free(nf_mcast_live *lv);
+NF_API int nf_mcast_live_new(const nf_fabric *f, const nf_hops *h, const nf_mcast_engine *e,
+                             nf_mcast_live **out);
+NF_API void nf_mcast_live_free(nf_mcast_live *lv);
 
 /* Routes a group over the member CAs members[0..n) (any order, duplicates count once) with the
  * current loads, adds it to them and returns its tree in *out. NF_EINVAL (n == 0, a member that is
  * no CA), NF_EUNREACHABLE (a member without a cabled port 1, or members in different parts of a
  * cut fabric), NF_ENOMEM; on failure the loads are unchanged and *out is empty. */
-int nf_mcast_live_add(nf_mcast_live *lv, const nf_node *members, uint32_t n, nf_mcast_tree *out);
+NF_API int nf_mcast_live_add(nf_mcast_live *lv, const nf_node *members, uint32_t n,
+                             nf_mcast_tree *out);
 
 /* Adds a tree known from before (a journal replay) to the loads as it is. NF_EINVAL when its
  * root is no switch or a link id is out of range. */
-int nf_mcast_live_adopt(nf_mcast_live *lv, const nf_mcast_tree *t);
+NF_API int nf_mcast_live_adopt(nf_mcast_live *lv, const nf_mcast_tree *t);
 
 /* Takes a tree that was added (or adopted) out of the loads. */
-void nf_mcast_live_remove(nf_mcast_live *lv, const nf_mcast_tree *t);
+NF_API void nf_mcast_live_remove(nf_mcast_live *lv, const nf_mcast_tree *t);
 
 /* Per link: the groups whose tree uses it now. */
-const uint32_t *nf_mcast_live_efi(const nf_mcast_live *lv);
+NF_API const uint32_t *nf_mcast_live_efi(const nf_mcast_live *lv);
 
 /* First MLID; group g gets MLID NF_MLID_BASE + g. */
 #define NF_MLID_BASE 0xC000u
@@ -126,13 +128,13 @@ const uint32_t *nf_mcast_live_efi(const nf_mcast_live *lv);
 
 /* Writes every switch's multicast forwarding table in the layout of OpenSM's opensm.mcfdbs dump.
  * Returns 0, NF_ERANGE when there are more groups than MLIDs, NF_EIO on a write error. */
-int nf_mcast_write_mft(const nf_fabric *f, const nf_mcast *m, FILE *out);
+NF_API int nf_mcast_write_mft(const nf_fabric *f, const nf_mcast *m, FILE *out);
 
 /* The same with group g's MLID given by mlid[g] (distinct, ascending or not). */
-int nf_mcast_write_mft_mlids(const nf_fabric *f, const nf_mcast *m, const uint16_t *mlid,
-                             FILE *out);
+NF_API int nf_mcast_write_mft_mlids(const nf_fabric *f, const nf_mcast *m, const uint16_t *mlid,
+                                    FILE *out);
 
 /* One line per group: its MLID in hex, then the port GUID of every member in hex. */
-int nf_mcast_write_groups(const nf_fabric *f, const nf_groups *g, FILE *out);
+NF_API int nf_mcast_write_groups(const nf_fabric *f, const nf_groups *g, FILE *out);
 
 #endif

@@ -46,9 +46,9 @@ typedef void (*nf_mcgm_log_fn)(void *ud, const uint8_t *rec, uint32_t len);
 
 /* A manager for fabric f (f and h must outlive it). log may be NULL. NF_EINVAL for an engine that
  * cannot route live (fulb+), NF_ENOMEM. */
-int nf_mcgm_new(const nf_fabric *f, const nf_hops *h, const nf_mcgm_opts *opts, nf_mcgm_log_fn log,
-                void *log_ud, nf_mcgm **out);
-void nf_mcgm_free(nf_mcgm *m); /* NULL is a no-op */
+NF_API int nf_mcgm_new(const nf_fabric *f, const nf_hops *h, const nf_mcgm_opts *opts,
+                       nf_mcgm_log_fn log, void *log_ud, nf_mcgm **out);
+NF_API void nf_mcgm_free(nf_mcgm *m); /* NULL is a no-op */
 
 /* The requests. Each returns the SA status to answer with (NF_MAD_STATUS_OK or an NF_SA_STATUS_*
  * code, see docs/protocol.md) and the group's state after the request in *out (the MGID only when
@@ -62,50 +62,50 @@ void nf_mcgm_free(nf_mcgm *m); /* NULL is a no-op */
  *   leave: a member of a Ready group leaving starts ReceivingLeaveReq; the last one destroys it.
  *         Before Ready, a leave takes the port back out of the joins.
  *   query: the group's state. */
-uint16_t nf_mcgm_join(nf_mcgm *m, const nf_gid *mgid, uint64_t port_guid, uint32_t member_count,
-                      uint64_t now_ms, nf_mcgstate_rec *out);
-uint16_t nf_mcgm_join_as(nf_mcgm *m, uint64_t owner, const nf_gid *mgid, uint64_t port_guid,
-                         uint32_t member_count, uint64_t now_ms, nf_mcgstate_rec *out);
+NF_API uint16_t nf_mcgm_join(nf_mcgm *m, const nf_gid *mgid, uint64_t port_guid,
+                             uint32_t member_count, uint64_t now_ms, nf_mcgstate_rec *out);
+NF_API uint16_t nf_mcgm_join_as(nf_mcgm *m, uint64_t owner, const nf_gid *mgid, uint64_t port_guid,
+                                uint32_t member_count, uint64_t now_ms, nf_mcgstate_rec *out);
 /* A multicast GID (IBA 4.1.1): first byte 0xFF, the three reserved flag bits zero. */
-bool nf_mcgm_mgid_valid(const nf_gid *mgid);
-uint16_t nf_mcgm_leave(nf_mcgm *m, const nf_gid *mgid, uint64_t port_guid, uint64_t now_ms,
-                       nf_mcgstate_rec *out);
-uint16_t nf_mcgm_query(const nf_mcgm *m, const nf_gid *mgid, nf_mcgstate_rec *out);
+NF_API bool nf_mcgm_mgid_valid(const nf_gid *mgid);
+NF_API uint16_t nf_mcgm_leave(nf_mcgm *m, const nf_gid *mgid, uint64_t port_guid, uint64_t now_ms,
+                              nf_mcgstate_rec *out);
+NF_API uint16_t nf_mcgm_query(const nf_mcgm *m, const nf_gid *mgid, nf_mcgstate_rec *out);
 
 /* Every group the manager knows (destroyed ones while they linger), in MLID order: up to cap
  * records into out; returns how many there are. */
-size_t nf_mcgm_list(const nf_mcgm *m, nf_mcgstate_rec *out, size_t cap);
+NF_API size_t nf_mcgm_list(const nf_mcgm *m, nf_mcgstate_rec *out, size_t cap);
 
 /* Timers: the earliest deadline (UINT64_MAX when none), and the expiry of every deadline up to
  * now: joins not all in -> Destroying, leaves not all in -> Destroying, lingering groups gone.
  * Returns the number of groups that went to Destroying. */
-uint64_t nf_mcgm_next_deadline(nf_mcgm *m); /* drops stale timer entries */
-uint32_t nf_mcgm_tick(nf_mcgm *m, uint64_t now_ms);
+NF_API uint64_t nf_mcgm_next_deadline(nf_mcgm *m); /* drops stale timer entries */
+NF_API uint32_t nf_mcgm_tick(nf_mcgm *m, uint64_t now_ms);
 
 /* Journal replay: apply one record written by the log callback of an earlier manager on the same
  * fabric. NF_EPARSE for a record that is not one, NF_EINVAL for one that does not fit the fabric or
  * the state (a journal of another fabric). Then nf_mcgm_replay_done once: groups caught mid-join
  * collect again under a fresh join timeout from now (mid-leave: a fresh leave timeout); a group
  * whose last join was logged but not its routes is routed now. Replay logs nothing. */
-int nf_mcgm_replay(nf_mcgm *m, const uint8_t *rec, uint32_t len);
-int nf_mcgm_replay_done(nf_mcgm *m, uint64_t now_ms);
+NF_API int nf_mcgm_replay(nf_mcgm *m, const uint8_t *rec, uint32_t len);
+NF_API int nf_mcgm_replay_done(nf_mcgm *m, uint64_t now_ms);
 
 /* A snapshot of the live state as records (for compaction): emit(ud, rec, len) for each; stops
  * at and returns emit's first non-zero value. */
-int nf_mcgm_snapshot(const nf_mcgm *m, int (*emit)(void *ud, const uint8_t *rec, uint32_t len),
-                     void *ud);
+NF_API int nf_mcgm_snapshot(const nf_mcgm *m,
+                            int (*emit)(void *ud, const uint8_t *rec, uint32_t len), void *ud);
 
 /* The routed groups (Ready, ReceivingLeaveReq, and in recompute mode those still joining) as
  * batch structures, for nf_mcast_verify and the exports: groups, trees (efi is a copy of the live
  * loads) and each group's MLID. The caller frees the three. NF_ENOMEM. */
-int nf_mcgm_export(const nf_mcgm *m, nf_groups **groups, nf_mcast **trees, uint16_t **mlid);
+NF_API int nf_mcgm_export(const nf_mcgm *m, nf_groups **groups, nf_mcast **trees, uint16_t **mlid);
 
 /* The live MFTs in OpenSM's mcfdbs layout to mft, and one line per group to table:
  * MLID, MGID, state, MemberCount, joined, left, root switch GUID (or -). NF_EIO, NF_ENOMEM. */
-int nf_mcgm_write_dump(const nf_mcgm *m, FILE *mft, FILE *table);
+NF_API int nf_mcgm_write_dump(const nf_mcgm *m, FILE *mft, FILE *table);
 
 /* Live link loads (borrowed). */
-const uint32_t *nf_mcgm_efi(const nf_mcgm *m);
+NF_API const uint32_t *nf_mcgm_efi(const nf_mcgm *m);
 
 typedef struct nf_mcgm_counters {
     uint64_t joins, leaves;    /* requests handled */
@@ -115,6 +115,6 @@ typedef struct nf_mcgm_counters {
     uint64_t refused_limit;    /* joins refused by a per-owner limit or the members limit */
     double route_s;            /* time spent computing trees */
 } nf_mcgm_counters;
-void nf_mcgm_get_counters(const nf_mcgm *m, nf_mcgm_counters *out);
+NF_API void nf_mcgm_get_counters(const nf_mcgm *m, nf_mcgm_counters *out);
 
 #endif

@@ -77,10 +77,10 @@ typedef struct nf_mad {
  * the common header (NF_MAD_HDR_SIZE bytes) is there but the length is not NF_MAD_SIZE (the header
  * fields are filled, so the caller can answer with the transaction id; the rest is zero); NF_EPARSE
  * when even the common header is missing (nothing to answer: drop it). Never reads past len. */
-int nf_mad_decode(const void *buf, size_t len, nf_mad *out);
+NF_API int nf_mad_decode(const void *buf, size_t len, nf_mad *out);
 
 /* Encodes m into exactly NF_MAD_SIZE bytes. */
-void nf_mad_encode(const nf_mad *m, uint8_t out[NF_MAD_SIZE]);
+NF_API void nf_mad_encode(const nf_mad *m, uint8_t out[NF_MAD_SIZE]);
 
 /* A 128-bit GID (MGID, PortGID) in wire order (byte 0 is the most significant). */
 typedef struct nf_gid {
@@ -88,14 +88,14 @@ typedef struct nf_gid {
 } nf_gid;
 
 /* The GID's interface identifier (its low 64 bits: a port GUID) and subnet prefix. */
-uint64_t nf_gid_guid(const nf_gid *g);
-uint64_t nf_gid_prefix(const nf_gid *g);
-nf_gid nf_gid_make(uint64_t prefix, uint64_t guid);
+NF_API uint64_t nf_gid_guid(const nf_gid *g);
+NF_API uint64_t nf_gid_prefix(const nf_gid *g);
+NF_API nf_gid nf_gid_make(uint64_t prefix, uint64_t guid);
 /* "ff12:401b:...": 8 groups of 4 lowercase hex digits. parse also accepts upper case, groups of
  * 1 to 4 digits and one "::" standing for one or more zero groups, as in IPv6 text; anything else
  * is NF_EPARSE (out untouched). format needs 40 bytes. */
-void nf_gid_format(const nf_gid *g, char out[40]);
-int nf_gid_parse(const char *s, nf_gid *out);
+NF_API void nf_gid_format(const nf_gid *g, char out[40]);
+NF_API int nf_gid_parse(const char *s, nf_gid *out);
 
 #define NF_GID_DEFAULT_PREFIX 0xfe80000000000000ULL
 
@@ -127,8 +127,8 @@ typedef struct nf_mcmember_rec {
 
 /* Decodes / encodes the record at p (NF_MCMEMBER_SIZE bytes). Fields wider than their wire width
  * are truncated to it by encode. */
-void nf_mcmember_decode(const uint8_t *p, nf_mcmember_rec *r);
-void nf_mcmember_encode(const nf_mcmember_rec *r, uint8_t *p);
+NF_API void nf_mcmember_decode(const uint8_t *p, nf_mcmember_rec *r);
+NF_API void nf_mcmember_encode(const nf_mcmember_rec *r, uint8_t *p);
 
 /* MCGStateRecord (ours), 32 bytes: MGID, MLID, state, MemberCount, joined, left. */
 #define NF_MCGSTATE_SIZE 32
@@ -145,11 +145,11 @@ typedef struct nf_mcgstate_rec {
     uint8_t state; /* NF_MCG_* */
     uint32_t member_count, joined, left;
 } nf_mcgstate_rec;
-void nf_mcgstate_decode(const uint8_t *p, nf_mcgstate_rec *r);
-void nf_mcgstate_encode(const nf_mcgstate_rec *r, uint8_t *p);
+NF_API void nf_mcgstate_decode(const uint8_t *p, nf_mcgstate_rec *r);
+NF_API void nf_mcgstate_encode(const nf_mcgstate_rec *r, uint8_t *p);
 
 /* "ReceivingJoinReq", "ComputingRoutes", "Ready", "ReceivingLeaveReq", "Destroying", or "?". */
-const char *nf_mcg_state_name(int state);
+NF_API const char *nf_mcg_state_name(int state);
 
 /* GetTable responses: records of MCGSTATE_SIZE bytes, 6 per datagram (192 of the 200 data bytes),
  * each datagram a complete MAD (headers repeated) with an RMPP DATA header: data1 = segment number

@@ -54,7 +54,7 @@ typedef struct nf_sim_config {
 } nf_sim_config;
 
 /* Fills the defaults above for every field left 0 (speedup 0 -> 1.0). */
-void nf_sim_config_defaults(nf_sim_config *c);
+NF_API void nf_sim_config_defaults(nf_sim_config *c);
 
 /* ---- routing functions ---------------------------------------------------------------------- */
 
@@ -78,15 +78,15 @@ typedef struct nf_sim_cand {
  * next router of its source group, which may send it the long way). val and ugal-* use three VC
  * classes (one per group visited), par four (its second local hop in the source group has its
  * own). */
-const nf_sim_routing *nf_sim_routing_find(const char *name);
-size_t nf_sim_routing_count(void);
-const nf_sim_routing *nf_sim_routing_at(size_t i);
-const char *nf_sim_routing_name(const nf_sim_routing *r);
-const char *nf_sim_routing_summary(const nf_sim_routing *r);
+NF_API const nf_sim_routing *nf_sim_routing_find(const char *name);
+NF_API size_t nf_sim_routing_count(void);
+NF_API const nf_sim_routing *nf_sim_routing_at(size_t i);
+NF_API const char *nf_sim_routing_name(const nf_sim_routing *r);
+NF_API const char *nf_sim_routing_summary(const nf_sim_routing *r);
 
 /* The UGAL rule of seed 002: minimal when q_min + h_min w_hop <= bias (q_val + h_val w_hop). */
-bool nf_sim_ugal_takes_min(double q_min, unsigned h_min, double q_val, unsigned h_val, double w_hop,
-                           double bias);
+NF_API bool nf_sim_ugal_takes_min(double q_min, unsigned h_min, double q_val, unsigned h_val,
+                                  double w_hop, double bias);
 
 /* The deadlock checker: builds the channel dependency graph of routing r on fabric f (every
  * (channel, VC) a vertex; an edge from the one a packet holds to each one it may request next,
@@ -94,25 +94,25 @@ bool nf_sim_ugal_takes_min(double q_min, unsigned h_min, double q_val, unsigned 
  * NF_OK and *cycle_len 0 when there is none; NF_OK and the cycle's length and a description of
  * it in diag->msg when there is one; NF_EINVAL (the routing refuses the fabric, reason in diag),
  * NF_ENOMEM. *vertices and *edges (optional) receive the graph's size. */
-int nf_sim_check_deadlock(const nf_fabric *f, const nf_hops *h, const nf_sim_routing *r,
-                          const nf_sim_config *c, uint32_t *cycle_len, uint64_t *vertices,
-                          uint64_t *edges, nf_diag *diag);
+NF_API int nf_sim_check_deadlock(const nf_fabric *f, const nf_hops *h, const nf_sim_routing *r,
+                                 const nf_sim_config *c, uint32_t *cycle_len, uint64_t *vertices,
+                                 uint64_t *edges, nf_diag *diag);
 /* The same, telling progress(ud, frac) the share of destinations done when it is given. */
-int nf_sim_check_deadlock_progress(const nf_fabric *f, const nf_hops *h, const nf_sim_routing *r,
-                                   const nf_sim_config *cfg,
-                                   void (*progress)(void *ud, double frac), void *ud,
-                                   uint32_t *cycle_len, uint64_t *vertices, uint64_t *edges,
-                                   nf_diag *diag);
+NF_API int nf_sim_check_deadlock_progress(const nf_fabric *f, const nf_hops *h,
+                                          const nf_sim_routing *r, const nf_sim_config *cfg,
+                                          void (*progress)(void *ud, double frac), void *ud,
+                                          uint32_t *cycle_len, uint64_t *vertices, uint64_t *edges,
+                                          nf_diag *diag);
 
 /* ---- traffic -------------------------------------------------------------------------------- */
 
 /* "uniform", "permutation", "bitcomp", "transpose", "tornado", "hotspot", "worstcase",
  * "alltoall", "allreduce". */
 typedef struct nf_sim_traffic nf_sim_traffic;
-const nf_sim_traffic *nf_sim_traffic_find(const char *name);
-size_t nf_sim_traffic_count(void);
-const nf_sim_traffic *nf_sim_traffic_at(size_t i);
-const char *nf_sim_traffic_name(const nf_sim_traffic *t);
+NF_API const nf_sim_traffic *nf_sim_traffic_find(const char *name);
+NF_API size_t nf_sim_traffic_count(void);
+NF_API const nf_sim_traffic *nf_sim_traffic_at(size_t i);
+NF_API const char *nf_sim_traffic_name(const nf_sim_traffic *t);
 
 /* Endpoints are the CAs whose port 1 is cabled to a switch; a CA whose port 2 is too (gft with
  * rails=2) has a dual-port NIC with an injection queue per port: a message's packets all take
@@ -177,7 +177,7 @@ typedef struct nf_sim_msg {
  * group's members only (a tree shared by several groups floods them all). Replaces earlier
  * groups. NF_EINVAL (a group not routed, a member without a cabled port, a port over 64),
  * NF_ENOMEM. */
-int nf_sim_set_mcast(nf_sim *s, const nf_groups *g, const nf_mcast *m);
+NF_API int nf_sim_set_mcast(nf_sim *s, const nf_groups *g, const nf_mcast *m);
 
 /* When a scripted message was released (its NIC work begun), its data fully in at its target,
  * and completed (see the kinds); UINT64_MAX for what has not happened. */
@@ -187,18 +187,18 @@ typedef struct nf_sim_msg_times {
 } nf_sim_msg_times;
 
 /* The endpoints the simulator knows (CAs with a port cabled to a switch), and the CA of one. */
-uint32_t nf_sim_endpoints(const nf_sim *s);
-nf_node nf_sim_endpoint_ca(const nf_sim *s, uint32_t e);
+NF_API uint32_t nf_sim_endpoints(const nf_sim *s);
+NF_API nf_node nf_sim_endpoint_ca(const nf_sim *s, uint32_t e);
 
 /* A script is a set of messages and "after" edges: a message is released at its `at`, or when
  * every message it comes after has completed, plus its NIC's overhead, whichever is later. Post
  * them (ids 0, 1, ... in order), add edges, then run. NF_EINVAL for endpoints out of range, a
  * message to itself, a SHORT over one packet, a message of more than 2^24 packets, rail 1 of a
  * one-port NIC, an edge to or from an unknown id or from a message to itself; NF_ENOMEM. */
-int nf_sim_post(nf_sim *s, const nf_sim_msg *m, uint32_t *id);
-int nf_sim_after(nf_sim *s, uint32_t before, uint32_t after);
+NF_API int nf_sim_post(nf_sim *s, const nf_sim_msg *m, uint32_t *id);
+NF_API int nf_sim_after(nf_sim *s, uint32_t before, uint32_t after);
 /* Forgets the script. */
-void nf_sim_script_clear(nf_sim *s);
+NF_API void nf_sim_script_clear(nf_sim *s);
 
 /* Collectives built of scripted messages (software collectives): each message is a put with a
  * reply word (a short message when it fits one packet), released when the data it carries is
@@ -222,8 +222,9 @@ typedef enum nf_sim_coll {
  * rank, the messages on `rail`; their ids are *first .. *first + *count - 1, and the collective
  * is complete when the last of them is. NF_EINVAL for n < 2, a repeated or unknown endpoint, a
  * power-of-two algorithm on another n, an unknown c; NF_ENOMEM. */
-int nf_sim_post_collective(nf_sim *s, nf_sim_coll c, const uint32_t *ranks, uint32_t n,
-                           uint64_t bytes, nf_sim_rail_mode rail, uint32_t *first, uint32_t *count);
+NF_API int nf_sim_post_collective(nf_sim *s, nf_sim_coll c, const uint32_t *ranks, uint32_t n,
+                                  uint64_t bytes, nf_sim_rail_mode rail, uint32_t *first,
+                                  uint32_t *count);
 
 /* Hardware collectives (seed 001) over a software-defined logical tree on the ranks (rank i's
  * parent is (i - 1) / fanin, rank 0 the root): each NIC sends its rank's contribution up to
@@ -239,9 +240,9 @@ typedef enum nf_sim_hw_coll {
     NF_SIM_HW_ALLREDUCE = 2,
     NF_SIM_HW_BARRIER = 3
 } nf_sim_hw_coll;
-int nf_sim_post_hw_collective(nf_sim *s, nf_sim_hw_coll c, const uint32_t *ranks, uint32_t n,
-                              uint64_t bytes, unsigned fanin, uint32_t group, uint32_t *first,
-                              uint32_t *count);
+NF_API int nf_sim_post_hw_collective(nf_sim *s, nf_sim_hw_coll c, const uint32_t *ranks, uint32_t n,
+                                     uint64_t bytes, unsigned fanin, uint32_t group,
+                                     uint32_t *first, uint32_t *count);
 
 /* The result of a reduction as the NICs of that logical tree compute it: each rank combines
  * its own value with its children's results in child order, whatever order they arrive in, so
@@ -254,8 +255,8 @@ typedef enum nf_sim_op {
     NF_SIM_OR = 4,
     NF_SIM_XOR = 5
 } nf_sim_op;
-double nf_sim_tree_reduce_f64(const double *v, uint32_t n, unsigned fanin, nf_sim_op op);
-int64_t nf_sim_tree_reduce_i64(const int64_t *v, uint32_t n, unsigned fanin, nf_sim_op op);
+NF_API double nf_sim_tree_reduce_f64(const double *v, uint32_t n, unsigned fanin, nf_sim_op op);
+NF_API int64_t nf_sim_tree_reduce_i64(const int64_t *v, uint32_t n, unsigned fanin, nf_sim_op op);
 
 typedef struct nf_sim_script_result {
     uint64_t cycles;    /* until the last completion (or the stop) */
@@ -269,17 +270,18 @@ typedef struct nf_sim_script_result {
 /* Runs the script from an empty network with no synthetic traffic until every message has
  * completed (or max_cycles, or the watchdog). NF_OK (deadlock and unfinished are results),
  * NF_ENOMEM. Then nf_sim_msg_times gives each message's times. */
-int nf_sim_run_script(nf_sim *s, uint64_t max_cycles, nf_sim_script_result *out);
-int nf_sim_msg_times_of(const nf_sim *s, uint32_t id, nf_sim_msg_times *out);
+NF_API int nf_sim_run_script(nf_sim *s, uint64_t max_cycles, nf_sim_script_result *out);
+NF_API int nf_sim_msg_times_of(const nf_sim *s, uint32_t id, nf_sim_msg_times *out);
 
 /* ---- a run ---------------------------------------------------------------------------------- */
 
 /* A simulator over fabric f (f, h outlive it). NF_EINVAL with the reason in diag when the
  * routing refuses the fabric or the configuration does not fit it (radix over 64, too few VCs
  * for the routing, buffers smaller than a packet). */
-int nf_sim_new(const nf_fabric *f, const nf_hops *h, const nf_sim_config *c,
-               const nf_sim_routing *r, const nf_sim_traffic *t, nf_sim **out, nf_diag *diag);
-void nf_sim_free(nf_sim *s);
+NF_API int nf_sim_new(const nf_fabric *f, const nf_hops *h, const nf_sim_config *c,
+                      const nf_sim_routing *r, const nf_sim_traffic *t, nf_sim **out,
+                      nf_diag *diag);
+NF_API void nf_sim_free(nf_sim *s);
 
 typedef struct nf_sim_result {
     double offered;           /* flits per endpoint per cycle generated in the window */
@@ -291,18 +293,18 @@ typedef struct nf_sim_result {
     double minimal_frac; /* share of packets routed minimally: on a Dragonfly routing, not
                           * through an intermediate group; else a path of the least switch hops */
     double link_util_mean, link_util_max; /* inter-switch channels, over the window */
-    bool saturated;        /* measured packets not all delivered by the drain limit, or the
-                            * accepted load below 95% of the offered */
-    bool deadlock;         /* the watchdog fired: flits in flight and none moved for a while */
-    uint64_t packets;      /* measured packets delivered */
-    uint64_t cycles;       /* simulated in all (warm-up, window, drain) */
-    uint64_t flit_hops;    /* flits moved over channels */
-    uint64_t unroutable;   /* times the routing gave a head packet no port (it then waits) */
-    double lost_frac;      /* of the flits generated in the window, the share with no way to
-                            * their destination (failed links; routings that can tell, ftable):
-                            * dropped at the source, not in offered */
-    uint64_t dropped_pkts; /* discarded in the network: a link failed after they left
-                            * (routings that can tell, ftable) */
+    bool saturated;         /* measured packets not all delivered by the drain limit, or the
+                             * accepted load below 95% of the offered */
+    bool deadlock;          /* the watchdog fired: flits in flight and none moved for a while */
+    uint64_t packets;       /* measured packets delivered */
+    uint64_t cycles;        /* simulated in all (warm-up, window, drain) */
+    uint64_t flit_hops;     /* flits moved over channels */
+    uint64_t unroutable;    /* times the routing gave a head packet no port (it then waits) */
+    double lost_frac;       /* of the flits generated in the window, the share with no way to
+                             * their destination (failed links; routings that can tell, ftable):
+                             * dropped at the source, not in offered */
+    uint64_t dropped_pkts;  /* discarded in the network: a link failed after they left
+                             * (routings that can tell, ftable) */
     uint64_t excluded_msgs; /* with exclude_unroutable: messages of the window not sent, their
                              * endpoints' switches being disconnected */
     double wall_s;
@@ -318,13 +320,13 @@ typedef struct nf_sim_phase {
  * cycles from 0); the state then stays so, after the run too. Every routing skips a failed
  * port; ftable's packets whose way has gone are discarded where they stand (dropped_pkts).
  * Packets already queued for the link when it fails still cross it. NF_EINVAL, NF_ENOMEM. */
-int nf_sim_link_at(nf_sim *s, nf_link l, uint64_t cycle, bool up);
+NF_API int nf_sim_link_at(nf_sim *s, nf_link l, uint64_t cycle, bool up);
 
 /* Runs one load point from an empty network: warm-up, measurement window, drain. Progress
  * (a fraction 0..1) to progress(ud, f) when given. NF_OK (saturation and deadlock are results),
  * NF_ENOMEM. */
-int nf_sim_run(nf_sim *s, const nf_sim_injection *inj, const nf_sim_phase *ph,
-               void (*progress)(void *ud, double frac), void *ud, nf_sim_result *out);
+NF_API int nf_sim_run(nf_sim *s, const nf_sim_injection *inj, const nf_sim_phase *ph,
+                      void (*progress)(void *ud, double frac), void *ud, nf_sim_result *out);
 
 /* The ordered pairs of distinct endpoints (rail 0) whose packets would wait for ever: those no
  * path joins by the distances the simulator was made with, and those the failed links part: a
@@ -333,12 +335,12 @@ int nf_sim_run(nf_sim *s, const nf_sim_injection *inj, const nf_sim_phase *ph,
  * that drops the packets that can no longer arrive (ftable: lost_frac, dropped_pkts) has only
  * the first kind. *pairs, and one of them as CA nodes in *src, *dst (NF_NONE when there is
  * none). O(switches^2 + links). Returns 0 or NF_ENOMEM. */
-int nf_sim_unroutable_pairs(const nf_sim *s, uint64_t *pairs, nf_node *src, nf_node *dst);
+NF_API int nf_sim_unroutable_pairs(const nf_sim *s, uint64_t *pairs, nf_node *src, nf_node *dst);
 
 /* The flits every switch-to-switch channel carried in the last run's measurement window: for
  * each global port g of a switch whose link leads to a switch, flits[g]; every other entry 0.
  * flits has one entry per global port of the fabric (port_off[n_nodes]). */
-void nf_sim_link_flits(const nf_sim *s, uint32_t *flits);
+NF_API void nf_sim_link_flits(const nf_sim *s, uint32_t *flits);
 
 /* Flits injected, delivered, and in the network now (conservation: injected = delivered + in
  * flight at every cycle; the tests check it through nf_sim_step). */
@@ -347,8 +349,8 @@ typedef struct nf_sim_counts {
     uint64_t dropped; /* flits discarded in the network (nf_sim_link_at) */
 } nf_sim_counts;
 /* Runs n cycles at the current injection (set by nf_sim_run's inj, or nf_sim_set_injection). */
-int nf_sim_set_injection(nf_sim *s, const nf_sim_injection *inj);
-int nf_sim_step(nf_sim *s, uint64_t n);
-void nf_sim_get_counts(const nf_sim *s, nf_sim_counts *out);
+NF_API int nf_sim_set_injection(nf_sim *s, const nf_sim_injection *inj);
+NF_API int nf_sim_step(nf_sim *s, uint64_t n);
+NF_API void nf_sim_get_counts(const nf_sim *s, nf_sim_counts *out);
 
 #endif

@@ -59,31 +59,31 @@ typedef struct nf_smd_stats {
  * NF_ELOCKED (another daemon holds the state directory), NF_EPARSE (a keys file or a journal that
  * is damaged before its tail: the file is left untouched), NF_EINVAL (a journal written for
  * another fabric), NF_ENOMEM. */
-int nf_smd_new(const nf_fabric *f, const nf_hops *h, const nf_smd_opts *opts, nf_smd **out,
-               nf_diag *diag);
+NF_API int nf_smd_new(const nf_fabric *f, const nf_hops *h, const nf_smd_opts *opts, nf_smd **out,
+                      nf_diag *diag);
 
 /* Serves until 'T' arrives on wake_fd ('H' starts a dump). Returns NF_OK, or the error when the
  * journal cannot be written for another reason than space (the loop stops at once: nothing
  * unlogged is ever acknowledged). Out of space, it refuses changes and goes on (see flush). */
-int nf_smd_run(nf_smd *s, nf_diag *diag);
+NF_API int nf_smd_run(nf_smd *s, nf_diag *diag);
 
 /* The bound UDP port. */
-unsigned nf_smd_port(const nf_smd *s);
-const nf_mcgm *nf_smd_manager(const nf_smd *s);
-void nf_smd_get_stats(const nf_smd *s, nf_smd_stats *out);
-bool nf_smd_keyed(const nf_smd *s); /* serving with keys */
+NF_API unsigned nf_smd_port(const nf_smd *s);
+NF_API const nf_mcgm *nf_smd_manager(const nf_smd *s);
+NF_API void nf_smd_get_stats(const nf_smd *s, nf_smd_stats *out);
+NF_API bool nf_smd_keyed(const nf_smd *s); /* serving with keys */
 /* Writes the dump files now, in this process (a dump request or 'H' runs it in a child). */
-int nf_smd_dump(nf_smd *s, nf_diag *diag);
-void nf_smd_free(nf_smd *s); /* syncs and closes the journal; NULL is a no-op */
+NF_API int nf_smd_dump(nf_smd *s, nf_diag *diag);
+NF_API void nf_smd_free(nf_smd *s); /* syncs and closes the journal; NULL is a no-op */
 
 /* ---- client --------------------------------------------------------------------------------- */
 
 typedef struct nf_smc nf_smc;
 
 /* A client socket talking to server "ADDR:PORT". NF_EINVAL, NF_EIO. */
-int nf_smc_open(const char *server, nf_smc **out, nf_diag *diag);
-void nf_smc_close(nf_smc *c);
-int nf_smc_fd(const nf_smc *c);
+NF_API int nf_smc_open(const char *server, nf_smc **out, nf_diag *diag);
+NF_API void nf_smc_close(nf_smc *c);
+NF_API int nf_smc_fd(const nf_smc *c);
 
 /* Retries: a request is sent, and sent again with the same transaction id after timeout_ms
  * without its answer, up to retries more times. 0, 0: 200 ms, 10 retries. sm_key: carried in
@@ -97,26 +97,26 @@ typedef struct nf_smc_opts {
 /* One request and its answer. The return value is NF_OK when an answer came (its MAD status is
  * in *status), NF_ETIMEDOUT when none did, NF_EIO on a socket error, NF_EPARSE when the answer
  * is malformed. */
-int nf_smc_join(nf_smc *c, const nf_smc_opts *o, const nf_gid *mgid, const nf_gid *port_gid,
-                uint32_t member_count, uint16_t *status, nf_mcmember_rec *answer);
-int nf_smc_leave(nf_smc *c, const nf_smc_opts *o, const nf_gid *mgid, const nf_gid *port_gid,
-                 uint16_t *status, nf_mcmember_rec *answer);
-int nf_smc_state(nf_smc *c, const nf_smc_opts *o, const nf_gid *mgid, uint16_t *status,
-                 nf_mcgstate_rec *answer);
-int nf_smc_dump(nf_smc *c, const nf_smc_opts *o, uint16_t *status);
+NF_API int nf_smc_join(nf_smc *c, const nf_smc_opts *o, const nf_gid *mgid, const nf_gid *port_gid,
+                       uint32_t member_count, uint16_t *status, nf_mcmember_rec *answer);
+NF_API int nf_smc_leave(nf_smc *c, const nf_smc_opts *o, const nf_gid *mgid, const nf_gid *port_gid,
+                        uint16_t *status, nf_mcmember_rec *answer);
+NF_API int nf_smc_state(nf_smc *c, const nf_smc_opts *o, const nf_gid *mgid, uint16_t *status,
+                        nf_mcgstate_rec *answer);
+NF_API int nf_smc_dump(nf_smc *c, const nf_smc_opts *o, uint16_t *status);
 /* Every group (GetTable): the records in a new array *out (free()), their number in *n. The
  * answer comes under RMPP: segment 1, then the client acknowledges what it has and asks for the
  * next window (window segments; 0: 32); a window that does not arrive whole is asked for again. */
-int nf_smc_table(nf_smc *c, const nf_smc_opts *o, uint16_t *status, nf_mcgstate_rec **out,
-                 size_t *n);
+NF_API int nf_smc_table(nf_smc *c, const nf_smc_opts *o, uint16_t *status, nf_mcgstate_rec **out,
+                        size_t *n);
 
 /* The building blocks of the above, for a client with many requests in flight (the load
  * generator): a fresh transaction id, one datagram out, one in (timeout_ms; NF_ETIMEDOUT). */
-uint64_t nf_smc_next_tid(nf_smc *c);
-int nf_smc_send(nf_smc *c, const nf_mad *m);
-int nf_smc_recv(nf_smc *c, int timeout_ms, nf_mad *out);
+NF_API uint64_t nf_smc_next_tid(nf_smc *c);
+NF_API int nf_smc_send(nf_smc *c, const nf_mad *m);
+NF_API int nf_smc_recv(nf_smc *c, int timeout_ms, nf_mad *out);
 
 /* Fills a request MAD: SA class, versions, method, attribute, the transaction id. */
-void nf_smc_request(nf_mad *m, uint8_t method, uint16_t attr, uint64_t tid);
+NF_API void nf_smc_request(nf_mad *m, uint8_t method, uint16_t attr, uint64_t tid);
 
 #endif

@@ -642,8 +642,8 @@ int nf_mcast_live_add(nf_mcast_live *lv, const nf_node *members, uint32_t n, nf_
     uint32_t nh = 0;
     nf_link *hl = lv->links + nt;
     for (uint32_t i = 0; i < n; i++) {
-        nf_link l;
-        nf__mc_member_switch(f, members[i], &l);
+        nf_link l; /* every member is cabled (checked above) */
+        if (nf__mc_member_switch(f, members[i], &l) == NF_NONE) return NF_EUNREACHABLE;
         hl[nh++] = l;
     }
     qsort(hl, nh, sizeof *hl, cmp_node);
