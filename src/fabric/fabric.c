@@ -3,6 +3,7 @@
  * frozen form. */
 #include "netfab/fabric.h"
 #include "util/mem.h"
+#include "util/sort.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -298,12 +299,6 @@ void nf_fabric_free(nf_fabric *f) {
     nf__free(f);
 }
 
-static const nf_fabric *sort_fabric; /* qsort has no user pointer in C11 */
-static int cmp_guid(const void *x, const void *y) {
-    uint64_t a = sort_fabric->guid[*(const nf_node *)x], b = sort_fabric->guid[*(const nf_node *)y];
-    return a < b ? -1 : a > b;
-}
-
 /* GUIDs the builder invents for nodes that have none: a locally administered-looking prefix, the
  * node id shifted to leave room for per-port GUIDs. */
 #define NF_AUTO_GUID_BASE 0x0002c90000000000ULL
@@ -464,11 +459,17 @@ int nf_builder_freeze(nf_builder *b, bool assign_lids, nf_fabric **out) {
             }
     }
 #undef A
-    for (nf_node n = 0; n < f->n_nodes; n++)
-        f->guid_order[n] = n;
-    sort_fabric = f;
-    qsort(f->guid_order, f->n_nodes, sizeof(nf_node), cmp_guid);
-    sort_fabric = NULL;
+    {
+        uint64_t *key = nf__malloc(((size_t)f->n_nodes + 1) * sizeof *key);
+        if (!key) goto nomem;
+        for (nf_node n = 0; n < f->n_nodes; n++) {
+            f->guid_order[n] = n;
+            key[n] = f->guid[n];
+        }
+        int rc = nf__sort_ids_by_key(f->guid_order, key, f->n_nodes);
+        nf__free(key);
+        if (rc) goto nomem;
+    }
 
     nf__free(perm);
     builder_reset(b);

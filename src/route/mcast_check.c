@@ -3,6 +3,7 @@
  * OpenSM's mcfdbs layout and as a member list. */
 #include "route/mcast_engine.h"
 #include "util/mem.h"
+#include "util/sort.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -283,13 +284,6 @@ done:
 
 /* ---- exports ------------------------------------------------------------------------------- */
 
-static const nf_fabric *order_fabric;
-static int cmp_opensm(const void *a, const void *b) {
-    uint64_t x = nf__mc_opensm_key(order_fabric->guid[*(const nf_node *)a]);
-    uint64_t y = nf__mc_opensm_key(order_fabric->guid[*(const nf_node *)b]);
-    return x < y ? -1 : x > y;
-}
-
 static int cmp_u64(const void *a, const void *b) {
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
     return x < y ? -1 : x > y;
@@ -313,13 +307,14 @@ int nf_mcast_write_mft_mlids(const nf_fabric *f, const nf_mcast *m, const uint16
     nf_node *order = nf__malloc(((size_t)S + 1) * sizeof *order);
     uint32_t *rank = nf__malloc(((size_t)S + 1) * sizeof *rank);
     uint64_t *ent = nf__malloc((n + 1) * sizeof *ent);
+    uint64_t *key = nf__malloc(((size_t)S + 1) * sizeof *key);
     int rc = NF_ENOMEM;
-    if (!order || !rank || !ent) goto done;
-    for (nf_node s = 0; s < S; s++)
+    if (!order || !rank || !ent || !key) goto done;
+    for (nf_node s = 0; s < S; s++) { /* switches in OpenSM's order */
         order[s] = s;
-    order_fabric = f;
-    qsort(order, S, sizeof *order, cmp_opensm);
-    order_fabric = NULL;
+        key[s] = nf__mc_opensm_key(f->guid[s]);
+    }
+    if (nf__sort_ids_by_key(order, key, S)) goto done;
     for (uint32_t i = 0; i < S; i++)
         rank[order[i]] = i;
     /* key: switch rank << 24 | MLID offset << 8 | port (offsets < 2^14, ports < 2^8) */
@@ -359,6 +354,7 @@ done:
     nf__free(order);
     nf__free(rank);
     nf__free(ent);
+    nf__free(key);
     return rc;
 }
 

@@ -6,8 +6,10 @@
 #include <cmocka.h>
 
 #include "netfab/fabric.h"
+#include "netfab/gen.h"
 #include "testutil.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -208,6 +210,47 @@ static void test_allocation_failures(void **state) {
     assert_true(failures > 20); /* the sweep really went through the builder and the freeze */
 }
 
+
+/* Two fabrics built at once from two threads: the builder keeps no state outside its arguments
+ * (its GUID order used to be sorted through a file-static pointer, so two builds at once could
+ * sort one fabric by the other's GUIDs). Each build's guid_order must be its own GUIDs ascending. */
+typedef struct build_job {
+    int torus; /* 0: fat trees, 1: tori */
+    int bad;   /* builds whose order was wrong, or that failed */
+} build_job;
+
+static void *build_many(void *arg) {
+    build_job *j = arg;
+    for (int it = 0; it < 40; it++) {
+        nf_fabric *f = NULL;
+        unsigned dims[3] = {32, 32, 4};
+        int rc = j->torus ? nf_gen_torus(3, dims, 1, &f, NULL) : nf_gen_fattree(24, &f, NULL);
+        if (rc) {
+            j->bad++;
+            continue;
+        }
+        for (nf_node i = 1; i < f->n_nodes; i++)
+            if (f->guid[f->guid_order[i - 1]] >= f->guid[f->guid_order[i]]) {
+                j->bad++;
+                break;
+            }
+        nf_fabric_free(f);
+    }
+    return NULL;
+}
+
+static void test_two_threads_build(void **state) {
+    (void)state;
+    build_job a = {.torus = 0}, b = {.torus = 1};
+    pthread_t ta, tb;
+    assert_int_equal(pthread_create(&ta, NULL, build_many, &a), 0);
+    assert_int_equal(pthread_create(&tb, NULL, build_many, &b), 0);
+    pthread_join(ta, NULL);
+    pthread_join(tb, NULL);
+    assert_int_equal(a.bad, 0);
+    assert_int_equal(b.bad, 0);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_builder_errors),
@@ -217,6 +260,7 @@ int main(void) {
         cmocka_unit_test(test_equal),
         cmocka_unit_test(test_speed_tokens),
         cmocka_unit_test(test_allocation_failures),
+        cmocka_unit_test(test_two_threads_build),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
