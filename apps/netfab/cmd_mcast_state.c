@@ -69,7 +69,7 @@ int nf_cmd_mcast_state(int argc, char **argv) {
     }
     if (st) {
         fprintf(stderr, "netfab mcast-state: %s (status 0x%04x)\n", nf_client_status(st), st);
-        free(all);
+        nf_free(all);
         return NF_EXIT_FAIL;
     }
     if (a.dump) {
@@ -92,6 +92,6 @@ int nf_cmd_mcast_state(int argc, char **argv) {
         else
             rec_text(&one);
     }
-    free(all);
+    nf_free(all);
     return NF_EXIT_OK;
 }

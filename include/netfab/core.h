@@ -52,6 +52,11 @@ typedef struct nf_allocator {
 } nf_allocator;
 NF_API void nf_set_allocator(const nf_allocator *a);
 
+/* Releases memory the library allocated (through the hook) and handed to the caller without a
+ * release function of its own: the arrays of nf_mcgm_export's MLIDs and nf_smc_table's records.
+ * NULL is a no-op. Objects with a _free function are released with that. */
+NF_API void nf_free(void *p);
+
 /* Where a parser or generator failed: filled instead of printing. file may be "" (spec strings),
  * line is 1-based or 0 when it does not apply. */
 typedef struct nf_diag {

@@ -97,7 +97,8 @@ NF_API int nf_mcgm_snapshot(const nf_mcgm *m,
 
 /* The routed groups (Ready, ReceivingLeaveReq, and in recompute mode those still joining) as
  * batch structures, for nf_mcast_verify and the exports: groups, trees (efi is a copy of the live
- * loads) and each group's MLID. The caller frees the three. NF_ENOMEM. */
+ * loads) and each group's MLID. The caller frees them with nf_groups_free, nf_mcast_free and
+ * nf_free. NF_ENOMEM. */
 NF_API int nf_mcgm_export(const nf_mcgm *m, nf_groups **groups, nf_mcast **trees, uint16_t **mlid);
 
 /* The live MFTs in OpenSM's mcfdbs layout to mft, and one line per group to table:

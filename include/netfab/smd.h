@@ -104,7 +104,7 @@ NF_API int nf_smc_leave(nf_smc *c, const nf_smc_opts *o, const nf_gid *mgid, con
 NF_API int nf_smc_state(nf_smc *c, const nf_smc_opts *o, const nf_gid *mgid, uint16_t *status,
                         nf_mcgstate_rec *answer);
 NF_API int nf_smc_dump(nf_smc *c, const nf_smc_opts *o, uint16_t *status);
-/* Every group (GetTable): the records in a new array *out (free()), their number in *n. The
+/* Every group (GetTable): the records in a new array *out (nf_free), their number in *n. The
  * answer comes under RMPP: segment 1, then the client acknowledges what it has and asks for the
  * next window (window segments; 0: 32); a window that does not arrive whole is asked for again. */
 NF_API int nf_smc_table(nf_smc *c, const nf_smc_opts *o, uint16_t *status, nf_mcgstate_rec **out,

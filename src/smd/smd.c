@@ -1138,8 +1138,8 @@ int nf_smc_table(nf_smc *c, const nf_smc_opts *o, uint16_t *status, nf_mcgstate_
                 segs = total ? (uint32_t)((total + NF_MCGSTATE_PER_SEGMENT - 1) /
                                           NF_MCGSTATE_PER_SEGMENT)
                              : 1;
-                recs = calloc(total + 1, sizeof *recs);
-                have = calloc((size_t)segs + 1, 1);
+                recs = nf__calloc(total + 1, sizeof *recs);
+                have = nf__calloc((size_t)segs + 1, 1);
                 if (!recs || !have) {
                     rc = NF_ENOMEM;
                     goto out;
@@ -1167,12 +1167,12 @@ int nf_smc_table(nf_smc *c, const nf_smc_opts *o, uint16_t *status, nf_mcgstate_
         *status = NF_MAD_STATUS_OK;
         *out = recs;
         *n = total;
-        free(have);
+        nf__free(have);
         return NF_OK;
     }
     if (rc == NF_OK) rc = NF_ETIMEDOUT;
 out:
-    free(recs);
-    free(have);
+    nf__free(recs);
+    nf__free(have);
     return rc;
 }

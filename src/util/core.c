@@ -81,6 +81,8 @@ int nf__grow(void **arr, size_t *cap, size_t need, size_t elem) {
     return NF_OK;
 }
 
+void nf_free(void *p) { nf__free(p); }
+
 int nf__fail(nf_diag *d, int rc, const char *fmt, ...) {
     if (d) {
         d->file[0] = '\0';

@@ -232,7 +232,7 @@ static void test_service(void **state) {
     assert_int_equal(nf_smc_table(c, &quick, &st, &all, &n), 0);
     assert_int_equal(st, 0);
     assert_int_equal(n, 4);
-    free(all);
+    nf_free(all);
     /* SIGHUP: the dump files appear with group 1 (Ready) in them */
     char path[128];
     snprintf(path, sizeof path, "%s/state/smd.groups", dir);
@@ -445,7 +445,7 @@ static void test_crash_restart(void **state) {
     assert_int_equal(n, 80);
     for (size_t i = 0; i < n; i++)
         assert_int_equal(all[i].state, NF_MCG_READY);
-    free(all);
+    nf_free(all);
     nf_smc_close(c);
     ex = stop(&d, SIGTERM);
     assert_true(WIFEXITED(ex) && WEXITSTATUS(ex) == 0);
@@ -548,7 +548,7 @@ static void test_table_client_rmpp(void **state) {
         assert_memory_equal(recs[i].mgid.raw, g.raw, 16);
         assert_int_equal(recs[i].mlid, 0xC000 + i);
     }
-    free(recs);
+    nf_free(recs);
     nf_smc_close(c);
     int status;
     assert_int_equal(waitpid(pid, &status, 0), pid);
