@@ -11,7 +11,7 @@ if command -v hyperfine >/dev/null 2>&1; then
         "$build/netfab topo --topo dragonfly:a=18,p=9,h=9" 2>/dev/null | grep '^|'
 fi
 echo
-echo "## Multicast routing: seed 000's grid (bench_mcast): max / mean EFI over inter-switch links, routing ms"
+echo "## Multicast routing: the multicast paper's grid (bench_mcast): max / mean EFI over inter-switch links, routing ms"
 "$build/bench_mcast"
 echo
 echo "## Multicast group manager under load (bench_smd.sh): 72,000 joins on the 30x20x20 torus"

@@ -10,7 +10,7 @@ echo
 echo "One fabric in detail:"
 "$netfab" topo --topo dragonfly:a=18,p=9,h=9
 echo
-echo "Multicast routing, one workload per paper fabric (seed 000; max/mean EFI over inter-switch links):"
+echo "Multicast routing, one workload per paper fabric (the multicast paper's grid; max/mean EFI over inter-switch links):"
 for case in "fattree:k=40 grid2d:160x100 1" "torus:30x20x20,c=2 grid3d:40x30x20 1" \
     "dragonfly:a=18,p=9,h=9 grid3d:81x27x12 1" "bluelight grid3d:34x32x32 4" "taihulight grid2d:320x128 1"; do
     set -- $case

@@ -22,7 +22,7 @@
     X(exp, "exp", "the Sunway experiments: dual rail, multicast, collectives, faults, tables")     \
     X(sweep, "sweep", "a grid of simulations or multicast routings over MPI ranks and threads")    \
     X(plot, "plot", "draw results: latency curves, EFI histograms, a multicast tree (png, svg)")   \
-    X(report, "report", "reproduce the seeds' experiments as one HTML page (--quick, --full)")
+    X(report, "report", "reproduce the papers' experiments as one HTML page (--quick, --full)")
 
 #define NF_X_DECL(id, name, help) int nf_cmd_##id(int argc, char **argv);
 NF_COMMANDS(NF_X_DECL)

@@ -125,7 +125,7 @@ static void exp_usage(FILE *out) {
     fprintf(out, "usage: netfab exp NAME [--quick] [--json] [--plot FILE.png] [--threads N]\n"
                  "                        [--seed S]\n"
                  "       netfab exp list\n\n"
-                 "Runs one experiment of the Sunway seeds and prints one row per measured point\n"
+                 "Runs one of the papers' experiments and prints one row per measured point\n"
                  "(a table, or {\"rows\": [...]} with --json). --quick: the small version, under\n"
                  "a minute on 2 cores. --plot draws the rows with gnuplot into a PNG.\n\n"
                  "experiments:\n");

@@ -29,14 +29,15 @@ static void report_usage(FILE *out) {
             "usage: netfab report --out DIR [--quick | --full] [--only LIST] [--jobs N]\n"
             "                     [--seed S] [--dry-run]\n"
             "       netfab report --list\n\n"
-            "Runs the reproduction of the seed papers' experiments and writes DIR/index.html:\n"
+            "Runs the reproduction of the papers' experiments and writes DIR/index.html:\n"
             "for each experiment what was run, its plot and table, and beside them what the\n"
             "paper reports for it (the figure or table, and the numbers its text gives) with\n"
             "the matching figure measured here. DIR/data holds every step's JSON and log,\n"
-            "DIR/img the images. Seed 000 (load-balanced multicast routing): the engines'\n"
-            "max EFI and routing time, an EFI histogram, tree height, EFI and workload\n"
-            "latency; seed 001 (the Sunway network): dual rail, faults, routing tables,\n"
-            "hardware collectives; seed 002 (UGAL on Dragonfly): latency-throughput curves.\n\n"
+            "DIR/img the images. [M] the multicast paper (Chen, Zhou, He, Qi 2022, FULB-MC):\n"
+            "the engines' max EFI and routing time, an EFI histogram, tree height, EFI and\n"
+            "workload latency; [S] the Sunway paper (Gao et al. 2021): dual rail, faults,\n"
+            "routing tables, hardware collectives; [U] the UGAL note (UGAL on Dragonfly):\n"
+            "latency-throughput curves. Full citations: docs/references.md.\n\n"
             "  --quick      small fabrics, under 2 minutes on 2 cores (the default)\n"
             "  --full       the papers' fabrics and grids (hours on 2 cores)\n"
             "  --only LIST  only these steps (comma-separated; netfab report --list)\n"
@@ -456,7 +457,7 @@ static const char *const cols_tables[] = {"fabric",          "endpoints", "flat_
                                           "mismatches",      NULL};
 
 static const step steps[] = {
-    {"mcast-engines", "000", "Multicast routing engines: max EFI and routing time",
+    {"mcast-engines", "M", "Multicast routing engines: max EFI and routing time",
      "<code>netfab sweep --groups ... --engine all</code>: every engine (MINIHOP, SSSP, FULB and "
      "the root-rotating -new variants, FULB+) routes every group of each workload (2D grid, 3D "
      "grid, random groups) on each fabric, groups in order, each seeing the loads of those "
@@ -470,66 +471,67 @@ static const step steps[] = {
      "EFI down to about 1/6 of MINIHOP-MC's on BlueLight, 1/2 on TaihuLight; SSSP-MC-new up to "
      "48 s on TaihuLight, FULB-MC under 3 s (Table 12).",
      cols_engines, build_engines, cmp_engines, 1, 30},
-    {"mcast-hist", "000", "EFI histogram of one workload",
+    {"mcast-hist", "M", "EFI histogram of one workload",
      "<code>netfab mcast --json</code> then <code>netfab plot efi</code>: how many inter-switch "
      "links carry each EFI under MINIHOP, SSSP and FULB, one 3D-grid workload on a fat tree.",
      "No histogram in the paper; its tables give only the max EFI (and, for BlueLight, the "
      "mean).",
      cols_hist, build_hist, NULL, 1, 2},
-    {"mcast-height", "000", "Hardware multicast: tree height 1 against 2",
+    {"mcast-height", "M", "Hardware multicast: tree height 1 against 2",
      "<code>netfab exp mcast-height</code>: a group of 4 endpoints under one switch (height 1) "
      "or spread over switches (height 2), messages of 8 B to 8 KB, mean and p99 latency.",
      "Fig. 1 and Table 1 (&micro;s on the machine; 4-process group, 5,000 messages per length): "
      "height 2 costs about +20% at 8 B and about +15% at 2 KB, in the mean and the p99.",
      NULL, build_exp, cmp_height, 1, 2},
-    {"mcast-efi", "000", "Hardware multicast: groups sharing one tree (EFI)",
+    {"mcast-efi", "M", "Hardware multicast: groups sharing one tree (EFI)",
      "<code>netfab exp mcast-efi</code>: EFI groups of 4 forced onto one tree, all sending; mean "
      "and p99 latency of 8 B and 2 KB messages against the EFI.",
      "Fig. 2 and Table 2 (512 endpoints in 128 groups of 4): 2 KB messages +38% at EFI 16 and "
      "+1,066% at EFI 128; 8 B messages grow only slightly.",
      NULL, build_exp, cmp_efi, 1, 220},
-    {"mcast-workload", "000", "Hardware multicast: a job's communicators at once",
+    {"mcast-workload", "M", "Hardware multicast: a job's communicators at once",
      "<code>netfab exp mcast-workload</code>: a 3D-grid job's line communicators all broadcast "
      "2 KB; their trees from MINIHOP, SSSP or FULB.",
      "No latency measurement in the paper; its Table 3 (3D grids on a fat tree) shows "
      "MINIHOP-MC = SSSP-MC far above FULB-MC in max EFI.",
      NULL, build_exp, cmp_workload, 8, 575},
-    {"collectives", "001", "Hardware collectives against point-to-point ones",
+    {"collectives", "S", "Hardware collectives against point-to-point ones",
      "<code>netfab exp collectives</code>: barrier, broadcast, reduce and allreduce by the NICs' "
      "gather tree and the root's multicast, against binomial, recursive-doubling and ring "
      "algorithms over messages, 16 to 512 ranks.",
-     "Seed 001 describes the hardware collectives; the text we have stops in section 3.1, "
-     "before its performance section, so it gives no timing.",
+     "The Sunway paper describes the hardware collectives; the text we have stops in section "
+     "3.1, before its performance section, so it gives no timing.",
      NULL, build_exp, cmp_coll, 1, 4},
-    {"dual-rail", "001", "Dual-rail NICs and the reply word",
+    {"dual-rail", "S", "Dual-rail NICs and the reply word",
      "<code>netfab exp dual-rail</code>: one message over one rail or two (halves fixed, or the "
      "rail chosen per packet), idle or with rail 0 busy; when the target learns of a write.",
-     "Seed 001 section 2 describes the dual-rail NIC (28 Gbps &times; 4 lanes a port) and the "
-     "RDMA operations with a reply word; the text gives no measured bandwidth or latency.",
+     "Section 2 of the Sunway paper describes the dual-rail NIC (28 Gbps &times; 4 lanes a "
+     "port) and the RDMA operations with a reply word; the text gives no measured bandwidth or "
+     "latency.",
      NULL, build_exp, cmp_dual, 1, 2},
-    {"faults", "001", "Faults: fat tree against the gft with sibling links",
+    {"faults", "S", "Faults: fat tree against the gft with sibling links",
      "<code>netfab exp faults</code>: random failed switch-to-switch links (1 to 64, many "
      "trials) and all up links of one leaf; endpoint pairs still reachable by the "
      "fault-tolerant tables, and the saturation throughput left.",
      "Section 2.1: with all 18 up links of a leaf failed, its endpoints still reach the rest "
      "through the 4 sibling links (36 + 4 port split); no figure.",
      NULL, build_exp, cmp_faults, 11, 990},
-    {"tables", "001", "Two-level routing tables",
+    {"tables", "S", "Two-level routing tables",
      "<code>netfab exp tables</code>: supernode tables (rows for the own supernode, rows per "
      "other supernode) against flat ones; memory, and every lookup compared.",
      "Section 2.2: the two-level table saves about 99.5% of the memory; no figure.", cols_tables,
      build_exp, cmp_tables, 5, 92},
-    {"dragonfly-uniform", "002", "UGAL on Dragonfly: uniform traffic",
+    {"dragonfly-uniform", "U", "UGAL on Dragonfly: uniform traffic",
      "<code>netfab sweep --routing dfmin,val,ugal-l,ugal-g,par --traffic uniform</code>, then "
      "<code>netfab plot latency</code>: mean packet latency against the offered load.",
-     "Seed 002 is a note without measurements: minimal routing has the lowest latency at light "
+     "The UGAL note has no measurements: minimal routing has the lowest latency at light "
      "load, Valiant uses twice the global bandwidth (so about half the throughput under uniform "
      "traffic), UGAL switches between them (bias 2.0-3.0).",
      cols_dragonfly, build_dragonfly, cmp_dragonfly, 8, 1160},
-    {"dragonfly-worstcase", "002", "UGAL on Dragonfly: worst-case traffic",
+    {"dragonfly-worstcase", "U", "UGAL on Dragonfly: worst-case traffic",
      "As above under worst-case traffic (every node of group i sends to group i + 1).",
-     "Seed 002: under adversarial traffic minimal routing funnels a group's traffic over one "
-     "global link; Valiant and UGAL spread it (no numbers given).",
+     "The UGAL note: under adversarial traffic minimal routing funnels a group's traffic over "
+     "one global link; Valiant and UGAL spread it (no numbers given).",
      cols_dragonfly, build_dragonfly, cmp_dragonfly, 25, 1620},
 };
 enum { N_STEPS = sizeof steps / sizeof steps[0] };
@@ -754,9 +756,13 @@ static void html_table(FILE *h, json_t *rows, const char *const *cols) {
 }
 
 static const char *paper_title(const char *id) {
-    return !strcmp(id, "000")   ? "Seed 000: load-balanced multicast routing (FULB-MC)"
-           : !strcmp(id, "001") ? "Seed 001: the Sunway E-class prototype's network and messages"
-                                : "Seed 002: UGAL adaptive routing on Dragonfly";
+    return !strcmp(id, "M")   ? "[M] Load-balanced multicast routing (FULB-MC): Chen, Zhou, He, "
+                                "Qi, Computer Engineering and Applications, 2022"
+           : !strcmp(id, "S") ? "[S] The interconnection network and message mechanism of the "
+                                "Sunway exascale prototype: Gao et al., Chinese Journal of "
+                                "Computers, 2021"
+                              : "[U] UGAL adaptive routing on Dragonfly: an unsigned note "
+                                "(UGAL: Kim, Dally, Scott, Abts, ISCA 2008)";
 }
 
 static int write_page(const report_ctx *x, job *jobs, double wall, int argc, char **argv) {
@@ -769,7 +775,7 @@ static int write_page(const report_ctx *x, job *jobs, double wall, int argc, cha
     char when[64];
     strftime(when, sizeof when, "%Y-%m-%d %H:%M UTC", gmtime(&t));
     fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-          "<title>netfab: the seeds' experiments reproduced</title>\n"
+          "<title>netfab: the papers' experiments reproduced</title>\n"
           "<style>\n"
           "body{font-family:sans-serif;max-width:1250px;margin:1em auto;padding:0 1em;"
           "color:#222}\n"
@@ -784,7 +790,7 @@ static int write_page(const report_ctx *x, job *jobs, double wall, int argc, cha
           ".scroll{max-height:24em;overflow:auto}code{background:#f2f2f2}\n"
           "</style>\n</head>\n<body>\n",
           h);
-    fprintf(h, "<h1>netfab %s: the seeds' experiments reproduced</h1>\n", NF_VERSION_STRING);
+    fprintf(h, "<h1>netfab %s: the papers' experiments reproduced</h1>\n", NF_VERSION_STRING);
     fprintf(h, "<p>Scale: <b>%s</b>. Made %s in %.0f s by <code>", x->full ? "full" : "quick", when,
             wall);
     for (int i = 0; i < argc; i++) {
@@ -829,7 +835,7 @@ static int write_page(const report_ctx *x, job *jobs, double wall, int argc, cha
         }
         json_decref(rows);
         fputs("</div>\n<div class=\"paper\"><b>The paper", h);
-        fprintf(h, " (seed %s):</b> %s</div>\n</div>\n</section>\n", st->seed_paper,
+        fprintf(h, " [%s]:</b> %s</div>\n</div>\n</section>\n", st->seed_paper,
                 st->paper ? st->paper : "nothing to compare.");
     }
     fputs("</body>\n</html>\n", h);
@@ -887,7 +893,7 @@ int nf_cmd_report(int argc, char **argv) {
             break;
         case O_LIST:
             for (size_t i = 0; i < N_STEPS; i++)
-                printf("%-20s seed %s  %s\n", steps[i].name, steps[i].seed_paper, steps[i].title);
+                printf("%-20s [%s]  %s\n", steps[i].name, steps[i].seed_paper, steps[i].title);
             return NF_EXIT_OK;
         case 'h': report_usage(stdout); return NF_EXIT_OK;
         default:

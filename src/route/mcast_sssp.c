@@ -19,7 +19,7 @@ static int sssp_tree(void *ctx, const nf__mc_view *v, const nf_node *leaf, uint3
 
 const nf_mcast_engine nf__mc_sssp = {
     .name = "sssp",
-    .summary = "SSSP-MC (seed 000): shortest-path tree weighted by the groups on each link",
+    .summary = "SSSP-MC of the multicast paper: shortest-path tree weighted by groups per link",
     .root = nf__mc_root_opensm,
     .tree = sssp_tree,
 };

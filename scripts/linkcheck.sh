@@ -1,0 +1,18 @@
+#!/bin/sh
+# Usage: sh scripts/linkcheck.sh (from the top of the tree); prints nothing when all is well.
+# Checks every relative link [text](target) in README.md and docs/*.md: the file exists and,
+# for #anchor, a heading of that file slugs to it (GitHub's rule: lowercase, drop punctuation
+# except - and _, spaces to -).
+slugs() { grep -E '^#{1,6} ' "$1" | sed -E 's/^#+ //' | tr 'A-Z' 'a-z' | sed -E 's/[^a-z0-9 _-]//g; s/ /-/g'; }
+bad=0; n=0
+for f in README.md docs/*.md; do
+  dir=$(dirname "$f")
+  grep -oE '\]\([^)# ]*(#[^) ]*)?\)' "$f" | sed -E 's/^\]\(//; s/\)$//' | while read -r t; do
+    case "$t" in http*|mailto*) continue;; esac
+    path=${t%%#*}; anchor=; case "$t" in *'#'*) anchor=${t#*#};; esac
+    target=$f; [ -n "$path" ] && target="$dir/$path"
+    if [ ! -e "$target" ]; then echo "$f: missing file $t"; continue; fi
+    if [ -n "$anchor" ]; then slugs "$target" | grep -qx -- "$anchor" || echo "$f: missing anchor $t"; fi
+    echo ok >&3
+  done 3>>/tmp/linkcheck.ok
+done
