@@ -646,7 +646,7 @@ static int build_gft(const spec_args *sa, nf_fabric **out, nf_diag *diag) {
         if (!spec_is(preset, "sunway-proto"))
             return nf__fail(diag, NF_EINVAL, "gft: unknown preset '%.*s' (known: sunway-proto)",
                             (int)(preset->vlen > 40 ? 40 : preset->vlen), preset->val);
-        /* Sunway prototype, seed 001: see README.md, "Generators: exact wiring" for the counts we
+        /* Sunway prototype, seed 001: see docs/generators.md for the counts we
          * had to choose */
         prm = (nf_gft_params){
             .leaves = 32, .nodes = 16, .spines = 18, .links = 1, .sib = 4, .rails = 2, .radix = 40};
@@ -666,7 +666,7 @@ static int build_gft(const spec_args *sa, nf_fabric **out, nf_diag *diag) {
 
 /* ---- BlueLight and TaihuLight: trimmed fat trees -------------------------------------------- */
 
-/* A trimmed fat tree of supernodes (README.md, "Generators: exact wiring"). A supernode is `leaves`
+/* A trimmed fat tree of supernodes (docs/generators.md). A supernode is `leaves`
  * leaf switches of `hosts` endpoints and `l2` level-2 switches, every leaf joined to every level-2
  * switch of its supernode. Three levels (l3 == 0): every level-2 switch is joined to every one of
  * the `tops` top switches. Four levels: supernodes form groups of `sn_per_group`; a group has `l3`
