@@ -117,3 +117,9 @@ finish() {
     echo "$pass passed, $failn failed"
     [ "$failn" = 0 ]
 }
+# json_vals FILE KEY 'RAW1 RAW2 ...' [MATCH]: the values of KEY as written, in order, one space
+# apart, are exactly this text
+json_vals() {
+    got=$(json_said "$1" "$2" "${4-}")
+    if [ -n "$got" ] && [ "$got" = "$3" ]; then ok; else bad "$1: \"$2\"${4:+ (in the objects with $4)} are '$got', want '$3'"; fi
+}
