@@ -43,7 +43,7 @@ srv=127.0.0.1:$(cat "$tmp/port")
 guids=$(grep '^Ca' "$tmp/f.ibnet" | head -3 | sed 's/.*"H-\([0-9a-f]*\)".*/0x\1/')
 set -- $guids
 expect 0 "$nf" mcast-join --server $srv --mgid ff12:401b::1 --port-guid $1 --member-count 2
-has out "join ff12:401b:0000:0000:0000:0000:0000:0001: ok (status 0x0000), MLID 0xC000, MemberCount 2"
+has_line out "join ff12:401b:0000:0000:0000:0000:0000:0001: ok (status 0x0000), MLID 0xC000, MemberCount 2"
 expect 0 "$nf" mcast-state --server $srv --mgid ff12:401b::1
 has out "ReceivingJoinReq"
 expect 1 "$nf" mcast-join --server $srv --mgid ff12:401b::1 --port-guid $2 --member-count 3
@@ -51,10 +51,9 @@ has out "invalid request"
 expect 1 "$nf" mcast-join --server $srv --mgid ff12:401b::1 --port-guid 0x99 --member-count 2
 has out "unknown port"
 expect 0 "$nf" mcast-join --server $srv --mgid ff12:401b::1 --port-guid $2 --member-count 2 --json
-has out '"status": 0'
+json_num out status 0
 expect 0 "$nf" mcast-state --server $srv --mgid ff12:401b::1 --json
-has out '"state": "Ready"'
-has out '"joined": 2'
+json_str out state Ready; json_num out joined 2
 expect 0 "$nf" mcast-leave --server $srv --mgid ff12:401b::1 --port-guid $1
 expect 0 "$nf" mcast-state --server $srv --all
 has out "ReceivingLeaveReq"
@@ -65,10 +64,9 @@ expect 0 "$nf" mcast-state --server $srv --dump
 grep -q "ReceivingLeaveReq 2 1 1 0x" "$tmp/state/smd.groups" && ok || bad "group table: $(cat "$tmp/state/smd.groups")"
 # load: 2% of the requests lost, 5% of the endpoints crashed
 expect 0 "$nf" smd-load --server $srv --topo $topo --groups grid3d:4x4x4 --loss 0.02 --crash 0.05 --json
-has out '"groups": 48'
-has out '"timed_out": false'
+json_num out groups 48; json_val out timed_out false
 expect 0 "$nf" smd-load --server $srv --topo $topo --groups random:n=30,size=8 --seed 3
-has out "groups 30: 30 Ready, 0 destroyed"
+grep -Eq "(^| )groups 30: 30 Ready, 0 destroyed" "$tmp/out" && ok || bad "smd-load: $(cat "$tmp/out")"
 kill $pid; wait $pid; st=$?; pid=
 [ "$st" = 0 ] && ok || bad "smd exited $st on SIGTERM"
 grep -q "stopped:" "$tmp/smd.log" && ok || bad "no summary line"

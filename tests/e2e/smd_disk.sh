@@ -111,7 +111,7 @@ done
 kill -0 $pid 2>/dev/null && ok || bad "smd died on a full disk: $(tail -3 "$tmp/smd.log")"
 grep -q "No space left on device" "$tmp/smd.log" && ok || bad "log lacks the real errno text"
 expect 0 "$nf" mcast-state --server $srv --mgid ff12:401b::1 --json   # queries go on
-has out '"state": "Ready"'
+json_str out state Ready
 [ "$(join $((k + 1)))" = 0x0100 ] && ok || bad "a change accepted while the disk is full"
 # space returns: the refused join is accepted when asked again
 rm -f "$disk/fill"

@@ -257,7 +257,7 @@ static void test_leaves(void **state) {
     nf_mcgstate_rec r;
     static const uint32_t ep[] = {0, 11, 30, 51, 70};
     for (int i = 0; i < 5; i++)
-        nf_mcgm_join(m, &g, port(x.f, ep[i]), 5, 0, &r);
+        assert_int_equal(nf_mcgm_join(m, &g, port(x.f, ep[i]), 5, 0, &r), 0);
     assert_int_equal(r.state, NF_MCG_READY);
     uint64_t loaded = efi_sum(&x, m);
     assert_true(loaded > 0);
@@ -283,10 +283,10 @@ static void test_leaves(void **state) {
     /* a crashed member: it never leaves, the leave timeout destroys the group */
     nf_gid g2 = mgid(10);
     for (int i = 0; i < 3; i++)
-        nf_mcgm_join(m, &g2, port(x.f, ep[i]), 3, 1000, &r);
+        assert_int_equal(nf_mcgm_join(m, &g2, port(x.f, ep[i]), 3, 1000, &r), 0);
     assert_int_equal(r.state, NF_MCG_READY);
-    nf_mcgm_leave(m, &g2, port(x.f, ep[0]), 1100, &r);
-    nf_mcgm_leave(m, &g2, port(x.f, ep[1]), 1200, &r);
+    assert_int_equal(nf_mcgm_leave(m, &g2, port(x.f, ep[0]), 1100, &r), 0);
+    assert_int_equal(nf_mcgm_leave(m, &g2, port(x.f, ep[1]), 1200, &r), 0);
     assert_int_equal(nf_mcgm_tick(m, 1499), 0);
     assert_int_equal(nf_mcgm_tick(m, 1500), 1);
     assert_int_equal(nf_mcgm_query(m, &g2, &r), 0);
@@ -294,15 +294,16 @@ static void test_leaves(void **state) {
     assert_int_equal(efi_sum(&x, m), 0);
     /* a leave before Ready takes the join back; the last one out destroys the group */
     nf_gid g3 = mgid(11);
-    nf_mcgm_join(m, &g3, port(x.f, 1), 3, 2000, &r);
-    nf_mcgm_join(m, &g3, port(x.f, 2), 3, 2000, &r);
+    assert_int_equal(nf_mcgm_join(m, &g3, port(x.f, 1), 3, 2000, &r), 0);
+    assert_int_equal(nf_mcgm_join(m, &g3, port(x.f, 2), 3, 2000, &r), 0);
     assert_int_equal(nf_mcgm_leave(m, &g3, port(x.f, 1), 2001, &r), 0);
     assert_int_equal(r.joined, 1);
     assert_int_equal(r.state, NF_MCG_RECEIVING_JOIN);
     assert_int_equal(nf_mcgm_join(m, &g3, port(x.f, 1), 3, 2002, &r), 0); /* may join again */
     assert_int_equal(r.joined, 2);
-    nf_mcgm_leave(m, &g3, port(x.f, 1), 2003, &r);
-    nf_mcgm_leave(m, &g3, port(x.f, 2), 2003, &r);
+    assert_int_equal(nf_mcgm_leave(m, &g3, port(x.f, 1), 2003, &r), 0);
+    assert_int_equal(r.joined, 1);
+    assert_int_equal(nf_mcgm_leave(m, &g3, port(x.f, 2), 2003, &r), 0);
     assert_int_equal(r.state, NF_MCG_DESTROYING);
     nf_mcgm_free(m);
     fx_free(&x);
@@ -340,12 +341,16 @@ static uint32_t rnd(uint32_t bound) {
 
 /* Drives a manager with random joins, leaves and clock ticks over 12 groups of 2..9 members:
  * after every step the live loads equal a recount of the routed trees and those trees verify.
- * Returns the manager; the log (optional) receives the journal. */
+ * Every request's status is the one a model of the memberships predicts: per group, which of
+ * its ports are members (joined, not taken back) and which have left; from the group's state
+ * before the request (no record, Destroying, joining or past it). Returns the manager; the log
+ * (optional) receives the journal. */
 static nf_mcgm *churn(const fixture *x, const nf_mcgm_opts *o, memlog *log, int steps,
                       uint64_t seed, uint64_t *now_out) {
     nf_mcgm *m = mgr(x, o, log);
     uint32_t E = x->f->n_cas;
     uint32_t size[12], mem[12][9];
+    bool in[12][9], gone[12][9]; /* member of the current group; has left it */
     for (int k = 0; k < 12; k++) {
         size[k] = 0;
     }
@@ -355,9 +360,13 @@ static nf_mcgm *churn(const fixture *x, const nf_mcgm_opts *o, memlog *log, int 
     for (int step = 0; step < steps; step++) {
         int k = (int)rnd(12);
         nf_gid g = mgid((uint32_t)k);
-        if (nf_mcgm_query(m, &g, &r) == NF_SA_STATUS_NO_RECORDS) size[k] = 0;
+        bool none = nf_mcgm_query(m, &g, &r) == NF_SA_STATUS_NO_RECORDS;
+        int before = r.state;
+        if (none) size[k] = 0;
         if (size[k] == 0) { /* a fresh membership for this MGID */
             size[k] = 2 + rnd(8);
+            memset(in[k], 0, sizeof in[k]);
+            memset(gone[k], 0, sizeof gone[k]);
             for (uint32_t i = 0; i < size[k]; i++)
                 mem[k][i] = rnd(E);
             for (uint32_t i = 0; i < size[k]; i++) /* distinct */
@@ -365,12 +374,26 @@ static nf_mcgm *churn(const fixture *x, const nf_mcgm_opts *o, memlog *log, int 
                     if (mem[k][i] == mem[k][j])
                         mem[k][i] = (mem[k][i] + 1 + i) % E, j = (uint32_t)-1;
         }
-        uint32_t who = mem[k][rnd(size[k])];
+        uint32_t i = rnd(size[k]), who = mem[k][i];
+        uint16_t want;
         switch (rnd(6)) {
         case 0:
         case 1:
-        case 2: nf_mcgm_join(m, &g, port(x->f, who), size[k], now, &r); break;
-        case 3: nf_mcgm_leave(m, &g, port(x->f, who), now, &r); break;
+        case 2:
+            if (!none && before == NF_MCG_DESTROYING) want = NF_SA_STATUS_DENIED;
+            else if (gone[k][i]) want = NF_SA_STATUS_DENIED; /* no coming back once left */
+            else if (in[k][i] || none || before == NF_MCG_RECEIVING_JOIN) want = 0, in[k][i] = 1;
+            else want = NF_SA_STATUS_REQ_INVALID; /* a port too many: not reached here */
+            assert_int_equal(nf_mcgm_join(m, &g, port(x->f, who), size[k], now, &r), want);
+            break;
+        case 3:
+            if (none) want = NF_SA_STATUS_NO_RECORDS;
+            else if (before == NF_MCG_DESTROYING) want = 0;
+            else if (!in[k][i]) want = NF_SA_STATUS_REQ_INVALID;
+            else if (before == NF_MCG_RECEIVING_JOIN) want = 0, in[k][i] = 0; /* taken back */
+            else want = 0, gone[k][i] = 1;
+            assert_int_equal(nf_mcgm_leave(m, &g, port(x->f, who), now, &r), want);
+            break;
         default: now += rnd(300); nf_mcgm_tick(m, now);
         }
         assert_verified(x, m);
@@ -500,10 +523,10 @@ static void test_replay_mid_join(void **state) {
     nf_mcgm *a = mgr(&x, &o, &log);
     nf_gid g = mgid(0), h2 = mgid(1);
     nf_mcgstate_rec r;
-    nf_mcgm_join(a, &g, port(x.f, 0), 3, 0, &r);
-    nf_mcgm_join(a, &g, port(x.f, 6), 3, 0, &r);
-    nf_mcgm_join(a, &h2, port(x.f, 1), 2, 0, &r);
-    nf_mcgm_join(a, &h2, port(x.f, 9), 2, 0, &r);
+    assert_int_equal(nf_mcgm_join(a, &g, port(x.f, 0), 3, 0, &r), 0);
+    assert_int_equal(nf_mcgm_join(a, &g, port(x.f, 6), 3, 0, &r), 0);
+    assert_int_equal(nf_mcgm_join(a, &h2, port(x.f, 1), 2, 0, &r), 0);
+    assert_int_equal(nf_mcgm_join(a, &h2, port(x.f, 9), 2, 0, &r), 0);
     assert_int_equal(r.state, NF_MCG_READY);
     size_t before_tree = log.n - 1; /* the last record is h2's TREE */
     assert_int_equal(log.rec[before_tree][0], 4);
@@ -545,9 +568,12 @@ static void test_dump(void **state) {
     nf_mcgm *m = mgr(&x, NULL, NULL);
     nf_gid g = mgid(0), h2 = mgid(1);
     nf_mcgstate_rec r;
-    nf_mcgm_join(m, &h2, port(x.f, 3), 2, 0, &r); /* MLID 0xC000, stays joining */
-    nf_mcgm_join(m, &g, port(x.f, 0), 2, 0, &r);  /* MLID 0xC001 */
-    nf_mcgm_join(m, &g, port(x.f, 15), 2, 0, &r);
+    assert_int_equal(nf_mcgm_join(m, &h2, port(x.f, 3), 2, 0, &r), 0); /* MLID 0xC000, joining */
+    assert_int_equal(r.mlid, 0xC000);
+    assert_int_equal(nf_mcgm_join(m, &g, port(x.f, 0), 2, 0, &r), 0); /* MLID 0xC001 */
+    assert_int_equal(r.mlid, 0xC001);
+    assert_int_equal(nf_mcgm_join(m, &g, port(x.f, 15), 2, 0, &r), 0);
+    assert_int_equal(r.state, NF_MCG_READY);
     char *mft = NULL, *tab = NULL;
     size_t mft_n = 0, tab_n = 0;
     FILE *a = open_memstream(&mft, &mft_n), *b = open_memstream(&tab, &tab_n);

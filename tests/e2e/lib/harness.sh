@@ -16,8 +16,93 @@ expect() {
     "$@" >"$tmp/out" 2>"$tmp/err"; got=$?
     if [ "$got" = "$want" ]; then ok; else bad "exit $got (want $want): $*"; sed 's/^/  | /' "$tmp/err" | head -5; fi
 }
-# has out|err TEXT: the last command's stdout or stderr holds TEXT
+# has out|err TEXT: the last command's stdout or stderr holds TEXT (a regex, anywhere: for the
+# words of a message; a value is checked by has_line or the json_ checks, which compare it whole)
 has() { if grep -q -- "$2" "$tmp/$1"; then ok; else bad "$1 lacks '$2'"; fi; }
+# has_line out|err|FILE TEXT: a line is exactly TEXT (no regex)
+has_line() {
+    if grep -qxF -- "$2" "$(e2e_file "$1")"; then ok; else bad "$1 has no line '$2'"; fi
+}
+# the last command's out or err, or a file named by its path
+e2e_file() { case $1 in out | err) echo "$tmp/$1" ;; *) echo "$1" ;; esac; }
+
+# ---- JSON values, compared whole. The JSON is jansson's, indented (one key a line) or compact
+# (keys inline); json_flat makes both one line without blanks outside strings, json_get reads
+# the values of a key from it. With MATCH, only the innermost objects ({...} holding no other
+# object) whose flat text holds MATCH count, e.g. '"rails":1,"mode":"rail0"' picks one row.
+json_flat() {
+    awk 'BEGIN { ORS = "" }
+    {
+        s = $0; n = length(s)
+        for (i = 1; i <= n; i++) {
+            c = substr(s, i, 1)
+            if (instr) { print c; if (esc) esc = 0; else if (c == "\\") esc = 1; else if (c == "\"") instr = 0 }
+            else if (c == "\"") { instr = 1; print c }
+            else if (c != " " && c != "\t" && c != "\r") print c
+        }
+    }
+    END { print "\n" }' "$1"
+}
+# json_get FILE KEY [MATCH]: the values of KEY, one a line, as written (strings keep their quotes,
+# arrays and objects come whole)
+json_get() {
+    json_flat "$1" | awk -v key="\"$2\":" -v m="${3-}" '
+    function values(s,   i, j, c, d, q, e, v) {
+        while ((i = index(s, key)) > 0) {
+            c = i > 1 ? substr(s, i - 1, 1) : "{"
+            s = substr(s, i + length(key))
+            if (c != "{" && c != ",") continue
+            c = substr(s, 1, 1); d = 0; q = 0; e = 0
+            for (j = 1; j <= length(s); j++) {
+                c = substr(s, j, 1)
+                if (q) { if (e) e = 0; else if (c == "\\") e = 1; else if (c == "\"") q = 0; continue }
+                if (c == "\"") q = 1
+                else if (c == "[" || c == "{") d++
+                else if (c == "]" || c == "}") { if (d == 0) break; d-- }
+                else if (c == "," && d == 0) break
+            }
+            print substr(s, 1, j - 1)
+        }
+    }
+    {
+        if (m == "") { values($0); next }
+        s = $0
+        while (match(s, /[{][^{}]*[}]/)) {
+            o = substr(s, RSTART, RLENGTH); s = substr(s, RSTART + RLENGTH)
+            if (index(o, m)) values(o)
+        }
+    }'
+}
+# the values of KEY in FILE (and objects with MATCH), for a message
+json_said() { json_get "$(e2e_file "$1")" "$2" "${3-}" | tr '\n' ' ' | sed 's/ $//'; }
+# json_check FILE KEY AWK-TEST [MATCH] WANT-TEXT: KEY is there, and every value passes AWK-TEST
+# (an awk condition on v, the value as written, and num, true when v is a JSON number)
+json_check() {
+    if json_get "$(e2e_file "$1")" "$2" "$4" | awk '
+        { v = $0; num = v ~ /^-?[0-9]+([.][0-9]+)?([eE][-+]?[0-9]+)?$/; n++; if (!('"$3"')) no = 1 }
+        END { exit no || !n }'; then ok
+    else bad "$1: \"$2\"${4:+ (in the object with $4)} is '$(json_said "$1" "$2" "$4")', want $5"; fi
+}
+# json_num FILE KEY NUMBER [MATCH]: every value of KEY is a number equal to NUMBER (as numbers:
+# 0.0 is 0, 0.1 is 0.10000000000000001; 0.4 is not 0.43)
+json_num() { json_check "$1" "$2" "num && v + 0 == $3" "${4-}" "$3"; }
+# json_range FILE KEY LO HI [MATCH]: every value of KEY is a number from LO to HI (for what
+# varies: timings, memory, statistics of random traffic)
+json_range() { json_check "$1" "$2" "num && v + 0 >= $3 && v + 0 <= $4" "${5-}" "from $3 to $4"; }
+# json_val FILE KEY RAW [MATCH]: every value of KEY is written exactly RAW (true, false, null, "a")
+json_val() {
+    json_check "$1" "$2" "v == \"$(printf '%s' "$3" | sed 's/[\\"]/\\&/g')\"" "${4-}" "$3"
+}
+# json_str FILE KEY TEXT [MATCH]: every value of KEY is the string TEXT (no escapes in TEXT)
+json_str() { json_val "$1" "$2" "\"$3\"" "${4-}"; }
+# json_nums FILE KEY "N1 N2 ..." [MATCH]: the values of KEY are these numbers, in this order
+json_nums() {
+    if json_get "$(e2e_file "$1")" "$2" "${4-}" | awk -v want="$3" '
+        BEGIN { n = split(want, w, " ") }
+        { k++; if ($0 !~ /^-?[0-9]+([.][0-9]+)?([eE][-+]?[0-9]+)?$/ || k > n || $0 + 0 != w[k] + 0) no = 1 }
+        END { exit no || k != n }'; then ok
+    else bad "$1: \"$2\"${4:+ (in the objects with $4)} are '$(json_said "$1" "$2" "${4-}")', want '$3'"; fi
+}
 # line FILE N EXPECTED: line N of FILE is exactly EXPECTED
 line() {
     got=$(sed -n "$2p" "$1")
@@ -31,4 +116,10 @@ line_re() {
 finish() {
     echo "$pass passed, $failn failed"
     [ "$failn" = 0 ]
+}
+# json_vals FILE KEY 'RAW1 RAW2 ...' [MATCH]: the values of KEY as written, in order, one space
+# apart, are exactly this text
+json_vals() {
+    got=$(json_said "$1" "$2" "${4-}")
+    if [ -n "$got" ] && [ "$got" = "$3" ]; then ok; else bad "$1: \"$2\"${4:+ (in the objects with $4)} are '$got', want '$3'"; fi
 }
