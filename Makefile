@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Thin wrapper over CMake. `make demo` and `make check` install missing Debian packages first.
 PREFIX ?= /usr/local
 JOBS ?= 2

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # BookSim2's latency-throughput curves on the 72-node Dragonfly (p=2, a=4, h=2), beside
 # bench_dragonfly.sh's: its two Dragonfly routings (min, ugal) under uniform traffic and its
 # Dragonfly adversary, 1-flit and 4-flit packets. Writes OUT/booksim-a4p2h2-pkt{1,4}-{uniform,

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Dragonfly adaptive routing (issue 6): latency-throughput sweeps for every routing under uniform
 # and worst-case traffic, 1-flit and 4-flit packets; a saturation table on stdout (markdown), the
 # sweeps as CSV and, when gnuplot is there, one PNG per (fabric, packet size, traffic) in OUT.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Benchmark: seed 000's experiment grid. For each paper fabric, 2D-grid, 3D-grid and random groups
  * under aware and random mapping, every engine routes the whole workload; prints a Markdown table
  * of max EFI, mean EFI and routing time (root selection + trees + refinement; the best of --runs

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # The simulator (part of `make bench`): agreement with BookSim2's dragonfly example, then speed.
 # Knobs of BookSim2's src/examples/dragonflyconfig: 2 VCs, 256-flit VC buffers, 10-flit packets,
 # internal speedup 2.0, local channels 10 cycles, global 100, minimal routing, uniform traffic.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # The group manager under load (part of `make bench`): every rank of a 24,000-rank 3D grid job
 # (grid3d:40x30x20, 3 groups per rank: 2,600 groups, 72,000 joins) on the 30x20x20 torus joins at
 # once through `netfab smd-load`, against a fresh `netfab smd` with a journal: the new protocol,

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # The group manager under hostile load (part of `make bench`; docs/probes.md): what one flooding
 # client costs the manager (groups, peak memory, journal size) and whether others are still
 # served, what one GetTable request brings back unasked, and how long a state query waits while

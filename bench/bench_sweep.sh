@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # netfab sweep's speed-up: one grid (5 Dragonfly routings x 2 traffics x 10 loads = 100 cells on
 # the 72-node Dragonfly, the simulator's default window) run by 1 process on 1 thread, by 2 MPI
 # ranks of 1 thread each, and by 1 process on 2 OpenMP threads; the three outputs must be the

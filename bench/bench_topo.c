@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Benchmark: build + all-pairs switch distances for the paper fabrics. Each fabric runs in its own
  * child process (so peak RSS is that fabric's alone), REPS times; prints a Markdown table of the
  * best and median wall times. Usage: bench_topo [REPS] [SPEC ...] */

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # UGAL's sensitivity to its two knobs (issue 6): for every bias in {1, 1.5, 2, 2.5, 3, 4} and
 # w_hop in {0, 1, 4} flits, the saturation throughput and the mean latency at half of it, for a
 # routing under uniform and worst-case traffic, 4 VCs of 32 flits.

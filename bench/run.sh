@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # `make bench`: the README's benchmark tables. Usage: bench/run.sh BUILD_DIR
 set -eu
 build=${1:-build}

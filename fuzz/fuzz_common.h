@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Shared body of the reader fuzz targets: parse the bytes in one format; when that succeeds the
  * fabric must pass nf_fabric_check, and writing it and reading it back must give the same fabric
  * (nodes, names, ports, links, LIDs). Any crash, leak, sanitizer report or abort is a finding. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* libFuzzer target: the ibsim net reader (and, on success, its writer) on arbitrary bytes. */
 #include "fuzz_common.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* libFuzzer target: the SA MAD codec (netfab/sa.h) on arbitrary bytes. A datagram that decodes
  * must survive encode and decode unchanged, and re-encode to its own bytes except the bits the
  * codec does not keep; the same bytes read as an MCMemberRecord, an MCGStateRecord, a struct of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* libFuzzer target: the --topo spec parser and the generators on arbitrary strings. file: specs
  * are skipped (they would read arbitrary paths); a successful build must pass nf_fabric_check. */
 #include "netfab/gen.h"

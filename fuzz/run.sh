@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Runs every libFuzzer target (fuzz_*) built in BUILD_DIR for SECONDS seconds each, on a corpus in
 # fuzz/corpus-<name>/ seeded from the shared ibnetdiscover dumps, tests/data, ibsim's examples and
 # the target's own seeds in tests/data/<name>/ (the SA datagrams for fuzz_sa).

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # `make demo`: the statistics of the five paper fabrics, built and measured on this machine.
 set -eu
 netfab=${1:-build/netfab}

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Installs the Debian packages that netfab's build, tests and tools need, when they are missing.
 # Idempotent and silent when everything is there. Usage: scripts/deps.sh [build|fuzz|bench]...
 set -eu

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Usage: sh scripts/linkcheck.sh [DIR] (DIR: the top of the tree, default .). Checks every
 # relative link [text](target) in README.md and docs/*.md: the file exists and, for #anchor, a
 # heading of that file slugs to it (GitHub's rule: lowercase, drop punctuation except - and _,

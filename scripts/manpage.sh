@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Writes the man pages of netfab and of each subcommand into OUT, from the program's own --help
 # (so they cannot drift from it): usage lines become the SYNOPSIS, the text the DESCRIPTION,
 # indented blocks (lists, examples) stay as they are, "name:" lines become subsections.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Shared helpers for the unit tests: a deliberately plain reference BFS over the port table (not
  * the CSR the library uses), shortest-path counting, and the allocation-failure sweep.
  * Header-only; include it after cmocka.h. */

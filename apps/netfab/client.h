@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* What the group-manager client commands share: their options and status texts. */
 #ifndef NETFAB_APP_CLIENT_H
 #define NETFAB_APP_CLIENT_H

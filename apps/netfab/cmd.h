@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The CLI's subcommands: one X-list so the names, the help text and the dispatch cannot drift. */
 #ifndef NETFAB_APP_CMD_H
 #define NETFAB_APP_CMD_H

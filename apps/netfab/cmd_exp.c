@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* `netfab exp NAME [--quick] [--json] [--plot FILE.png]`: runs one of the Sunway experiments
  * and prints its rows as a table, or as {"rows": [...]} with --json; --plot draws them with
  * gnuplot. `netfab exp list` lists the experiments. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* `netfab mcast`: route a multicast workload on a fabric with one or more engines, print max and
  * mean EFI, tree heights and routing time per engine, verify the trees, export them. */
 #define _GNU_SOURCE

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* `netfab mcast-join` and `netfab mcast-leave`: one request to the group manager, with retries,
  * and its answer; also the option parsing the client commands share (client.h). */
 #define _GNU_SOURCE

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* `netfab mcast-state`: one group's state (SubnAdmGet MCGStateRecord), every group's (GetTable,
  * answered over as many datagrams as it needs), or a dump request. */
 #include "client.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* `netfab plot latency|efi|tree`: results as pictures. latency draws latency-throughput curves
  * from the JSON of sim or sweep, efi the EFI histograms of mcast --json, tree one group's multicast
  * tree. gnuplot and Graphviz's dot run as child processes that read their input on a pipe. */

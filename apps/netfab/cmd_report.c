@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* `netfab report --out DIR`: the reproduction of the three seeds' experiments at one scale, as
  * one HTML page with its images. Every step is this program run again as a child (netfab exp,
  * netfab sweep, netfab mcast, then netfab plot on what they wrote), several at once; the data

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* `netfab sim`: the packet-level simulator on a fabric, one load point or a sweep; and
  * `netfab route --check`: the deadlock checker of a routing function. */
 #define _GNU_SOURCE

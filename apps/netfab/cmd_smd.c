@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* `netfab smd`: the multicast group manager daemon. Builds the fabric, computes its distances,
  * replays the journal, then serves SA MADs on a loopback UDP port until SIGTERM or SIGINT;
  * SIGHUP writes the live forwarding tables and the group table. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* `netfab smd-load`: plays every rank of a job against a running group manager. Every member
  * port of every group sends its join (SubnAdmSet MCMemberRecord with MemberCount), all at once in
  * a shuffled order, with up to --window requests in flight; rank 0 of each group (its first

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* `netfab sweep`: a grid of simulations (fabrics x routings x traffics x seeds x loads) or of
  * multicast routings (fabrics x group patterns x seeds x engines), spread over the ranks of an
  * MPI job and, inside a rank, over OpenMP threads. A cell's result depends on its parameters

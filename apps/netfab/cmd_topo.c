@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* `netfab topo`: build a fabric from a --topo spec (or read one from a file), compute its min-hop
  * distances, print statistics as a table or JSON, and convert it to another format. */
 #define _GNU_SOURCE

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* `netfab exp`: the experiments of the Sunway seeds, each one command that measures a grid of
  * points and returns one JSON object per point. An experiment is a row in one table
  * (cmd_exp.c); its driver lives in an exp_<family>.c. */

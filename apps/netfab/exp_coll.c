@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* `netfab exp collectives`: seed 001's hardware collectives against the same collectives made of
  * point-to-point messages, on fattree:k=16 (1,024 endpoints), for 16 .. 512 ranks on the first
  * endpoints: barrier, broadcast, reduce and allreduce of 8 bytes; hardware: gather up a logical

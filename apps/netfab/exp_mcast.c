@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* `netfab exp mcast-height`: seed 000's first experiment in simulation. A group of 4 ranks on
  * a two-level fat tree (8 leaves of 8 endpoints, 8 spines): on 4 endpoints of one leaf (the
  * tree's height is 1: the leaf replicates) or on 4 leaves (height 2: up to a spine and down);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* `netfab exp dual-rail`: seed 001's dual-port NIC on the Sunway prototype (gft, two rails).
  * One message at a time on an idle fabric, endpoint 0 to the last one (leaves apart): the
  * bandwidth of a put over one rail, two rails with the packets of a message on a fixed rail,

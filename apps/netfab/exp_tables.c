@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* `netfab exp tables`: seed 001's two-level routing tables. For TaihuLight-shaped fabrics of
  * 512, 40,960 and 262,144 endpoints (taihulight:sn=2, 160, 1024: supernodes of 256), the table
  * memory of one router port and of the whole fabric, flat vs two-level, and every lookup the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* --fail-links N|FILE for the commands that simulate failures: N switch-to-switch links drawn at
  * random (seeded), or the links named in a file, set down in the fabric. */
 #include "cmd.h"

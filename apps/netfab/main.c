@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* netfab: the command-line front end. Dispatches to one cmd_<name>.c per subcommand. */
 #include "cmd.h"
 #include "netfab/gen.h"

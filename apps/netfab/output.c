@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* What every command shares about its output files and its options: files written through
  * util/afile.h so that they appear complete or not at all (also when SIGINT or SIGTERM ends the
  * run), and one parser for --threads and the other counts. */

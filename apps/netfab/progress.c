@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The CLI's progress bar (progress.h). */
 #include "progress.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A progress bar with an ETA on stderr for the CLI's long runs: drawn only when stderr is a
  * terminal and only once a run has lasted a second, redrawn at most ten times a second, and
  * erased at the end so that it never mixes with the results on stdout. */

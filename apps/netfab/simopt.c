@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The simulator's knobs as options (simopt.h). */
 #include "simopt.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The simulator's knobs as command-line options, shared by `netfab sim` and `netfab sweep` so
  * that the two accept the same flags with the same limits and print the same result keys. */
 #ifndef NETFAB_APP_SIMOPT_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* netfab core: error codes, the allocator hook, parser diagnostics, version.
  * Every other public header includes this one. */
 #ifndef NETFAB_CORE_H

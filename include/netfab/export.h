@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Write-only exports of a fabric: Graphviz dot and netfab's JSON. */
 #ifndef NETFAB_EXPORT_H
 #define NETFAB_EXPORT_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The fabric model: switches and endpoints (CAs), their ports and links.
  * A fabric is assembled with a builder (nf_builder), then frozen into an immutable nf_fabric whose
  * columns are dense arrays: switches are renumbered 0..n_switches-1 and CAs follow them, ports of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Topology generators and the --topo spec strings that name them.
  * Every generator returns a frozen fabric with GUIDs, LIDs (switches 1..S, then CA ports), names,
  * link classes, levels/supernodes/planes set; the exact wiring of each is documented in

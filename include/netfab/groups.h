@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Multicast workloads: groups of member endpoints built from communicator patterns (2D and 3D
  * process grids, random groups, hierarchical communicators, a file), with ranks laid on endpoints
  * consecutively (topology-aware) or shuffled (topology-unaware). */

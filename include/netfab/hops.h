@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Min-hop information in compact form: all-pairs switch-to-switch distances, one byte each,
  * computed by breadth-first search from every switch in parallel over links that are up.
  * With the fabric's port table this answers OpenSM's hops[lid][port] question in O(1). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The ibnetdiscover text format: what ibnetdiscover prints on a real cluster.
  * Reading is lenient where real dumps vary and strict where the structure is wrong. */
 #ifndef NETFAB_IBNET_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ibsim's net file format: ibnetdiscover-like blocks with bare node ids (Switch/Hca/Ca).
  * Reading is lenient where real dumps vary and strict where the structure is wrong. */
 #ifndef NETFAB_IBSIM_H

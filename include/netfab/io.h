@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Reading and writing fabrics in real file formats. Formats are detected by content.
  * Parsers never print: errors come back as NF_EPARSE with "file:line: what" in diag, and skipped
  * material is reported through the warn callback. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* An append-only journal of opaque records in a state directory, made durable in batches (the
  * multicast group manager logs every group event before it acknowledges it). Records are framed
  * with their length and a CRC, so a torn last record (a crash in the middle of a write) is found

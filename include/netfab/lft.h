@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Unicast forwarding tables indexed by destination endpoint, as the Sunway router holds them
  * (seed 001): an entry is an ordered list of candidate output ports. A flat table has one entry
  * per endpoint of the fabric. A two-level table has one entry per endpoint of the router's own

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Multicast routing: engines that give every group a minimal-height tree rooted at a switch,
  * link loads (EFI: the number of groups whose tree uses a link), statistics, an independent
  * verifier, and OpenSM-format exports. */

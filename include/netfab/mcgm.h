@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The multicast group manager (seed 000, section 3.2): groups that collect all their joins before
  * their routes are computed, once; leaves that never recompute; timeouts for joins or leaves that
  * never come. Pure state machine over a fabric: the caller brings the clock (milliseconds, any

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The wire codec of the multicast group manager (netfab smd): InfiniBand subnet administration
  * MADs carried one per UDP datagram, 256 bytes, big-endian, with MCMemberRecord extended by
  * MemberCount and a new MCGStateRecord attribute. The exact layout is docs/protocol.md. Pure

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The packet-level simulator: input-queued routers with virtual channels, credit-based flow
  * control and virtual cut-through, a separable switch allocator with internal speedup, links with
  * per-class latency, NICs that packetise and inject with Bernoulli or bursty processes, routing

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The multicast group manager as a service: a UDP server speaking the SA MADs of
  * docs/protocol.md over an nf_mcgm, with a journal in a state directory (every event made durable
  * before the reply that acknowledges it), retransmission-safe replies, keys that bind a requester

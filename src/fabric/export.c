@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Write-only views of a fabric: a Graphviz graph for looking at it and netfab's JSON for other
  * tools. JSON is streamed one node or link object at a time, so memory stays flat however large
  * the fabric is. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The fabric model: the builder that collects nodes and links, the freeze that lays them out in
  * dense columns (switches first, CSR switch adjacency), and the checks and comparisons on the
  * frozen form. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Topology generators: standard fat tree, XGFT, the BlueLight/TaihuLight trimmed fat trees,
  * any-D torus, Dragonfly with palm-tree or consecutive global links, the Sunway generalized fat
  * tree; and nf_topo_build, the parser of --topo spec strings. Wiring: README.md, "Generators: exact

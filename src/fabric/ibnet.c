@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The ibnetdiscover text format. Reading is done by the shared block reader (ibtext.c) in its
  * strict-id dialect; writing reproduces what ibnetdiscover prints, closely enough that
  * parse(write(f)) gives f back with its LIDs, port GUIDs, widths and speeds. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ibsim's net file format. Reading is done by the shared block reader (ibtext.c) in its ibsim
  * dialect (free-form node ids, w=/s= options, include/do lines). Writing spells GUIDs into the
  * node ids and names into header comments, so parse(write(f)) gives f back, and ibsim reads it. */

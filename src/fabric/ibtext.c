@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The reader shared by ibnetdiscover output and ibsim net files: blocks of key lines
  * (vendid=, switchguid=, ...), a node header (Switch/Ca/Hca/Rt N "id") and port lines
  * ([p](guid) "peer"[pp](guid) # comment). The two dialects differ only in what a node id is and in

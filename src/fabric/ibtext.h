@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal: the reader shared by the two block-structured text formats (ibnetdiscover output and
  * ibsim net files) and the block writer they share. nf_ibnet_parse and nf_ibsim_parse are
  * thin wrappers over nf__ibtext_parse. */

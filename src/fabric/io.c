@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Format detection and dispatch: read a file, guess its format from its content, hand it to the
  * right parser; write a fabric in a named format. */
 #include "netfab/io.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Multicast workloads: a communicator pattern expands to groups of ranks, ranks are laid on rank
  * slots (in order, or shuffled with the seed), slots on endpoints, and every group is reduced to
  * its distinct member endpoints in ascending order. Spec strings: include/netfab/groups.h. */

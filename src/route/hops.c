@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* All-pairs switch-to-switch hop distances, one byte each, by one breadth-first search per switch
  * spread over OpenMP threads; and the O(1) min-hop queries OpenSM answers from hops[lid][port]. */
 #include "netfab/hops.h"

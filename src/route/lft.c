@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Two-level unicast forwarding tables (seed 001): per switch an intra-supernode table indexed by
  * an endpoint's rank in its supernode and an inter-supernode table indexed by supernode, both
  * in CSR form; the flat table's entries computed from the distances; memory accounting; and the

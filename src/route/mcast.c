@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Multicast routing driver: the engine registry, root candidates found from the members outwards,
  * the loop that routes groups one after another while keeping link loads (EFI) exact, and the
  * statistics of the result. Verification and exports live in mcast_check.c. */

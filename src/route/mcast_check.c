@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* What is done with routed multicast groups: their statistics (EFI, heights, a lower bound), an
  * independent verifier that replays every group through the forwarding tables, and the exports in
  * OpenSM's mcfdbs layout and as a member list. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal: what a multicast engine is, what it sees, and the helpers engines share (root
  * candidates, the switch each member hangs off). One file per engine family implements these. */
 #ifndef NF_ROUTE_MCAST_ENGINE_H

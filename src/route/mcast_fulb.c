@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* FULB-MC (seed 000): root rotation, then bottom-up link rotation: from each member's switch walk
  * towards the root, at every hop taking among the links on a shortest path to the root the one
  * with the fewest groups, and stop as soon as the walk meets the tree. On a Dragonfly the walk

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* MINIHOP-MC, OpenSM's multicast routing (docs/opensm-mcast.md): the root is a switch with the
  * least max hop distance to the members (minihop: the first such switch in OpenSM's switch order;
  * minihop-new: the least-loaded such switch), then the tree grows top-down, the members at each

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* SSSP-MC as seed 000 defines it: after the root is chosen (sssp: as MINIHOP-MC; sssp-new: the
  * least-loaded candidate), a single-source shortest-path tree from the root over every switch,
  * each link weighted by a base weight large enough that fewer hops always win plus the number of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Software collectives as scripted messages: binomial broadcast, recursive-doubling and ring
  * allreduce, a recursive-doubling barrier. Each message depends on the message that brought
  * its data to its sender; the NIC's queue keeps a rank's own sends in order. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The Dragonfly routings of the simulator (sim.h): minimal (local, global, local), Valiant (via a
  * random intermediate group), UGAL-L and its fixed-threshold variant (at the source router,
  * minimal or Valiant by the queues of the two first ports, seed 002), UGAL-G (by the queues along

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The simulation engine's state, shared by its files (sim.c: construction, the cycle loop,
  * routers and NICs; replicate.c: multicast replication). Not part of the library's API. */
 #ifndef NETFAB_SIM_ENGINE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Hardware multicast in the routers: the groups and their trees (nf_sim_set_mcast), and the
  * replication (a packet takes an output VC on every branch of its tree at a router at once,
  * then each flit crosses to all of them in one crossbar pass). */

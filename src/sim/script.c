@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Scripted messages: the Sunway NIC's message kinds (write with its hardware acknowledgement,
  * read served as a write back, put with a reply word, short), released at a time or after the
  * messages they depend on, their packets on a fixed rail or spread over both, and each one's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The simulation engine (sim.h). Cycle-driven; every cycle:
  *  1. the events of this cycle (flits arriving at an input buffer or a NIC, credits arriving at
  *     an output VC) are applied, waking the routers they touch;

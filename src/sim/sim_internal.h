@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal: what a routing function and a traffic pattern are, for the engine (sim.c), the
  * routings (simroute.c) and the patterns (traffic.c). */
 #ifndef NF_SIM_INTERNAL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The simulator's routing functions and the deadlock checker (sim.h). Each routing gives, at a
  * switch, the ports a packet may leave by, in preference order, each with the VCs it may use;
  * the engine takes the first usable one (deterministic) or the one with most credits (adaptive).

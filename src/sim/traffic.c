@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Synthetic traffic patterns (sim.h). Endpoints are numbered 0..E-1 in CA order; bit patterns
  * work on the low log2(E) bits and send nowhere when the partner falls outside (E not a power of
  * two), as is usual. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The journal (journal.h): CRC-framed records appended in batches to dir/journal, a replay that
  * reads the file in large chunks, cuts a torn tail off and refuses damage in the middle, a salvage
  * that reads around damage, compaction by writing a temporary file and renaming it over the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The group manager's keys file (keys.h). One entry a line, '#' starts a comment:
  *   manager KEY
  *   port GUID KEY

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal: the group manager's keys file (docs/protocol.md, "Keys"): the manager key and one key
  * per endpoint port, which a request carries in its SA header's SM_Key to show that it acts for
  * its own port, or with the manager's authority. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The multicast group manager's state machine (mcgm.h). Groups live in a slot array; an MGID
  * hash map (chained through the slots on 64-bit hash collisions) finds them, a membership map
  * keyed by (group generation, CA) finds a member's index, a binary heap of deadlines drives the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The SA MAD codec of the multicast group manager: bytes <-> structs for the 256-byte MAD, the
  * MCMemberRecord (with MemberCount) and the MCGStateRecord, plus GID text. Pure functions over
  * caller buffers; every offset below is a row of the tables in docs/protocol.md. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The group manager service and its client (smd.h). The server loop: wait (poll) for datagrams,
  * the wake-up pipe or the next group deadline; expire deadlines; read a batch of datagrams and
  * answer each into a reply batch; make the journal durable; only then send the replies. So an

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Files that appear complete or not at all (afile.h): a temporary file renamed over the target. */
 #define _XOPEN_SOURCE 700 /* realpath */
 #include "util/afile.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Writing a file so that it appears complete or not at all: the contents go to a temporary file
  * in the target's directory, which replaces the target by rename(2) only once it is written,
  * flushed and synced. A failed or interrupted write leaves the previous file as it was. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Error strings and the allocator hook shared by the whole library. */
 #include "netfab/core.h"
 #include "util/mem.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* CRC-32C, one table lookup per byte. The journal checksums a few megabytes per sync at most, so
  * the byte-wise loop (about 0.5 GB/s) is enough and keeps the code free of CPU-specific paths. */
 #include "util/crc32c.h"

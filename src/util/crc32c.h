@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* CRC-32C (Castagnoli; reflected polynomial 0x82F63B78, initial value and final xor all ones), the
  * checksum of iSCSI, SCTP and ext4, used here for the journal's frames. */
 #ifndef NF_UTIL_CRC32C_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal: filling an nf_diag (core.h) from library code. */
 #ifndef NF_UTIL_DIAG_H
 #define NF_UTIL_DIAG_H

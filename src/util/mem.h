@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal allocation helpers: every library allocation goes through the hook set with
  * nf_set_allocator, so tests can fail the k-th allocation. */
 #ifndef NF_UTIL_MEM_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* xoshiro256** (Blackman and Vigna) seeded through splitmix64, with Lemire's bounded draws and
  * Fisher-Yates selection; the reference for every random choice the library makes. */
 #include "util/rng.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Deterministic pseudo-random numbers for workloads and simulation: xoshiro256** seeded through
  * splitmix64, unbiased bounded draws (Lemire's multiply-shift with rejection) and Fisher-Yates
  * shuffles. Pure 64-bit integer arithmetic: the same seed gives the same stream on every platform.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Ordering ids by a key (sort.h): (key, id) pairs sorted with a context-free comparator. */
 #include "util/sort.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal: ordering ids by a 64-bit key without a comparator context (C11's qsort has no user
  * pointer, and a file-static one makes the caller non-reentrant). */
 #ifndef NF_UTIL_SORT_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Open-addressing hash map, u64 -> u32 (u64map.h). */
 #include "util/u64map.h"
 

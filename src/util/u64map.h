@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A hash map from 64-bit keys to 32-bit values: open addressing, linear probing, deletion by
  * backward shift (no tombstones), capacity a power of two kept at most half full. The group
  * manager's tables (groups by MGID hash, memberships) live in these. */

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # End-to-end checks of the netfab CLI: exit statuses, messages, JSON keys, format round trips.
 # Usage: cli.sh NETFAB SOURCE_DIR FABRICS_DIR
 set -u

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Every relative link in README.md and docs/*.md leads to a file and heading that exist
 # (scripts/linkcheck.sh), and the checker itself reports a broken one.
 # Usage: docs.sh NETFAB SOURCE_DIR FABRICS_DIR

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # End-to-end checks of `netfab exp`: the list, usage errors and exit statuses, the JSON rows and
 # their keys, the table, --plot's PNG.
 # Usage: exp.sh NETFAB SOURCE_DIR FABRICS_DIR

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # End-to-end checks of what the fabric readers refuse: truncated ibnetdiscover dumps (cut at every
 # line boundary and inside lines), duplicate GUIDs, binary and endless input, and the partial=1
 # option that reads an incomplete dump anyway.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # `make install` layout: install the build into a scratch prefix, then compile and run a program
 # against the installed headers and library found through pkg-config.
 # Usage: install.sh NETFAB SOURCE_DIR FABRICS_DIR (the build directory is NETFAB's directory)

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # The man pages (scripts/manpage.sh, from each command's --help): one for netfab and one per
 # subcommand, each rendering without a groff warning, with its NAME, SYNOPSIS and the example
 # its --help shows.

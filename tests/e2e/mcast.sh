@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # End-to-end checks of `netfab mcast`: exit statuses and messages, JSON keys, hand-known numbers
 # on a small fat tree, verification, and the mcfdbs and group dumps.
 # Usage: mcast.sh NETFAB SOURCE_DIR FABRICS_DIR

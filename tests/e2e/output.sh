@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # End-to-end checks that the commands' output files appear complete or not at all: on a full disk
 # (a 64 KiB tmpfs) and after a failed run the previous file is still there and no temporary file
 # is left; SIGINT in the middle of a long write leaves the previous file or the complete new one;

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # End-to-end checks of `netfab plot`: usage errors and exit statuses; latency curves from a real
 # sim run and from sweep-shaped rows (series found, points sorted by x, rows without x or y
 # skipped, saturated points flagged and the y axis cut); EFI histograms from netfab mcast --json;

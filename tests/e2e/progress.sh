@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # End-to-end checks of the progress bar: drawn on stderr with its ETA when stderr is a terminal
 # (a pseudo-terminal from script(1)) and the run lasts more than a second, erased at the end;
 # never drawn when stderr is not a terminal, nor for a run shorter than a second.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # End-to-end checks of `netfab report`: usage errors; a quick report whose page holds every step
 # with its table, its plot and the paper's figures beside the ones measured here; the page
 # loaded in headless Chromium (pagecheck: every image loaded, no console error, no failed

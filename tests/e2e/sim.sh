@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # End-to-end checks of `netfab sim` and `netfab route --check`: usage errors and exit statuses,
 # the JSON keys, a sweep's rows, the checker's verdicts and exit codes.
 # Usage: sim.sh NETFAB SOURCE_DIR FABRICS_DIR

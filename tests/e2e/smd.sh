@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # End-to-end checks of the group manager's commands: usage errors and their exit statuses, a
 # client with nobody listening, then a session: daemon on a free port, joins, state (text and
 # JSON), the table, leaves, a dump, smd-load with loss and crashed ranks, SIGTERM.

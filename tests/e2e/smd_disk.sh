@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # The group manager and its state directory when the disk is unkind (docs/probes.md): a byte
 # flipped in the middle of the journal is refused loudly with the file untouched, and salvaged
 # on request; a torn tail is cut; a planted journal.tmp symlink is not followed; a state

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # The group manager against hostile clients (docs/probes.md): keys that bind a requester to its
 # own ports, privileged requests, non-loopback listening, invalid MGIDs and MemberCounts, reused
 # transaction ids, GetTable under RMPP (nothing large sent unasked), per-port limits under a

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # End-to-end checks of `netfab sweep`: usage errors, the CSV and JSON layouts, every cell equal
 # to the single command (netfab sim, netfab mcast) with the same parameters, and results that do
 # not depend on the number of threads or, when built with MPI, of ranks (mpirun --oversubscribe

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # The shared library's boundary: libnetfab.so exports exactly the functions its public headers
 # mark NF_API and none of its internals (nf__), and the netfab command takes no internal function
 # from it (those come from the static netfab_internal archive). Run on the shared build only.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* pagecheck: loads a web page in headless Chromium and says whether it is whole: every <img>
  * loaded (complete, with a natural width), no console error or warning, no uncaught exception,
  * no error in the browser's log (a resource that failed to load is one). It drives the browser

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A test and benchmark tool that speaks to `netfab smd` the way a hostile or careless client
  * would: one hand-made request and every datagram that comes back (req), or a flood of joins
  * for new groups for a while (flood). Built on the library's public codec and client socket.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* util/afile: a committed file replaces the target whole, an aborted or failed one leaves it as
  * it was, and no temporary file stays behind either way. */
 #include <setjmp.h>

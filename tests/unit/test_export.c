@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The write-only exports: Graphviz dot (shapes, port labels, colours by link class, escaping)
  * and netfab JSON (read back with jansson and checked field by field). */
 #include <setjmp.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The fabric model: builder errors, the freeze layout (switches first, CSR, O(1) peers), GUID
  * lookup, self-check, equality, counts, speed tokens, and an allocation-failure sweep. */
 #include <setjmp.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Topology generators and --topo specs: counts, hand-checked port wiring, shortest-path counts with
  * the reference BFS, Dragonfly global-link matrices, torus diameters, gft siblings and rails,
  * max-flow path counts on the BlueLight/TaihuLight shapes, spec errors and allocation failures. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Multicast workloads (nf_groups_build) checked by hand on small generated fabrics: grids, random
  * groups, hierarchical communicators and group files under both mappings, every error, an
  * allocation-failure sweep; and the internal RNG against published values and for uniformity. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Min-hop distances: hand-checked small fabrics, faults, the one-byte limit, and agreement with the
  * plain reference BFS of testutil.h on generated and real fabrics, for 1 and 2 threads. */
 #include <setjmp.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The ibnetdiscover reader and writer: every real dump in the shared fabrics directory with the
  * counts and facts its README gives, the format variants of a hand-written fixture, malformed
  * input with exact line numbers, write/parse round trips and an allocation-failure sweep. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The ibsim net reader and writer: Debian's ibsim-utils example files, a hand-written fixture with
  * bare ids, w=/s= options and a console command, malformed input, write/parse round trips, an
  * allocation-failure sweep, and ibsim itself reading what we write (when /usr/bin/ibsim exists). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Format detection and the load/parse dispatch: which reader a text goes to, and the errors of
  * files that cannot be read or are not fabrics at all. */
 #include <setjmp.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The journal (nf_journal_*): CRC-32C against published values and a bitwise reference, the frame
  * layout byte by byte, round trips of many records, a torn or corrupt tail cut at every byte of the
  * last frame, damage in the middle refused and the file left alone, the forward search through

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Two-level forwarding tables against hand-checked lookups, a brute-force comparison with the
  * flat table over every (switch, endpoint) pair, memory arithmetic worked by hand, a fabric
  * where the two layouts must differ (gft: a spine reaches a sibling pair through either leaf),

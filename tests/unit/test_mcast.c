@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Multicast routing: hand-checked roots, trees and loads on small built fabrics (a two-level fat
  * tree, a 4x4 torus, a Dragonfly's two-global-link trap), cut fabrics, a plain second
  * implementation of every engine's choices (full-scan root candidates, top-down and bottom-up

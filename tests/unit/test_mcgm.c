@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The multicast group manager's state machine: joins in order, shuffled and repeated, timeouts,
  * leaves, errors, MLIDs, loads against a recount, and journal replay. */
 #include <setjmp.h>

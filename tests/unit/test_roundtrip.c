@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Every generator's output written as ibnetdiscover text and as an ibsim net file, read back, and
  * compared with the original: the same nodes (by GUID), names, ports, links, and for ibnet the
  * same LIDs, widths and speeds. Also checks format detection on what we write. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The SA MAD codec (netfab/sa.h) against answers written out by hand from docs/protocol.md: a
  * datagram typed byte by byte, encodes compared with expected bytes (bit packing of the selectors,
  * SL/FlowLabel/HopLimit, Scope/JoinState, ProxyJoin/MemberCount), random round trips, every

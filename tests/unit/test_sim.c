@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The packet-level simulator against answers known independently: flit conservation, zero-load
  * latency from the pipeline's arithmetic, saturation where queueing theory or channel-load
  * arithmetic gives it, the deadlock checker on routings whose (non-)freedom is textbook, the

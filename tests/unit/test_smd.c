@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The group manager smd_proc, black box: `netfab smd` started from the test on a free port, driven
  * over UDP with the client API and with raw datagrams, stopped by its pid (SIGTERM, and kill -9 in
  * the middle of a burst of joins, then restarted from its journal). */

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The e2e scripts' common harness, sourced (not a test itself: CMake collects tests/e2e/*.sh
 # only). Gives $tmp (removed at exit, after the script's own e2e_cleanup when it defines one),
 # counters, and the checks; a script ends with `finish`.
