@@ -32,6 +32,11 @@ NF_COMMANDS(NF_X_DECL)
 /* Exit statuses shared by every subcommand. */
 enum { NF_EXIT_OK = 0, NF_EXIT_FAIL = 1, NF_EXIT_USAGE = 2 };
 
+/* A numeric macro's digits as a string literal, for help texts that quote the library's defaults.
+ */
+#define NF_STR_(x) #x
+#define NF_STR(x) NF_STR_(x)
+
 /* Prints "netfab: <where>: <what>" for a library error and returns the exit status for it:
  * NF_EXIT_USAGE for bad input (parse errors, invalid specs), NF_EXIT_FAIL otherwise. */
 int nf_app_report(int rc, const nf_diag *d);

@@ -43,8 +43,10 @@ static void sim_usage(FILE *out) {
         fprintf(out, " %s", nf_sim_traffic_name(nf_sim_traffic_at(i)));
     fprintf(
         out,
-        "\n\noptions (defaults): --cycles 5000 measured cycles after --warmup 1000, then at\n"
-        "most --drain 20000 for the measured packets; --vcs 4, --buf 32 flits per VC,\n"
+        "\n\noptions (defaults): --cycles " NF_STR(NF_SIM_DEFAULT_WINDOW)
+        " measured cycles after --warmup " NF_STR(NF_SIM_DEFAULT_WARMUP) ", then at\n"
+        "most --drain " NF_STR(NF_SIM_DEFAULT_DRAIN)
+        " for the measured packets; --vcs 4, --buf 32 flits per VC,\n"
         "--pkt 1 flit, --msg 1 packet, --router-delay 3, --credit-delay 2, link latencies 1,\n"
         "--speedup 1.0, --alloc-iters 1, --out-buf as --buf, --shared 0 (a pool per input\n"
         "port its VCs share when their own buffers are full); --adaptive takes the candidate\n"

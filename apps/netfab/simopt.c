@@ -54,7 +54,9 @@ enum { N_KNOBS = sizeof knobs / sizeof knobs[0] };
 
 void nf_app_sim_knobs_init(nf_app_sim_knobs *k) {
     memset(k, 0, sizeof *k);
-    k->ph = (nf_sim_phase){.warmup = 1000, .window = 5000, .drain_max = 20000};
+    k->ph = (nf_sim_phase){.warmup = NF_SIM_DEFAULT_WARMUP,
+                           .window = NF_SIM_DEFAULT_WINDOW,
+                           .drain_max = NF_SIM_DEFAULT_DRAIN};
 }
 
 struct option *nf_app_sim_options(const struct option *base, size_t n) {

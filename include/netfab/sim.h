@@ -18,6 +18,12 @@
 #include <stdbool.h>
 
 #define NF_SIM_MAX_VCS 16
+#define NF_SIM_MAX_RADIX 64 /* ports of a switch the router model takes (a 64-bit port mask) */
+
+/* A run's phases when nf_sim_run is given none, or zeros (cycles). */
+#define NF_SIM_DEFAULT_WARMUP 1000
+#define NF_SIM_DEFAULT_WINDOW 5000
+#define NF_SIM_DEFAULT_DRAIN 20000
 
 typedef struct nf_sim_config {
     unsigned vcs;          /* virtual channels per port (default 4) */
@@ -313,8 +319,8 @@ typedef struct nf_sim_result {
 } nf_sim_result;
 
 typedef struct nf_sim_phase {
-    uint64_t warmup;            /* cycles before the window (0: none; NULL phase: 1000) */
-    uint64_t window, drain_max; /* cycles (0: 5000, 20000) */
+    uint64_t warmup;            /* cycles before the window (0: none; NULL phase: the default) */
+    uint64_t window, drain_max; /* cycles (0: NF_SIM_DEFAULT_WINDOW, NF_SIM_DEFAULT_DRAIN) */
 } nf_sim_phase;
 
 /* Sets link l down (up: up) in the fabric when cycle `cycle` of a run begins (runs count

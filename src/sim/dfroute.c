@@ -302,9 +302,10 @@ static int32_t df_pick(const df_ctx *d, nf_node sw, uint32_t salt, int32_t gs, i
     x ^= x >> 13;
     if (d->restricted) {
         const nf_fabric *f = d->f;
-        int32_t cand[64];
+        int32_t cand[NF_SIM_MAX_RADIX];
         unsigned n = 0;
-        for (uint32_t e = f->sw_adj_off[sw]; e < f->sw_adj_off[sw + 1] && n < 64; e++) {
+        for (uint32_t e = f->sw_adj_off[sw]; e < f->sw_adj_off[sw + 1] && n < NF_SIM_MAX_RADIX;
+             e++) {
             nf_link l = f->sw_adj_link[e];
             int32_t g = d->grp[f->sw_adj[e]];
             if (f->link_cls[l] != NF_LINK_GLOBAL || f->link_state[l] != NF_LINK_UP || g == gd)

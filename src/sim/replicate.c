@@ -48,7 +48,7 @@ int nf_sim_set_mcast(nf_sim *s, const nf_groups *g, const nf_mcast *m) {
             unsigned ports[2] = {f->link_pa[l], f->link_pz[l]};
             for (int e = 0; e < 2; e++) {
                 if (ends[e] >= f->n_switches) continue;
-                if (ports[e] > 64) goto inval;
+                if (ports[e] > NF_SIM_MAX_RADIX) goto inval;
                 size_t j = n++;
                 while (j > first && sw[j - 1] > ends[e]) { /* insertion: trees are small */
                     sw[j] = sw[j - 1];

@@ -176,10 +176,10 @@ int nf_sim_new(const nf_fabric *f, const nf_hops *h, const nf_sim_config *cfg,
                         "latencies must be below 256 cycles (got %u), delays below %u", maxlat,
                         1000);
     for (nf_node n = 0; n < f->n_switches; n++)
-        if (f->nports[n] > 64)
+        if (f->nports[n] > NF_SIM_MAX_RADIX)
             return nf__fail(diag, NF_EINVAL,
-                            "switch %u has %u ports; the router model has at most 64", n,
-                            f->nports[n]);
+                            "switch %u has %u ports; the router model has at most %u", n,
+                            f->nports[n], NF_SIM_MAX_RADIX);
     nf_sim *s = nf__calloc(1, sizeof *s);
     if (!s) return NF_ENOMEM;
     s->f = f;
@@ -796,7 +796,7 @@ static void allocate_vc(nf_sim *s, worker *b, nf_node sw, nf_gport gi, port *pi,
         nf__sim_allocate_mc(s, b, sw, gi, pi, in_port, v);
         return;
     }
-    nf_sim_cand buf[64];
+    nf_sim_cand buf[NF_SIM_MAX_RADIX];
     nf_sim_cand *cached = s->cands + vix(s, gi, v) * CACHE_CANDS;
     const nf_sim_cand *cand = cached;
     unsigned nc = civ->ncand;
@@ -813,7 +813,7 @@ static void allocate_vc(nf_sim *s, worker *b, nf_node sw, nf_gport gi, port *pi,
                               .salt = p->salt,
                               .rs = &p->rs,
                               .view = &view.v};
-            nc = s->r->route(s->rctx, sw, in_port, v, p->hops, &rp, buf, 64);
+            nc = s->r->route(s->rctx, sw, in_port, v, p->hops, &rp, buf, NF_SIM_MAX_RADIX);
             if (nc == 0) b->unroutable++;
             if (nc == 0 && s->r->deliverable) { /* a link failed under it: discard it here */
                 civ->out_port = DROP_PORT;
@@ -978,10 +978,10 @@ static int crossbar_pass(nf_sim *s, worker *b, nf_node sw, bool *moved) {
         int rc = nf__sim_crossbar_mc(s, b, sw, &in_dropped, &out_done, moved);
         if (rc) return rc;
     }
-    uint8_t match_vc[64], match_out[64];
+    uint8_t match_vc[NF_SIM_MAX_RADIX], match_out[NF_SIM_MAX_RADIX];
     for (unsigned it = 0; it < s->c.alloc_iters; it++) {
-        uint64_t req[64], outs = 0;
-        uint8_t req_vc[64];
+        uint64_t req[NF_SIM_MAX_RADIX], outs = 0;
+        uint8_t req_vc[NF_SIM_MAX_RADIX];
         for (uint64_t im = s->imask[sw] & ~in_done & ~in_dropped; im; im &= im - 1) {
             unsigned ip = (unsigned)__builtin_ctzll(im) + 1;
             nf_gport gi = g0 + ip - 1;
@@ -1431,19 +1431,26 @@ int nf_sim_unroutable_pairs(const nf_sim *s, uint64_t *pairs, nf_node *src, nf_n
     return NF_OK;
 }
 
+/* Cycles without a flit moving, with flits in the network, after which a run is declared
+ * deadlocked: longer than any wait a live network can have (a full timing wheel, a packet's
+ * serialisation) with a wide margin. */
+static uint64_t stall_cycles(const nf_sim *s) {
+    return 2000 + 4 * (uint64_t)(s->wmask + 1) + (uint64_t)s->c.pkt_flits * 4;
+}
+
 int nf_sim_run(nf_sim *s, const nf_sim_injection *inj, const nf_sim_phase *ph,
                void (*progress)(void *ud, double frac), void *ud, nf_sim_result *out) {
     memset(out, 0, sizeof *out);
-    nf_sim_phase p = ph ? *ph : (nf_sim_phase){.warmup = 1000};
-    if (!p.window) p.window = 5000;
-    if (!p.drain_max) p.drain_max = 20000;
+    nf_sim_phase p = ph ? *ph : (nf_sim_phase){.warmup = NF_SIM_DEFAULT_WARMUP};
+    if (!p.window) p.window = NF_SIM_DEFAULT_WINDOW;
+    if (!p.drain_max) p.drain_max = NF_SIM_DEFAULT_DRAIN;
     reset(s);
     int rc = nf_sim_set_injection(s, inj);
     if (rc) return rc;
     s->win_lo = p.warmup;
     s->win_hi = p.warmup + p.window;
     double t0 = mono();
-    uint64_t stall = 2000 + 4 * (uint64_t)(s->wmask + 1) + (uint64_t)s->c.pkt_flits * 4;
+    uint64_t stall = stall_cycles(s);
     uint64_t end = s->win_hi + p.drain_max;
     while (s->now < end) {
         if ((rc = one_cycle(s))) return rc;
@@ -1517,7 +1524,7 @@ int nf_sim_run_script(nf_sim *s, uint64_t max_cycles, nf_sim_script_result *out)
     if (!sc) return NF_OK; /* nothing posted: nothing to do */
     if ((rc = nf__script_begin(sc, s))) return rc;
     double t0 = mono();
-    uint64_t stall = 2000 + 4 * (uint64_t)(s->wmask + 1) + (uint64_t)s->c.pkt_flits * 4;
+    uint64_t stall = stall_cycles(s);
     uint64_t flit_hops0 = s->flit_hops, last = 0;
     uint32_t done = 0;
     s->script_on = true;

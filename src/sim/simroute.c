@@ -66,8 +66,9 @@ static unsigned mh_route(void *ctx, nf_node sw, unsigned in_port, unsigned in_vc
                          const nf__sim_pkt *p, nf_sim_cand *out, unsigned max) {
     (void)in_port, (void)in_vc;
     base_ctx *b = ctx;
-    uint8_t ports[64];
-    unsigned n = closer_ports(b->f, b->h, sw, p->dst_sw, ports, max < 64 ? max : 64);
+    uint8_t ports[NF_SIM_MAX_RADIX];
+    unsigned n = closer_ports(b->f, b->h, sw, p->dst_sw, ports,
+                              max < NF_SIM_MAX_RADIX ? max : NF_SIM_MAX_RADIX);
     unsigned vc = hops + 1 < b->V ? hops + 1 : b->V - 1;
     for (unsigned i = 0; i < n; i++)
         out[i] = (nf_sim_cand){.port = ports[i], .vc_lo = (uint8_t)vc, .vc_hi = (uint8_t)vc};
@@ -96,8 +97,9 @@ static unsigned ud_route(void *ctx, nf_node sw, unsigned in_port, unsigned in_vc
                          const nf__sim_pkt *p, nf_sim_cand *out, unsigned max) {
     (void)in_port, (void)in_vc, (void)hops;
     base_ctx *b = ctx;
-    uint8_t ports[64];
-    unsigned n = closer_ports(b->f, b->h, sw, p->dst_sw, ports, max < 64 ? max : 64);
+    uint8_t ports[NF_SIM_MAX_RADIX];
+    unsigned n = closer_ports(b->f, b->h, sw, p->dst_sw, ports,
+                              max < NF_SIM_MAX_RADIX ? max : NF_SIM_MAX_RADIX);
     /* d-mod-k: at level L the destination's L-th digit in base n picks the first candidate
      * (the others follow in turn), so that destinations spread over all the top switches */
     uint32_t idx = p->dst_ca - b->f->n_switches;
@@ -581,8 +583,9 @@ int nf_sim_check_deadlock_progress(const nf_fabric *f, const nf_hops *h, const n
             if (nf__u64map_get(&g.seen, key, NULL)) continue;
             if ((rc = nf__u64map_put(&g.seen, key, 1))) break;
             if (s.sw == dsw) continue; /* ejection: consumed, no further dependency */
-            nf_sim_cand cand[64];
-            unsigned nc = r->route(ctx, s.sw, s.in_port, s.in_vc, s.hops, &pk, cand, 64);
+            nf_sim_cand cand[NF_SIM_MAX_RADIX];
+            unsigned nc =
+                r->route(ctx, s.sw, s.in_port, s.in_vc, s.hops, &pk, cand, NF_SIM_MAX_RADIX);
             for (unsigned k = 0; k < nc && !rc; k++) {
                 nf_gport go = nf_port_index(f, s.sw, cand[k].port);
                 nf_node nx = f->peer[go];
