@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* Benchmark: seed 000's experiment grid. For each paper fabric, 2D-grid, 3D-grid and random groups
- * under aware and random mapping, every engine routes the whole workload; prints a Markdown table
- * of max EFI, mean EFI and routing time (root selection + trees + refinement; the best of --runs
- * runs, 3 by default: routing is deterministic, so only the time varies), with the lower bound of
- * the workload. Usage: bench_mcast [--quick] [--runs N] [ENGINE,...] */
+/* Benchmark: the multicast paper's experiment grid. For each paper fabric, 2D-grid, 3D-grid and
+ * random groups under aware and random mapping, every engine routes the whole workload; prints a
+ * Markdown table of max EFI, mean EFI and routing time (root selection + trees + refinement; the
+ * best of --runs runs, 3 by default: routing is deterministic, so only the time varies), with the
+ * lower bound of the workload. Usage: bench_mcast [--quick] [--runs N] [ENGINE,...] */
 #define _GNU_SOURCE
 #include "netfab/gen.h"
 #include "netfab/groups.h"

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* `netfab report --out DIR`: the reproduction of the three seeds' experiments at one scale, as
+/* `netfab report --out DIR`: the reproduction of the three papers' experiments at one scale, as
  * one HTML page with its images. Every step is this program run again as a child (netfab exp,
  * netfab sweep, netfab mcast, then netfab plot on what they wrote), several at once; the data
  * stay in DIR/data as JSON next to each step's log, the images in DIR/img, and the page puts
@@ -133,8 +133,8 @@ static void sweep_tail(cmdline *c, const report_ctx *x, const char *out) {
     arg(c, "%s", out);
 }
 
-/* Seed 000's fabrics and workloads (Tables 3-12 at full scale; three small fabrics that take
- * the same patterns at quick scale), one sweep per fabric. */
+/* The multicast paper's fabrics and workloads (Tables 3-12 at full scale; three small fabrics that
+ * take the same patterns at quick scale), one sweep per fabric. */
 static const struct {
     const char *topo;
     unsigned ppn;

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-/* `netfab exp collectives`: seed 001's hardware collectives against the same collectives made of
- * point-to-point messages, on fattree:k=16 (1,024 endpoints), for 16 .. 512 ranks on the first
- * endpoints: barrier, broadcast, reduce and allreduce of 8 bytes; hardware: gather up a logical
- * tree of fan-in 4 with the reduction in the NICs, the root's multicast down the group's FULB
- * tree; software: binomial broadcast and reduce, recursive-doubling barrier, recursive-doubling
- * and ring allreduce. The latency of one collective on an idle fabric (the simulator has no
- * noise: one run is the mean) and its link traffic (flits over switch-to-switch links). */
+/* `netfab exp collectives`: the Sunway paper's hardware collectives against the same collectives
+ * made of point-to-point messages, on fattree:k=16 (1,024 endpoints), for 16 .. 512 ranks on the
+ * first endpoints: barrier, broadcast, reduce and allreduce of 8 bytes; hardware: gather up a
+ * logical tree of fan-in 4 with the reduction in the NICs, the root's multicast down the group's
+ * FULB tree; software: binomial broadcast and reduce, recursive-doubling barrier,
+ * recursive-doubling and ring allreduce. The latency of one collective on an idle fabric (the
+ * simulator has no noise: one run is the mean) and its link traffic (flits over switch-to-switch
+ * links). */
 #include "cmd.h"
 #include "exp.h"
 #include "netfab/gen.h"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* `netfab exp faults`: seed 001's siblings under link failures. For a two-level fat tree, the
- * same tree with sibling links (gft, one rail) and the dual-rail Sunway prototype (gft, two
+/* `netfab exp faults`: the Sunway paper's siblings under link failures. For a two-level fat tree,
+ * the same tree with sibling links (gft, one rail) and the dual-rail Sunway prototype (gft, two
  * rails), Monte-Carlo over random sets of 1 .. 64 failed switch-to-switch links: the share of
  * ordered endpoint pairs that still deliver when the switches keep the deterministic tables they
  * had before the failures (nf_ftable: first usable candidate, sibling detours last). Then the

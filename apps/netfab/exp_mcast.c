@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* `netfab exp mcast-height`: seed 000's first experiment in simulation. A group of 4 ranks on
- * a two-level fat tree (8 leaves of 8 endpoints, 8 spines): on 4 endpoints of one leaf (the
- * tree's height is 1: the leaf replicates) or on 4 leaves (height 2: up to a spine and down);
+/* `netfab exp mcast-height`: the multicast paper's first experiment in simulation. A group of 4
+ * ranks on a two-level fat tree (8 leaves of 8 endpoints, 8 spines): on 4 endpoints of one leaf
+ * (the tree's height is 1: the leaf replicates) or on 4 leaves (height 2: up to a spine and down);
  * 5,000 hardware multicasts of each size, one after the other, the ranks taking turns at the
  * root; the mean and 99th-percentile latency from a message's release to its last member. */
 #include "cmd.h"
@@ -115,7 +115,7 @@ int exp_mcast_height(const exp_opts *o, json_t *rows) {
     return rc;
 }
 
-/* `netfab exp mcast-efi`: seed 000's second experiment. On a two-level fat tree of 512
+/* `netfab exp mcast-efi`: the multicast paper's second experiment. On a two-level fat tree of 512
  * endpoints (32 leaves of 16, 18 spines), k groups of 4 adjacent endpoints all forced onto one
  * tree (the minihop tree of all their endpoints), so every link of it carries k groups (EFI k)
  * and every packet floods every endpoint on it; all groups multicast at once, every PERIOD

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* `netfab exp dual-rail`: seed 001's dual-port NIC on the Sunway prototype (gft, two rails).
- * One message at a time on an idle fabric, endpoint 0 to the last one (leaves apart): the
+/* `netfab exp dual-rail`: the Sunway paper's dual-port NIC on the Sunway prototype (gft, two
+ * rails). One message at a time on an idle fabric, endpoint 0 to the last one (leaves apart): the
  * bandwidth of a put over one rail, two rails with the packets of a message on a fixed rail,
  * and two rails with the port chosen per packet (least busy); then when the target learns of
  * the data: a put with a reply word incremented by the target NIC on completion, against a write

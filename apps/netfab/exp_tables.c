@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* `netfab exp tables`: seed 001's two-level routing tables. For TaihuLight-shaped fabrics of
- * 512, 40,960 and 262,144 endpoints (taihulight:sn=2, 160, 1024: supernodes of 256), the table
+/* `netfab exp tables`: the Sunway paper's two-level routing tables. For TaihuLight-shaped fabrics
+ * of 512, 40,960 and 262,144 endpoints (taihulight:sn=2, 160, 1024: supernodes of 256), the table
  * memory of one router port and of the whole fabric, flat vs two-level, and every lookup the
  * two-level tables answer compared with the flat table's entry (nf_lft_check; at 262,144
  * endpoints only without --quick). */

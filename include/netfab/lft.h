@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Unicast forwarding tables indexed by destination endpoint, as the Sunway router holds them
- * (seed 001): an entry is an ordered list of candidate output ports. A flat table has one entry
- * per endpoint of the fabric. A two-level table has one entry per endpoint of the router's own
- * supernode (the intra-supernode table) and one per supernode (the inter-supernode table): a
+ * (the Sunway paper): an entry is an ordered list of candidate output ports. A flat table has one
+ * entry per endpoint of the fabric. A two-level table has one entry per endpoint of the router's
+ * own supernode (the intra-supernode table) and one per supernode (the inter-supernode table): a
  * destination in the router's supernode is looked up in the first, any other by its supernode in
  * the second. Both hold min-hop ports in ascending port order; the two-level inter entry lists
  * the ports one hop closer to the destination supernode's nearest switch. On fabrics whose
@@ -67,8 +67,8 @@ NF_API int nf_lft_check(const nf_lft *t, int threads, uint64_t *lookups, uint64_
  * over equal ports; then the ports one hop longer over ordinary links (in a generalized fat
  * tree, a spine's way down to the sibling of the leaf), then those one hop longer over sibling
  * links (across to the sibling router), each run rotated the same way. Built once on the fabric as
- * it is; when links fail afterwards a switch takes the first candidate whose link is up (seed 001:
- * traffic keeps flowing before any table is rewritten). */
+ * it is; when links fail afterwards a switch takes the first candidate whose link is up (the Sunway
+ * paper: traffic keeps flowing before any table is rewritten). */
 typedef struct nf_ftable nf_ftable;
 
 /* Builds the table of every switch over distances h (f, h outlive it; borrowed). threads <= 0:

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* The multicast group manager (seed 000, section 3.2): groups that collect all their joins before
- * their routes are computed, once; leaves that never recompute; timeouts for joins or leaves that
- * never come. Pure state machine over a fabric: the caller brings the clock (milliseconds, any
- * origin, never going back), the datagrams and the journal. Every event is handed to a log
- * callback as a record before the call returns, and replaying those records rebuilds the same
- * state (same MLIDs, same trees). Link loads stay exact as groups come and go. */
+/* The multicast group manager (the multicast paper, section 3.2): groups that collect all their
+ * joins before their routes are computed, once; leaves that never recompute; timeouts for joins or
+ * leaves that never come. Pure state machine over a fabric: the caller brings the clock
+ * (milliseconds, any origin, never going back), the datagrams and the journal. Every event is
+ * handed to a log callback as a record before the call returns, and replaying those records
+ * rebuilds the same state (same MLIDs, same trees). Link loads stay exact as groups come and go. */
 #ifndef NETFAB_MCGM_H
 #define NETFAB_MCGM_H
 

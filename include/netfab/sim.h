@@ -37,7 +37,7 @@ typedef struct nf_sim_config {
     unsigned out_buf;      /* output queue per port behind the crossbar, flits (buf_flits) */
     unsigned alloc_iters;  /* switch allocator iterations (1) */
     bool adaptive;         /* table routings: the candidate with most downstream credits */
-    double bias;           /* UGAL: MIN when cost_min <= bias * cost_val (0: 2.5 as seed 002;
+    double bias;           /* UGAL: MIN when cost_min <= bias * cost_val (0: 2.5 as the UGAL note;
                             * ugal-g 1: with the whole ways' queues no bias pays) */
     double w_hop;          /* UGAL: cost of a hop, in flits of queue (0: 1 flit, any packet size) */
     double threshold;      /* ugal-lt: MIN when cost_min <= cost_val + threshold, flits (0: one
@@ -91,7 +91,8 @@ NF_API const nf_sim_routing *nf_sim_routing_at(size_t i);
 NF_API const char *nf_sim_routing_name(const nf_sim_routing *r);
 NF_API const char *nf_sim_routing_summary(const nf_sim_routing *r);
 
-/* The UGAL rule of seed 002: minimal when q_min + h_min w_hop <= bias (q_val + h_val w_hop). */
+/* The UGAL rule of the UGAL note: minimal when q_min + h_min w_hop <= bias (q_val + h_val w_hop).
+ */
 NF_API bool nf_sim_ugal_takes_min(double q_min, unsigned h_min, double q_val, unsigned h_val,
                                   double w_hop, double bias);
 
@@ -138,7 +139,7 @@ typedef struct nf_sim_injection {
 
 typedef struct nf_sim nf_sim;
 
-/* The Sunway NIC's message kinds (seed 001). Each has a completion event:
+/* The Sunway NIC's message kinds (the Sunway paper). Each has a completion event:
  * WRITE      data src -> dst; the target NIC acknowledges the last packet with a one-packet
  *            reply; complete when the reply is back at src (the initiator may reuse its buffer).
  * READ       a one-packet request src -> dst, served by the target NIC as a write of the data
@@ -233,14 +234,14 @@ NF_API int nf_sim_post_collective(nf_sim *s, nf_sim_coll c, const uint32_t *rank
                                   uint64_t bytes, nf_sim_rail_mode rail, uint32_t *first,
                                   uint32_t *count);
 
-/* Hardware collectives (seed 001) over a software-defined logical tree on the ranks (rank i's
- * parent is (i - 1) / fanin, rank 0 the root): each NIC sends its rank's contribution up to
- * the parent's NIC once every child's has arrived, the reduction done in the NICs (a short
- * message: the NIC's short overhead, no host); then the root's NIC multicasts the result over
- * group `group` (nf_sim_set_mcast; its members should be the ranks). BCAST: the root's
- * multicast only; REDUCE: the gather only; ALLREDUCE and BARRIER (0 bytes): both. bytes at most
- * one packet. NF_EINVAL as nf_sim_post_collective, for fanin 0, bytes over a packet, or a group
- * the root is not in; NF_ENOMEM. */
+/* Hardware collectives (the Sunway paper) over a software-defined logical tree on the ranks (rank
+ * i's parent is (i - 1) / fanin, rank 0 the root): each NIC sends its rank's contribution up to the
+ * parent's NIC once every child's has arrived, the reduction done in the NICs (a short message: the
+ * NIC's short overhead, no host); then the root's NIC multicasts the result over group `group`
+ * (nf_sim_set_mcast; its members should be the ranks). BCAST: the root's multicast only; REDUCE:
+ * the gather only; ALLREDUCE and BARRIER (0 bytes): both. bytes at most one packet. NF_EINVAL as
+ * nf_sim_post_collective, for fanin 0, bytes over a packet, or a group the root is not in;
+ * NF_ENOMEM. */
 typedef enum nf_sim_hw_coll {
     NF_SIM_HW_BCAST = 0,
     NF_SIM_HW_REDUCE = 1,

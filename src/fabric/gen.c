@@ -647,7 +647,7 @@ static int build_gft(const spec_args *sa, nf_fabric **out, nf_diag *diag) {
         if (!spec_is(preset, "sunway-proto"))
             return nf__fail(diag, NF_EINVAL, "gft: unknown preset '%.*s' (known: sunway-proto)",
                             (int)(preset->vlen > 40 ? 40 : preset->vlen), preset->val);
-        /* Sunway prototype, seed 001: see docs/generators.md for the counts we
+        /* Sunway prototype, the Sunway paper: see docs/generators.md for the counts we
          * had to choose */
         prm = (nf_gft_params){
             .leaves = 32, .nodes = 16, .spines = 18, .links = 1, .sib = 4, .rails = 2, .radix = 40};
@@ -760,7 +760,8 @@ static int build_bluelight(const spec_args *sa, nf_fabric **out, nf_diag *diag) 
 }
 
 /* taihulight:sn=N: the same shape with N supernodes (default 160) in groups of 16 (one group of
- * N below 16), for the two-level tables at other sizes (seed 001: up to 256K endpoints, sn=1024) */
+ * N below 16), for the two-level tables at other sizes (the Sunway paper: up to 256K endpoints,
+ * sn=1024) */
 static int build_taihulight(const spec_args *sa, nf_fabric **out, nf_diag *diag) {
     trimmed_shape t = shape_taihulight;
     int rc = spec_uint(sa, "sn", false, &t.n_sn, diag);

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* Two-level unicast forwarding tables (seed 001): per switch an intra-supernode table indexed by
- * an endpoint's rank in its supernode and an inter-supernode table indexed by supernode, both
- * in CSR form; the flat table's entries computed from the distances; memory accounting; and the
- * check that the two give the same lookups. */
+/* Two-level unicast forwarding tables (the Sunway paper): per switch an intra-supernode table
+ * indexed by an endpoint's rank in its supernode and an inter-supernode table indexed by supernode,
+ * both in CSR form; the flat table's entries computed from the distances; memory accounting; and
+ * the check that the two give the same lookups. */
 #include "netfab/lft.h"
 #include "util/diag.h"
 #include "util/mem.h"

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* FULB-MC (seed 000): root rotation, then bottom-up link rotation: from each member's switch walk
- * towards the root, at every hop taking among the links on a shortest path to the root the one
- * with the fewest groups, and stop as soon as the walk meets the tree. On a Dragonfly the walk
- * first prefers the hops that keep the fewest global links to the root. fulb+ adds a refinement
- * pass that moves groups off the most loaded links while keeping every tree of minimal height. */
+/* FULB-MC (the multicast paper): root rotation, then bottom-up link rotation: from each member's
+ * switch walk towards the root, at every hop taking among the links on a shortest path to the root
+ * the one with the fewest groups, and stop as soon as the walk meets the tree. On a Dragonfly the
+ * walk first prefers the hops that keep the fewest global links to the root. fulb+ adds a
+ * refinement pass that moves groups off the most loaded links while keeping every tree of minimal
+ * height. */
 #include "route/mcast_engine.h"
 #include "util/mem.h"
 

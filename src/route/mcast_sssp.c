@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* SSSP-MC as seed 000 defines it: after the root is chosen (sssp: as MINIHOP-MC; sssp-new: the
- * least-loaded candidate), a single-source shortest-path tree from the root over every switch,
- * each link weighted by a base weight large enough that fewer hops always win plus the number of
- * groups already on the link; the tree is then pruned to the members' switches. Unlike OpenSM's
- * dfsssp, which never adds multicast trees to its weights, every routed group counts here. */
+/* SSSP-MC as the multicast paper defines it: after the root is chosen (sssp: as MINIHOP-MC;
+ * sssp-new: the least-loaded candidate), a single-source shortest-path tree from the root over
+ * every switch, each link weighted by a base weight large enough that fewer hops always win plus
+ * the number of groups already on the link; the tree is then pruned to the members' switches.
+ * Unlike OpenSM's dfsssp, which never adds multicast trees to its weights, every routed group
+ * counts here. */
 #include "route/mcast_engine.h"
 
 /* The search itself is nf__mc_light_tree over the whole fabric: breadth-first by hop layers, each

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* The Dragonfly routings of the simulator (sim.h): minimal (local, global, local), Valiant (via a
  * random intermediate group), UGAL-L and its fixed-threshold variant (at the source router,
- * minimal or Valiant by the queues of the two first ports, seed 002), UGAL-G (by the queues along
- * both whole ways) and PAR (UGAL-L again at the next router of the source group). They share
+ * minimal or Valiant by the queues of the two first ports, the UGAL note), UGAL-G (by the queues
+ * along both whole ways) and PAR (UGAL-L again at the next router of the source group). They share
  * tables built at init: per switch, the ports toward every group and every switch of its own
  * group. */
 #include "sim/sim_internal.h"

@@ -359,9 +359,9 @@ static unsigned t2_route(void *ctx, nf_node sw, unsigned in_port, unsigned in_vc
 /* ---- ftable: deterministic tables kept through link failures (nf_ftable) ------------------- */
 
 /* The table is built from the links' states when the simulator is made; links that fail later
- * are skipped (the first usable candidate), seed 001's behaviour before the SM rewrites tables.
- * VC = switch hops taken, so every path climbs the VCs: deadlock-free while paths are shorter
- * than the VCs (detours included; the checker tells for a given fabric and VC count). */
+ * are skipped (the first usable candidate), the Sunway paper's behaviour before the SM rewrites
+ * tables. VC = switch hops taken, so every path climbs the VCs: deadlock-free while paths are
+ * shorter than the VCs (detours included; the checker tells for a given fabric and VC count). */
 typedef struct ft_ctx {
     base_ctx b;
     nf_ftable *t;

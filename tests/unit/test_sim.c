@@ -342,7 +342,7 @@ static void test_dual_rail(void **state) {
     unmake(&two);
 }
 
-/* The UGAL rule on seed 002's worked example (w_hop 256 B, bias 2.5, minimal way 3 hops,
+/* The UGAL rule on the UGAL note's worked example (w_hop 256 B, bias 2.5, minimal way 3 hops,
  * Valiant 5): q_min 512 B against q_val 256 B costs 1280 <= 2.5 x 1536, minimal; q_min 8192 B
  * costs 8960 > 3840, Valiant. A huge bias is pure minimal; bias 1 without hop cost compares the
  * queues alone. */
