@@ -191,27 +191,19 @@ int nf_cmd_sim(int argc, char **argv) {
                 r ? "traffic" : "routing", r ? tname : rname);
         return NF_EXIT_USAGE;
     }
-    double a = load, b = load, step = 1;
-    if (sweep) {
-        char *e1, *e2, *e3;
-        a = strtod(sweep, &e1);
-        b = *e1 == ':' ? strtod(e1 + 1, &e2) : -1;
-        step = *e1 == ':' && *e2 == ':' ? strtod(e2 + 1, &e3) : 0;
-        if (*e1 != ':' || *e2 != ':' || *e3 || !(a >= 0 && b <= 1 && a <= b && step > 0)) {
-            fprintf(stderr,
-                    "netfab sim: --sweep wants A:B:STEP with 0 <= A <= B <= 1, STEP > 0, "
-                    "not '%s'\n",
-                    sweep);
-            return NF_EXIT_USAGE;
-        }
-        /* the points are a + j * step, as the loop below makes them */
-        double n_points = floor((b - a) / step + 1e-9) + 1;
-        if (n_points > NF_APP_MAX_LOAD_POINTS) {
-            fprintf(stderr, "netfab sim: --sweep %s is %.0f load points, more than %d\n", sweep,
-                    n_points, NF_APP_MAX_LOAD_POINTS);
-            return NF_EXIT_USAGE;
-        }
+    /* the load points: --load, or --sweep's A + j STEP, as netfab sweep makes them */
+    double points[NF_APP_MAX_LOAD_POINTS], *pts = NULL;
+    size_t n_points = 0;
+    int pex = sweep ? nf_app_load_points("sim", "--sweep", sweep, true, &pts, &n_points) : NF_EXIT_OK;
+    if (pex) {
+        free(pts);
+        return pex;
     }
+    if (sweep)
+        memcpy(points, pts, n_points * sizeof *points);
+    else
+        points[n_points++] = load;
+    free(pts);
     nf_diag d = {{0}, 0, {0}};
     nf_fabric *f;
     nf_hops *h;
@@ -291,7 +283,8 @@ int nf_cmd_sim(int argc, char **argv) {
                "lat_p99", "hops", "minimal", "util_max", "sat", "wall_s",
                exclude ? "  excluded" : "");
     int ex = NF_EXIT_OK;
-    for (double x = a; x <= b + 1e-9; x += step) {
+    for (size_t pi = 0; pi < n_points; pi++) {
+        double x = points[pi];
         inj.load = x;
         if (fail_at != UINT64_MAX) /* every point starts with the links up */
             memcpy(f->link_state, was, f->n_links);

@@ -151,46 +151,8 @@ static void strs_free(strs *l) {
 static int parse_loads(const char *arg, grid *g) {
     strs items = {0};
     int rc = split("--loads", arg, &items);
-    for (size_t i = 0; i < items.n && !rc; i++) {
-        double a, b, step = 1;
-        char *colon = strchr(items.v[i], ':'), *colon2 = colon ? strchr(colon + 1, ':') : NULL;
-        if (colon) {
-            *colon = '\0';
-            if (colon2) *colon2 = '\0';
-            if (!colon2 || nf_app_number("--loads (range start)", items.v[i], 0, 1, &a) ||
-                nf_app_number("--loads (range end)", colon + 1, a, 1, &b) ||
-                nf_app_number("--loads (range step)", colon2 + 1, 1e-6, 1, &step)) {
-                if (!colon2) fprintf(stderr, "netfab sweep: --loads: a range is A:B:STEP\n");
-                rc = NF_EXIT_USAGE;
-                break;
-            }
-        } else if (nf_app_number("--loads", items.v[i], 0, 1, &a)) {
-            rc = NF_EXIT_USAGE;
-            break;
-        } else {
-            b = a;
-        }
-        double n_points = floor((b - a) / step + 1e-9) + 1;
-        if (n_points + (double)g->n_load > NF_APP_MAX_LOAD_POINTS) {
-            fprintf(stderr, "netfab sweep: --loads %s is %.0f load points, more than %d\n", arg,
-                    n_points + (double)g->n_load, NF_APP_MAX_LOAD_POINTS);
-            rc = NF_EXIT_USAGE;
-            break;
-        }
-        /* the points are a + j * step: no drift from repeated additions */
-        for (size_t j = 0; a + (double)j * step <= b + 1e-9; j++) {
-            double *v = realloc(g->load, (g->n_load + 1) * sizeof *v);
-            if (!v) {
-                rc = nf_app_report(NF_ENOMEM, NULL);
-                break;
-            }
-            g->load = v;
-            /* to 12 digits: 0.2 + 0.1 is the load 0.3 one would type, not 0.30000000000000004 */
-            char text[32];
-            snprintf(text, sizeof text, "%.12g", a + (double)j * step);
-            g->load[g->n_load++] = strtod(text, NULL);
-        }
-    }
+    for (size_t i = 0; i < items.n && !rc; i++)
+        rc = nf_app_load_points("sweep", "--loads", items.v[i], false, &g->load, &g->n_load);
     strs_free(&items);
     return rc;
 }

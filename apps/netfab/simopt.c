@@ -79,6 +79,60 @@ int nf_app_number(const char *opt, const char *s, double lo, double hi, double *
     return 0;
 }
 
+int nf_app_load_points(const char *cmd, const char *opt, const char *item, bool range,
+                       double **loads, size_t *n) {
+    double a, b, step = 1;
+    const char *c1 = strchr(item, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+    char buf[3][64];
+    if (c1 || range) {
+        size_t l0 = c1 ? (size_t)(c1 - item) : 0, l1 = c2 ? (size_t)(c2 - c1 - 1) : 0;
+        if (!c1 || !c2 || strchr(c2 + 1, ':') || l0 >= sizeof buf[0] || l1 >= sizeof buf[1] ||
+            strlen(c2 + 1) >= sizeof buf[2]) {
+            fprintf(stderr, "netfab %s: %s wants A:B:STEP, not '%s'\n", cmd, opt, item);
+            return NF_EXIT_USAGE;
+        }
+        memcpy(buf[0], item, l0);
+        buf[0][l0] = '\0';
+        memcpy(buf[1], c1 + 1, l1);
+        buf[1][l1] = '\0';
+        strcpy(buf[2], c2 + 1);
+        char lab[3][80];
+        snprintf(lab[0], sizeof lab[0], "%s (range start)", opt);
+        snprintf(lab[1], sizeof lab[1], "%s (range end)", opt);
+        snprintf(lab[2], sizeof lab[2], "%s (range step)", opt);
+        if (nf_app_number(lab[0], buf[0], 0, 1, &a) || nf_app_number(lab[1], buf[1], a, 1, &b) ||
+            nf_app_number(lab[2], buf[2], 0, 1, &step))
+            return NF_EXIT_USAGE;
+        if (step <= 0) {
+            fprintf(stderr, "netfab %s: %s wants A:B:STEP with STEP > 0, not '%s'\n", cmd, opt,
+                    item);
+            return NF_EXIT_USAGE;
+        }
+    } else {
+        if (nf_app_number(opt, item, 0, 1, &a)) return NF_EXIT_USAGE;
+        b = a;
+    }
+    double n_points = floor((b - a) / step + 1e-9) + 1;
+    if (n_points + (double)*n > NF_APP_MAX_LOAD_POINTS) {
+        fprintf(stderr, "netfab %s: %s %s is %.0f load points, more than %d\n", cmd, opt, item,
+                n_points + (double)*n, NF_APP_MAX_LOAD_POINTS);
+        return NF_EXIT_USAGE;
+    }
+    for (size_t j = 0; j < (size_t)n_points; j++) {
+        double *v = realloc(*loads, (*n + 1) * sizeof *v);
+        if (!v) {
+            fprintf(stderr, "netfab %s: out of memory\n", cmd);
+            return NF_EXIT_FAIL;
+        }
+        *loads = v;
+        char text[32];
+        snprintf(text, sizeof text, "%.12g", a + (double)j * step);
+        double x = strtod(text, NULL);
+        (*loads)[(*n)++] = x > b ? b : x; /* never past B, whatever the rounding did */
+    }
+    return NF_EXIT_OK;
+}
+
 int nf_app_sim_knob(int code, const char *arg, nf_app_sim_knobs *k) {
     nf_sim_config *c = &k->c;
     double v;

@@ -36,6 +36,14 @@ int nf_app_sim_knob(int code, const char *arg, nf_app_sim_knobs *k);
 
 int nf_app_number(const char *opt, const char *s, double lo, double hi, double *out);
 
+/* Appends to the n loads of *loads (realloc'd; free it) the points of item: a load from 0 to 1,
+ * or, with range, A:B:STEP (0 <= A <= B <= 1, 0 < STEP <= 1): A + j STEP for j = 0, 1, ...
+ * while at most B (within 1e-9), each rounded to 12 significant digits (0.05 + 19 x 0.05 is the
+ * 1 one would type, not 1.0000000000000002). The same points in netfab sim and sweep; at most
+ * NF_APP_MAX_LOAD_POINTS in all. 0, or NF_EXIT_USAGE / NF_EXIT_FAIL after saying why. */
+int nf_app_load_points(const char *cmd, const char *opt, const char *item, bool range,
+                       double **loads, size_t *n);
+
 /* One load point's result as netfab sim --json prints it (load is the point asked for);
  * excluded_msgs only with exclude (--exclude-unroutable), so that the keys of other runs, and
  * netfab sweep's CSV header, stay as they were. */

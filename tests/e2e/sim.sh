@@ -14,7 +14,18 @@ expect 2 "$nf" sim $df --routing dfmin --traffic uniform --load 0.5 --sweep 0:1:
 expect 2 "$nf" sim $df --routing nosuch --traffic uniform --load 0.1; has err "unknown routing 'nosuch'"
 expect 2 "$nf" sim $df --routing dfmin --traffic nosuch --load 0.1;   has err "unknown traffic 'nosuch'"
 expect 2 "$nf" sim $df --routing dfmin --traffic uniform --load 1.5;  has err "--load wants"
-expect 2 "$nf" sim $df --routing dfmin --traffic uniform --sweep 0.5:0.1:0.1; has err "--sweep wants"
+expect 2 "$nf" sim $df --routing dfmin --traffic uniform --sweep 0.5:0.1:0.1
+has err "netfab: --sweep (range end) wants a number from 0.5 to 1, not '0.1'"
+expect 2 "$nf" sim $df --routing dfmin --traffic uniform --sweep 0.1:0.5; has err "--sweep wants A:B:STEP"
+# A + j STEP as netfab sweep makes them: 20 points, the last exactly 1 (adding 0.05 nineteen
+# times lands above 1, and that point used to fail with "invalid argument")
+expect 0 "$nf" sim --topo fattree:k=4 --routing minhop --traffic uniform --sweep 0.05:1.0:0.05 \
+    --cycles 100 --warmup 10 --json
+[ "$(grep -c '"load":' "$tmp/out")" = 20 ] && ok || bad "sweep points: $(grep -c '"load":' "$tmp/out")"
+[ "$(grep '"load":' "$tmp/out" | tail -1 | tr -d ' ,')" = '"load":1.0' ] && ok || bad "last point: $(grep '"load":' "$tmp/out" | tail -1)"
+expect 0 "$nf" sweep --topo fattree:k=4 --routing minhop --traffic uniform --loads 0.05:1.0:0.05 \
+    --cycles 100 --warmup 10 --json --no-times
+[ "$(grep -c '"load":' "$tmp/out")" = 20 ] && ok || bad "sweep's points: $(grep -c '"load":' "$tmp/out")"
 expect 2 "$nf" sim $df --routing dfmin --traffic uniform --load 0.1 --vcs 1; has err "needs at least 2 VCs"
 expect 2 "$nf" sim $df --routing dfmin --traffic uniform --load 0.1 --buf 2 --pkt 4; has err "cut-through"
 expect 2 "$nf" sim --topo fattree:k=4 --routing dor --traffic uniform --load 0.1; has err "tori"
