@@ -34,11 +34,28 @@ static bool number(const char *s, uint64_t *out) {
     return true;
 }
 
-static bool is_port(const nf_fabric *f, uint64_t guid) {
-    for (nf_node n = f->n_switches; n < f->n_nodes; n++)
-        for (unsigned p = 1; p <= f->nports[n]; p++)
-            if (f->port_guid[nf_port_index(f, n, p)] == guid) return true;
-    return false;
+static int cmp_u64(const void *a, const void *b) {
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The endpoint port GUIDs of f, ascending, in a new array of *n; NULL when out of memory. */
+static uint64_t *endpoint_ports(const nf_fabric *f, size_t *n) {
+    *n = 0;
+    for (nf_node c = f->n_switches; c < f->n_nodes; c++)
+        *n += f->nports[c];
+    uint64_t *g = nf__malloc((*n + 1) * sizeof *g);
+    if (!g) return NULL;
+    size_t k = 0;
+    for (nf_node c = f->n_switches; c < f->n_nodes; c++)
+        for (unsigned p = 1; p <= f->nports[c]; p++)
+            g[k++] = f->port_guid[nf_port_index(f, c, p)];
+    qsort(g, k, sizeof *g, cmp_u64);
+    return g;
+}
+
+static bool is_port(const uint64_t *ports, size_t n, uint64_t guid) {
+    return bsearch(&guid, ports, n, sizeof *ports, cmp_u64) != NULL;
 }
 
 void nf__smd_keys_fini(nf__smd_keys *k) {
@@ -73,8 +90,11 @@ int nf__smd_keys_load(const char *path, const nf_fabric *f, nf__smd_keys *k, nf_
             "to this user (uid %u) and be readable by nobody else (chmod 600)",
             path, (unsigned)(st.st_mode & 07777), (unsigned)st.st_uid, (unsigned)geteuid());
     }
-    FILE *fp = fdopen(fd, "r");
+    size_t n_ports;
+    uint64_t *ports = endpoint_ports(f, &n_ports);
+    FILE *fp = ports ? fdopen(fd, "r") : NULL;
     if (!fp) {
+        nf__free(ports);
         close(fd);
         return NF_ENOMEM;
     }
@@ -116,7 +136,7 @@ int nf__smd_keys_load(const char *path, const nf_fabric *f, nf__smd_keys *k, nf_
                 rc = at(diag, path, line, "a port GUID is a 64-bit number, not", w[1]);
             } else if (!number(w[2], &key) || key == 0) {
                 rc = at(diag, path, line, "a key is a non-zero 64-bit number, not", w[2]);
-            } else if (!is_port(f, guid)) {
+            } else if (!is_port(ports, n_ports, guid)) {
                 rc = at(diag, path, line, "no endpoint port of the fabric has GUID", w[1]);
             } else if (nf__u64map_get(&k->port, guid, &dup)) {
                 rc = at(diag, path, line, "a second key for port", w[1]);
@@ -134,6 +154,7 @@ int nf__smd_keys_load(const char *path, const nf_fabric *f, nf__smd_keys *k, nf_
     if (!rc && !k->manager)
         rc = nf__fail(diag, NF_EPARSE, "keys file %s has no 'manager KEY' line", path);
     fclose(fp);
+    nf__free(ports);
     if (rc) nf__smd_keys_fini(k);
     return rc;
 }
