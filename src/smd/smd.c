@@ -20,6 +20,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -181,9 +182,29 @@ static void free_transfer(transfer *t) {
     memset(t, 0, sizeof *t);
 }
 
+/* A dump process still running when the server stops is given DUMP_GRACE_MS to finish (its
+ * files are then complete), then killed (they are then absent: written through temporary
+ * files); a dump stuck on a FIFO nobody reads cannot hold the shutdown. */
+#define DUMP_GRACE_MS 5000
+static void end_dump(nf_smd *s) {
+    if (s->dump_pid <= 0) return;
+    for (int i = 0; i < DUMP_GRACE_MS / 10; i++) {
+        pid_t r = waitpid(s->dump_pid, NULL, WNOHANG);
+        if (r == s->dump_pid || (r < 0 && errno != EINTR)) {
+            s->dump_pid = 0;
+            return;
+        }
+        struct timespec ts = {.tv_sec = 0, .tv_nsec = 10000000L};
+        nanosleep(&ts, NULL);
+    }
+    kill(s->dump_pid, SIGKILL);
+    waitpid(s->dump_pid, NULL, 0);
+    s->dump_pid = 0;
+}
+
 void nf_smd_free(nf_smd *s) {
     if (!s) return;
-    if (s->dump_pid > 0) waitpid(s->dump_pid, NULL, 0);
+    end_dump(s);
     if (s->fd >= 0) close(s->fd);
     nf_journal_close(s->j);
     nf_mcgm_free(s->m);
@@ -285,10 +306,13 @@ static int dump_one(nf_smd *s, const char *suffix, bool mft, nf_diag *diag) {
     if (!path) return NF_ENOMEM;
     snprintf(path, n, "%s.%s", s->dump_prefix, suffix);
     nf__afile af;
-    int rc = nf__afile_open(&af, path);
+    int rc = nf__afile_open_nofollow(&af, path);
     if (rc) {
         rc = nf__fail(diag, rc, "cannot write the dump %s: %s", path,
-                      rc == NF_EIO ? strerror(errno) : nf_strerror(rc));
+                      rc == NF_EIO ? (errno == ELOOP ? "a symbolic link (refused: a dump replaces "
+                                                       "the file itself, never a link's target)"
+                                                     : strerror(errno))
+                                   : nf_strerror(rc));
         nf__free(path);
         return rc;
     }
@@ -910,10 +934,7 @@ int nf_smd_run(nf_smd *s, nf_diag *diag) {
         if (rc) return rc;
     }
     int rc = flush(s, diag);
-    if (s->dump_pid) { /* a dump in progress is let finish: its files are complete or absent */
-        waitpid(s->dump_pid, NULL, 0);
-        s->dump_pid = 0;
-    }
+    end_dump(s); /* a dump in progress: finished, or killed after a grace period */
     return rc;
 }
 

@@ -67,7 +67,21 @@ static uint64_t random64(void) {
                       ((uint64_t)getpid() << 40) ^ nf__hash64(atomic_fetch_add(&counter, 1)));
 }
 
-int nf__afile_open(nf__afile *a, const char *path) {
+static int afile_open(nf__afile *a, const char *path, bool follow);
+
+int nf__afile_open(nf__afile *a, const char *path) { return afile_open(a, path, true); }
+
+int nf__afile_open_nofollow(nf__afile *a, const char *path) {
+    struct stat lst;
+    if (lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode)) {
+        *a = (nf__afile){.slot = -1};
+        errno = ELOOP;
+        return NF_EIO;
+    }
+    return afile_open(a, path, false);
+}
+
+static int afile_open(nf__afile *a, const char *path, bool follow) {
     *a = (nf__afile){.slot = -1};
     if (strcmp(path, "-") == 0) {
         a->fp = stdout;
@@ -91,7 +105,7 @@ int nf__afile_open(nf__afile *a, const char *path) {
     /* a symbolic link: replace the file it names, not the link */
     struct stat lst;
     char *real = NULL;
-    if (lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode)) real = realpath(path, NULL);
+    if (follow && lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode)) real = realpath(path, NULL);
     a->path = nf__strdup(real ? real : path);
     free(real); /* realpath's, from malloc */
     size_t cap = a->path ? strlen(a->path) + 32 : 0;

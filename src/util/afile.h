@@ -24,6 +24,11 @@ typedef struct nf__afile {
  * failure. */
 int nf__afile_open(nf__afile *a, const char *path);
 
+/* The same for a file a privileged daemon writes: a path that is a symbolic link is refused
+ * (NF_EIO, errno ELOOP) instead of followed, so a link planted where the file goes cannot send
+ * it elsewhere (a FIFO is still written directly). */
+int nf__afile_open_nofollow(nf__afile *a, const char *path);
+
 /* Flushes, checks for a write error, fsyncs and closes the temporary file, renames it over the
  * target and fsyncs the directory. 0, or NF_EIO with errno set to the first cause (ENOSPC, EIO,
  * ...) after removing the temporary file: the target is untouched then. a is finished either

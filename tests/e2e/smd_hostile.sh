@@ -138,6 +138,22 @@ wait $dpid && ok || bad "dump request: $(cat "$tmp/dump.out")"
 grep -q "^0xC000 :" "$tmp/slow.txt" && ok || bad "the dump through the FIFO: $(head -3 "$tmp/slow.txt")"
 stop_smd
 
+# ---- a symlink planted where a dump goes is refused, its target untouched
+echo precious >"$tmp/victim"
+ln -s "$tmp/victim" "$tmp/planted.mcfdbs"
+start_smd --listen 127.0.0.1:0 --dump "$tmp/planted"
+want 0x0000 --mgid ff12:401b::4 --port-guid $p1 --count 1
+expect 1 "$nf" mcast-state --server $srv --dump --timeout 5000 --retries 0
+has err "no resources"
+[ "$(cat "$tmp/victim")" = precious ] && ok || bad "the dump wrote through a planted symlink"
+stop_smd
+grep -q "planted.mcfdbs: a symbolic link (refused" "$tmp/smd.log" && ok || bad "log: $(grep dump "$tmp/smd.log")"
+# a dump stuck on a FIFO nobody reads does not hold the shutdown (killed after 5 s)
+mkfifo "$tmp/stuck.mcfdbs"
+start_smd --listen 127.0.0.1:0 --dump "$tmp/stuck"
+"$probe" req "$srv" --method get --attr dump --wait 300 >/dev/null
+stop_smd
+
 # ---- limits: one port cannot take every multicast LID
 start_smd --listen 127.0.0.1:0 --max-pending 5 --max-groups 8
 "$probe" flood "$srv" --seconds 1 --port-guid $p1 --count 2 >"$tmp/out"
