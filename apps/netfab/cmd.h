@@ -93,6 +93,13 @@ void nf_app_catch_signals(void);
  * --threads, the same range in every command. */
 enum { NF_APP_MAX_THREADS = 1024 };
 int nf_app_count(const char *opt, const char *s, unsigned max, unsigned *out);
+
+/* A whole number from lo to hi for option opt, in decimal or in hexadecimal after 0x, read
+ * exactly (no detour through double: seeds up to 2^64 - 1 keep every bit; no sign, no octal):
+ * NF_EXIT_OK, or NF_EXIT_USAGE after "netfab: <opt> wants a whole number from <lo> to <hi>, not
+ * '<s>'". Every integer option goes through it; nf_app_seed is it for seeds (0 .. 2^64 - 1). */
+int nf_app_u64(const char *opt, const char *s, uint64_t lo, uint64_t hi, uint64_t *out);
+int nf_app_seed(const char *opt, const char *s, uint64_t *out);
 int nf_app_threads(const char *s, int *out);
 
 /* Wall-clock seconds since an arbitrary origin, and peak resident set size in KiB. */

@@ -270,7 +270,6 @@ int nf_cmd_exp(int argc, char **argv) {
     opterr = 0;
     int ch;
     while ((ch = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
-        char *end;
         switch (ch) {
         case O_QUICK: o.quick = true; break;
         case O_JSON: json = true; break;
@@ -279,12 +278,7 @@ int nf_cmd_exp(int argc, char **argv) {
             if (nf_app_threads(optarg, &o.threads)) return NF_EXIT_USAGE;
             break;
         case O_SEED:
-            o.seed = strtoull(optarg, &end, 10);
-            if (*end || end == optarg || optarg[0] == '-') {
-                fprintf(stderr, "netfab: exp: --seed wants a non-negative integer, got '%s'\n",
-                        optarg);
-                return NF_EXIT_USAGE;
-            }
+            if (nf_app_seed("--seed", optarg, &o.seed)) return NF_EXIT_USAGE;
             break;
         case 'h': exp_usage(stdout); return NF_EXIT_OK;
         default:

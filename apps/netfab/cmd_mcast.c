@@ -193,8 +193,7 @@ int nf_cmd_mcast(int argc, char **argv) {
             }
             break;
         case 's':
-            if (parse_uint("--seed", optarg, ~0UL, &v)) return NF_EXIT_USAGE;
-            wopts.seed = v;
+            if (nf_app_seed("--seed", optarg, &wopts.seed)) return NF_EXIT_USAGE;
             break;
         case 'v': verify = true; break;
         case 'j': as_json = true; break;

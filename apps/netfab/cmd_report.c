@@ -874,7 +874,6 @@ int nf_cmd_report(int argc, char **argv) {
     opterr = 0;
     int ch;
     while ((ch = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
-        char *end;
         switch (ch) {
         case O_OUT: x.dir = optarg; break;
         case O_QUICK: quick = true; break;
@@ -885,12 +884,7 @@ int nf_cmd_report(int argc, char **argv) {
             if (nf_app_count("--jobs", optarg, 256, &par)) return NF_EXIT_USAGE;
             break;
         case O_SEED:
-            x.seed = strtoull(optarg, &end, 10);
-            if (*end || end == optarg || optarg[0] == '-') {
-                fprintf(stderr, "netfab report: --seed wants a non-negative integer, not '%s'\n",
-                        optarg);
-                return NF_EXIT_USAGE;
-            }
+            if (nf_app_seed("--seed", optarg, &x.seed)) return NF_EXIT_USAGE;
             break;
         case O_LIST:
             for (size_t i = 0; i < N_STEPS; i++)

@@ -141,8 +141,7 @@ int nf_cmd_sim(int argc, char **argv) {
             break;
         case O_SWEEP: sweep = optarg; break;
         case O_SEED:
-            if (nf_app_number("--seed", optarg, 0, 1e18, &v)) bad = NF_EXIT_USAGE;
-            k.c.seed = (uint64_t)v;
+            if (nf_app_seed("--seed", optarg, &k.c.seed)) bad = NF_EXIT_USAGE;
             break;
         case O_THR:
             if (nf_app_threads(optarg, &threads)) bad = NF_EXIT_USAGE;

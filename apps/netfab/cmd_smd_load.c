@@ -327,7 +327,9 @@ int nf_cmd_smd_load(int argc, char **argv) {
                 return NF_EXIT_USAGE;
             }
             break;
-        case O_SEED: wo.seed = strtoull(optarg, NULL, 0); break;
+        case O_SEED:
+            if (nf_app_seed("--seed", optarg, &wo.seed)) return NF_EXIT_USAGE;
+            break;
         case O_LOSS: loss = v; break;
         case O_CRASH: crash = v; break;
         case O_WINDOW: window = (long)v; break;

@@ -161,15 +161,11 @@ static int parse_seeds(const char *arg, grid *g) {
     strs items = {0};
     int rc = split("--seeds", arg, &items);
     for (size_t i = 0; i < items.n && !rc; i++) {
-        char *end;
-        errno = 0;
-        unsigned long long v = strtoull(items.v[i], &end, 10);
+        uint64_t v;
+        if ((rc = nf_app_seed("--seeds", items.v[i], &v))) break;
         uint64_t *s = realloc(g->seed, (g->n_seed + 1) * sizeof *s);
-        if (*end || errno || items.v[i][0] == '-' || !s) {
-            if (s) g->seed = s;
-            fprintf(stderr, "netfab sweep: --seeds wants non-negative integers, not '%s'\n",
-                    items.v[i]);
-            rc = NF_EXIT_USAGE;
+        if (!s) {
+            rc = nf_app_report(NF_ENOMEM, NULL);
             break;
         }
         g->seed = s;

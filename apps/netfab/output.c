@@ -61,16 +61,41 @@ void nf_app_catch_signals(void) {
     }
 }
 
-int nf_app_count(const char *opt, const char *s, unsigned max, unsigned *out) {
-    char *end;
-    errno = 0;
-    unsigned long v = strtoul(s, &end, 10);
-    if (!*s || *end || errno || s[0] == '-' || s[0] == '+' || v < 1 || v > max) {
-        fprintf(stderr, "netfab: %s wants a whole number from 1 to %u, not '%s'\n", opt, max, s);
+int nf_app_u64(const char *opt, const char *s, uint64_t lo, uint64_t hi, uint64_t *out) {
+    const char *p = s;
+    unsigned base = 10;
+    if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) {
+        base = 16;
+        p += 2;
+    }
+    bool ok = *p != '\0';
+    uint64_t v = 0;
+    for (; ok && *p; p++) {
+        unsigned d = *p >= '0' && *p <= '9'                 ? (unsigned)(*p - '0')
+                     : base == 16 && *p >= 'a' && *p <= 'f' ? (unsigned)(*p - 'a' + 10)
+                     : base == 16 && *p >= 'A' && *p <= 'F' ? (unsigned)(*p - 'A' + 10)
+                                                            : 99;
+        if (d >= base || v > (UINT64_MAX - d) / base) ok = false;
+        else v = v * base + d;
+    }
+    if (!ok || v < lo || v > hi) {
+        fprintf(stderr, "netfab: %s wants a whole number from %llu to %llu, not '%s'\n", opt,
+                (unsigned long long)lo, (unsigned long long)hi, s);
         return NF_EXIT_USAGE;
     }
-    *out = (unsigned)v;
+    *out = v;
     return NF_EXIT_OK;
+}
+
+int nf_app_seed(const char *opt, const char *s, uint64_t *out) {
+    return nf_app_u64(opt, s, 0, UINT64_MAX, out);
+}
+
+int nf_app_count(const char *opt, const char *s, unsigned max, unsigned *out) {
+    uint64_t v;
+    int ex = nf_app_u64(opt, s, 1, max, &v);
+    if (!ex) *out = (unsigned)v;
+    return ex;
 }
 
 int nf_app_threads(const char *s, int *out) {

@@ -24,7 +24,7 @@ expect 2 "$nf" sweep --topo torus:4x4,c=1 --routing dor --traffic uniform --load
 expect 2 "$nf" sweep --topo torus:4x4,c=1 --routing dor --traffic uniform --loads 1.5; has err "from 0 to 1, not '1.5'"
 expect 2 "$nf" sweep --topo torus:4x4,c=1 --routing dor --traffic uniform --loads 0.5:0.1:0.1; has err "range end"
 expect 2 "$nf" sweep --topo torus:4x4,c=1 --routing dor --traffic uniform --loads 0.1:0.5; has err "netfab sweep: --loads wants A:B:STEP, not '0.1:0.5'"
-expect 2 "$nf" sweep --topo torus:4x4,c=1 --routing dor --traffic uniform --loads 0.1 --seeds -1; has err "non-negative integers"
+expect 2 "$nf" sweep --topo torus:4x4,c=1 --routing dor --traffic uniform --loads 0.1 --seeds -1; has err "netfab: --seeds wants a whole number from 0 to 18446744073709551615, not '-1'"
 expect 2 "$nf" sweep --topo torus:4x4,c=1 --routing dor --traffic uniform --loads 0.1 --bogus; has err "unknown or incomplete option '--bogus'"
 expect 2 "$nf" sweep --topo torus:4x4,c=1 --routing dor --traffic uniform --loads 0.1 extra; has err "unexpected argument 'extra'"
 expect 2 "$nf" sweep --topo nosuch:1 --routing dor --traffic uniform --loads 0.1; has err "unknown topology"
