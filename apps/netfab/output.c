@@ -75,8 +75,10 @@ int nf_app_u64(const char *opt, const char *s, uint64_t lo, uint64_t hi, uint64_
                      : base == 16 && *p >= 'a' && *p <= 'f' ? (unsigned)(*p - 'a' + 10)
                      : base == 16 && *p >= 'A' && *p <= 'F' ? (unsigned)(*p - 'A' + 10)
                                                             : 99;
-        if (d >= base || v > (UINT64_MAX - d) / base) ok = false;
-        else v = v * base + d;
+        if (d >= base || v > (UINT64_MAX - d) / base)
+            ok = false;
+        else
+            v = v * base + d;
     }
     if (!ok || v < lo || v > hi) {
         fprintf(stderr, "netfab: %s wants a whole number from %llu to %llu, not '%s'\n", opt,
