@@ -4,25 +4,10 @@
 #define _GNU_SOURCE
 #include "client.h"
 
-#include <errno.h>
 #include <getopt.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int num_arg(const char *cmd, const char *opt, const char *s, uint64_t max, uint64_t *out) {
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 0);
-    if (!*s || *end || errno || s[0] == '-' || v > max) {
-        fprintf(stderr, "netfab %s: %s wants a number from 0 to %" PRIu64 ", not '%s'\n", cmd, opt,
-                max, s);
-        return -1;
-    }
-    *out = v;
-    return 0;
-}
 
 int nf_client_parse(nf_client_args *a, const char *cmd, int argc, char **argv,
                     void (*usage)(FILE *)) {
@@ -71,7 +56,7 @@ int nf_client_parse(nf_client_args *a, const char *cmd, int argc, char **argv,
             a->have_mgid = true;
             break;
         case O_PGUID:
-            if (num_arg(cmd, "--port-guid", optarg, UINT64_MAX, &v)) return NF_EXIT_USAGE;
+            if (nf_app_u64("--port-guid", optarg, 0, UINT64_MAX, &v)) return NF_EXIT_USAGE;
             a->port_gid = nf_gid_make(NF_GID_DEFAULT_PREFIX, v);
             a->have_port = true;
             break;
@@ -83,25 +68,25 @@ int nf_client_parse(nf_client_args *a, const char *cmd, int argc, char **argv,
             a->have_port = true;
             break;
         case O_COUNT:
-            if (num_arg(cmd, "--member-count", optarg, NF_MEMBER_COUNT_MAX, &v))
+            if (nf_app_u64("--member-count", optarg, 0, NF_MEMBER_COUNT_MAX, &v))
                 return NF_EXIT_USAGE;
             a->member_count = (uint32_t)v;
             break;
         case O_TIMEOUT:
-            if (num_arg(cmd, "--timeout", optarg, 600000, &v) || v == 0) return NF_EXIT_USAGE;
+            if (nf_app_u64("--timeout", optarg, 0, 600000, &v) || v == 0) return NF_EXIT_USAGE;
             a->o.timeout_ms = (uint32_t)v;
             break;
         case O_RETRIES:
-            if (num_arg(cmd, "--retries", optarg, 1000, &v)) return NF_EXIT_USAGE;
+            if (nf_app_u64("--retries", optarg, 0, 1000, &v)) return NF_EXIT_USAGE;
             a->o.retries = (uint32_t)v;
             a->retries_set = true;
             break;
         case O_KEY:
-            if (num_arg(cmd, "--key", optarg, UINT64_MAX, &v)) return NF_EXIT_USAGE;
+            if (nf_app_u64("--key", optarg, 0, UINT64_MAX, &v)) return NF_EXIT_USAGE;
             a->o.sm_key = v;
             break;
         case O_WINDOW:
-            if (num_arg(cmd, "--window", optarg, 64, &v) || v == 0) return NF_EXIT_USAGE;
+            if (nf_app_u64("--window", optarg, 0, 64, &v) || v == 0) return NF_EXIT_USAGE;
             a->o.window = (uint32_t)v;
             break;
         case O_JSON: a->json = true; break;

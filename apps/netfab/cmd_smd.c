@@ -75,26 +75,10 @@ static void log_line(void *ud, const char *line) {
     fprintf(stderr, "netfab smd: %s\n", line);
 }
 
-static int ms_arg(const char *opt, const char *s, uint32_t *out) {
-    char *end;
-    errno = 0;
-    unsigned long v = strtoul(s, &end, 10);
-    if (!*s || *end || errno || s[0] == '-' || v == 0 || v > 86400000UL) {
-        fprintf(stderr, "netfab smd: %s wants milliseconds from 1 to 86400000, not '%s'\n", opt, s);
-        return -1;
-    }
-    *out = (uint32_t)v;
-    return 0;
-}
-
-static int count_arg(const char *opt, const char *s, unsigned long max, uint32_t *out) {
-    char *end;
-    errno = 0;
-    unsigned long v = strtoul(s, &end, 10);
-    if (!*s || *end || errno || s[0] == '-' || v == 0 || v > max) {
-        fprintf(stderr, "netfab smd: %s wants a count from 1 to %lu, not '%s'\n", opt, max, s);
-        return -1;
-    }
+/* A 32-bit option from 1 to max through the one integer parser. */
+static int u32_arg(const char *opt, const char *s, uint32_t max, uint32_t *out) {
+    uint64_t v;
+    if (nf_app_u64(opt, s, 1, max, &v)) return -1;
     *out = (uint32_t)v;
     return 0;
 }
@@ -147,24 +131,28 @@ int nf_cmd_smd(int argc, char **argv) {
         case O_ENGINE: engine = optarg; break;
         case O_STATE: so.state_dir = optarg; break;
         case O_JT:
-            if (ms_arg("--join-timeout", optarg, &so.mcgm.join_timeout_ms)) return NF_EXIT_USAGE;
+            if (u32_arg("--join-timeout (milliseconds)", optarg, 86400000,
+                        &so.mcgm.join_timeout_ms))
+                return NF_EXIT_USAGE;
             break;
         case O_LT:
-            if (ms_arg("--leave-timeout", optarg, &so.mcgm.leave_timeout_ms)) return NF_EXIT_USAGE;
+            if (u32_arg("--leave-timeout (milliseconds)", optarg, 86400000,
+                        &so.mcgm.leave_timeout_ms))
+                return NF_EXIT_USAGE;
             break;
         case O_RECOMP: so.mcgm.recompute_each_join = true; break;
         case O_KEYS: so.keys_file = optarg; break;
         case O_REPAIR: so.repair_journal = true; break;
         case O_MAXG:
-            if (count_arg("--max-groups", optarg, 16383, &so.mcgm.max_groups_per_owner))
+            if (u32_arg("--max-groups", optarg, 16383, &so.mcgm.max_groups_per_owner))
                 return NF_EXIT_USAGE;
             break;
         case O_MAXP:
-            if (count_arg("--max-pending", optarg, 16383, &so.mcgm.max_pending_per_owner))
+            if (u32_arg("--max-pending", optarg, 16383, &so.mcgm.max_pending_per_owner))
                 return NF_EXIT_USAGE;
             break;
         case O_MAXM:
-            if (count_arg("--max-members", optarg, UINT32_MAX, &so.mcgm.max_members))
+            if (u32_arg("--max-members", optarg, UINT32_MAX, &so.mcgm.max_members))
                 return NF_EXIT_USAGE;
             break;
         case O_DUMP: so.dump_prefix = optarg; break;

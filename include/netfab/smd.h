@@ -50,7 +50,6 @@ typedef struct nf_smd_stats {
     uint64_t dumps, dump_failures;
     uint64_t no_space_events,
         refused_no_space; /* failed syncs for want of space; changes refused */
-    bool no_space;        /* refusing changes now */
 } nf_smd_stats;
 
 /* Reads the keys, binds the socket, opens and replays the journal, compacts it (when there is room
@@ -72,7 +71,6 @@ NF_API int nf_smd_run(nf_smd *s, nf_diag *diag);
 NF_API unsigned nf_smd_port(const nf_smd *s);
 NF_API const nf_mcgm *nf_smd_manager(const nf_smd *s);
 NF_API void nf_smd_get_stats(const nf_smd *s, nf_smd_stats *out);
-NF_API bool nf_smd_keyed(const nf_smd *s); /* serving with keys */
 /* Writes the dump files now, in this process (a dump request or 'H' runs it in a child). */
 NF_API int nf_smd_dump(nf_smd *s, nf_diag *diag);
 NF_API void nf_smd_free(nf_smd *s); /* syncs and closes the journal; NULL is a no-op */

@@ -712,12 +712,12 @@ int nf_mcgm_new(const nf_fabric *f, const nf_hops *h, const nf_mcgm_opts *opts, 
     if (!m->o.linger_ms) m->o.linger_ms = 5000;
     if (!m->o.max_groups_per_owner) m->o.max_groups_per_owner = NF_MCGM_DEFAULT_GROUPS_PER_OWNER;
     if (!m->o.max_pending_per_owner) m->o.max_pending_per_owner = NF_MCGM_DEFAULT_PENDING_PER_OWNER;
-    if (!m->o.max_members)
-        m->o.max_members =
-            64 * (size_t)f->n_cas > NF_MCGM_DEFAULT_MEMBERS
-                ? (uint32_t)(64 * (size_t)f->n_cas > UINT32_MAX ? UINT32_MAX
-                                                                : 64 * (size_t)f->n_cas)
-                : NF_MCGM_DEFAULT_MEMBERS;
+    if (!m->o.max_members) { /* 64 per endpoint, within [NF_MCGM_DEFAULT_MEMBERS, 2^32) */
+        uint64_t per_ep = 64 * (uint64_t)f->n_cas;
+        m->o.max_members = per_ep < NF_MCGM_DEFAULT_MEMBERS ? NF_MCGM_DEFAULT_MEMBERS
+                           : per_ep > UINT32_MAX            ? UINT32_MAX
+                                                            : (uint32_t)per_ep;
+    }
     m->f = f;
     m->h = h;
     m->log = log;

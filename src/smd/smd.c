@@ -72,10 +72,12 @@ typedef struct cached {
 } cached;
 
 /* A reply waiting for the end of the batch. change: it answers a join or a leave, so it may go
- * only once the journal is durable (then it is cached for retransmissions, req its request). */
+ * only once the journal is durable (then it is cached for retransmissions under tid, req its
+ * request). */
 typedef struct reply {
     struct sockaddr_in to;
     bool change;
+    uint64_t tid;
     uint8_t req[NF_MAD_SIZE];
     uint8_t mad[NF_MAD_SIZE];
 } reply;
@@ -292,11 +294,7 @@ bad:
 
 unsigned nf_smd_port(const nf_smd *s) { return s->port; }
 const nf_mcgm *nf_smd_manager(const nf_smd *s) { return s->m; }
-void nf_smd_get_stats(const nf_smd *s, nf_smd_stats *out) {
-    *out = s->st;
-    out->no_space = s->no_space;
-}
-bool nf_smd_keyed(const nf_smd *s) { return s->keyed; }
+void nf_smd_get_stats(const nf_smd *s, nf_smd_stats *out) { *out = s->st; }
 
 /* One dump file, written complete or not at all (afile: an exclusively created temporary file,
  * synced, renamed over the target; a planted file or symlink is never written through). */
@@ -382,10 +380,10 @@ static const cached *cache_find(const nf_smd *s, const struct sockaddr_in *from,
     return c;
 }
 
-static void cache_put(nf_smd *s, const reply *r, uint64_t tid) {
+static void cache_put(nf_smd *s, const reply *r) {
     cached *c = &s->cache[s->cache_next];
     if (c->used) nf__u64map_del(&s->cache_map, c->key);
-    uint64_t key = cache_key(&r->to, tid);
+    uint64_t key = cache_key(&r->to, r->tid);
     if (nf__u64map_put(&s->cache_map, key, s->cache_next)) { /* out of memory: just not kept */
         c->used = false;
         return;
@@ -393,7 +391,7 @@ static void cache_put(nf_smd *s, const reply *r, uint64_t tid) {
     c->key = key;
     c->ip = r->to.sin_addr.s_addr;
     c->port = r->to.sin_port;
-    c->tid = tid;
+    c->tid = r->tid;
     memcpy(c->req, r->req, NF_MAD_SIZE);
     memcpy(c->mad, r->mad, NF_MAD_SIZE);
     c->used = true;
@@ -407,6 +405,7 @@ static void send_one(nf_smd *s, const struct sockaddr_in *to, const nf_mad *a, c
     nf_mad_encode(a, r->mad);
     if (req) {
         r->change = true;
+        r->tid = a->tid;
         memcpy(r->req, req, NF_MAD_SIZE);
     }
     if (a->status) s->st.errors++;
@@ -507,7 +506,7 @@ static transfer *find_transfer(nf_smd *s, const struct sockaddr_in *from, uint64
 }
 
 /* GetTable: the table is taken now and its first segment sent; the rest goes as the client
- * acknowledges (handle_ack). The same request again (its segment 1 was lost) sends segment 1
+ * acknowledges (handle_rmpp). The same request again (its segment 1 was lost) sends segment 1
  * again. */
 static void do_table(nf_smd *s, const struct sockaddr_in *from, const nf_mad *q) {
     if (!is_manager(s, q)) {
@@ -586,6 +585,14 @@ static void expire_transfers(nf_smd *s, uint64_t now) {
 
 /* ---- dumps: written by a child process from a copy of the state, so service goes on ---------- */
 
+/* The answer to dump request q: GetResp with status and no data. */
+static void dump_answer(nf_smd *s, const struct sockaddr_in *to, const nf_mad *q, uint16_t status) {
+    nf_mad a;
+    answer_of(q, NF_MAD_GET_RESP, status, &a);
+    memset(a.data, 0, sizeof a.data);
+    send_one(s, to, &a, NULL);
+}
+
 static void start_dump(nf_smd *s) {
     fflush(NULL);
     pid_t pid = fork();
@@ -598,8 +605,7 @@ static void start_dump(nf_smd *s) {
     if (pid < 0) {
         say(s, "cannot start a dump process: %s", strerror(errno));
         for (unsigned i = 0; i < s->n_next; i++)
-            refuse(s, &s->dump_next[i].to, &s->dump_next[i].q, NF_MAD_GET_RESP,
-                   NF_SA_STATUS_NO_RESOURCES);
+            dump_answer(s, &s->dump_next[i].to, &s->dump_next[i].q, NF_SA_STATUS_NO_RESOURCES);
         s->n_next = 0;
         s->next_dump = false;
         return;
@@ -632,12 +638,8 @@ static void reap_dump(nf_smd *s) {
     if (r == 0 || (r < 0 && errno == EINTR)) return;
     bool ok = r == s->dump_pid && WIFEXITED(status) && WEXITSTATUS(status) == 0;
     if (!ok) s->st.dump_failures++;
-    for (unsigned i = 0; i < s->n_now; i++) {
-        nf_mad a;
-        answer_of(&s->dump_now[i].q, NF_MAD_GET_RESP, ok ? 0 : NF_SA_STATUS_NO_RESOURCES, &a);
-        memset(a.data, 0, sizeof a.data); /* a dump answer carries no data */
-        send_one(s, &s->dump_now[i].to, &a, NULL);
-    }
+    for (unsigned i = 0; i < s->n_now; i++)
+        dump_answer(s, &s->dump_now[i].to, &s->dump_now[i].q, ok ? 0 : NF_SA_STATUS_NO_RESOURCES);
     s->n_now = 0;
     s->dump_pid = 0;
     if (s->next_dump) start_dump(s);
@@ -655,10 +657,7 @@ static void do_dump(nf_smd *s, const struct sockaddr_in *from, const nf_mad *q) 
         if (s->dump_now[i].q.tid == q->tid && same_source(&s->dump_now[i].to, from)) return;
     if (!want_dump(s, from, q)) {
         s->st.busy++;
-        nf_mad a;
-        answer_of(q, NF_MAD_GET_RESP, NF_SA_STATUS_NO_RESOURCES, &a);
-        memset(a.data, 0, sizeof a.data);
-        send_one(s, from, &a, NULL);
+        dump_answer(s, from, q, NF_SA_STATUS_NO_RESOURCES);
     }
 }
 
@@ -801,15 +800,20 @@ static int flush(nf_smd *s, nf_diag *diag) {
         if (s->log_rc)
             return nf__fail(diag, NF_EIO, "%s/journal: cannot queue a record: %s", s->o.state_dir,
                             nf_strerror(s->log_rc));
-        int rc = nf_journal_sync(s->j);
+        /* out of space, the sync is tried again once a RETRY_SPACE_MS, not on every batch (no
+         * change is accepted meanwhile, so nothing waits for it) */
+        bool later = s->no_space && mono_ms() < s->space_retry_ms;
+        int rc = later ? NF_ENOSPC : nf_journal_sync(s->j);
         if (rc == NF_ENOSPC) {
             durable = false;
-            if (!s->no_space)
-                say(s, "%s/journal: cannot write: %s; refusing changes until there is space",
-                    s->o.state_dir, strerror(nf_journal_last_errno(s->j)));
-            s->no_space = true;
-            s->space_retry_ms = mono_ms() + RETRY_SPACE_MS;
-            s->st.no_space_events++;
+            if (!later) {
+                if (!s->no_space)
+                    say(s, "%s/journal: cannot write: %s; refusing changes until there is space",
+                        s->o.state_dir, strerror(nf_journal_last_errno(s->j)));
+                s->no_space = true;
+                s->space_retry_ms = mono_ms() + RETRY_SPACE_MS;
+                s->st.no_space_events++;
+            }
         } else if (rc) {
             int e = nf_journal_last_errno(s->j);
             return nf__fail(diag, rc, "%s/journal: cannot write: %s", s->o.state_dir,
@@ -824,10 +828,7 @@ static int flush(nf_smd *s, nf_diag *diag) {
         reply *r = &s->out[i];
         if (!r->change) continue;
         if (durable) {
-            uint64_t tid = 0;
-            for (int b = 0; b < 8; b++)
-                tid = tid << 8 | r->mad[8 + b];
-            cache_put(s, r, tid);
+            cache_put(s, r);
         } else { /* not durable: not acknowledged */
             uint16_t old = (uint16_t)(r->mad[4] << 8 | r->mad[5]);
             if (old == NF_MAD_STATUS_OK) s->st.errors++;
@@ -929,7 +930,6 @@ int nf_smd_run(nf_smd *s, nf_diag *diag) {
                 handle(s, &from[k], s->rx[k], len);
             }
         }
-        if (s->no_space && mono_ms() >= s->space_retry_ms) s->space_retry_ms = 0;
         int rc = flush(s, diag);
         if (rc) return rc;
     }
@@ -1097,7 +1097,6 @@ int nf_smc_dump(nf_smc *c, const nf_smc_opts *o, uint16_t *status) {
     return rc;
 }
 
-/* GetTable: collect segments 1..last; any gap after the timeout sends the request again. */
 /* GetTable under RMPP (docs/protocol.md, "GetTable responses"): the request until segment 1
  * comes, then an ACK of the segments held in order that asks for the next window, until the
  * last. A window that does not arrive whole within the timeout is asked for again by the same
