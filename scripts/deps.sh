@@ -4,8 +4,11 @@
 # Idempotent and silent when everything is there. Usage: scripts/deps.sh [build|fuzz|bench]...
 set -eu
 
-want="cmake make gcc pkg-config libcmocka-dev libjansson-dev ibsim-utils gnuplot-nox groff-base
-      graphviz libopenmpi-dev openmpi-bin chromium"
+# opensm, infiniband-diags, ibsim-utils, libumad2sim0: the real InfiniBand tools on a simulated
+# fabric (tests/e2e/realtools.sh); libibmad-dev, libibumad-dev: its multicast join helper
+want="cmake make gcc pkg-config libcmocka-dev libjansson-dev ibsim-utils libumad2sim0 opensm
+      infiniband-diags libibmad-dev libibumad-dev gnuplot-nox groff-base graphviz libopenmpi-dev
+      openmpi-bin chromium"
 for group in "$@"; do
     case "$group" in
         build) ;;
