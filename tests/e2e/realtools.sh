@@ -9,6 +9,38 @@ set -u
 nf=$1
 . "$2/tests/e2e/lib/harness.sh"
 . "$2/tests/e2e/lib/ibsim.sh"
+# ---- multicast forwarding tables as the tools write them ---------------------------------------
+# mft_osm FILE / mft_diag FILE: "SWITCHGUID MLID PORT..." lines (lowercase, sorted) of OpenSM's
+# opensm.mcfdbs and of dump_fts -M output
+mft_osm() {
+    awk '/^Switch 0x/ { sw = tolower(substr($2, 3)) }
+        /^0x[0-9A-Fa-f]+ :/ { s = sw " " tolower($1); for (i = 3; i <= NF; i++) s = s " " $i + 0; print s }' \
+        "$1" | sort
+}
+mft_diag() {
+    awk '/^Multicast mlids/ { sw = $0; sub(/.* guid 0x/, "", sw); sub(/ .*/, "", sw); next }
+        # the k-th digit column of the "Ports:" line is port k (above it, for switches of 10 ports
+        # or more, a line of tens digits); an "x" in that column sets port k
+        /^ *Ports:/ { n = 0; split("", col)
+            for (i = index($0, ":") + 1; i <= length($0); i++) if (substr($0, i, 1) ~ /[0-9]/) col[i] = n++
+            next }
+        /^0x[0-9a-f]+ / { s = sw " " $1
+            for (i = length($1) + 1; i <= length($0); i++)
+                if (substr($0, i, 1) == "x") s = s " " (i in col ? col[i] : "?")
+            print s }' "$1" | sort
+}
+
+# the captured fixtures (tests/data/real/capture.sh): OpenSM's dump and dump_fts -M hold the same
+# multicast tables, on leaf switches of 14 ports (tens digits above the ports line) too
+d=$2/tests/data/real
+mft_osm "$d/xgft-minhop.opensm.mcfdbs" >"$tmp/fx.osm"
+mft_diag "$d/xgft-minhop.dump_fts-M" >"$tmp/fx.diag"
+# (leaf 0x10: CA 10 on port 11, up on 13; leaf 0x20: CAs on ports 1-9, up on 13)
+grep -qx '0002c90000000010 0xc004 11 13' "$tmp/fx.diag" && ok || bad "fixture: leaf 0x10 of 0xc004"
+grep -qx '0002c90000000020 0xc004 1 2 3 4 5 6 7 8 9 13' "$tmp/fx.diag" && ok || bad "fixture: leaf 0x20 of 0xc004"
+cmp -s "$tmp/fx.osm" "$tmp/fx.diag" && ok ||
+    bad "fixture: mcfdbs and dump_fts -M differ: $(diff "$tmp/fx.osm" "$tmp/fx.diag" | head -4)"
+
 ibsim_require
 
 # canon FILE [name]: an ibnetdiscover-format file (ibnetdiscover's output, netfab's .ibnet, ibsim's
@@ -123,23 +155,6 @@ EOF
 fi
 
 # ---- multicast groups joined through OpenSM's SA (nf_ibjoin), read back by three real tools ----
-# mft_osm FILE / mft_diag FILE: "SWITCHGUID MLID PORT..." lines (lowercase, sorted) of OpenSM's
-# opensm.mcfdbs and of dump_fts -M output
-mft_osm() {
-    awk '/^Switch 0x/ { sw = tolower(substr($2, 3)) }
-        /^0x[0-9A-Fa-f]+ :/ { s = sw " " tolower($1); for (i = 3; i <= NF; i++) s = s " " $i + 0; print s }' \
-        "$1" | sort
-}
-mft_diag() {
-    awk '/^Multicast mlids/ { sw = $0; sub(/.* guid 0x/, "", sw); sub(/ .*/, "", sw); next }
-        /^ *Ports:/ { hdr = $0; next }
-        /^0x[0-9a-f]+ / { s = sw " " $1
-            for (i = length($1) + 1; i <= length($0); i++)
-                if (substr($0, i, 1) == "x") { p = substr(hdr, i, 1); j = i
-                    while (substr(hdr, j - 1, 1) ~ /[0-9]/) { j--; p = substr(hdr, j, 1) p }
-                    s = s " " p + 0 }
-            print s }' "$1" | sort
-}
 if [ -z "${NF_IBJOIN:-}" ] || [ ! -x "${NF_IBJOIN:-}" ]; then
     echo "SKIP: the multicast checks need nf_ibjoin (built when libibmad-dev is installed)"
 else
