@@ -41,6 +41,8 @@ ibsim_require() {
     [ -n "$ibsim_so" ] && [ -f "$ibsim_so" ] || missing="$missing libumad2sim0 (libumad2sim.so)"
     if [ -n "$missing" ]; then
         echo "SKIP: packages missing:$missing; scripts/deps.sh build installs them"
+        # checks that ran before this one and failed still fail the test
+        if [ "${failn:-0}" != 0 ]; then finish; exit 1; fi
         exit 77
     fi
 }
