@@ -58,7 +58,10 @@ ibsim__daemon() {
         parent=$1; cd "$2" || exit 1; shift 2
         "$@" </dev/null &
         child=$!
-        while kill -0 "$parent" 2>/dev/null && kill -0 "$child" 2>/dev/null; do sleep 0.2; done
+        # the parent runs while /proc has it and it is no zombie (a killed shell may wait a while
+        # for its parent to reap it)
+        up() { read -r st <"/proc/$1/stat" 2>/dev/null && st=${st##*) } && [ "${st%% *}" != Z ]; }
+        while up "$parent" && up "$child"; do sleep 0.2; done
         kill "$child" 2>/dev/null; wait "$child"' ibsim-watch $$ "$dir" "$@" >"$log" 2>&1 &
     eval "$pgvar=\$!"
 }
