@@ -4,11 +4,12 @@ PREFIX ?= /usr/local
 JOBS ?= 2
 BUILD := build
 ASAN := build-asan
+TSAN := build-tsan
 FUZZ := build-fuzz
 FUZZ_SECONDS ?= 600
 NETFAB := $(BUILD)/netfab
 
-.PHONY: all deps build asan demo check test bench fuzz install clean format
+.PHONY: all deps build asan tsan demo check test bench fuzz install clean format
 
 all: build
 
@@ -23,6 +24,15 @@ asan: deps
 	@cmake -S . -B $(ASAN) -DCMAKE_BUILD_TYPE=Debug -DNF_SANITIZE=ON -DNF_MPI=OFF >/dev/null
 	@cmake --build $(ASAN) -j $(JOBS) -- --no-print-directory
 
+# ThreadSanitizer: clang and LLVM's OpenMP runtime (libgomp is not instrumented); builds only
+# what scripts/tsan.sh runs (the threaded unit tests and the program). Part of `make check`.
+tsan:
+	@sh scripts/deps.sh build tsan
+	@CC=clang cmake -S . -B $(TSAN) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNF_TSAN=ON -DNF_MPI=OFF >/dev/null
+	@cmake --build $(TSAN) -j $(JOBS) --target netfab_cli test_sim test_hops test_lft test_fabric \
+		-- --no-print-directory
+	@sh scripts/tsan.sh $(TSAN)
+
 demo: build
 	@sh scripts/demo.sh $(NETFAB)
 
@@ -35,6 +45,8 @@ check: build asan
 	@echo "== tests, AddressSanitizer + UndefinedBehaviorSanitizer build"
 	@cd $(ASAN) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 		ctest --output-on-failure -j $(JOBS)
+	@echo "== threaded paths, ThreadSanitizer build"
+	@$(MAKE) --no-print-directory tsan
 
 bench: build
 	@sh scripts/deps.sh bench
@@ -55,4 +67,4 @@ format:
 	@clang-format -i $$(git ls-files '*.c' '*.h')
 
 clean:
-	rm -rf $(BUILD) $(ASAN) $(FUZZ)
+	rm -rf $(BUILD) $(ASAN) $(TSAN) $(FUZZ)

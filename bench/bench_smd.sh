@@ -10,28 +10,12 @@ set -eu
 netfab=$1
 topo=${2:-torus:30x20x20,c=2}
 groups=${3:-grid3d:40x30x20}
-work=$(mktemp -d /tmp/netfab-bench-smd.XXXXXX)
-pid=
-cleanup() {
-    [ -n "$pid" ] && kill "$pid" 2>/dev/null || true
-    rm -rf "$work"
-}
-trap cleanup EXIT INT TERM
+# shellcheck source=bench/lib/smd.sh
+. "$(dirname "$0")/lib/smd.sh"
+smd_init bench-smd
 
 # field NAME: a number from smd-load's JSON on stdin
 field() { sed -n "s/^ *\"$1\": \([-0-9.e+]*\),*$/\1/p"; }
-
-# start EXTRA...: a daemon on a free port with the journal in $work/state; waits for its port
-start() {
-    rm -f "$work/port"
-    "$netfab" smd --topo "$topo" --listen 127.0.0.1:0 --port-file "$work/port" \
-        --state "$work/state" "$@" 2>"$work/smd.log" &
-    pid=$!
-    i=0
-    while [ ! -s "$work/port" ] && [ $i -lt 60000 ]; do sleep 0.01; i=$((i + 1)); done
-    port=$(cat "$work/port")
-}
-stop() { kill "$pid"; wait "$pid" || true; pid=; }
 
 echo "| manager | request loss | joins/s | all Ready s | mean wait s | unusable % | retransmissions |"
 echo "|---|---:|---:|---:|---:|---:|---:|"
@@ -41,16 +25,16 @@ for run in "new 0" "new 0.01" "recompute 0" "recompute 0.01"; do
     rm -rf "$work/state"
     extra=
     [ "$mode" = recompute ] && extra=--recompute-each-join
-    start $extra
+    smd_start "$topo" $extra
     "$netfab" smd-load --server "127.0.0.1:$port" --topo "$topo" --groups "$groups" \
         --loss "$loss" --deadline 900 --json >"$work/out.json"
-    stop
+    smd_stop
     if [ "$run" = "new 0" ]; then # a restart from this journal: every group Ready again
         t0=$(date +%s.%N)
-        start
+        smd_start "$topo"
         t1=$(date +%s.%N)
         restart="$(awk "BEGIN{printf \"%.2f\", $t1 - $t0}") s ($(sed -n 's/.*(\([0-9]*\) records replayed.*/\1/p' "$work/smd.log") records replayed)"
-        stop
+        smd_stop
     fi
     j=$(field joins_per_s <"$work/out.json")
     r=$(field all_ready_s <"$work/out.json")

@@ -11,13 +11,9 @@ netfab=$1
 probe=$2
 secs=${3:-60}
 topo=torus:30x20x20,c=2
-work=$(mktemp -d /tmp/netfab-bench-hostile.XXXXXX)
-pid=
-cleanup() {
-    [ -n "$pid" ] && kill "$pid" 2>/dev/null || true
-    rm -rf "$work"
-}
-trap cleanup EXIT INT TERM
+# shellcheck source=bench/lib/smd.sh
+. "$(dirname "$0")/lib/smd.sh"
+smd_init bench-hostile
 
 "$netfab" topo --topo $topo --out "$work/f.ibnet" >/dev/null
 grep '^Ca' "$work/f.ibnet" | sed 's/.*"H-\([0-9a-f]*\)".*/0x\1/' >"$work/guids"
@@ -27,17 +23,11 @@ mgr=0x5ec0de0000000001
 { echo "manager $mgr"; echo "port $p1 0x1111"; echo "port $p2 0x2222"; } >"$work/keys"
 chmod 600 "$work/keys"
 
+# start [OPTION...]: a fresh manager (no journal) on the torus
 start() {
-    rm -f "$work/port"
     rm -rf "$work/state"
-    "$netfab" smd --topo $topo --listen 127.0.0.1:0 --port-file "$work/port" \
-        --state "$work/state" "$@" 2>"$work/smd.log" &
-    pid=$!
-    i=0
-    while [ ! -s "$work/port" ] && [ $i -lt 6000 ]; do sleep 0.01; i=$((i + 1)); done
-    srv=127.0.0.1:$(cat "$work/port")
+    smd_start $topo "$@"
 }
-stop() { kill "$pid"; wait "$pid" || true; pid=; }
 kib() { sed -n "s/^$1:[^0-9]*\([0-9]*\) kB/\1/p" "/proc/$pid/status"; }
 
 if [ "$secs" != 0 ]; then
@@ -61,7 +51,7 @@ for mode in keyed open rotating; do
     jb=$(stat -c %s "$work/state/journal")
     set -- $(cat "$work/flood")
     echo "| $name | $2 | $6 | $(($8 + ${12})) | $groups | $(awk "BEGIN{printf \"%.0f\", $hwm / 1024}") (idle $(awk "BEGIN{printf \"%.0f\", $base / 1024}")) | $(awk "BEGIN{printf \"%.1f\", $jb / 1048576}") | $got |"
-    stop
+    smd_stop
 done
 echo
 fi
@@ -86,5 +76,5 @@ echo "|---|---:|"
 echo "| one GetTable request, no acknowledgement: bytes back | $(sed -n 's/^replies [0-9]* bytes \([0-9]*\)/\1/p' "$work/table") |"
 echo "| dump files written | $dump_mib MiB |"
 echo "| a state query sent after 20 dump requests: answered in | $(awk "BEGIN{printf \"%.1f\", ($t1 - $t0) * 1000}") ms |"
-stop
+smd_stop
 grep "dumps (" "$work/smd.log" | sed 's/^netfab smd: /manager: /' || true

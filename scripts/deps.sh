@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # Installs the Debian packages that netfab's build, tests and tools need, when they are missing.
-# Idempotent and silent when everything is there. Usage: scripts/deps.sh [build|fuzz|bench]...
+# Idempotent and silent when everything is there. Usage: scripts/deps.sh [build|fuzz|tsan|bench]...
 set -eu
 
 # opensm, infiniband-diags, ibsim-utils, libumad2sim0: the real InfiniBand tools on a simulated
@@ -13,8 +13,9 @@ for group in "$@"; do
     case "$group" in
         build) ;;
         fuzz) want="$want clang libclang-rt-dev" ;;
+        tsan) want="$want clang libclang-rt-dev libomp-dev" ;;
         bench) want="$want hyperfine bc" ;;
-        *) echo "deps.sh: unknown group '$group' (build, fuzz, bench)" >&2; exit 2 ;;
+        *) echo "deps.sh: unknown group '$group' (build, fuzz, tsan, bench)" >&2; exit 2 ;;
     esac
 done
 

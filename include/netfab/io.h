@@ -28,9 +28,9 @@ typedef struct nf_load_opts {
     void *warn_ud;
     /* ibnetdiscover output lists every link from both of its ends, so a link listed by one end
      * only, or a port whose peer has no block, means the file is cut short or incomplete: an
-     * NF_EPARSE naming the first such line and the count. With partial set, such a file is read
-     * anyway: one-sided links are kept, links to missing blocks dropped, and the two counts come
-     * as warnings. (ibsim net files may list a link from one end; they are read either way.) */
+     * NF_EPARSE naming the first such line and the count. ibsim net files are held to the same
+     * rule (ibsim refuses such a file). With partial set, such a file is read anyway: one-sided
+     * links are kept, links to missing blocks dropped, and the two counts come as warnings. */
     bool partial;
 } nf_load_opts;
 

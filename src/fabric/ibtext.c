@@ -692,7 +692,7 @@ static int assign_guids(parser *ps, guid_key *keys) {
 /* Finds each line's peer node. A peer without a block of its own is counted (check_complete) and
  * its link skipped. */
 static int resolve_peers(parser *ps, const guid_key *gkeys, id_key *ikeys) {
-    char b1[80], b2[80];
+    char b1[80];
     size_t n = ps->n_nodes;
     if (ikeys) {
         for (size_t i = 0; i < n; i++)
@@ -712,10 +712,6 @@ static int resolve_peers(parser *ps, const guid_key *gkeys, id_key *ikeys) {
         const pnode *nd = &ps->nodes[pl->node];
         if (pl->peer == NONE32) {
             if (!ps->n_no_block++) ps->first_no_block = (uint32_t)i;
-            if (ps->dialect == NF__IBTEXT_IBSIM)
-                pwarn(ps, pl->line, "peer \"%s\" has no node block; link from \"%s\"[%u] skipped",
-                      shown(b1, sizeof b1, pl->peer_id, pl->peer_len),
-                      shown(b2, sizeof b2, nd->id, nd->id_len), pl->port);
             continue;
         }
         const pnode *q = &ps->nodes[pl->peer];
@@ -750,15 +746,11 @@ static int check_sides(parser *ps) {
     for (size_t i = 0; i < ps->n_lines; i++) {
         const pline *pl = &ps->lines[i];
         if (pl->peer == NONE32) continue;
-        const pnode *nd = &ps->nodes[pl->node], *q = &ps->nodes[pl->peer];
+        const pnode *q = &ps->nodes[pl->peer];
         size_t qslot = q->port_base + pl->peer_port - 1u;
         uint32_t j = ps->port_line[qslot];
         if (j == NONE32) {
             if (!ps->n_one_sided++) ps->first_one_sided = (uint32_t)i;
-            if (ps->dialect == NF__IBTEXT_IBSIM)
-                pwarn(ps, pl->line, "link \"%s\"[%u] - \"%s\"[%u] is not listed on the peer's side",
-                      shown(b1, sizeof b1, nd->id, nd->id_len), pl->port,
-                      shown(b2, sizeof b2, q->id, q->id_len), pl->peer_port);
         } else {
             const pline *ml = &ps->lines[j];
             if (ml->peer != pl->node || ml->peer_port != pl->port) {
@@ -805,13 +797,14 @@ static int check_sides(parser *ps) {
 }
 
 /* ibnetdiscover lists every link from both ends, so a link listed by one end only, or one whose
- * peer has no block, shows the file was cut short or is an excerpt: an error naming the first such
- * line, unless the caller asked for a partial read, which keeps the one-sided links, drops the
- * others and says how many there were. ibsim net files may list a link from one end only; their
- * lines were reported one by one. */
+ * peer has no block, shows the file was cut short or is an excerpt. ibsim needs both ends too: it
+ * refuses to start on such a net file ("remote port ... is not connected to ...", "can't find
+ * remote node"). Either is an error naming the first such line and the counts, unless the caller
+ * asked for a partial read, which keeps the one-sided links, drops the others and says how many
+ * there were, each count once with the line of its first. */
 static int check_complete(parser *ps) {
-    if (ps->dialect != NF__IBTEXT_IBNET) return NF_OK;
     char b1[80], b2[80];
+    bool ibsim = ps->dialect == NF__IBTEXT_IBSIM;
     bool partial = ps->opts && ps->opts->partial;
     if (ps->n_one_sided || ps->n_no_block) {
         if (partial) {
@@ -839,16 +832,19 @@ static int check_complete(parser *ps) {
                          "link \"%s\"[%u] - \"%s\"[%u] is not listed by its other end",
                          shown(b1, sizeof b1, nd->id, nd->id_len), pl->port,
                          shown(b2, sizeof b2, pl->peer_id, pl->peer_len), pl->peer_port);
-            return perr(ps, pl->line,
-                        "%s; %zu link%s listed by one end only and %zu to nodes with no block: the "
-                        "file is truncated or incomplete (the partial option reads it anyway)",
-                        what, ps->n_one_sided, ps->n_one_sided == 1 ? " is" : "s are",
-                        ps->n_no_block);
+            return perr(
+                ps, pl->line,
+                "%s; %zu link%s listed by one end only and %zu to nodes with no block: %s "
+                "(the partial option reads it anyway)",
+                what, ps->n_one_sided, ps->n_one_sided == 1 ? " is" : "s are", ps->n_no_block,
+                ibsim ? "ibsim would refuse this net file" : "the file is truncated or incomplete");
         }
     }
     /* ibnetdiscover finds every node but the first over a link, and lists that link in the
      * node's block: a block without port lines is one cut short after its header (when the other
-     * end is in the file too, the link is one-sided and was reported above) */
+     * end is in the file too, the link is one-sided and was reported above). An ibsim node may
+     * have no links at all. */
+    if (ibsim) return NF_OK;
     for (size_t i = 0; i < ps->n_nodes; i++) {
         const pnode *nd = &ps->nodes[i];
         bool any = false;

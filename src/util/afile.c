@@ -19,40 +19,64 @@
 #include <time.h>
 #include <unistd.h>
 
-/* The pending registry: the temporary files a signal handler must remove. A slot is free (0),
- * claimed by a writer that is filling or emptying it (1), or live (2): its name is complete and
- * the file may exist. The handler only reads live slots and only calls unlink(2), so it is
+/* The pending registry: the temporary files a signal handler must remove. It is a chain of
+ * blocks of slots: the first is static, and a writer that finds every slot taken links a new
+ * block at the end (blocks are never freed, so the handler can walk the chain at any moment),
+ * so there is no limit but memory, and when a block cannot be allocated the open fails with
+ * NF_ENOMEM instead of leaving a file the handler would not know of. A slot is free (0),
+ * claimed by a writer that is filling or emptying it (1), or live (2): it points to the
+ * writer's complete name, which stays allocated until the slot is released, and the file may
+ * exist. The handler only reads live slots and only calls unlink(2), so it is
  * async-signal-safe. A name is registered live before the file is created and unregistered
- * after it is renamed or removed, so no moment exists when the file is there unregistered.
- * A name too long for a slot, or a full registry, leaves the file unregistered (it still is
- * removed on abort, only not by a signal). */
-enum { N_SLOTS = 64, SLOT_LEN = 4096 };
-static atomic_int slot_state[N_SLOTS];
-static char slot_name[N_SLOTS][SLOT_LEN];
+ * after it is renamed or removed, so no moment exists when the file is there unregistered. */
+enum { BLOCK_SLOTS = 64 };
+typedef struct reg_block {
+    atomic_int state[BLOCK_SLOTS];
+    _Atomic(const char *) name[BLOCK_SLOTS];
+    _Atomic(struct reg_block *) next;
+} reg_block;
+static reg_block reg_first;
 
+/* Claims a slot for name (borrowed until the slot is released); its number, or -1 when a new
+ * block was needed and could not be allocated. */
 static int reg_claim(const char *name) {
-    size_t len = strlen(name);
-    if (len >= SLOT_LEN) return -1;
-    for (int i = 0; i < N_SLOTS; i++) {
-        int free_ = 0;
-        if (atomic_compare_exchange_strong(&slot_state[i], &free_, 1)) {
-            memcpy(slot_name[i], name, len + 1);
-            atomic_store(&slot_state[i], 2);
-            return i;
+    reg_block *b = &reg_first;
+    for (int base = 0;; base += BLOCK_SLOTS) {
+        for (int i = 0; i < BLOCK_SLOTS; i++) {
+            int free_ = 0;
+            if (atomic_compare_exchange_strong(&b->state[i], &free_, 1)) {
+                atomic_store(&b->name[i], name);
+                atomic_store(&b->state[i], 2);
+                return base + i;
+            }
         }
+        reg_block *next = atomic_load(&b->next);
+        if (!next) {
+            reg_block *fresh = nf__calloc(1, sizeof *fresh);
+            if (!fresh) return -1;
+            if (atomic_compare_exchange_strong(&b->next, &next, fresh))
+                next = fresh;
+            else
+                nf__free(fresh); /* another thread linked one first: next is that one */
+        }
+        b = next;
     }
-    return -1;
 }
 
-static void reg_release(int i) {
-    if (i < 0) return;
-    atomic_store(&slot_state[i], 1);
-    atomic_store(&slot_state[i], 0);
+static void reg_release(int slot) {
+    if (slot < 0) return;
+    reg_block *b = &reg_first;
+    for (; slot >= BLOCK_SLOTS; slot -= BLOCK_SLOTS)
+        b = atomic_load(&b->next);
+    atomic_store(&b->state[slot], 1);
+    atomic_store(&b->name[slot], NULL);
+    atomic_store(&b->state[slot], 0);
 }
 
 void nf__afile_unlink_pending(void) {
-    for (int i = 0; i < N_SLOTS; i++)
-        if (atomic_load(&slot_state[i]) == 2) unlink(slot_name[i]);
+    for (reg_block *b = &reg_first; b; b = atomic_load(&b->next))
+        for (int i = 0; i < BLOCK_SLOTS; i++)
+            if (atomic_load(&b->state[i]) == 2) unlink(atomic_load(&b->name[i]));
 }
 
 /* 64 unpredictable bits: the kernel's generator, or when it is unavailable, the clock, the
@@ -123,7 +147,12 @@ static int afile_open(nf__afile *a, const char *path, bool follow) {
     for (int tries = 0; fd < 0 && err == EEXIST && tries < 100; tries++) {
         snprintf(a->tmp, cap, "%.*s.%s.%016llx.tmp", dirlen, a->path, base,
                  (unsigned long long)random64());
-        a->slot = reg_claim(a->tmp);
+        if ((a->slot = reg_claim(a->tmp)) < 0) {
+            nf__free(a->path);
+            nf__free(a->tmp);
+            *a = (nf__afile){.slot = -1};
+            return NF_ENOMEM;
+        }
         fd = open(a->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
         if (fd < 0) {
             err = errno;
@@ -159,7 +188,7 @@ static void finish(nf__afile *a) {
  * cannot sync a directory are not an error. */
 static void sync_dir(const char *path) {
     const char *slash = strrchr(path, '/');
-    char dir[SLOT_LEN];
+    char dir[4096];
     if (!slash) {
         strcpy(dir, ".");
     } else {

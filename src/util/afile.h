@@ -19,9 +19,10 @@ typedef struct nf__afile {
 /* Creates a temporary file ".<name>.<random>.tmp" next to path, with O_EXCL and the mode a new
  * file gets (0666 & ~umask), and opens a->fp on it. path "-" means stdout, and a path that is
  * a device or a FIFO (/dev/null) is written directly (a->tmp NULL; commit then only flushes and
- * closes it). A symbolic link is followed: the file it names is replaced. 0, or NF_EIO with
- * errno set to the cause (ENOENT, EACCES, ...), or NF_ENOMEM; nothing is left to clean up on
- * failure. */
+ * closes it). A symbolic link is followed: the file it names is replaced. Every temporary file is
+ * in the pending registry (nf__afile_unlink_pending) until it is committed or aborted, however
+ * many are open at once. 0, or NF_EIO with errno set to the cause (ENOENT, EACCES, ...), or
+ * NF_ENOMEM (also when the registry cannot grow); nothing is left to clean up on failure. */
 int nf__afile_open(nf__afile *a, const char *path);
 
 /* The same for a file a privileged daemon writes: a path that is a symbolic link is refused

@@ -7,6 +7,7 @@
 #include <cmocka.h>
 
 #include "netfab/core.h"
+#include "testutil.h"
 #include "util/afile.h"
 
 #include <dirent.h>
@@ -115,10 +116,69 @@ static void test_errors(void **state) {
     assert_int_equal(nf__afile_commit(&a), 0);
 }
 
+/* Many temporary files open at once, more than a block of the pending registry holds (64): every
+ * one is registered, so nf__afile_unlink_pending removes them all. When the registry must grow
+ * and the allocation fails, the open fails with NF_ENOMEM and leaves no file: no temporary file
+ * ever exists that a signal would not remove. */
+static void test_many_pending(void **state) {
+    (void)state;
+    enum { N = 150 };
+    static nf__afile a[N];
+    char path[128];
+    int base = entries();
+    for (int i = 0; i < 64; i++) { /* the first block, full (the tests before released theirs) */
+        snprintf(path, sizeof path, "%s/many%d.txt", dir, i);
+        assert_int_equal(nf__afile_open(&a[i], path), 0);
+    }
+    assert_int_equal(entries(), base + 64);
+    /* the 65th with the k-th allocation failing: the target's path, the temporary name, then
+     * the registry's second block */
+    snprintf(path, sizeof path, "%s/many64.txt", dir);
+    nf_allocator failing = {sweep_malloc, sweep_realloc, sweep_free, NULL};
+    long k;
+    for (k = 0;; k++) {
+        sweep_budget = k;
+        nf_set_allocator(&failing);
+        int rc = nf__afile_open(&a[64], path);
+        nf_set_allocator(NULL);
+        if (rc == 0) break;
+        assert_int_equal(rc, NF_ENOMEM);
+        assert_null(a[64].fp);
+        assert_int_equal(entries(), base + 64); /* no file made */
+        assert_true(k < 10);
+    }
+    assert_int_equal(k, 3);
+    for (int i = 65; i < N; i++) {
+        snprintf(path, sizeof path, "%s/many%d.txt", dir, i);
+        assert_int_equal(nf__afile_open(&a[i], path), 0);
+    }
+    assert_int_equal(entries(), base + N);
+    nf__afile_unlink_pending(); /* what a SIGINT handler does: every one of them goes */
+    assert_int_equal(entries(), base);
+    for (int i = 0; i < N; i++)
+        nf__afile_abort(&a[i]);
+    /* the slots are free again: as many again, committed this time */
+    for (int i = 0; i < N; i++) {
+        snprintf(path, sizeof path, "%s/many%d.txt", dir, i);
+        assert_int_equal(nf__afile_open(&a[i], path), 0);
+        fprintf(a[i].fp, "%d\n", i);
+    }
+    for (int i = 0; i < N; i++)
+        assert_int_equal(nf__afile_commit(&a[i]), 0);
+    assert_int_equal(entries(), base + N);
+    nf__afile_unlink_pending(); /* nothing pending: the committed files stay */
+    assert_int_equal(entries(), base + N);
+    char buf[16];
+    snprintf(path, sizeof path, "%s/many149.txt", dir);
+    slurp(path, buf, sizeof buf);
+    assert_string_equal(buf, "149\n");
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_commit_abort),
         cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_many_pending),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

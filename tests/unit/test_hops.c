@@ -230,5 +230,7 @@ int main(void) {
         cmocka_unit_test(test_thread_count_invariance),
         cmocka_unit_test(test_paper_diameters),
     };
+    /* NF_TEST_FILTER=NAME runs one test (a cmocka glob): scripts/tsan.sh picks the threaded one */
+    cmocka_set_test_filter(getenv("NF_TEST_FILTER"));
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

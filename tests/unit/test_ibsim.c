@@ -23,12 +23,12 @@
 typedef struct warns {
     int count;
     int lines[16];
+    char first[256]; /* "file:line: message" of the first warning */
 } warns;
 
 static void count_warn(void *ud, const char *file, int line, const char *msg) {
     warns *w = ud;
-    (void)file;
-    (void)msg;
+    if (!w->count) snprintf(w->first, sizeof w->first, "%s:%d: %s", file, line, msg);
     if (w->count < 16) w->lines[w->count] = line;
     w->count++;
 }
@@ -50,6 +50,12 @@ static nf_fabric *must_load(const char *dir, const char *name, nf_format fmt, wa
 
 static int parse_str(const char *text, warns *w, nf_fabric **f, nf_diag *d) {
     nf_load_opts opts = {.warn = count_warn, .warn_ud = w};
+    return nf_ibsim_parse(text, strlen(text), "inline.net", &opts, f, d);
+}
+
+/* parse_str with nf_load_opts.partial set. */
+static int parse_partial(const char *text, warns *w, nf_fabric **f, nf_diag *d) {
+    nf_load_opts opts = {.warn = count_warn, .warn_ud = w, .partial = true};
     return nf_ibsim_parse(text, strlen(text), "inline.net", &opts, f, d);
 }
 
@@ -210,19 +216,83 @@ static void test_malformed(void **state) {
     }
 }
 
-/* A peer without a block of its own: the link is skipped with a warning, as for ibnetdiscover. */
-static void test_missing_peer(void **state) {
-    (void)state;
+/* Links written on one side only. ibsim itself refuses such a net file (its connect step fails:
+ * "remote port 3 in node "b" is not connected to node "a" port 1", or "can't find remote node"),
+ * so the reader does too, naming the first such line and the counts; with partial it keeps the
+ * one-sided links, skips those to nodes with no block, and warns once per kind with the line of
+ * the first. Ends that name different peers are an error either way. */
+static void expect_refused(const char *text, int line, const char *want) {
+    warns w = {0};
+    nf_fabric *f = (nf_fabric *)1;
+    nf_diag d = {0};
+    int rc = parse_str(text, &w, &f, &d);
+    if (rc != NF_EPARSE || d.line != line || !strstr(d.msg, want))
+        fail_msg("rc %d line %d msg '%s'; wanted line %d and '%s'", rc, d.line, d.msg, line, want);
+    assert_null(f);
+    assert_string_equal(d.file, "inline.net");
+    assert_int_equal(w.count, 0);
+}
+
+static nf_fabric *expect_partial(const char *text, uint32_t links, int warnings,
+                                 const char *first) {
     warns w = {0};
     nf_fabric *f = NULL;
     nf_diag d = {0};
-    assert_int_equal(
-        parse_str("Switch 8 \"a\"\n[1] \"gone\"[1]\n[2] \"h\"[1]\n\nHca 1 \"h\"\n[1] \"a\"[2]\n",
-                  &w, &f, &d),
-        0);
-    assert_int_equal(f->n_links, 1);
-    assert_int_equal(w.count, 1);
-    assert_int_equal(w.lines[0], 2);
+    if (parse_partial(text, &w, &f, &d)) fail_msg("partial read: line %d: %s", d.line, d.msg);
+    assert_int_equal(nf_fabric_check(f, NULL), 0);
+    assert_int_equal(f->n_links, links);
+    assert_int_equal(w.count, warnings);
+    if (!strstr(w.first, first)) fail_msg("first warning '%s' lacks '%s'", w.first, first);
+    return f;
+}
+
+static void test_one_sided(void **state) {
+    (void)state;
+    /* b's port 3 has no line: a[1] - b[3] is written by a only */
+    const char *absent = "Switch 4 \"a\"\n[1] \"b\"[3]\n\n"
+                         "Switch 4 \"b\"\n[1] \"c\"[1]\n\n"
+                         "Switch 4 \"c\"\n[1] \"b\"[1]\n";
+    expect_refused(absent, 2,
+                   "link \"a\"[1] - \"b\"[3] is not listed by its other end; 1 link is listed by "
+                   "one end only and 0 to nodes with no block: ibsim would refuse this net file");
+    nf_fabric *f = expect_partial(
+        absent, 2, 1, "inline.net:2: partial file: 1 link listed by one end only, kept");
+    nf_node a = by_name(f, "a"), b = by_name(f, "b"), c = by_name(f, "c");
+    expect_link(f, a, 1, b, 3);
+    expect_link(f, b, 1, c, 1);
+    nf_fabric_free(f);
+
+    /* two of them, the first on line 3: counted in one warning */
+    const char *two = "Switch 4 \"a\"\n[2] \"c\"[2]\n[1] \"b\"[3]\n\n"
+                      "Switch 4 \"b\"\n[1] \"c\"[1]\n\n"
+                      "Switch 4 \"c\"\n[1] \"b\"[1]\n[2] \"a\"[2]\n[4] \"b\"[4]\n";
+    expect_refused(two, 3, "2 links are listed by one end only");
+    f = expect_partial(two, 4, 1, "inline.net:3: partial file: 2 links listed by one end only");
+    expect_link(f, by_name(f, "c"), 4, by_name(f, "b"), 4);
+    nf_fabric_free(f);
+
+    /* b's port 3 names another peer (c, which names it back): contradicting ends, line 5 against
+     * line 2, partial or not */
+    const char *other = "Switch 4 \"a\"\n[1] \"b\"[3]\n\n"
+                        "Switch 4 \"b\"\n[3] \"c\"[1]\n\n"
+                        "Switch 4 \"c\"\n[1] \"b\"[3]\n";
+    const char *contra = "link \"b\"[3] - \"c\"[1] contradicts line 2: \"a\"[1] - \"b\"[3]";
+    expect_refused(other, 5, contra);
+    warns w = {0};
+    nf_diag d = {0};
+    f = (nf_fabric *)1;
+    assert_int_equal(parse_partial(other, &w, &f, &d), NF_EPARSE);
+    assert_null(f);
+    assert_int_equal(d.line, 5);
+    assert_non_null(strstr(d.msg, contra));
+
+    /* a peer without a block of its own */
+    const char *gone =
+        "Switch 8 \"a\"\n[1] \"gone\"[1]\n[2] \"h\"[1]\n\nHca 1 \"h\"\n[1] \"a\"[2]\n";
+    expect_refused(gone, 2,
+                   "the peer of \"a\"[1], \"gone\", has no node block; 0 links are "
+                   "listed by one end only and 1 to nodes with no block");
+    f = expect_partial(gone, 1, 1, "inline.net:2: partial file: 1 link to nodes with no block");
     nf_fabric_free(f);
 }
 
@@ -435,7 +505,7 @@ int main(void) {
         cmocka_unit_test(test_debian_net_details),
         cmocka_unit_test(test_fixture),
         cmocka_unit_test(test_malformed),
-        cmocka_unit_test(test_missing_peer),
+        cmocka_unit_test(test_one_sided),
         cmocka_unit_test(test_roundtrip),
         cmocka_unit_test(test_writer_format),
         cmocka_unit_test(test_writer_line_limits),

@@ -184,6 +184,51 @@ static nf_journal *open_replay(const char *dir, coll *c, uint64_t *torn) {
     return j;
 }
 
+/* The file at path holds exactly the n bytes of want. */
+static bool same_file(const char *path, const uint8_t *want, size_t n) {
+    size_t m;
+    uint8_t *b = slurp(path, &m);
+    bool same = m == n && memcmp(b, want, n) == 0;
+    free(b);
+    return same;
+}
+
+/* msg contains want. */
+static void expect_in(const char *msg, const char *want) {
+    if (!strstr(msg, want)) fail_msg("message '%s' lacks '%s'", msg, want);
+}
+
+/* The journal's size on disk and as j counts it is bytes, and j holds records records. */
+static void expect_size(const tdir *t, nf_journal *j, uint64_t bytes, uint32_t records) {
+    assert_int_equal(file_size(t->path), bytes);
+    assert_int_equal(nf_journal_bytes(j), bytes);
+    assert_int_equal(nf_journal_records(j), records);
+}
+
+/* Reopens dir and replays it whole: no torn tail, exactly n records, record i the generated
+ * record (seed, i) of lens[i] bytes (len bytes when lens is NULL). */
+static void replay_expect(const char *dir, uint32_t n, const uint32_t *lens, uint32_t len,
+                          uint64_t seed) {
+    coll c = {0};
+    uint64_t torn = 99;
+    nf_journal *j = open_replay(dir, &c, &torn);
+    assert_int_equal(torn, 0);
+    assert_int_equal(c.n, n);
+    for (uint32_t i = 0; i < n; i++)
+        check_rec(&c, i, lens ? lens[i] : len, seed, i);
+    nf_journal_close(j);
+    coll_free(&c);
+}
+
+/* Opening dir must fail with code, leave the handle NULL and (when file is given) name file in
+ * the diagnostic, which is returned in *d. */
+static void open_fails(const char *dir, int code, const char *file, nf_diag *d) {
+    nf_journal *j = (nf_journal *)&j;
+    assert_int_equal(nf_journal_open(dir, &j, d), code);
+    assert_null(j);
+    if (file) assert_string_equal(d->file, file);
+}
+
 /* CRC-32C bit by bit, straight from the definition: the reference for the table-driven one. */
 static uint32_t ref_crc(const uint8_t *p, size_t n) {
     uint32_t c = 0xffffffffu;
@@ -375,9 +420,7 @@ static void expect_cut(const tdir *t, uint32_t keep, uint64_t good, uint64_t siz
     for (uint32_t i = 0; i < keep; i++)
         check_rec(&c, i, tail_lens[i], 3, i);
     assert_int_equal(torn, size - good);
-    assert_int_equal(file_size(t->path), good);
-    assert_int_equal(nf_journal_bytes(j), good);
-    assert_int_equal(nf_journal_records(j), keep);
+    expect_size(t, j, good, keep);
     coll_free(&c);
 
     append_gen(j, 33, 4, 0);
@@ -497,20 +540,14 @@ static void test_replay_rules(void **state) {
 
 static void expect_not_ours(const tdir *t, const void *content, size_t len, const char *want) {
     spill(t->path, content, len);
-    nf_journal *j = (nf_journal *)&j;
     nf_diag d;
     memset(&d, 0x55, sizeof d);
-    assert_int_equal(nf_journal_open(t->dir, &j, &d), NF_EPARSE);
-    assert_null(j);
-    assert_string_equal(d.file, t->path);
+    open_fails(t->dir, NF_EPARSE, t->path, &d);
     assert_int_equal(d.line, 0);
     if (!strstr(d.msg, t->path) || !strstr(d.msg, want))
         fail_msg("message '%s' lacks the path or '%s'", d.msg, want);
-    size_t n;
-    uint8_t *b = slurp(t->path, &n);
-    assert_int_equal(n, len);
-    assert_memory_equal(b, content, len);
-    free(b);
+    if (!same_file(t->path, (const uint8_t *)content, len))
+        fail_msg("the file that is not ours was changed");
 }
 
 static void test_not_ours(void **state) {
@@ -550,36 +587,30 @@ static void test_open_errors(void **state) {
     tdir *t = *state;
     char dir[200];
     nf_diag d;
-    nf_journal *j = (nf_journal *)&j;
     snprintf(dir, sizeof dir, "%s/no/such", t->root);
-    assert_int_equal(nf_journal_open(dir, &j, &d), NF_EIO);
-    assert_null(j);
-    assert_string_equal(d.file, dir);
-    if (!strstr(d.msg, strerror(ENOENT))) fail_msg("message '%s' lacks the reason", d.msg);
+    open_fails(dir, NF_EIO, dir, &d);
+    expect_in(d.msg, strerror(ENOENT));
 
     snprintf(dir, sizeof dir, "%s/plain", t->root);
     spill(dir, "x", 1);
-    assert_int_equal(nf_journal_open(dir, &j, &d), NF_EIO);
-    if (!strstr(d.msg, strerror(ENOTDIR))) fail_msg("message '%s' lacks the reason", d.msg);
+    open_fails(dir, NF_EIO, NULL, &d);
+    expect_in(d.msg, strerror(ENOTDIR));
 
     /* the journal is a directory */
     assert_int_equal(mkdir(t->dir, 0700), 0);
     assert_int_equal(mkdir(t->path, 0700), 0);
-    assert_int_equal(nf_journal_open(t->dir, &j, &d), NF_EIO);
-    assert_string_equal(d.file, t->path);
-    assert_int_equal(nf_journal_open("", &j, NULL), NF_EINVAL);
+    open_fails(t->dir, NF_EIO, t->path, &d);
+    open_fails("", NF_EINVAL, NULL, NULL);
 }
 
 static void test_lock(void **state) {
     tdir *t = *state;
     nf_journal *a = open_ok(t->dir);
-    nf_journal *b = (nf_journal *)&b;
     nf_diag d;
-    assert_int_equal(nf_journal_open(t->dir, &b, &d), NF_ELOCKED);
-    assert_null(b);
-    if (!strstr(d.msg, "another process holds") || !strstr(d.msg, t->dir))
-        fail_msg("message '%s'", d.msg);
-    assert_int_equal(nf_journal_open(t->dir, &b, NULL), NF_ELOCKED); /* diag may be NULL */
+    open_fails(t->dir, NF_ELOCKED, NULL, &d);
+    expect_in(d.msg, "another process holds");
+    expect_in(d.msg, t->dir);
+    open_fails(t->dir, NF_ELOCKED, NULL, NULL); /* diag may be NULL */
 
     pid_t pid = fork();
     assert_true(pid >= 0);
@@ -593,8 +624,7 @@ static void test_lock(void **state) {
     assert_int_equal(WEXITSTATUS(status), 0);
 
     nf_journal_close(a);
-    b = open_ok(t->dir);
-    nf_journal_close(b);
+    nf_journal_close(open_ok(t->dir));
 }
 
 /* ---- compaction ------------------------------------------------------------------------------ */
@@ -696,25 +726,12 @@ static void test_compact_fails(void **state) {
     assert_int_equal(rmdir(tmp), 0);
 
     assert_false(exists(tmp));
-    size_t m;
-    uint8_t *now = slurp(t->path, &m);
-    assert_int_equal(m, n);
-    assert_memory_equal(now, orig, n);
-    free(now);
-    assert_int_equal(nf_journal_records(j), 50);
-    assert_int_equal(nf_journal_bytes(j), n);
+    if (!same_file(t->path, orig, n)) fail_msg("the failed compaction changed the journal");
+    expect_size(t, j, n, 50);
 
     append_gen(j, 30, 9, 50); /* j still writes to the old journal */
     nf_journal_close(j);
-    coll c = {0};
-    uint64_t torn = 99;
-    j = open_replay(t->dir, &c, &torn);
-    assert_int_equal(torn, 0);
-    assert_int_equal(c.n, 51);
-    for (uint32_t i = 0; i < 51; i++)
-        check_rec(&c, i, 30, 9, i);
-    nf_journal_close(j);
-    coll_free(&c);
+    replay_expect(t->dir, 51, NULL, 30, 9);
     free(orig);
 }
 
@@ -744,39 +761,16 @@ static void test_sync_write_fails(void **state) {
         int rc = nf_journal_sync(j);
         assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
         assert_int_equal(rc, NF_EIO);
-        assert_int_equal(file_size(t->path), good);
-        assert_int_equal(nf_journal_bytes(j), good);
-        assert_int_equal(nf_journal_records(j), 3);
+        expect_size(t, j, (uint64_t)good, 3);
     }
     signal(SIGXFSZ, oldsig);
     assert_int_equal(nf_journal_sync(j), 0);
-    assert_int_equal(nf_journal_records(j), 5);
-    assert_int_equal(file_size(t->path), good + 2 * 108);
+    expect_size(t, j, (uint64_t)good + 2 * 108, 5);
     nf_journal_close(j);
-
-    coll c = {0};
-    uint64_t torn = 99;
-    j = open_replay(t->dir, &c, &torn);
-    assert_int_equal(torn, 0);
-    assert_int_equal(c.n, 5);
-    check_rec(&c, 4, 100, 10, 4);
-    nf_journal_close(j);
-    coll_free(&c);
+    replay_expect(t->dir, 5, (const uint32_t[]){40, 40, 40, 100, 100}, 0, 10);
 }
 
 /* ---- damage in the middle -------------------------------------------------------------------- */
-
-static bool same_file(const char *path, const uint8_t *want, size_t n) {
-    size_t m;
-    uint8_t *b = slurp(path, &m);
-    bool same = m == n && memcmp(b, want, n) == 0;
-    free(b);
-    return same;
-}
-
-static void expect_in(const char *msg, const char *want) {
-    if (!strstr(msg, want)) fail_msg("message '%s' lacks '%s'", msg, want);
-}
 
 /* The file holds a damaged copy of the six records with a valid frame after the damage: replay
  * must deliver the records before it, fail with NF_EPARSE and a message naming the file, the
@@ -1141,26 +1135,17 @@ static void test_sync_enospc(void **state) {
     for (int attempt = 0; attempt < 2; attempt++) {
         assert_int_equal(nf_journal_sync(j), NF_ENOSPC);
         assert_int_equal(nf_journal_last_errno(j), ENOSPC);
-        assert_int_equal(file_size(t->path), good);
-        assert_int_equal(nf_journal_bytes(j), good);
-        assert_int_equal(nf_journal_records(j), 3);
+        expect_size(t, j, (uint64_t)good, 3);
     }
     /* room again: the kept batch is written once, after the last good frame */
     assert_int_equal(unlink(fill_path), 0);
     assert_int_equal(nf_journal_sync(j), 0);
-    assert_int_equal(nf_journal_records(j), 13);
-    assert_int_equal(file_size(t->path), good + 10 * 1008);
+    expect_size(t, j, (uint64_t)good + 10 * 1008, 13);
     nf_journal_close(j);
-
-    coll c = {0};
-    uint64_t torn = 99;
-    j = open_replay(t->dir, &c, &torn);
-    assert_int_equal(torn, 0);
-    assert_int_equal(c.n, 13);
+    uint32_t lens[13];
     for (uint32_t i = 0; i < 13; i++)
-        check_rec(&c, i, i < 3 ? 40 : 1000, 14, i);
-    nf_journal_close(j);
-    coll_free(&c);
+        lens[i] = i < 3 ? 40 : 1000;
+    replay_expect(t->dir, 13, lens, 0, 14);
 }
 
 static void test_compact_enospc(void **state) {
@@ -1184,23 +1169,14 @@ static void test_compact_enospc(void **state) {
         assert_int_equal(nf_journal_last_errno(j), ENOSPC);
         assert_false(exists(tmp));
         if (!same_file(t->path, orig, n)) fail_msg("the failed compaction changed the journal");
-        assert_int_equal(nf_journal_records(j), 12);
-        assert_int_equal(nf_journal_bytes(j), n);
+        expect_size(t, j, n, 12);
     }
     /* the old journal is still in use */
     assert_int_equal(unlink(fill_path), 0);
     append_gen(j, 1000, 15, 12);
     assert_int_equal(nf_journal_sync(j), 0);
     nf_journal_close(j);
-    coll c = {0};
-    uint64_t torn = 99;
-    j = open_replay(t->dir, &c, &torn);
-    assert_int_equal(torn, 0);
-    assert_int_equal(c.n, 13);
-    for (uint32_t i = 0; i < 13; i++)
-        check_rec(&c, i, 1000, 15, i);
-    nf_journal_close(j);
-    coll_free(&c);
+    replay_expect(t->dir, 13, NULL, 1000, 15);
     free(orig);
 }
 
@@ -1242,10 +1218,7 @@ static void test_symlinks(void **state) {
         snprintf(moved, sizeof moved, "%s.moved", names[k]);
         assert_int_equal(rename(names[k], moved), 0);
         assert_int_equal(symlink(victim, names[k]), 0);
-        j = (nf_journal *)&j;
-        assert_int_equal(nf_journal_open(t->dir, &j, &d), NF_EINVAL);
-        assert_null(j);
-        assert_string_equal(d.file, names[k]);
+        open_fails(t->dir, NF_EINVAL, names[k], &d);
         expect_in(d.msg, "symbolic link");
         if (!same_file(victim, (const uint8_t *)"precious bytes", 14))
             fail_msg("the victim was opened");
@@ -1256,7 +1229,7 @@ static void test_symlinks(void **state) {
     /* a journal that is not a regular file */
     assert_int_equal(unlink(t->path), 0);
     assert_int_equal(mkfifo(t->path, 0600), 0);
-    assert_int_equal(nf_journal_open(t->dir, &j, &d), NF_EINVAL);
+    open_fails(t->dir, NF_EINVAL, NULL, &d);
     expect_in(d.msg, "not a regular file");
     assert_int_equal(unlink(t->path), 0);
 
@@ -1276,11 +1249,8 @@ static void test_symlinks(void **state) {
  * message giving the mode and the fix; nothing is created in it. */
 static void expect_bad_dir(const tdir *t, mode_t mode, const char *want) {
     assert_int_equal(chmod(t->dir, mode), 0);
-    nf_journal *j = (nf_journal *)&j;
     nf_diag d;
-    assert_int_equal(nf_journal_open(t->dir, &j, &d), NF_EINVAL);
-    assert_null(j);
-    assert_string_equal(d.file, t->dir);
+    open_fails(t->dir, NF_EINVAL, t->dir, &d);
     char m[16];
     snprintf(m, sizeof m, "mode %04o", (unsigned)mode);
     expect_in(d.msg, m);
@@ -1341,14 +1311,7 @@ static void test_alloc_append(void **state) {
         assert_int_equal(nf_journal_sync(j), 0);
         assert_int_equal(nf_journal_records(j), done);
         nf_journal_close(j);
-
-        coll c = {0};
-        j = open_replay(dir, &c, NULL);
-        assert_int_equal(c.n, done);
-        for (uint32_t i = 0; i < done; i++)
-            check_rec(&c, i, sweep_lens[i], 11, i);
-        nf_journal_close(j);
-        coll_free(&c);
+        replay_expect(dir, done, sweep_lens, 0, 11);
         rm_tree(dir);
         if (done == NSWEEP) break;
         assert_true(k < 1000);

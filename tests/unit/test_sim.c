@@ -249,14 +249,17 @@ static void test_determinism(void **state) {
     assert_true(rb.lat_mean != ra.lat_mean);
     unmake(&a);
     unmake(&b);
-    /* routers run in any order and on any thread: 1 and 3 threads, the same result (a network
-     * big enough for the parallel router phase) */
+}
+
+/* Routers run in any order and on any thread: 1 and 3 threads, the same result (a network big
+ * enough for the parallel router phase). */
+static void test_determinism_threads(void **state) {
+    (void)state;
     nf_sim_config c1 = {.pkt_flits = 4, .seed = 7, .threads = 1}, c3 = c1;
     c3.threads = 3;
-    a = make("dragonfly:a=6,p=3,h=3", "dfmin", "uniform", c1);
-    b = make("dragonfly:a=6,p=3,h=3", "dfmin", "uniform", c3);
-    ra = point(&a, 0.6, 2000);
-    rb = point(&b, 0.6, 2000);
+    rig a = make("dragonfly:a=6,p=3,h=3", "dfmin", "uniform", c1);
+    rig b = make("dragonfly:a=6,p=3,h=3", "dfmin", "uniform", c3);
+    nf_sim_result ra = point(&a, 0.6, 2000), rb = point(&b, 0.6, 2000);
     ra.wall_s = rb.wall_s = 0;
     assert_memory_equal(&ra, &rb, sizeof ra);
     unmake(&a);
@@ -447,12 +450,24 @@ static void test_dragonfly_paths(void **state) {
             nf_hops_free(h);
             nf_fabric_free(f);
         }
-    /* UGAL-G reads other routers' queues from a snapshot taken between cycles: 1, 2 and 3
-     * threads give the same figures */
+    r = make("dragonfly:a=4,p=2,h=2", "val", "worstcase",
+             (nf_sim_config){.vcs = 3, .buf_flits = 4, .seed = 2});
+    nf_sim_injection inj = {.load = 0.9};
+    nf_sim_phase ph = {.warmup = 500, .window = 10000, .drain_max = 2000};
+    assert_int_equal(nf_sim_run(r.s, &inj, &ph, NULL, NULL, &res), 0);
+    assert_true(res.saturated);
+    assert_false(res.deadlock);
+    unmake(&r);
+}
+
+/* UGAL-G reads other routers' queues from a snapshot taken between cycles: 1, 2 and 3 threads
+ * give the same figures. */
+static void test_ugal_g_threads(void **state) {
+    (void)state;
     nf_sim_result g1 = {0};
     for (unsigned th = 1; th <= 3; th++) {
         nf_sim_config cg = {.vcs = 3, .pkt_flits = 2, .seed = 17, .threads = th};
-        r = make("dragonfly:a=6,p=3,h=3", "ugal-g", "worstcase", cg);
+        rig r = make("dragonfly:a=6,p=3,h=3", "ugal-g", "worstcase", cg);
         nf_sim_injection inj = {.load = 0.35};
         nf_sim_phase ph = {.warmup = 500, .window = 2000, .drain_max = 1000};
         nf_sim_result rg;
@@ -466,14 +481,6 @@ static void test_dragonfly_paths(void **state) {
         }
         unmake(&r);
     }
-    r = make("dragonfly:a=4,p=2,h=2", "val", "worstcase",
-             (nf_sim_config){.vcs = 3, .buf_flits = 4, .seed = 2});
-    nf_sim_injection inj = {.load = 0.9};
-    nf_sim_phase ph = {.warmup = 500, .window = 10000, .drain_max = 2000};
-    assert_int_equal(nf_sim_run(r.s, &inj, &ph, NULL, NULL, &res), 0);
-    assert_true(res.saturated);
-    assert_false(res.deadlock);
-    unmake(&r);
 }
 
 /* Link failures after the tables are made (gft:leaves=4,nodes=2,spines=4: leaf 0's up links on
@@ -1016,6 +1023,58 @@ static void test_collectives_hw(void **state) {
     assert_int_equal(nf_sim_tree_reduce_i64(iv, 5, 4, NF_SIM_MAX), 0xf0);
 }
 
+/* Hardware and software collectives on a two-level fabric of 12 switches (32 endpoints, one
+ * group of all of them) run on 1, 2 and 3 threads: every message completes at the same cycle,
+ * whichever thread runs its NICs and routers. */
+static void test_collectives_threads(void **state) {
+    (void)state;
+    enum { N = 32 };
+    uint64_t want[5][N * 8] = {{0}};
+    uint32_t nmsg[5] = {0};
+    for (unsigned th = 1; th <= 3; th++) {
+        rig r = make("gft:leaves=8,nodes=4,spines=4,sib=0", "minhop", "uniform",
+                     (nf_sim_config){.vcs = 8, .pkt_flits = 2, .seed = 5, .threads = th});
+        nf_node S = r.f->n_switches, mem[N];
+        uint32_t ranks[N], off[2] = {0, N};
+        for (uint32_t i = 0; i < N; i++) {
+            mem[i] = S + i;
+            ranks[i] = (i * 7) % N; /* ranks spread over the leaves */
+        }
+        nf_groups g = {.n = 1, .off = off, .member = mem};
+        nf_mcast *m = route_groups(&r, &g, "fulb");
+        assert_int_equal(nf_sim_set_mcast(r.s, &g, m), 0);
+        for (int c = 0; c < 5; c++) {
+            nf_sim_script_clear(r.s);
+            uint32_t first, n;
+            if (c < 4)
+                assert_int_equal(nf_sim_post_hw_collective(r.s, (nf_sim_hw_coll)c, ranks, N, 8, 4,
+                                                           0, &first, &n),
+                                 0);
+            else
+                assert_int_equal(nf_sim_post_collective(r.s, NF_SIM_ALLREDUCE_RD, ranks, N, 256,
+                                                        NF_SIM_RAIL0, &first, &n),
+                                 0);
+            assert_true(n >= 1 && n <= N * 8);
+            nf_sim_script_result res;
+            assert_int_equal(nf_sim_run_script(r.s, 1000000, &res), 0);
+            if (res.done != n || res.deadlock || res.unfinished)
+                fail_msg("collective %d on %u threads: %u of %u done", c, th, res.done, n);
+            if (th == 1) nmsg[c] = n;
+            assert_int_equal(n, nmsg[c]);
+            for (uint32_t i = 0; i < n; i++) {
+                nf_sim_msg_times t;
+                nf_sim_msg_times_of(r.s, first + i, &t);
+                if (th == 1) want[c][i] = t.done;
+                if (t.done != want[c][i])
+                    fail_msg("collective %d, message %u: done at %llu on %u threads, %llu on 1", c,
+                             i, (unsigned long long)t.done, th, (unsigned long long)want[c][i]);
+            }
+        }
+        nf_mcast_free(m);
+        unmake(&r);
+    }
+}
+
 /* Every traffic pattern and routing runs where it applies, below saturation at a light load. */
 static void test_patterns_run(void **state) {
     (void)state;
@@ -1138,11 +1197,13 @@ int main(void) {
         cmocka_unit_test(test_deadlock_checker),
         cmocka_unit_test(test_watchdog),
         cmocka_unit_test(test_determinism),
+        cmocka_unit_test(test_determinism_threads),
         cmocka_unit_test(test_threads),
         cmocka_unit_test(test_dual_rail),
         cmocka_unit_test(test_collective_patterns),
         cmocka_unit_test(test_ugal_rule),
         cmocka_unit_test(test_dragonfly_paths),
+        cmocka_unit_test(test_ugal_g_threads),
         cmocka_unit_test(test_patterns_run),
         cmocka_unit_test(test_table2),
         cmocka_unit_test(test_messages_bursts),
@@ -1155,6 +1216,9 @@ int main(void) {
         cmocka_unit_test(test_collectives_sw),
         cmocka_unit_test(test_mcast_hw),
         cmocka_unit_test(test_collectives_hw),
+        cmocka_unit_test(test_collectives_threads),
     };
+    /* NF_TEST_FILTER=NAME runs one test (a cmocka glob): scripts/tsan.sh picks the threaded ones */
+    cmocka_set_test_filter(getenv("NF_TEST_FILTER"));
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
