@@ -111,6 +111,7 @@ int nf_cmd_report(int argc, char **argv) {
     }
     report_job *jobs = calloc(REPORT_N_STEPS, sizeof *jobs);
     if (!jobs) return nf_app_report(NF_ENOMEM, NULL);
+    report_text *text = NULL;
     bool selected[REPORT_N_STEPS];
     int ex = report_steps_select(only, selected);
     double t0 = nf_app_now();
@@ -118,9 +119,7 @@ int nf_cmd_report(int argc, char **argv) {
     unsigned n_selected = 0;
     for (size_t i = 0; i < REPORT_N_STEPS; i++) {
         const report_step *st = &report_steps[i];
-        jobs[i] = (report_job){.name = st->name,
-                               .cost = x.full ? st->cost_full : st->cost_quick,
-                               .selected = selected[i]};
+        jobs[i] = (report_job){.name = st->name, .selected = selected[i]};
         n_selected += selected[i];
     }
     if (par > n_selected) par = n_selected;
@@ -133,6 +132,11 @@ int nf_cmd_report(int argc, char **argv) {
         report_jobs_print(stdout, jobs, REPORT_N_STEPS);
         goto out;
     }
+    /* the page's text and the steps' costs, read before anything runs */
+    double cost[REPORT_N_STEPS];
+    if ((ex = report_steps_costs(x.full, cost)) || (ex = report_text_load(&text))) goto out;
+    for (size_t i = 0; i < REPORT_N_STEPS; i++)
+        jobs[i].cost = cost[i];
     char sub[PATH_MAX];
     snprintf(sub, sizeof sub, "%s/data", x.dir);
     bool made = mkdir_p(sub) == 0;
@@ -159,13 +163,14 @@ int nf_cmd_report(int argc, char **argv) {
         ex = 128 + sig;
         goto out;
     }
-    ex = report_page_write(&x, jobs, nf_app_now() - t0, argc, argv);
+    ex = report_page_write(text, &x, jobs, nf_app_now() - t0, argc, argv);
 out:
     for (size_t i = 0; i < REPORT_N_STEPS; i++)
         if (jobs[i].selected && jobs[i].status && ex < 128)
             fprintf(stderr, "netfab report: step %s failed (exit %d); see %s/data/%s.log\n",
                     jobs[i].name, jobs[i].status, x.dir, jobs[i].name);
     report_jobs_free(jobs, REPORT_N_STEPS);
+    report_text_free(text);
     free(jobs);
     if (ex == NF_EXIT_OK && !dry)
         fprintf(stderr, "netfab report: %s/index.html (%.0f s)\n", x.dir, nf_app_now() - t0);

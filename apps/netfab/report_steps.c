@@ -4,9 +4,11 @@
 #define _GNU_SOURCE
 #include "report_steps.h"
 #include "cmd.h"
+#include "datadir.h"
 #include "report_compare.h"
 
 #include <limits.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -182,82 +184,25 @@ static const char *const cols_tables[] = {"fabric",          "endpoints", "flat_
 
 /* a count other than REPORT_N_STEPS conflicts with the declaration in report_steps.h */
 const report_step report_steps[] = {
-    {"mcast-engines", "M", "Multicast routing engines: max EFI and routing time",
-     "<code>netfab sweep --groups ... --engine all</code>: every engine (MINIHOP, SSSP, FULB and "
-     "the root-rotating -new variants, FULB+) routes every group of each workload (2D grid, 3D "
-     "grid, random groups) on each fabric, groups in order, each seeing the loads of those "
-     "before it.",
-     "Tables 3-12 (fat tree of 40-port switches, N = 16,000; 30&times;20&times;20 torus, "
-     "N = 24,000; Dragonfly a=18, p=h=9, N = 26,406; BlueLight; TaihuLight). The cells are "
-     "images; the text states: on the fat tree MINIHOP-MC and SSSP-MC are far above FULB-MC "
-     "and the -new variants equal it exactly (Table 3); routing time from at most 2.4 s (SSSP-MC) "
-     "to under 0.2 s (FULB-MC) (Table 4), 24 s to under 2.3 s on the torus (Table 6); on the "
-     "Dragonfly, 81&times;27&times;12: MINIHOP-MC-new 41, FULB-MC 54 (Table 7); FULB-MC's max "
-     "EFI down to about 1/6 of MINIHOP-MC's on BlueLight, 1/2 on TaihuLight; SSSP-MC-new up to "
-     "48 s on TaihuLight, FULB-MC under 3 s (Table 12).",
-     cols_engines, build_engines, report_cmp_engines, 1, 30},
-    {"mcast-hist", "M", "EFI histogram of one workload",
-     "<code>netfab mcast --json</code> then <code>netfab plot efi</code>: how many inter-switch "
-     "links carry each EFI under MINIHOP, SSSP and FULB, one 3D-grid workload on a fat tree.",
-     "No histogram in the paper; its tables give only the max EFI (and, for BlueLight, the "
-     "mean).",
-     cols_hist, build_hist, NULL, 1, 2},
-    {"mcast-height", "M", "Hardware multicast: tree height 1 against 2",
-     "<code>netfab exp mcast-height</code>: a group of 4 endpoints under one switch (height 1) "
-     "or spread over switches (height 2), messages of 8 B to 8 KB, mean and p99 latency.",
-     "Fig. 1 and Table 1 (&micro;s on the machine; 4-process group, 5,000 messages per length): "
-     "height 2 costs about +20% at 8 B and about +15% at 2 KB, in the mean and the p99.",
-     NULL, build_exp, report_cmp_height, 1, 2},
-    {"mcast-efi", "M", "Hardware multicast: groups sharing one tree (EFI)",
-     "<code>netfab exp mcast-efi</code>: EFI groups of 4 forced onto one tree, all sending; mean "
-     "and p99 latency of 8 B and 2 KB messages against the EFI.",
-     "Fig. 2 and Table 2 (512 endpoints in 128 groups of 4): 2 KB messages +38% at EFI 16 and "
-     "+1,066% at EFI 128; 8 B messages grow only slightly.",
-     NULL, build_exp, report_cmp_efi, 1, 220},
-    {"mcast-workload", "M", "Hardware multicast: a job's communicators at once",
-     "<code>netfab exp mcast-workload</code>: a 3D-grid job's line communicators all broadcast "
-     "2 KB; their trees from MINIHOP, SSSP or FULB.",
-     "No latency measurement in the paper; its Table 3 (3D grids on a fat tree) shows "
-     "MINIHOP-MC = SSSP-MC far above FULB-MC in max EFI.",
-     NULL, build_exp, report_cmp_workload, 8, 575},
-    {"collectives", "S", "Hardware collectives against point-to-point ones",
-     "<code>netfab exp collectives</code>: barrier, broadcast, reduce and allreduce by the NICs' "
-     "gather tree and the root's multicast, against binomial, recursive-doubling and ring "
-     "algorithms over messages, 16 to 512 ranks.",
-     "The Sunway paper describes the hardware collectives; the text we have stops in section "
-     "3.1, before its performance section, so it gives no timing.",
-     NULL, build_exp, report_cmp_coll, 1, 4},
-    {"dual-rail", "S", "Dual-rail NICs and the reply word",
-     "<code>netfab exp dual-rail</code>: one message over one rail or two (halves fixed, or the "
-     "rail chosen per packet), idle or with rail 0 busy; when the target learns of a write.",
-     "Section 2 of the Sunway paper describes the dual-rail NIC (28 Gbps &times; 4 lanes a "
-     "port) and the RDMA operations with a reply word; the text gives no measured bandwidth or "
-     "latency.",
-     NULL, build_exp, report_cmp_dual, 1, 2},
-    {"faults", "S", "Faults: fat tree against the gft with sibling links",
-     "<code>netfab exp faults</code>: random failed switch-to-switch links (1 to 64, many "
-     "trials) and all up links of one leaf; endpoint pairs still reachable by the "
-     "fault-tolerant tables, and the saturation throughput left.",
-     "Section 2.1: with all 18 up links of a leaf failed, its endpoints still reach the rest "
-     "through the 4 sibling links (36 + 4 port split); no figure.",
-     NULL, build_exp, report_cmp_faults, 11, 990},
-    {"tables", "S", "Two-level routing tables",
-     "<code>netfab exp tables</code>: supernode tables (rows for the own supernode, rows per "
-     "other supernode) against flat ones; memory, and every lookup compared.",
-     "Section 2.2: the two-level table saves about 99.5% of the memory; no figure.", cols_tables,
-     build_exp, report_cmp_tables, 5, 92},
-    {"dragonfly-uniform", "U", "UGAL on Dragonfly: uniform traffic",
-     "<code>netfab sweep --routing dfmin,val,ugal-l,ugal-g,par --traffic uniform</code>, then "
-     "<code>netfab plot latency</code>: mean packet latency against the offered load.",
-     "The UGAL note has no measurements: minimal routing has the lowest latency at light "
-     "load, Valiant uses twice the global bandwidth (so about half the throughput under uniform "
-     "traffic), UGAL switches between them (bias 2.0-3.0).",
-     cols_dragonfly, build_dragonfly, report_cmp_dragonfly, 8, 1160},
-    {"dragonfly-worstcase", "U", "UGAL on Dragonfly: worst-case traffic",
-     "As above under worst-case traffic (every node of group i sends to group i + 1).",
-     "The UGAL note: under adversarial traffic minimal routing funnels a group's traffic over "
-     "one global link; Valiant and UGAL spread it (no numbers given).",
-     cols_dragonfly, build_dragonfly, report_cmp_dragonfly, 25, 1620},
+    {"mcast-engines", "M", "Multicast routing engines: max EFI and routing time", cols_engines,
+     build_engines, report_cmp_engines},
+    {"mcast-hist", "M", "EFI histogram of one workload", cols_hist, build_hist, NULL},
+    {"mcast-height", "M", "Hardware multicast: tree height 1 against 2", NULL, build_exp,
+     report_cmp_height},
+    {"mcast-efi", "M", "Hardware multicast: groups sharing one tree (EFI)", NULL, build_exp,
+     report_cmp_efi},
+    {"mcast-workload", "M", "Hardware multicast: a job's communicators at once", NULL, build_exp,
+     report_cmp_workload},
+    {"collectives", "S", "Hardware collectives against point-to-point ones", NULL, build_exp,
+     report_cmp_coll},
+    {"dual-rail", "S", "Dual-rail NICs and the reply word", NULL, build_exp, report_cmp_dual},
+    {"faults", "S", "Faults: fat tree against the gft with sibling links", NULL, build_exp,
+     report_cmp_faults},
+    {"tables", "S", "Two-level routing tables", cols_tables, build_exp, report_cmp_tables},
+    {"dragonfly-uniform", "U", "UGAL on Dragonfly: uniform traffic", cols_dragonfly,
+     build_dragonfly, report_cmp_dragonfly},
+    {"dragonfly-worstcase", "U", "UGAL on Dragonfly: worst-case traffic", cols_dragonfly,
+     build_dragonfly, report_cmp_dragonfly},
 };
 
 int report_steps_select(const char *only, bool selected[REPORT_N_STEPS]) {
@@ -277,4 +222,47 @@ int report_steps_select(const char *only, bool selected[REPORT_N_STEPS]) {
         p += n + (p[n] == ',');
     }
     return NF_EXIT_OK;
+}
+
+int report_steps_costs(bool full, double cost[REPORT_N_STEPS]) {
+    static const char rel[] = "report/costs.txt";
+    char *text = nf_app_data_read("netfab report", rel, NULL);
+    if (!text) return NF_EXIT_FAIL;
+    bool seen[REPORT_N_STEPS] = {false};
+    const char *why = NULL;
+    unsigned line = 0;
+    for (char *p = text, *nl; p && *p && !why; p = nl) {
+        if ((nl = strchr(p, '\n'))) *nl++ = '\0';
+        line++;
+        if (*p == '#' || p[strspn(p, " \t\r")] == '\0') continue;
+        char name[64];
+        double q, f;
+        int used = 0;
+        size_t i = REPORT_N_STEPS;
+        if (sscanf(p, "%63s %lf %lf %n", name, &q, &f, &used) != 3 || p[used] != '\0')
+            why = "want: STEP QUICK_SECONDS FULL_SECONDS";
+        else if (!(isfinite(q) && isfinite(f) && q > 0 && f > 0))
+            why = "the seconds must be positive";
+        for (size_t k = 0; k < REPORT_N_STEPS && !why; k++)
+            if (!strcmp(report_steps[k].name, name)) i = k;
+        if (!why && i == REPORT_N_STEPS) why = "no such step";
+        if (!why && seen[i]) why = "a step given twice";
+        if (!why) {
+            seen[i] = true;
+            cost[i] = full ? f : q;
+        }
+    }
+    int ex = NF_EXIT_OK;
+    if (why) {
+        fprintf(stderr, "netfab report: data file %s:%u: %s\n", rel, line, why);
+        ex = NF_EXIT_FAIL;
+    }
+    for (size_t i = 0; i < REPORT_N_STEPS && !ex; i++)
+        if (!seen[i]) {
+            fprintf(stderr, "netfab report: data file %s: no line for step %s\n", rel,
+                    report_steps[i].name);
+            ex = NF_EXIT_FAIL;
+        }
+    free(text);
+    return ex;
 }
