@@ -68,14 +68,6 @@ json_t *nf_app_mcast_json(const nf_fabric *f, const char *topo, const char *patt
                           const nf_groups *g, const nf_mcast *m, const nf_mcast_engine *e,
                           uint32_t lower_bound, bool verified);
 
-/* gnuplot for every picture (cmd_plot.c): s as a gnuplot single-quoted string (a quote doubled,
- * control characters as blanks); and a script run by gnuplot, which sets no output: its first
- * line (set terminal) is followed by the `set output` of a temporary file next to out, which
- * replaces out once gnuplot exits 0 having written it (else out is left as it was and who says
- * why on stderr). NF_EXIT_OK or NF_EXIT_FAIL. */
-void nf_app_gnuplot_quote(FILE *o, const char *s);
-int nf_app_run_gnuplot(const char *who, const char *text, size_t len, const char *out);
-
 /* Output files (output.c): opened through util/afile.h, so a file appears complete or not at
  * all. out_open opens a temporary file next to path ("-": stdout) and returns where to write,
  * or NULL after saying why ("<who>: cannot write <path>: <errno text>"). out_close commits it

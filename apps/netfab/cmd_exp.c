@@ -5,7 +5,9 @@
 #define _GNU_SOURCE
 #include "cmd.h"
 #include "exp.h"
+#include "gnuplot.h"
 #include "progress.h"
+#include "rows.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -189,10 +191,11 @@ static void print_table(json_t *rows) {
     json_decref(cols);
 }
 
+/* A plotted value: a number as it is, anything else as 0. */
 static double number(json_t *v) {
-    return json_is_integer(v) ? (double)json_integer_value(v)
-           : json_is_real(v)  ? json_real_value(v)
-                              : 0.0;
+    double d = 0.0;
+    nf_app_json_number(v, &d);
+    return d;
 }
 
 /* Whether a row is plotted (its `where` key has the value asked for), and its series' name. */
@@ -227,13 +230,10 @@ int exp_plot_rows(const exp_def *e, json_t *rows, const char *path) {
         json_decref(series);
         return nf_app_report(NF_ENOMEM, NULL);
     }
-    size_t pl = strlen(path);
-    bool svg = pl >= 4 && strcmp(path + pl - 4, ".svg") == 0;
-    /* no set output: nf_app_run_gnuplot adds its temporary file's */
-    fprintf(g, "set terminal %s size 800,520 noenhanced\n", svg ? "svg" : "pngcairo");
-    fprintf(g, "set title 'netfab exp %s'\nset xlabel '%s'\nset ylabel '%s'\nset grid\n", e->name,
-            p->xlabel, p->ylabel);
-    fprintf(g, "set key outside right\n%s%s", p->logx ? "set logscale x\n" : "",
+    char title[128];
+    snprintf(title, sizeof title, "netfab exp %s", e->name);
+    nf_app_gnuplot_head(g, path, 800, 520, title, p->xlabel, p->ylabel);
+    fprintf(g, "set grid\nset key outside right\n%s%s", p->logx ? "set logscale x\n" : "",
             p->logy ? "set logscale y\n" : "");
     fputs("plot", g);
     for (size_t j = 0; j < json_array_size(series); j++) {

@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #include "cmd.h"
 #include "progress.h"
+#include "rows.h"
 #include "simopt.h"
 #include "netfab/gen.h"
 #include "netfab/hops.h"
@@ -76,7 +77,8 @@ static void sim_usage(FILE *out) {
         "  netfab sim --topo torus:8x8,c=1 --routing dor --traffic tornado --load 0.3 --json\n");
 }
 
-/* One CSV row per switch-to-switch channel (each direction) for load point x. */
+/* One CSV row per switch-to-switch channel (each direction) for load point x; node names
+ * quoted as CSV wants when they hold a comma or a quote. */
 static void write_links(FILE *out, const nf_fabric *f, const nf_sim *s, uint32_t *flits, double x,
                         uint64_t window) {
     nf_sim_link_flits(s, flits);
@@ -85,8 +87,11 @@ static void write_links(FILE *out, const nf_fabric *f, const nf_sim *s, uint32_t
             nf_gport g = nf_port_index(f, n, p);
             nf_node peer = f->peer[g];
             if (peer == NF_NONE || peer >= f->n_switches) continue;
-            fprintf(out, "%.4f,%s,%u,%s,%u,%s,%u,%.6f\n", x, nf_node_name(f, n), p,
-                    nf_node_name(f, peer), f->peer_port[g],
+            fprintf(out, "%.4f,", x);
+            nf_app_csv_field(out, nf_node_name(f, n));
+            fprintf(out, ",%u,", p);
+            nf_app_csv_field(out, nf_node_name(f, peer));
+            fprintf(out, ",%u,%s,%u,%.6f\n", f->peer_port[g],
                     nf_link_class_name(f->link_cls[f->port_link[g]]), flits[g],
                     (double)flits[g] / (double)window);
         }

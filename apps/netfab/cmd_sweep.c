@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #include "cmd.h"
 #include "progress.h"
+#include "rows.h"
 #include "simopt.h"
 #include "netfab/groups.h"
 #include "netfab/hops.h"
@@ -360,19 +361,6 @@ static int run_mine(const grid *g, const fab *fabs, int rank, int size, unsigned
 
 /* ---- writing ------------------------------------------------------------------------------- */
 
-static void csv_field(FILE *o, const char *s) {
-    if (!strpbrk(s, ",\"\n\r")) {
-        fputs(s, o);
-        return;
-    }
-    fputc('"', o);
-    for (; *s; s++) {
-        if (*s == '"') fputc('"', o);
-        fputc(*s, o);
-    }
-    fputc('"', o);
-}
-
 /* The shortest of %.15g and %.17g that reads back as the same double. */
 static void write_real(FILE *o, double v) {
     char b[40];
@@ -393,7 +381,7 @@ static void write_csv(FILE *o, json_t *rows) {
         json_object_foreach(row, k, v) {
             if (!json_object_get(cols, k)) {
                 fputs(nc ? "," : "", o);
-                csv_field(o, k);
+                nf_app_csv_field(o, k);
                 json_object_set_new(cols, k, json_integer((json_int_t)nc++));
             }
         }
@@ -405,7 +393,7 @@ static void write_csv(FILE *o, json_t *rows) {
             json_t *x = json_object_get(row, k);
             fputs(j++ ? "," : "", o);
             if (json_is_string(x))
-                csv_field(o, json_string_value(x));
+                nf_app_csv_field(o, json_string_value(x));
             else if (json_is_integer(x))
                 fprintf(o, "%lld", (long long)json_integer_value(x));
             else if (json_is_real(x))

@@ -3,6 +3,7 @@
  * tools. JSON is streamed one node or link object at a time, so memory stays flat however large
  * the fabric is. */
 #include "netfab/export.h"
+#include "fabric/dot.h"
 #include "util/mem.h"
 
 #include <jansson.h>
@@ -12,16 +13,6 @@
 /* ---- Graphviz ------------------------------------------------------------------------------ */
 
 static const char *const class_colour[NF_LINK_NCLASSES] = {"gray50", "black", "red", "blue"};
-
-/* A DOT double-quoted string: backslash and quote escaped, control characters dropped. */
-static void dot_string(FILE *out, const char *s) {
-    putc('"', out);
-    for (; *s; s++) {
-        if (*s == '"' || *s == '\\') putc('\\', out);
-        if ((unsigned char)*s >= 0x20 && *s != 0x7f) putc(*s, out);
-    }
-    putc('"', out);
-}
 
 int nf_dot_write(const nf_fabric *f, FILE *out) {
     fprintf(out, "graph fabric {\n  // netfab %s: %u switches, %u CAs, %u links\n",
@@ -34,7 +25,7 @@ int nf_dot_write(const nf_fabric *f, FILE *out) {
         const char *name = nf_node_name(f, n);
         snprintf(guid, sizeof guid, "0x%016llx", (unsigned long long)f->guid[n]);
         fprintf(out, "  n%u [shape=%s label=", n, nf_is_switch(f, n) ? "box" : "ellipse");
-        dot_string(out, name[0] ? name : guid);
+        nf__dot_string(out, name[0] ? name : guid);
         fprintf(out, " tooltip=\"%s lid %u\"];\n", guid, f->lid[n]);
     }
     for (nf_link l = 0; l < f->n_links; l++) {

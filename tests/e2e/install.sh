@@ -1,7 +1,10 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # `make install` layout: install the build into a scratch prefix, then compile and run a program
-# against the installed headers and library found through pkg-config.
+# against the installed headers and library found through pkg-config; and run `netfab report`
+# (one quick step) from the installed tree, whose page's template and text come from the
+# installed share/netfab (a changed heading there shows on the page), and which fails clearly
+# (exit 1, naming the file) without them.
 # Usage: install.sh NETFAB SOURCE_DIR FABRICS_DIR (the build directory is NETFAB's directory)
 set -eu
 build=$(dirname "$1")
@@ -12,6 +15,20 @@ test -x "$tmp/prefix/bin/netfab"
 test -f "$tmp/prefix/include/netfab/fabric.h"
 test -f "$tmp/prefix/share/man/man1/netfab.1" # and a page per subcommand
 test -f "$tmp/prefix/share/man/man1/netfab-sim.1"
+# the report's data files, read from the installed tree, not from the source tree
+test -f "$tmp/prefix/share/netfab/report/page.html"
+sed -i 's/^\[M\] Load-balanced/[M] Installed: load-balanced/' "$tmp/prefix/share/netfab/report/papers.txt"
+"$tmp/prefix/bin/netfab" report --quick --only mcast-height --jobs 1 --out "$tmp/r" 2>"$tmp/r.err"
+grep -q '<h2>\[M\] Installed: load-balanced multicast routing' "$tmp/r/index.html"
+grep -q '<section id="mcast-height">' "$tmp/r/index.html"
+grep -q 'The paper \[M\]:</b> Fig. 1 and Table 1' "$tmp/r/index.html"
+grep -q '^body{font-family:sans-serif' "$tmp/r/index.html"
+# without them (NETFAB_DATADIR points elsewhere, or the installed directory is gone): exit 1
+st=0; NETFAB_DATADIR="$tmp/none" "$tmp/prefix/bin/netfab" report --quick --only mcast-height --out "$tmp/r2" 2>"$tmp/r.err" || st=$?
+test "$st" = 1 && grep -q "cannot read data file $tmp/none/report/" "$tmp/r.err"
+mv "$tmp/prefix/share/netfab" "$tmp/moved"
+st=0; "$tmp/prefix/bin/netfab" report --quick --only mcast-height --out "$tmp/r2" 2>"$tmp/r.err" || st=$?
+test "$st" = 1 && grep -q "cannot read data file $tmp/prefix/bin/../share/netfab/report/" "$tmp/r.err"
 pc=$(find "$tmp/prefix" -name netfab.pc | head -1)
 test -n "$pc"
 export PKG_CONFIG_PATH=$(dirname "$pc")

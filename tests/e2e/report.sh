@@ -21,6 +21,10 @@ expect 2 "$nf" report --out "$tmp/x" --only tables,nosuch; has err "no step 'nos
 expect 2 "$nf" report --out "$tmp/x" --jobs 0; has err "--jobs wants"
 expect 2 "$nf" report --out "$tmp/x" extra; has err "unexpected argument 'extra'"
 expect 1 "$nf" report --out /proc/nonexistent/r --only collectives; has err "cannot make"
+# the page's template and text are data files: without them, exit 1 before any step runs
+expect 1 env NETFAB_DATADIR="$tmp/nodata" "$nf" report --out "$tmp/nd" --only tables
+has err "cannot read data file $tmp/nodata/report/"
+[ ! -e "$tmp/nd" ] && ok || bad "report made $tmp/nd without its data files"
 
 case "${NF_SANITIZED:-0}" in
 1 | ON | TRUE | true) only="--only mcast-engines,mcast-hist,mcast-height,mcast-efi,collectives,dual-rail" ;;

@@ -103,6 +103,8 @@ static void test_dot_escaping_and_classes(void **state) {
     size_t len;
     char *text = write_str(f, nf_dot_write, &len);
     assert_non_null(strstr(text, "label=\"a\\\"b\\\\c\""));
+    /* a name that is not UTF-8 (Latin-1 e-acute): its byte above ASCII as '?' */
+    assert_non_null(strstr(text, "n1 [shape=box label=\"caf?\""));
     assert_non_null(
         strstr(text, "n2 [shape=ellipse label=\"0x0000000000000020\"")); /* unnamed: GUID */
     assert_non_null(strstr(

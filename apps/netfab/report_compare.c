@@ -1,0 +1,201 @@
+/* SPDX-License-Identifier: MIT */
+/* netfab report's comparisons: each finds in a step's rows the numbers the paper's text gives
+ * for the same experiment and writes them as a sentence (or a table) of HTML. */
+#include "report_compare.h"
+#include "exp.h"
+#include "report_page.h"
+#include "rows.h"
+
+#include <math.h>
+#include <stdbool.h>
+#include <string.h>
+
+/* A number of a row: NAN when it is missing or not a number. */
+static double num(json_t *v) {
+    double d = NAN;
+    nf_app_json_number(v, &d);
+    return d;
+}
+
+/* The number under key in the first row whose keys k1 (and k2) read v1 (and v2) as text. */
+static double find(json_t *rows, const char *key, const char *k1, const char *v1, const char *k2,
+                   const char *v2) {
+    size_t i;
+    json_t *r;
+    char b1[64], b2[64];
+    json_array_foreach(rows, i, r) {
+        if (k1 && strcmp(exp_cell_text(json_object_get(r, k1), b1), v1)) continue;
+        if (k2 && strcmp(exp_cell_text(json_object_get(r, k2), b2), v2)) continue;
+        return num(json_object_get(r, key));
+    }
+    return NAN;
+}
+
+static void pct(FILE *h, double a, double b) {
+    if (isfinite(a) && isfinite(b) && b > 0)
+        fprintf(h, "%+.1f%%", 100 * (a / b - 1));
+    else
+        fputs("(not measured at this scale)", h);
+}
+
+void report_cmp_height(FILE *h, json_t *rows) {
+    static const char *const sizes[] = {"8", "2048"};
+    fputs("Height 2 against height 1, mean latency: ", h);
+    for (int i = 0; i < 2; i++) {
+        fprintf(h, "%s%s B ", i ? "; " : "", sizes[i]);
+        pct(h, find(rows, "lat_mean", "height", "2", "msg_bytes", sizes[i]),
+            find(rows, "lat_mean", "height", "1", "msg_bytes", sizes[i]));
+    }
+    fputs(" (cycles of the simulated network, no host software).", h);
+}
+
+void report_cmp_efi(FILE *h, json_t *rows) {
+    double base = find(rows, "lat_mean", "efi", "1", "msg_bytes", "2048");
+    fputs("2 KB messages, mean latency against EFI 1: EFI 16 ", h);
+    pct(h, find(rows, "lat_mean", "efi", "16", "msg_bytes", "2048"), base);
+    fputs("; EFI 128 ", h);
+    pct(h, find(rows, "lat_mean", "efi", "128", "msg_bytes", "2048"), base);
+    fputs("; 8 B at EFI 16 ", h);
+    pct(h, find(rows, "lat_mean", "efi", "16", "msg_bytes", "8"),
+        find(rows, "lat_mean", "efi", "1", "msg_bytes", "8"));
+    fputs(". Groups send every 2,000 cycles (the paper gives no period), which sets where 2 KB "
+          "messages overload the shared links.",
+          h);
+}
+
+void report_cmp_workload(FILE *h, json_t *rows) {
+    static const char *const e[] = {"minihop", "sssp", "fulb"};
+    fputs("Max EFI of the trees / mean latency: ", h);
+    for (int i = 0; i < 3; i++)
+        fprintf(h, "%s%s %.0f / %.1f cycles", i ? "; " : "", e[i],
+                find(rows, "max_efi", "engine", e[i], NULL, NULL),
+                find(rows, "lat_mean", "engine", e[i], NULL, NULL));
+    fputs(".", h);
+}
+
+void report_cmp_faults(FILE *h, json_t *rows) {
+    fprintf(h,
+            "All up links of leaf 0 failed: endpoint pairs still reachable, fat tree %.4f, "
+            "gft with sibling links (1 rail) %.4f.",
+            find(rows, "reachability", "fabric", "fat tree", "case", "leaf 0 up links"),
+            find(rows, "reachability", "fabric", "gft, 1 rail", "case", "leaf 0 up links"));
+}
+
+void report_cmp_tables(FILE *h, json_t *rows) {
+    double s = find(rows, "saved", "endpoints", "262144", NULL, NULL);
+    fprintf(h, "Two-level tables at 262,144 endpoints save %.2f%% of the flat tables' memory.",
+            100 * s);
+}
+
+void report_cmp_coll(FILE *h, json_t *rows) {
+    double hw = NAN, sw = NAN;
+    const char *n = NULL;
+    size_t i;
+    json_t *r;
+    char b[64];
+    json_array_foreach(rows, i, r) { /* the largest job measured */
+        if (strcmp(exp_cell_text(json_object_get(r, "op"), b), "allreduce")) continue;
+        const char *impl = json_string_value(json_object_get(r, "impl"));
+        const char *alg = json_string_value(json_object_get(r, "algorithm"));
+        if (impl && !strcmp(impl, "hw")) hw = num(json_object_get(r, "lat_mean"));
+        if (alg && !strcmp(alg, "recursive doubling")) sw = num(json_object_get(r, "lat_mean"));
+        n = exp_cell_text(json_object_get(r, "nodes"), b);
+    }
+    fprintf(h, "Allreduce on %s ranks: hardware %.0f cycles, recursive doubling %.0f (%.1fx).",
+            n ? n : "?", hw, sw, sw / hw);
+}
+
+void report_cmp_dual(FILE *h, json_t *rows) {
+    double one = NAN, two = NAN, b = 0;
+    size_t i;
+    json_t *r;
+    json_array_foreach(rows, i, r) { /* the largest message */
+        const char *m = json_string_value(json_object_get(r, "measure"));
+        const char *mode = json_string_value(json_object_get(r, "mode"));
+        double mb = num(json_object_get(r, "msg_bytes"));
+        if (!m || strcmp(m, "bandwidth") || !mode || mb < b) continue;
+        b = mb;
+        if (!strcmp(mode, "rail 0")) one = num(json_object_get(r, "bandwidth"));
+        if (!strcmp(mode, "dynamic")) two = num(json_object_get(r, "bandwidth"));
+    }
+    fprintf(h,
+            "A %.0f-byte message: %.2f bytes/cycle on one rail, %.2f on two with the rail chosen "
+            "per packet (%.2fx).",
+            b, one, two, two / one);
+}
+
+/* The saturation throughput of each routing: its largest accepted load. */
+void report_cmp_dragonfly(FILE *h, json_t *rows) {
+    static const char *const rs[] = {"dfmin", "val", "ugal-l", "ugal-g", "par"};
+    fputs("Largest accepted load (flits per endpoint per cycle): ", h);
+    for (int k = 0; k < 5; k++) {
+        double best = 0;
+        size_t i;
+        json_t *r;
+        json_array_foreach(rows, i, r) {
+            const char *rn = json_string_value(json_object_get(r, "routing"));
+            double a = num(json_object_get(r, "accepted"));
+            if (rn && !strcmp(rn, rs[k]) && a > best) best = a;
+        }
+        fprintf(h, "%s%s %.3f", k ? "; " : "", rs[k], best);
+    }
+    fputs(".", h);
+}
+
+/* Max EFI and routing time per fabric and workload (rows) and engine (columns), as the paper's
+ * Tables 3-12 lay them out. */
+void report_cmp_engines(FILE *h, json_t *rows) {
+    json_t *engines = json_array(), *cases = json_array();
+    size_t i;
+    json_t *r;
+    json_array_foreach(rows, i, r) {
+        json_t *e = json_object_get(r, "engine");
+        json_t *c =
+            json_pack("[O, O]", json_object_get(r, "topo"), json_object_get(r, "groups_spec"));
+        bool seen_e = false, seen_c = false;
+        for (size_t j = 0; j < json_array_size(engines); j++)
+            seen_e |= json_equal(json_array_get(engines, j), e);
+        for (size_t j = 0; j < json_array_size(cases); j++)
+            seen_c |= json_equal(json_array_get(cases, j), c);
+        if (!seen_e && json_is_string(e)) json_array_append(engines, e);
+        if (!seen_c && c) json_array_append(cases, c);
+        json_decref(c);
+    }
+    fputs("max EFI, and routing time in ms, per engine:</p>\n<div class=\"scroll\"><table>\n"
+          "<tr><th>fabric</th><th>groups</th>",
+          h);
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t j = 0; j < json_array_size(engines); j++) {
+            fprintf(h, "<th>%s ", pass ? "ms" : "EFI");
+            report_html_text(h, json_string_value(json_array_get(engines, j)));
+            fputs("</th>", h);
+        }
+    fputs("</tr>\n", h);
+    for (size_t k = 0; k < json_array_size(cases); k++) {
+        const char *t = json_string_value(json_array_get(json_array_get(cases, k), 0));
+        const char *g = json_string_value(json_array_get(json_array_get(cases, k), 1));
+        fputs("<tr><td>", h);
+        report_html_text(h, t);
+        fputs("</td><td>", h);
+        report_html_text(h, g);
+        fputs("</td>", h);
+        for (int pass = 0; pass < 2; pass++)
+            for (size_t j = 0; j < json_array_size(engines); j++) {
+                const char *e = json_string_value(json_array_get(engines, j));
+                double v = NAN;
+                json_array_foreach(rows, i, r) {
+                    const char *e2 = json_string_value(json_object_get(r, "engine"));
+                    const char *t2 = json_string_value(json_object_get(r, "topo"));
+                    const char *g2 = json_string_value(json_object_get(r, "groups_spec"));
+                    if (e2 && t2 && g2 && !strcmp(e2, e) && !strcmp(t2, t) && !strcmp(g2, g))
+                        v = num(json_object_get(r, pass ? "route_s" : "max_efi"));
+                }
+                fprintf(h, pass ? "<td class=\"n\">%.2f</td>" : "<td class=\"n\">%.0f</td>",
+                        pass ? 1e3 * v : v);
+            }
+        fputs("</tr>\n", h);
+    }
+    fputs("</table></div><p>", h);
+    json_decref(engines);
+    json_decref(cases);
+}

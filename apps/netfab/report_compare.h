@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: MIT */
+/* netfab report's comparisons: from a step's rows, the figure measured here that matches what
+ * the paper reports, as HTML for the page's "Here:" line (cmp_engines also a table). Numbers the
+ * scale did not measure read "(not measured at this scale)" or NaN. */
+#ifndef NETFAB_APP_REPORT_COMPARE_H
+#define NETFAB_APP_REPORT_COMPARE_H
+
+#include <jansson.h>
+#include <stdio.h>
+
+void report_cmp_engines(FILE *h, json_t *rows);   /* max EFI and routing time per engine */
+void report_cmp_height(FILE *h, json_t *rows);    /* tree height 2 against 1 */
+void report_cmp_efi(FILE *h, json_t *rows);       /* latency against EFI */
+void report_cmp_workload(FILE *h, json_t *rows);  /* max EFI and latency per engine */
+void report_cmp_coll(FILE *h, json_t *rows);      /* hardware allreduce against software */
+void report_cmp_dual(FILE *h, json_t *rows);      /* one rail against two */
+void report_cmp_faults(FILE *h, json_t *rows);    /* reachability with a leaf cut off */
+void report_cmp_tables(FILE *h, json_t *rows);    /* two-level tables' memory saved */
+void report_cmp_dragonfly(FILE *h, json_t *rows); /* saturation throughput per routing */
+
+#endif
