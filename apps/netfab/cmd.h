@@ -88,17 +88,24 @@ int nf_app_out_close(nf__afile *a, const char *who, const char *path, int rc);
  * unfinished outputs' temporary files, then die of the signal. main() calls it once. */
 void nf_app_catch_signals(void);
 
-/* A count option from 1 to max (--threads, --jobs): NF_EXIT_OK, or NF_EXIT_USAGE after
- * "netfab: <opt> wants a whole number from 1 to <max>, not '<s>'". nf_app_threads is it for
+/* The most threads --threads may ask for, in every command. A count option from 1 to max
+ * (--threads, --jobs): NF_EXIT_OK, or NF_EXIT_USAGE after "netfab: <opt> wants a whole number from
+ * 1 to <max>, not '<s>'". nf_app_threads is it for
  * --threads, the same range in every command. */
 enum { NF_APP_MAX_THREADS = 1024 };
 int nf_app_count(const char *opt, const char *s, unsigned max, unsigned *out);
 
-/* A whole number from lo to hi for option opt, in decimal or in hexadecimal after 0x, read
- * exactly (no detour through double: seeds up to 2^64 - 1 keep every bit; no sign, no octal):
- * NF_EXIT_OK, or NF_EXIT_USAGE after "netfab: <opt> wants a whole number from <lo> to <hi>, not
- * '<s>'". Every integer option goes through it; nf_app_seed is it for seeds (0 .. 2^64 - 1). */
-int nf_app_u64(const char *opt, const char *s, uint64_t lo, uint64_t hi, uint64_t *out);
+/* The one integer parser: a whole number from lo to hi in decimal or in hexadecimal after 0x,
+ * read exactly (no detour through double: seeds up to 2^64 - 1 keep every bit; no sign, no
+ * blanks, no octal, no exponent). 0, or -1 (nothing said, *out untouched). The option layer
+ * (opts.h) says why. */
+int nf_app_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out);
+
+/* The one real parser: a number as strtod reads it, all of s (no blanks around it, nothing
+ * after it), finite (inf only with allow_inf; nan never), not out of double's range. 0, or -1
+ * (nothing said, *out untouched). */
+int nf_app_real(const char *s, bool allow_inf, double *out);
+
 int nf_app_seed(const char *opt, const char *s, uint64_t *out);
 int nf_app_threads(const char *s, int *out);
 
