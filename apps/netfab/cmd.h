@@ -88,12 +88,8 @@ int nf_app_out_close(nf__afile *a, const char *who, const char *path, int rc);
  * unfinished outputs' temporary files, then die of the signal. main() calls it once. */
 void nf_app_catch_signals(void);
 
-/* The most threads --threads may ask for, in every command. A count option from 1 to max
- * (--threads, --jobs): NF_EXIT_OK, or NF_EXIT_USAGE after "netfab: <opt> wants a whole number from
- * 1 to <max>, not '<s>'". nf_app_threads is it for
- * --threads, the same range in every command. */
+/* The most threads --threads may ask for, the same in every command (opts.h NF_OPT_THREADS). */
 enum { NF_APP_MAX_THREADS = 1024 };
-int nf_app_count(const char *opt, const char *s, unsigned max, unsigned *out);
 
 /* The one integer parser: a whole number from lo to hi in decimal or in hexadecimal after 0x,
  * read exactly (no detour through double: seeds up to 2^64 - 1 keep every bit; no sign, no
@@ -105,9 +101,6 @@ int nf_app_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out);
  * after it), finite (inf only with allow_inf; nan never), not out of double's range. 0, or -1
  * (nothing said, *out untouched). */
 int nf_app_real(const char *s, bool allow_inf, double *out);
-
-int nf_app_seed(const char *opt, const char *s, uint64_t *out);
-int nf_app_threads(const char *s, int *out);
 
 /* Wall-clock seconds since an arbitrary origin, and peak resident set size in KiB. */
 double nf_app_now(void);

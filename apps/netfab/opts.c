@@ -178,13 +178,13 @@ int nf_opt_parse(const nf_cmd_spec *s, int argc, char **argv, int *argi) {
     shorts[k++] = ':';
     for (size_t i = 0; i < n; i++) {
         const nf_opt *o = row_at(s, i);
-        assert(o->kind == NF_OPT_FLAG || o->kind == NF_OPT_STR || o->kind == NF_OPT_STRS ||
-               o->kind == NF_OPT_CUSTOM || o->size == 1 || o->size == 2 || o->size == 4 ||
-               o->size == 8 || o->kind == NF_OPT_REAL);
+        /* the table's own consistency: fields that can hold every value the row admits */
         assert(o->kind != NF_OPT_UINT ||
-               (o->lo <= o->hi && (o->size == 8 || o->hi >> (8 * o->size) == 0)));
+               (o->lo <= o->hi && (o->size == 8 || (o->size < 8 && o->hi >> (8 * o->size) == 0))));
+        assert(o->kind != NF_OPT_CHOICE || (o->size >= 1 && o->size <= 8));
         assert(o->kind != NF_OPT_SEED || o->size == 8);
         assert(o->kind != NF_OPT_REAL || o->size == sizeof(double));
+        assert(o->kind != NF_OPT_CUSTOM || o->parse);
         lo[i] = (struct option){o->name, takes_arg(o) ? required_argument : no_argument, NULL,
                                 ROW_CODE + (int)i};
         if (o->short_name) {

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* What every command shares about its output files and its options: files written through
  * util/afile.h so that they appear complete or not at all (also when SIGINT or SIGTERM ends the
- * run), and one parser for --threads and the other counts. */
+ * run), and the one parser of whole numbers and the one of reals that every option goes
+ * through (opts.h). */
 #include "cmd.h"
 
 #include <ctype.h>
@@ -96,30 +97,4 @@ int nf_app_real(const char *s, bool allow_inf, double *out) {
     if (*end || errno || isnan(v) || (isinf(v) && !allow_inf)) return -1;
     *out = v;
     return 0;
-}
-
-/* The messages of the options not yet on the option layer (opts.h). */
-static int say_u64(const char *opt, const char *s, uint64_t lo, uint64_t hi, uint64_t *out) {
-    if (nf_app_u64(s, lo, hi, out) == 0) return NF_EXIT_OK;
-    fprintf(stderr, "netfab: %s wants a whole number from %llu to %llu, not '%s'\n", opt,
-            (unsigned long long)lo, (unsigned long long)hi, s);
-    return NF_EXIT_USAGE;
-}
-
-int nf_app_seed(const char *opt, const char *s, uint64_t *out) {
-    return say_u64(opt, s, 0, UINT64_MAX, out);
-}
-
-int nf_app_count(const char *opt, const char *s, unsigned max, unsigned *out) {
-    uint64_t v;
-    int ex = say_u64(opt, s, 1, max, &v);
-    if (!ex) *out = (unsigned)v;
-    return ex;
-}
-
-int nf_app_threads(const char *s, int *out) {
-    unsigned v;
-    int ex = nf_app_count("--threads", s, NF_APP_MAX_THREADS, &v);
-    if (!ex) *out = (int)v;
-    return ex;
 }
