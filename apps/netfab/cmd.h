@@ -52,10 +52,33 @@ typedef struct nf_fabric nf_fabric;
 typedef struct nf_hops nf_hops;
 int nf_app_fabric(const char *topo, int threads, nf_fabric **f, nf_hops **h);
 
-/* --fail-links ARG: a number N (N switch-to-switch links that are up, drawn with seed) or a
- * file of "NODE PORT" lines; sets them down in f and their count in *n. NF_EXIT_OK, or prints
- * why not and returns the exit status. */
-int nf_app_fail_links(nf_fabric *f, const char *arg, uint64_t seed, unsigned *n);
+/* --fail-links N|FILE (fail.c): a number N (N switch-to-switch links that are up, drawn with a
+ * seed) or a file of "NODE PORT" lines (a node's name or 0xGUID, a port), read when the option
+ * is parsed. */
+typedef struct nf_app_fail_line {
+    char *node;
+    unsigned port;
+    int line;
+} nf_app_fail_line;
+typedef struct nf_app_fail {
+    uint64_t count;   /* N, when path is NULL */
+    const char *path; /* FILE, and its lines: */
+    nf_app_fail_line *v;
+    size_t n;
+} nf_app_fail;
+
+/* The option layer's parser of --fail-links (an nf_opt row of kind NF_OPT_CUSTOM whose dst is
+ * an nf_app_fail): NF_EXIT_OK, NF_EXIT_USAGE for a malformed line, NF_EXIT_FAIL when the file
+ * cannot be read. nf_app_fail_fini releases what it holds (and clears it). */
+typedef struct nf_opt nf_opt;
+int nf_app_fail_arg(const char *cmd, const nf_opt *o, const char *arg);
+void nf_app_fail_fini(nf_app_fail *fl);
+
+/* Sets the links fl names down in f (N of them drawn with seed) and their count in *n.
+ * NF_EXIT_OK, or prints why not ("netfab CMD: ...": a name f lacks, more links than are up) and
+ * returns the exit status. */
+int nf_app_fail_links(const char *cmd, nf_fabric *f, const nf_app_fail *fl, uint64_t seed,
+                      unsigned *n);
 
 /* One engine's routing of a workload as netfab mcast --json prints it: the statistics, the
  * lower bound given, timings, and efi_hist ([EFI, inter-switch links with it] pairs). NULL when

@@ -57,7 +57,7 @@ typedef struct sim_plan {
     nf_sim_injection inj;
     const nf_sim_routing *r;
     const nf_sim_traffic *t;
-    const char *fail;        /* --fail-links, or NULL */
+    const nf_app_fail *fail; /* --fail-links, or NULL */
     uint64_t fail_at;        /* --fail-at, or UINT64_MAX */
     bool json;
     const double *points;
@@ -71,7 +71,7 @@ static int sim_run(sim_plan *p) {
     const nf_sim_config c = p->c;
     const nf_sim_phase ph = p->ph;
     nf_sim_injection inj = p->inj;
-    const char *fail_arg = p->fail;
+    const nf_app_fail *fail_arg = p->fail;
     uint64_t fail_at = p->fail_at;
     bool json = p->json, exclude = c.exclude_unroutable;
     const double *points = p->points;
@@ -92,7 +92,7 @@ static int sim_run(sim_plan *p) {
     uint8_t *was = fail_arg ? malloc((size_t)f->n_links + 1) : NULL;
     if (fail_arg && was) memcpy(was, f->link_state, f->n_links);
     if (fail_arg &&
-        (!was || (rc = nf_app_fail_links(f, fail_arg, c.seed ? c.seed : 1, &failed)))) {
+        (!was || (rc = nf_app_fail_links("sim", f, fail_arg, c.seed ? c.seed : 1, &failed)))) {
         free(was);
         nf_sim_free(s);
         nf_hops_free(h);
@@ -211,7 +211,7 @@ int nf_cmd_sim(int argc, char **argv) {
     bool json = false, load_given = false, fail_at_given = false;
     int threads = 0;
     uint64_t fail_at = 0;
-    const char *fail = NULL;
+    nf_app_fail fail = {0};
     bool fail_given = false;
     nf_app_sim_knobs k;
     nf_app_sim_knobs_init(&k);
@@ -261,8 +261,9 @@ int nf_cmd_sim(int argc, char **argv) {
                  "per load point, as CSV (load,switch,port,peer,peer_port,class,flits,util)"},
         {.name = "fail-links",
          .arg = "N|FILE",
-         .kind = NF_OPT_STR,
+         .kind = NF_OPT_CUSTOM,
          NF_OPT_TO(fail),
+         .parse = nf_app_fail_arg,
          .given = &fail_given,
          .help = "set N random switch-to-switch links down (--seed), or FILE the links of its "
                  "'NODE PORT' lines (a name or 0xGUID), after the routing has made its tables: "
@@ -315,6 +316,7 @@ int nf_cmd_sim(int argc, char **argv) {
                     "--json\n"};
     int argi, ex = nf_opt_parse(&spec, argc, argv, &argi);
     if (ex) {
+        nf_app_fail_fini(&fail);
         return ex == NF_OPT_HELP ? NF_EXIT_OK : ex;
     }
     /* validation, all before the fabric is built */
@@ -334,6 +336,7 @@ int nf_cmd_sim(int argc, char **argv) {
     if (!ex && sweep) ex = nf_app_load_points("sim", "--sweep", sweep, true, &pts, &n_points);
     if (ex) {
         free(pts);
+        nf_app_fail_fini(&fail);
         return ex;
     }
     if (sweep)
@@ -349,13 +352,15 @@ int nf_cmd_sim(int argc, char **argv) {
                      .inj = k.inj,
                      .r = r,
                      .t = t,
-                     .fail = fail_given ? fail : NULL,
+                     .fail = fail_given ? &fail : NULL,
                      .fail_at = fail_at_given ? fail_at : UINT64_MAX,
                      .json = json,
                      .points = points,
                      .n_points = n_points};
     plan.c.threads = (unsigned)threads;
-    return sim_run(&plan);
+    ex = sim_run(&plan);
+    nf_app_fail_fini(&fail);
+    return ex;
 }
 
 int nf_cmd_route(int argc, char **argv) {

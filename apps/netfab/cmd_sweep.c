@@ -203,6 +203,15 @@ static void cell_progress(void *ud, double f) {
     nf_progress_set(&t->bar, ((double)t->done + f) / (double)t->total);
 }
 
+/* A seed as a JSON value: an integer, or above 2^63 - 1 (beyond jansson's integers) the string
+ * of its decimal digits, so that every bit shows. NULL when out of memory. */
+static json_t *seed_json(uint64_t seed) {
+    char digits[24];
+    if (seed <= INT64_MAX) return json_integer((json_int_t)seed);
+    snprintf(digits, sizeof digits, "%llu", (unsigned long long)seed);
+    return json_string(digits);
+}
+
 /* Runs cell i; the result object, or NULL with *err set (a malloc'd message) and *code the exit
  * status the failure calls for: NF_EXIT_USAGE when the fabric leaves pairs of the cell's traffic
  * with no path (netfab sim's check), else NF_EXIT_FAIL. */
@@ -249,15 +258,15 @@ static json_t *run_cell(const grid *g, const fab *fabs, worker *w, size_t i, uns
             o = nf_app_mcast_json(fb->f, g->topo.v[c.t], g->a.v[c.a], w->groups, m, e, w->lb,
                                   verified);
         nf_mcast_free(m);
-        if (o) json_object_set_new(o, "seed", json_integer((json_int_t)g->seed[c.s]));
+        if (o) json_object_set_new(o, "seed", seed_json(g->seed[c.s]));
     } else if (!rc) {
         nf_sim_injection inj = g->k.inj;
         inj.load = g->load[c.l];
         nf_sim_result res;
         rc = nf_sim_run(w->sim, &inj, &g->k.ph, progress ? cell_progress : NULL, progress, &res);
         if (!rc) {
-            o = json_pack("{s:s, s:s, s:s, s:I}", "topo", g->topo.v[c.t], "routing", g->a.v[c.a],
-                          "traffic", g->b.v[c.b], "seed", (json_int_t)g->seed[c.s]);
+            o = json_pack("{s:s, s:s, s:s, s:o}", "topo", g->topo.v[c.t], "routing", g->a.v[c.a],
+                          "traffic", g->b.v[c.b], "seed", seed_json(g->seed[c.s]));
             json_t *r = nf_app_sim_result_json(g->load[c.l], &res, 0, g->k.c.exclude_unroutable);
             if (!o || !r || json_object_update(o, r)) json_decref(o), o = NULL;
             json_decref(r);
@@ -408,7 +417,8 @@ static void write_csv(FILE *o, json_t *rows) {
 static int launcher_env(const char *const *names) {
     for (; *names; names++) {
         const char *v = getenv(*names);
-        if (v && *v) return atoi(v);
+        uint64_t x;
+        if (v && nf_app_u64(v, 0, INT32_MAX, &x) == 0) return (int)x;
     }
     return -1;
 }
@@ -611,7 +621,8 @@ static int parse(int argc, char **argv, grid *g, unsigned *threads, bool *json, 
          .kind = NF_OPT_STR,
          NF_OPT_TO(seeds),
          .help = "the seeds (default 0 for simulations, as netfab sim; 1 for multicast, as "
-                 "netfab mcast)"},
+                 "netfab mcast); a seed above 2^63 - 1 shows in the JSON as the string of its "
+                 "digits"},
         {NF_OPT_THREADS(*threads, "OpenMP threads in a rank (default: the processors the rank "
                                   "may use)")},
         {.name = "json",
