@@ -4,6 +4,7 @@
 #define NETFAB_APP_CLIENT_H
 
 #include "cmd.h"
+#include "opts.h"
 #include "netfab/smd.h"
 
 #include <stdbool.h>
@@ -18,10 +19,23 @@ typedef struct nf_client_args {
     bool retries_set, json, all, dump;
 } nf_client_args;
 
-/* Parses --server --mgid --port-guid/--port-gid --member-count --timeout --retries --json --all
- * --dump. Returns NF_EXIT_OK, NF_EXIT_USAGE (message printed), or 100 after --help. */
-int nf_client_parse(nf_client_args *a, const char *cmd, int argc, char **argv,
-                    void (*usage)(FILE *));
+/* The client options, as bits of `which` for nf_client_opts. */
+enum {
+    NF_CLI_MGID = 1,  /* --mgid GID */
+    NF_CLI_PORT = 2,  /* --port-guid G, --port-gid GID */
+    NF_CLI_COUNT = 4, /* --member-count N */
+    NF_CLI_STATE = 8, /* --all, --dump, --window N */
+    NF_CLI_MAX_ROWS = 13
+};
+
+/* Fills rows (room for NF_CLI_MAX_ROWS) with the option rows of a client command that writes
+ * into a (cleared here): --server, --key, --timeout, --retries and --json always, the others
+ * as which says; returns their count. */
+size_t nf_client_opts(nf_client_args *a, unsigned which, nf_opt *rows);
+
+/* After parsing: --server is there, and --timeout without --retries means 10 retries.
+ * NF_EXIT_OK or NF_EXIT_USAGE after saying why. */
+int nf_client_check(nf_client_args *a, const char *cmd);
 
 /* A short text for an SA/MAD status. */
 const char *nf_client_status(uint16_t status);

@@ -52,10 +52,33 @@ typedef struct nf_fabric nf_fabric;
 typedef struct nf_hops nf_hops;
 int nf_app_fabric(const char *topo, int threads, nf_fabric **f, nf_hops **h);
 
-/* --fail-links ARG: a number N (N switch-to-switch links that are up, drawn with seed) or a
- * file of "NODE PORT" lines; sets them down in f and their count in *n. NF_EXIT_OK, or prints
- * why not and returns the exit status. */
-int nf_app_fail_links(nf_fabric *f, const char *arg, uint64_t seed, unsigned *n);
+/* --fail-links N|FILE (fail.c): a number N (N switch-to-switch links that are up, drawn with a
+ * seed) or a file of "NODE PORT" lines (a node's name or 0xGUID, a port), read when the option
+ * is parsed. */
+typedef struct nf_app_fail_line {
+    char *node;
+    unsigned port;
+    int line;
+} nf_app_fail_line;
+typedef struct nf_app_fail {
+    uint64_t count;   /* N, when path is NULL */
+    const char *path; /* FILE, and its lines: */
+    nf_app_fail_line *v;
+    size_t n;
+} nf_app_fail;
+
+/* The option layer's parser of --fail-links (an nf_opt row of kind NF_OPT_CUSTOM whose dst is
+ * an nf_app_fail): NF_EXIT_OK, NF_EXIT_USAGE for a malformed line, NF_EXIT_FAIL when the file
+ * cannot be read. nf_app_fail_fini releases what it holds (and clears it). */
+typedef struct nf_opt nf_opt;
+int nf_app_fail_arg(const char *cmd, const nf_opt *o, const char *arg);
+void nf_app_fail_fini(nf_app_fail *fl);
+
+/* Sets the links fl names down in f (N of them drawn with seed) and their count in *n.
+ * NF_EXIT_OK, or prints why not ("netfab CMD: ...": a name f lacks, more links than are up) and
+ * returns the exit status. */
+int nf_app_fail_links(const char *cmd, nf_fabric *f, const nf_app_fail *fl, uint64_t seed,
+                      unsigned *n);
 
 /* One engine's routing of a workload as netfab mcast --json prints it: the statistics, the
  * lower bound given, timings, and efi_hist ([EFI, inter-switch links with it] pairs). NULL when
@@ -80,19 +103,19 @@ int nf_app_out_close(nf__afile *a, const char *who, const char *path, int rc);
  * unfinished outputs' temporary files, then die of the signal. main() calls it once. */
 void nf_app_catch_signals(void);
 
-/* A count option from 1 to max (--threads, --jobs): NF_EXIT_OK, or NF_EXIT_USAGE after
- * "netfab: <opt> wants a whole number from 1 to <max>, not '<s>'". nf_app_threads is it for
- * --threads, the same range in every command. */
+/* The most threads --threads may ask for, the same in every command (opts.h NF_OPT_THREADS). */
 enum { NF_APP_MAX_THREADS = 1024 };
-int nf_app_count(const char *opt, const char *s, unsigned max, unsigned *out);
 
-/* A whole number from lo to hi for option opt, in decimal or in hexadecimal after 0x, read
- * exactly (no detour through double: seeds up to 2^64 - 1 keep every bit; no sign, no octal):
- * NF_EXIT_OK, or NF_EXIT_USAGE after "netfab: <opt> wants a whole number from <lo> to <hi>, not
- * '<s>'". Every integer option goes through it; nf_app_seed is it for seeds (0 .. 2^64 - 1). */
-int nf_app_u64(const char *opt, const char *s, uint64_t lo, uint64_t hi, uint64_t *out);
-int nf_app_seed(const char *opt, const char *s, uint64_t *out);
-int nf_app_threads(const char *s, int *out);
+/* The one integer parser: a whole number from lo to hi in decimal or in hexadecimal after 0x,
+ * read exactly (no detour through double: seeds up to 2^64 - 1 keep every bit; no sign, no
+ * blanks, no octal, no exponent). 0, or -1 (nothing said, *out untouched). The option layer
+ * (opts.h) says why. */
+int nf_app_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out);
+
+/* The one real parser: a number as strtod reads it, all of s (no blanks around it, nothing
+ * after it), finite (inf only with allow_inf; nan never), not out of double's range. 0, or -1
+ * (nothing said, *out untouched). */
+int nf_app_real(const char *s, bool allow_inf, double *out);
 
 /* Wall-clock seconds since an arbitrary origin, and peak resident set size in KiB. */
 double nf_app_now(void);

@@ -4,6 +4,7 @@
  * gnuplot. `netfab exp list` lists the experiments. */
 #define _GNU_SOURCE
 #include "cmd.h"
+#include "opts.h"
 #include "exp.h"
 #include "gnuplot.h"
 #include "progress.h"
@@ -11,7 +12,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -124,17 +124,12 @@ int exp_run(const exp_def *e, const exp_opts *o, json_t *rows, nf_progress *bar,
     return rc;
 }
 
-static void exp_usage(FILE *out) {
-    fprintf(out, "usage: netfab exp NAME [--quick] [--json] [--plot FILE.png] [--threads N]\n"
-                 "                        [--seed S]\n"
-                 "       netfab exp list\n\n"
-                 "Runs one of the papers' experiments and prints one row per measured point\n"
-                 "(a table, or {\"rows\": [...]} with --json). --quick: the small version, under\n"
-                 "a minute on 2 cores. --plot draws the rows with gnuplot into a PNG.\n\n"
-                 "experiments:\n");
+/* The experiments, for --help. */
+static void exp_list(FILE *out) {
+    fprintf(out, "experiments:\n");
     for (size_t i = 0; i < N_EXP; i++)
         fprintf(out, "  %-16s %s\n", experiments[i].name, experiments[i].summary);
-    fprintf(out, "\nexample:\n  netfab exp tables --quick --json\n");
+    fputc('\n', out);
 }
 
 /* A cell as text: integers whole, reals to 4 significant digits, "-" for a missing value. */
@@ -258,42 +253,47 @@ int exp_plot_rows(const exp_def *e, json_t *rows, const char *path) {
 }
 
 int nf_cmd_exp(int argc, char **argv) {
-    enum { O_QUICK = 256, O_JSON, O_PLOT, O_THR, O_SEED };
-    static const struct option lo[] = {{"quick", 0, NULL, O_QUICK}, {"json", 0, NULL, O_JSON},
-                                       {"plot", 1, NULL, O_PLOT},   {"threads", 1, NULL, O_THR},
-                                       {"seed", 1, NULL, O_SEED},   {"help", 0, NULL, 'h'},
-                                       {NULL, 0, NULL, 0}};
     exp_opts o = {.seed = 1};
     bool json = false;
     const char *plot = NULL;
-    optind = 1;
-    opterr = 0;
-    int ch;
-    while ((ch = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
-        switch (ch) {
-        case O_QUICK: o.quick = true; break;
-        case O_JSON: json = true; break;
-        case O_PLOT: plot = optarg; break;
-        case O_THR:
-            if (nf_app_threads(optarg, &o.threads)) return NF_EXIT_USAGE;
-            break;
-        case O_SEED:
-            if (nf_app_seed("--seed", optarg, &o.seed)) return NF_EXIT_USAGE;
-            break;
-        case 'h': exp_usage(stdout); return NF_EXIT_OK;
-        default:
-            fprintf(stderr, "netfab: exp: unknown or incomplete option '%s'\n", argv[optind - 1]);
-            exp_usage(stderr);
-            return NF_EXIT_USAGE;
-        }
-    }
-    if (optind != argc - 1) {
-        fprintf(stderr, "netfab: exp: %s\n",
-                optind == argc ? "which experiment? (netfab exp list)"
-                               : "one experiment at a time");
-        return NF_EXIT_USAGE;
-    }
-    const char *name = argv[optind];
+    const nf_opt opts[] = {
+        {.name = "quick",
+         .kind = NF_OPT_FLAG,
+         NF_OPT_TO(o.quick),
+         .help = "the small version, under a minute on 2 cores"},
+        {.name = "json",
+         .kind = NF_OPT_FLAG,
+         NF_OPT_TO(json),
+         .help = "{\"experiment\": NAME, \"quick\": ..., \"rows\": [...]} instead of a table"},
+        {.name = "plot",
+         .arg = "FILE.png",
+         .kind = NF_OPT_STR,
+         NF_OPT_TO(plot),
+         .help = "draw the rows with gnuplot into a PNG (an SVG when FILE ends in .svg)"},
+        {NF_OPT_THREADS(o.threads, "threads (default: OpenMP's)")},
+        {.name = "seed",
+         .arg = "S",
+         .kind = NF_OPT_SEED,
+         NF_OPT_TO(o.seed),
+         .help = "the experiment's seed (default 1)"},
+    };
+    const nf_cmd_spec spec = {
+        .name = "exp",
+        .synopsis = "netfab exp NAME [--quick] [--json] [--plot FILE.png] [--threads N]\n"
+                    "                        [--seed S]\n"
+                    "       netfab exp list\n",
+        .description = "Runs one of the papers' experiments and prints one row per measured point\n"
+                       "(a table, or {\"rows\": [...]} with --json). --quick: the small version, "
+                       "under\n"
+                       "a minute on 2 cores. --plot draws the rows with gnuplot into a PNG.\n",
+        .more = exp_list,
+        .group = {{"options", opts, sizeof opts / sizeof opts[0]}},
+        .examples = "  netfab exp tables --quick --json\n",
+        .max_args = 1};
+    int argi, ex = nf_opt_parse(&spec, argc, argv, &argi);
+    if (ex) return ex == NF_OPT_HELP ? NF_EXIT_OK : ex;
+    if (argi == argc) return nf_opt_usage("exp", "which experiment? (netfab exp list)");
+    const char *name = argv[argi];
     if (strcmp(name, "list") == 0) {
         for (size_t i = 0; i < N_EXP; i++)
             printf("%-16s %s\n", experiments[i].name, experiments[i].summary);
@@ -301,7 +301,7 @@ int nf_cmd_exp(int argc, char **argv) {
     }
     const exp_def *e = exp_find(name);
     if (!e) {
-        fprintf(stderr, "netfab: exp: unknown experiment '%s' (known:", name);
+        fprintf(stderr, "netfab exp: unknown experiment '%s' (known:", name);
         for (size_t i = 0; i < N_EXP; i++)
             fprintf(stderr, "%s %s", i ? "," : "", experiments[i].name);
         fprintf(stderr, ")\n");

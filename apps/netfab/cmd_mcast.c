@@ -3,6 +3,7 @@
  * mean EFI, tree heights and routing time per engine, verify the trees, export them. */
 #define _GNU_SOURCE
 #include "cmd.h"
+#include "opts.h"
 #include "progress.h"
 #include "netfab/gen.h"
 #include "netfab/groups.h"
@@ -10,57 +11,17 @@
 #include "netfab/mcast.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static void mcast_usage(FILE *out) {
-    fprintf(out,
-            "usage: netfab mcast --topo SPEC --groups PATTERN [--engine LIST|all]\n"
-            "                    [--procs-per-node N] [--mapping aware|random] [--seed S]\n"
-            "                    [--verify] [--json] [--dump-mft FILE] [--dump-groups FILE]\n"
-            "                    [--threads N]\n\n"
-            "Routes every group of the workload with each engine (groups in order, each seeing\n"
-            "the link loads of those before it) and prints one row per engine.\n\n"
-            "patterns:\n"
-            "  grid2d:RxC            every row and every column of an R x C rank grid\n"
-            "  grid3d:XxYxZ          every line along each dimension of a rank grid\n"
-            "  random:n=G,size=S     G groups of S random ranks\n"
-            "  hier:n=N,s=A.B...     hierarchical communicators and their leaders\n"
-            "  file:PATH             one group per line, ranks separated by blanks\n\n"
-            "engines: ");
+/* The engines the library has, for --help. */
+static void mcast_engines(FILE *out) {
+    fprintf(out, "engines: ");
     for (size_t i = 0; i < nf_mcast_engine_count(); i++)
         fprintf(out, "%s%s", i ? ", " : "", nf_mcast_engine_name(nf_mcast_engine_at(i)));
-    fprintf(out,
-            " (default all)\n\n"
-            "options:\n"
-            "  --procs-per-node N    ranks per endpoint (default 1)\n"
-            "  --mapping M           aware: ranks laid on endpoints in order (default);\n"
-            "                        random: ranks shuffled over the endpoints\n"
-            "  --seed S              seed of random groups and random mapping (default 1)\n"
-            "  --verify              recount every tree and every load from the forwarding tables\n"
-            "  --json                one JSON object per engine, in an array; its efi_hist\n"
-            "                        holds [EFI, inter-switch links with that EFI] pairs\n"
-            "  --dump-mft FILE       the switches' multicast forwarding tables, OpenSM mcfdbs\n"
-            "                        layout (one engine only)\n"
-            "  --dump-groups FILE    one line per group: MLID and member port GUIDs\n\n"
-            "examples:\n"
-            "  netfab mcast --topo fattree:k=40 --groups grid2d:160x100 --engine fulb,minihop-new\n"
-            "  netfab mcast --topo dragonfly:a=18,p=9,h=9 --groups grid3d:81x27x12 --json\n");
-}
-
-static int parse_uint(const char *opt, const char *s, unsigned long max, unsigned long *out) {
-    char *end;
-    errno = 0;
-    unsigned long v = strtoul(s, &end, 10);
-    if (!*s || *end || errno || v > max || s[0] == '-') {
-        fprintf(stderr, "netfab mcast: %s wants a number from 0 to %lu, not '%s'\n", opt, max, s);
-        return -1;
-    }
-    *out = v;
-    return 0;
+    fprintf(out, " (default all)\n\n");
 }
 
 /* Splits a comma list of engine names (or "all") into engines; returns the count or -1. */
@@ -78,14 +39,14 @@ static int parse_engines(const char *list, const nf_mcast_engine **out, int cap)
         size_t len = q ? (size_t)(q - p) : strlen(p);
         char name[64];
         if (len == 0 || len >= sizeof name || n >= cap) {
-            fprintf(stderr, "netfab mcast: bad --engine list '%s'\n", list);
+            nf_opt_bad("mcast", "--engine", "a list of engine names, or all", list);
             return -1;
         }
         memcpy(name, p, len);
         name[len] = '\0';
         const nf_mcast_engine *e = nf_mcast_engine_find(name);
         if (!e) {
-            fprintf(stderr, "netfab mcast: unknown engine '%s' (try --help)\n", name);
+            nf_opt_usage("mcast", "unknown engine '%s' (netfab mcast --help lists them)", name);
             return -1;
         }
         out[n++] = e;
@@ -148,83 +109,111 @@ static void on_progress(void *ud, double frac) {
 }
 
 int nf_cmd_mcast(int argc, char **argv) {
-    static const struct option longopts[] = {{"topo", required_argument, NULL, 't'},
-                                             {"groups", required_argument, NULL, 'g'},
-                                             {"engine", required_argument, NULL, 'e'},
-                                             {"procs-per-node", required_argument, NULL, 'p'},
-                                             {"mapping", required_argument, NULL, 'm'},
-                                             {"seed", required_argument, NULL, 's'},
-                                             {"verify", no_argument, NULL, 'v'},
-                                             {"json", no_argument, NULL, 'j'},
-                                             {"dump-mft", required_argument, NULL, 'M'},
-                                             {"dump-groups", required_argument, NULL, 'G'},
-                                             {"threads", required_argument, NULL, 'T'},
-                                             {"help", no_argument, NULL, 'h'},
-                                             {NULL, 0, NULL, 0}};
     const char *topo = NULL, *pattern = NULL, *engine_list = "all", *mft_path = NULL,
                *groups_path = NULL;
     nf_workload_opts wopts = {.procs_per_node = 1, .mapping = NF_MAP_AWARE, .seed = 1};
     bool verify = false, as_json = false;
-    unsigned long v;
     int threads = 0;
-    optind = 1;
-    int c;
-    while ((c = getopt_long(argc, argv, "t:g:e:p:m:s:vjM:G:T:h", longopts, NULL)) != -1) {
-        switch (c) {
-        case 't': topo = optarg; break;
-        case 'g': pattern = optarg; break;
-        case 'e': engine_list = optarg; break;
-        case 'p':
-            if (parse_uint("--procs-per-node", optarg, 1024, &v)) return NF_EXIT_USAGE;
-            if (v == 0) {
-                fprintf(stderr, "netfab mcast: --procs-per-node must be at least 1\n");
-                return NF_EXIT_USAGE;
-            }
-            wopts.procs_per_node = (unsigned)v;
-            break;
-        case 'm':
-            if (strcmp(optarg, "aware") == 0)
-                wopts.mapping = NF_MAP_AWARE;
-            else if (strcmp(optarg, "random") == 0)
-                wopts.mapping = NF_MAP_RANDOM;
-            else {
-                fprintf(stderr, "netfab mcast: --mapping is aware or random, not '%s'\n", optarg);
-                return NF_EXIT_USAGE;
-            }
-            break;
-        case 's':
-            if (nf_app_seed("--seed", optarg, &wopts.seed)) return NF_EXIT_USAGE;
-            break;
-        case 'v': verify = true; break;
-        case 'j': as_json = true; break;
-        case 'M': mft_path = optarg; break;
-        case 'G': groups_path = optarg; break;
-        case 'T':
-            if (nf_app_threads(optarg, &threads)) return NF_EXIT_USAGE;
-            break;
-        case 'h': mcast_usage(stdout); return NF_EXIT_OK;
-        default: mcast_usage(stderr); return NF_EXIT_USAGE;
-        }
-    }
+    static const char *const mappings[] = {"aware", "random", NULL};
+    const nf_opt rows[] = {
+        {.name = "topo",
+         .short_name = 't',
+         .arg = "SPEC",
+         .kind = NF_OPT_STR,
+         NF_OPT_TO(topo),
+         .help = "the fabric (netfab topo --help)"},
+        {.name = "groups",
+         .short_name = 'g',
+         .arg = "PATTERN",
+         .kind = NF_OPT_STR,
+         NF_OPT_TO(pattern),
+         .help = "the workload (patterns above)"},
+        {.name = "engine",
+         .short_name = 'e',
+         .arg = "LIST|all",
+         .kind = NF_OPT_STR,
+         NF_OPT_TO(engine_list),
+         .help = "comma-separated engines (default all)"},
+        {.name = "procs-per-node",
+         .short_name = 'p',
+         .arg = "N",
+         .kind = NF_OPT_UINT,
+         NF_OPT_TO(wopts.procs_per_node),
+         .lo = 1,
+         .hi = 1024,
+         .help = "ranks per endpoint (default 1)"},
+        {.name = "mapping",
+         .short_name = 'm',
+         .kind = NF_OPT_CHOICE,
+         NF_OPT_TO(wopts.mapping),
+         .choices = mappings,
+         .help = "aware: ranks laid on endpoints in order (default); random: ranks shuffled over "
+                 "the endpoints"},
+        {.name = "seed",
+         .short_name = 's',
+         .arg = "S",
+         .kind = NF_OPT_SEED,
+         NF_OPT_TO(wopts.seed),
+         .help = "seed of random groups and random mapping (default 1)"},
+        {.name = "verify",
+         .short_name = 'v',
+         .kind = NF_OPT_FLAG,
+         NF_OPT_TO(verify),
+         .help = "recount every tree and every load from the forwarding tables"},
+        {.name = "json",
+         .short_name = 'j',
+         .kind = NF_OPT_FLAG,
+         NF_OPT_TO(as_json),
+         .help = "one JSON object per engine, in an array; its efi_hist holds [EFI, inter-switch "
+                 "links with that EFI] pairs"},
+        {.name = "dump-mft",
+         .short_name = 'M',
+         .arg = "FILE",
+         .kind = NF_OPT_STR,
+         NF_OPT_TO(mft_path),
+         .help = "the switches' multicast forwarding tables, OpenSM mcfdbs layout (one engine "
+                 "only)"},
+        {.name = "dump-groups",
+         .short_name = 'G',
+         .arg = "FILE",
+         .kind = NF_OPT_STR,
+         NF_OPT_TO(groups_path),
+         .help = "one line per group: MLID and member port GUIDs"},
+        {NF_OPT_THREADS(threads, "threads for the distance computation (default: all cores)"),
+         .short_name = 'T'},
+    };
+    const nf_cmd_spec spec = {
+        .name = "mcast",
+        .synopsis = "netfab mcast --topo SPEC --groups PATTERN [--engine LIST|all]\n"
+                    "                    [--procs-per-node N] [--mapping aware|random] [--seed "
+                    "S]\n"
+                    "                    [--verify] [--json] [--dump-mft FILE] [--dump-groups "
+                    "FILE]\n"
+                    "                    [--threads N]\n",
+        .description =
+            "Routes every group of the workload with each engine (groups in order, each seeing\n"
+            "the link loads of those before it) and prints one row per engine.\n",
+        .sections = "patterns:\n"
+                    "  grid2d:RxC            every row and every column of an R x C rank grid\n"
+                    "  grid3d:XxYxZ          every line along each dimension of a rank grid\n"
+                    "  random:n=G,size=S     G groups of S random ranks\n"
+                    "  hier:n=N,s=A.B...     hierarchical communicators and their leaders\n"
+                    "  file:PATH             one group per line, ranks separated by blanks\n",
+        .more = mcast_engines,
+        .group = {{"options", rows, sizeof rows / sizeof rows[0]}},
+        .examples = "  netfab mcast --topo fattree:k=40 --groups grid2d:160x100 --engine "
+                    "fulb,minihop-new\n"
+                    "  netfab mcast --topo dragonfly:a=18,p=9,h=9 --groups grid3d:81x27x12 "
+                    "--json\n"};
+    int argi, ex = nf_opt_parse(&spec, argc, argv, &argi);
+    if (ex) return ex == NF_OPT_HELP ? NF_EXIT_OK : ex;
+    if (!topo) return nf_opt_usage("mcast", "--topo SPEC is required");
+    if (!pattern) return nf_opt_usage("mcast", "--groups PATTERN is required");
     const nf_mcast_engine *engines[32];
-    int n_eng = 0;
-    const char *why = NULL;
-    if (optind < argc)
-        why = "unexpected argument";
-    else if (!topo)
-        why = "--topo SPEC is required";
-    else if (!pattern)
-        why = "--groups PATTERN is required";
-    if (why) {
-        fprintf(stderr, "netfab mcast: %s%s%s\ntry 'netfab mcast --help'\n", why,
-                optind < argc ? ": " : "", optind < argc ? argv[optind] : "");
-        return NF_EXIT_USAGE;
-    }
-    if ((n_eng = parse_engines(engine_list, engines, 32)) <= 0) return NF_EXIT_USAGE;
-    if (mft_path && n_eng != 1) {
-        fprintf(stderr, "netfab mcast: --dump-mft writes one engine's tables: give one --engine\n");
-        return NF_EXIT_USAGE;
-    }
+    int n_eng = parse_engines(engine_list, engines, 32);
+    if (n_eng <= 0) return NF_EXIT_USAGE;
+    if (mft_path && n_eng != 1)
+        return nf_opt_usage("mcast", "--dump-mft writes one engine's tables: give one --engine");
 
     int status = NF_EXIT_OK;
     nf_fabric *f = NULL;

@@ -4,110 +4,125 @@
 #define _GNU_SOURCE
 #include "client.h"
 
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-int nf_client_parse(nf_client_args *a, const char *cmd, int argc, char **argv,
-                    void (*usage)(FILE *)) {
-    enum {
-        O_SERVER = 256,
-        O_MGID,
-        O_PGUID,
-        O_PGID,
-        O_COUNT,
-        O_TIMEOUT,
-        O_RETRIES,
-        O_JSON,
-        O_ALL,
-        O_DUMP,
-        O_KEY,
-        O_WINDOW
-    };
-    static const struct option longopts[] = {{"server", required_argument, NULL, O_SERVER},
-                                             {"mgid", required_argument, NULL, O_MGID},
-                                             {"port-guid", required_argument, NULL, O_PGUID},
-                                             {"port-gid", required_argument, NULL, O_PGID},
-                                             {"member-count", required_argument, NULL, O_COUNT},
-                                             {"timeout", required_argument, NULL, O_TIMEOUT},
-                                             {"retries", required_argument, NULL, O_RETRIES},
-                                             {"json", no_argument, NULL, O_JSON},
-                                             {"all", no_argument, NULL, O_ALL},
-                                             {"dump", no_argument, NULL, O_DUMP},
-                                             {"key", required_argument, NULL, O_KEY},
-                                             {"window", required_argument, NULL, O_WINDOW},
-                                             {"help", no_argument, NULL, 'h'},
-                                             {NULL, 0, NULL, 0}};
-    memset(a, 0, sizeof *a);
-    optind = 1;
-    opterr = 0;
-    int c;
+/* --mgid, --port-gid: a GID as nf_gid_parse reads it */
+static int gid_arg(const char *cmd, const nf_opt *o, const char *arg) {
+    char opt[32];
+    snprintf(opt, sizeof opt, "--%s", o->name);
+    return nf_gid_parse(arg, o->dst) ? nf_opt_bad(cmd, opt, "a GID like ff12:401b::1", arg)
+                                     : NF_EXIT_OK;
+}
+
+/* --port-guid: a port GUID (the one integer parser), as a GID with the default prefix */
+static int guid_arg(const char *cmd, const nf_opt *o, const char *arg) {
     uint64_t v;
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-        switch (c) {
-        case O_SERVER: a->server = optarg; break;
-        case O_MGID:
-            if (nf_gid_parse(optarg, &a->mgid)) {
-                fprintf(stderr, "netfab %s: --mgid wants a GID like ff12:401b::1, not '%s'\n", cmd,
-                        optarg);
-                return NF_EXIT_USAGE;
-            }
-            a->have_mgid = true;
-            break;
-        case O_PGUID:
-            if (nf_app_u64("--port-guid", optarg, 0, UINT64_MAX, &v)) return NF_EXIT_USAGE;
-            a->port_gid = nf_gid_make(NF_GID_DEFAULT_PREFIX, v);
-            a->have_port = true;
-            break;
-        case O_PGID:
-            if (nf_gid_parse(optarg, &a->port_gid)) {
-                fprintf(stderr, "netfab %s: --port-gid wants a GID, not '%s'\n", cmd, optarg);
-                return NF_EXIT_USAGE;
-            }
-            a->have_port = true;
-            break;
-        case O_COUNT:
-            if (nf_app_u64("--member-count", optarg, 0, NF_MEMBER_COUNT_MAX, &v))
-                return NF_EXIT_USAGE;
-            a->member_count = (uint32_t)v;
-            break;
-        case O_TIMEOUT:
-            if (nf_app_u64("--timeout", optarg, 0, 600000, &v) || v == 0) return NF_EXIT_USAGE;
-            a->o.timeout_ms = (uint32_t)v;
-            break;
-        case O_RETRIES:
-            if (nf_app_u64("--retries", optarg, 0, 1000, &v)) return NF_EXIT_USAGE;
-            a->o.retries = (uint32_t)v;
-            a->retries_set = true;
-            break;
-        case O_KEY:
-            if (nf_app_u64("--key", optarg, 0, UINT64_MAX, &v)) return NF_EXIT_USAGE;
-            a->o.sm_key = v;
-            break;
-        case O_WINDOW:
-            if (nf_app_u64("--window", optarg, 0, 64, &v) || v == 0) return NF_EXIT_USAGE;
-            a->o.window = (uint32_t)v;
-            break;
-        case O_JSON: a->json = true; break;
-        case O_ALL: a->all = true; break;
-        case O_DUMP: a->dump = true; break;
-        case 'h': usage(stdout); return NF_EXIT_OK + 100;
-        default:
-            fprintf(stderr, "netfab %s: unknown or incomplete option '%s'\n", cmd,
-                    argv[optind - 1]);
-            usage(stderr);
-            return NF_EXIT_USAGE;
-        }
+    if (nf_app_u64(arg, 0, UINT64_MAX, &v))
+        return nf_opt_bad(cmd, "--port-guid", "a GUID, a whole number from 0 to 0xffffffffffffffff",
+                          arg);
+    *(nf_gid *)o->dst = nf_gid_make(NF_GID_DEFAULT_PREFIX, v);
+    return NF_EXIT_OK;
+}
+
+size_t nf_client_opts(nf_client_args *a, unsigned which, nf_opt *rows) {
+    memset(a, 0, sizeof *a);
+    size_t n = 0;
+    rows[n++] = (nf_opt){.name = "server",
+                         .arg = "ADDR:PORT",
+                         .kind = NF_OPT_STR,
+                         NF_OPT_TO(a->server),
+                         .help = "the group manager (netfab smd --listen)"};
+    if (which & NF_CLI_MGID)
+        rows[n++] = (nf_opt){.name = "mgid",
+                             .arg = "GID",
+                             .kind = NF_OPT_CUSTOM,
+                             NF_OPT_TO(a->mgid),
+                             .parse = gid_arg,
+                             .given = &a->have_mgid,
+                             .help = which & NF_CLI_STATE
+                                         ? "the group's state, MLID, MemberCount, joined and "
+                                           "left counts"
+                                         : "the group's multicast GID"};
+    if (which & NF_CLI_PORT) {
+        rows[n++] = (nf_opt){.name = "port-guid",
+                             .arg = "G",
+                             .kind = NF_OPT_CUSTOM,
+                             NF_OPT_TO(a->port_gid),
+                             .parse = guid_arg,
+                             .given = &a->have_port,
+                             .help = "the member port's GUID (0x... or decimal)"};
+        rows[n++] = (nf_opt){.name = "port-gid",
+                             .arg = "GID",
+                             .kind = NF_OPT_CUSTOM,
+                             NF_OPT_TO(a->port_gid),
+                             .parse = gid_arg,
+                             .given = &a->have_port,
+                             .help = "or its whole GID"};
     }
-    if (optind < argc) {
-        fprintf(stderr, "netfab %s: unexpected argument '%s'\n", cmd, argv[optind]);
-        return NF_EXIT_USAGE;
+    if (which & NF_CLI_COUNT)
+        rows[n++] = (nf_opt){.name = "member-count",
+                             .arg = "N",
+                             .kind = NF_OPT_UINT,
+                             NF_OPT_TO(a->member_count),
+                             .lo = 1,
+                             .hi = NF_MEMBER_COUNT_MAX,
+                             .help = "the group's size: it is routed once N ports have joined"};
+    if (which & NF_CLI_STATE) {
+        rows[n++] = (nf_opt){.name = "all",
+                             .kind = NF_OPT_FLAG,
+                             NF_OPT_TO(a->all),
+                             .help = "every group the manager knows (destroyed ones while they "
+                                     "linger); the answer comes N datagrams at a time as they "
+                                     "are acknowledged (RMPP; --window)"};
+        rows[n++] = (nf_opt){.name = "dump",
+                             .kind = NF_OPT_FLAG,
+                             NF_OPT_TO(a->dump),
+                             .help = "ask the manager to write its live forwarding tables and "
+                                     "group table"};
+        rows[n++] = (nf_opt){.name = "window",
+                             .arg = "N",
+                             .kind = NF_OPT_UINT,
+                             NF_OPT_TO(a->o.window),
+                             .lo = 1,
+                             .hi = 64,
+                             .help = "--all: datagrams in flight (default 32)"};
     }
-    if (!a->server) {
-        fprintf(stderr, "netfab %s: --server ADDR:PORT is required\n", cmd);
-        return NF_EXIT_USAGE;
-    }
+    rows[n++] = (nf_opt){.name = "key",
+                         .arg = "KEY",
+                         .kind = NF_OPT_SEED,
+                         NF_OPT_TO(a->o.sm_key),
+                         .help = which & NF_CLI_STATE
+                                     ? "the manager's key, for --all and --dump when it runs "
+                                       "with --keys"
+                                     : "the port's key (or the manager's) when the manager runs "
+                                       "with --keys"};
+    rows[n++] = (nf_opt){.name = "timeout",
+                         .arg = "MS",
+                         .kind = NF_OPT_UINT,
+                         NF_OPT_TO(a->o.timeout_ms),
+                         .lo = 1,
+                         .hi = 600000,
+                         .help = "how long to wait for an answer before sending the request "
+                                 "again (default 200)"};
+    rows[n++] = (nf_opt){.name = "retries",
+                         .arg = "N",
+                         .kind = NF_OPT_UINT,
+                         NF_OPT_TO(a->o.retries),
+                         .lo = 0,
+                         .hi = 1000,
+                         .given = &a->retries_set,
+                         .help = "send it again at most N times (default 10)"};
+    rows[n++] = (nf_opt){.name = "json",
+                         .kind = NF_OPT_FLAG,
+                         NF_OPT_TO(a->json),
+                         .help = "the answer as one JSON object"};
+    return n;
+}
+
+int nf_client_check(nf_client_args *a, const char *cmd) {
+    if (!a->server) return nf_opt_usage(cmd, "--server ADDR:PORT is required");
     if (a->o.timeout_ms && !a->retries_set) a->o.retries = 10;
     return NF_EXIT_OK;
 }
@@ -132,42 +147,41 @@ const char *nf_client_status(uint16_t st) {
     }
 }
 
-static void join_usage(FILE *out) {
-    fprintf(
-        out,
-        "usage: netfab mcast-join --server ADDR:PORT --mgid GID (--port-guid G | --port-gid GID)\n"
-        "                         --member-count N [--key KEY] [--timeout MS] [--retries N]\n"
-        "                         [--json]\n\n"
-        "Sends SubnAdmSet(MCMemberRecord) with MemberCount N (the group's size) and prints\n"
-        "the answer. Exit status 0 when the manager accepted the join.\n\n"
-        "  --key KEY    the port's key (or the manager's) when the manager runs with --keys\n\n"
-        "example:\n"
-        "  netfab mcast-join --server 127.0.0.1:4791 --mgid ff12:401b::7 \\\n"
-        "      --port-guid 0x0002c90300000011 --member-count 4\n");
-}
-
-static void leave_usage(FILE *out) {
-    fprintf(
-        out,
-        "usage: netfab mcast-leave --server ADDR:PORT --mgid GID (--port-guid G | --port-gid GID)\n"
-        "                          [--key KEY] [--timeout MS] [--retries N] [--json]\n\n"
-        "Sends SubnAdmDelete(MCMemberRecord). Exit status 0 when the manager accepted it.\n\n"
-        "  --key KEY    the port's key (or the manager's) when the manager runs with --keys\n\n"
-        "example:\n"
-        "  netfab mcast-leave --server 127.0.0.1:4791 --mgid ff12:401b::7 \\\n"
-        "      --port-guid 0x0002c90300000011\n");
-}
-
 static int member(int argc, char **argv, bool join) {
     const char *cmd = join ? "mcast-join" : "mcast-leave";
     nf_client_args a;
-    int ex = nf_client_parse(&a, cmd, argc, argv, join ? join_usage : leave_usage);
-    if (ex) return ex == 100 ? NF_EXIT_OK : ex;
-    if (!a.have_mgid || !a.have_port || (join && !a.member_count)) {
-        fprintf(stderr, "netfab %s: --mgid, --port-guid (or --port-gid)%s are required\n", cmd,
-                join ? " and --member-count" : "");
-        return NF_EXIT_USAGE;
-    }
+    nf_opt rows[NF_CLI_MAX_ROWS];
+    size_t n = nf_client_opts(&a, NF_CLI_MGID | NF_CLI_PORT | (join ? NF_CLI_COUNT : 0), rows);
+    const nf_cmd_spec join_spec = {
+        .name = "mcast-join",
+        .synopsis = "netfab mcast-join --server ADDR:PORT --mgid GID (--port-guid G | --port-gid "
+                    "GID)\n"
+                    "                         --member-count N [--key KEY] [--timeout MS] "
+                    "[--retries N]\n"
+                    "                         [--json]\n",
+        .description = "Sends SubnAdmSet(MCMemberRecord) with MemberCount N (the group's size) "
+                       "and prints\n"
+                       "the answer. Exit status 0 when the manager accepted the join.\n",
+        .group = {{"options", rows, n}},
+        .examples = "  netfab mcast-join --server 127.0.0.1:4791 --mgid ff12:401b::7 \\\n"
+                    "      --port-guid 0x0002c90300000011 --member-count 4\n"};
+    const nf_cmd_spec leave_spec = {
+        .name = "mcast-leave",
+        .synopsis = "netfab mcast-leave --server ADDR:PORT --mgid GID (--port-guid G | "
+                    "--port-gid GID)\n"
+                    "                          [--key KEY] [--timeout MS] [--retries N] "
+                    "[--json]\n",
+        .description = "Sends SubnAdmDelete(MCMemberRecord). Exit status 0 when the manager "
+                       "accepted it.\n",
+        .group = {{"options", rows, n}},
+        .examples = "  netfab mcast-leave --server 127.0.0.1:4791 --mgid ff12:401b::7 \\\n"
+                    "      --port-guid 0x0002c90300000011\n"};
+    int argi, ex = nf_opt_parse(join ? &join_spec : &leave_spec, argc, argv, &argi);
+    if (!ex) ex = nf_client_check(&a, cmd);
+    if (ex) return ex == NF_OPT_HELP ? NF_EXIT_OK : ex;
+    if (!a.have_mgid || !a.have_port || (join && !a.member_count))
+        return nf_opt_usage(cmd, "--mgid, --port-guid (or --port-gid)%s are required",
+                            join ? " and --member-count" : "");
     nf_smc *c;
     nf_diag d = {{0}, 0, {0}};
     int rc = nf_smc_open(a.server, &c, &d);

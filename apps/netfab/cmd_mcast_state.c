@@ -7,21 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-static void state_usage(FILE *out) {
-    fprintf(out,
-            "usage: netfab mcast-state --server ADDR:PORT (--mgid GID | --all | --dump)\n"
-            "                          [--key KEY] [--window N] [--timeout MS] [--retries N]\n"
-            "                          [--json]\n\n"
-            "  --mgid GID   the group's state, MLID, MemberCount, joined and left counts\n"
-            "  --all        every group the manager knows (destroyed ones while they linger);\n"
-            "               the answer comes N datagrams at a time as they are acknowledged\n"
-            "               (RMPP; --window N, 1 to 64, default 32)\n"
-            "  --dump       ask the manager to write its live forwarding tables and group table\n"
-            "  --key KEY    the manager's key, for --all and --dump when it runs with --keys\n\n"
-            "example:\n"
-            "  netfab mcast-state --server 127.0.0.1:4791 --all --json\n");
-}
-
 static json_t *rec_json(const nf_mcgstate_rec *r) {
     char mg[40];
     nf_gid_format(&r->mgid, mg);
@@ -43,12 +28,24 @@ static void header(void) {
 
 int nf_cmd_mcast_state(int argc, char **argv) {
     nf_client_args a;
-    int ex = nf_client_parse(&a, "mcast-state", argc, argv, state_usage);
-    if (ex) return ex == 100 ? NF_EXIT_OK : ex;
-    if ((int)a.have_mgid + (int)a.all + (int)a.dump != 1) {
-        fprintf(stderr, "netfab mcast-state: give exactly one of --mgid, --all, --dump\n");
-        return NF_EXIT_USAGE;
-    }
+    nf_opt rows[NF_CLI_MAX_ROWS];
+    size_t n_rows = nf_client_opts(&a, NF_CLI_MGID | NF_CLI_STATE, rows);
+    const nf_cmd_spec spec = {
+        .name = "mcast-state",
+        .synopsis = "netfab mcast-state --server ADDR:PORT (--mgid GID | --all | --dump)\n"
+                    "                          [--key KEY] [--window N] [--timeout MS] "
+                    "[--retries N]\n"
+                    "                          [--json]\n",
+        .description = "Asks the group manager for one group's state (SubnAdmGet "
+                       "MCGStateRecord), every\n"
+                       "group's (GetTable, over as many datagrams as it needs), or a dump.\n",
+        .group = {{"options", rows, n_rows}},
+        .examples = "  netfab mcast-state --server 127.0.0.1:4791 --all --json\n"};
+    int argi, ex = nf_opt_parse(&spec, argc, argv, &argi);
+    if (!ex) ex = nf_client_check(&a, "mcast-state");
+    if (ex) return ex == NF_OPT_HELP ? NF_EXIT_OK : ex;
+    if ((int)a.have_mgid + (int)a.all + (int)a.dump != 1)
+        return nf_opt_usage("mcast-state", "give exactly one of --mgid, --all, --dump");
     nf_smc *c;
     nf_diag d = {{0}, 0, {0}};
     int rc = nf_smc_open(a.server, &c, &d);

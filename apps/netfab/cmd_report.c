@@ -6,45 +6,18 @@
  * each table and plot beside what the paper reports for the same experiment. */
 #define _GNU_SOURCE
 #include "cmd.h"
+#include "opts.h"
 #include "report_jobs.h"
 #include "report_page.h"
 #include "report_steps.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-static void report_usage(FILE *out) {
-    fprintf(out,
-            "usage: netfab report --out DIR [--quick | --full] [--only LIST] [--jobs N]\n"
-            "                     [--seed S] [--dry-run]\n"
-            "       netfab report --list\n\n"
-            "Runs the reproduction of the papers' experiments and writes DIR/index.html:\n"
-            "for each experiment what was run, its plot and table, and beside them what the\n"
-            "paper reports for it (the figure or table, and the numbers its text gives) with\n"
-            "the matching figure measured here. DIR/data holds every step's JSON and log,\n"
-            "DIR/img the images. [M] the multicast paper (Chen, Zhou, He, Qi 2022, FULB-MC):\n"
-            "the engines' max EFI and routing time, an EFI histogram, tree height, EFI and\n"
-            "workload latency; [S] the Sunway paper (Gao et al. 2021): dual rail, faults,\n"
-            "routing tables, hardware collectives; [U] the UGAL note (UGAL on Dragonfly):\n"
-            "latency-throughput curves. Full citations: docs/references.md.\n\n"
-            "  --quick      small fabrics, under 2 minutes on 2 cores (the default)\n"
-            "  --full       the papers' fabrics and grids (hours on 2 cores)\n"
-            "  --only LIST  only these steps (comma-separated; netfab report --list)\n"
-            "  --jobs N     steps run at once (default: the processors), the costliest\n"
-            "               first; each may use every processor\n"
-            "  --seed S     the experiments' seed (default 1)\n"
-            "  --list       the steps, then exit\n"
-            "  --dry-run    print the command lines of the steps, then exit\n\n"
-            "Exit 0 when every step ran; 1 when one failed (the page says which, its log is in\n"
-            "DIR/data); 2 on bad usage.\n\n"
-            "example:\n  netfab report --quick --out report && chromium report/index.html\n");
-}
 
 /* ---- the command --------------------------------------------------------------------------- */
 
@@ -61,48 +34,76 @@ static int mkdir_p(const char *path) {
 }
 
 int nf_cmd_report(int argc, char **argv) {
-    enum { O_OUT = 256, O_QUICK, O_FULL, O_ONLY, O_JOBS, O_SEED, O_LIST, O_DRY };
-    static const struct option lo[] = {{"out", 1, NULL, O_OUT},   {"quick", 0, NULL, O_QUICK},
-                                       {"full", 0, NULL, O_FULL}, {"only", 1, NULL, O_ONLY},
-                                       {"jobs", 1, NULL, O_JOBS}, {"seed", 1, NULL, O_SEED},
-                                       {"list", 0, NULL, O_LIST}, {"dry-run", 0, NULL, O_DRY},
-                                       {"help", 0, NULL, 'h'},    {NULL, 0, NULL, 0}};
     report_ctx x = {.seed = 1};
     const char *only = NULL;
-    bool quick = false, dry = false;
+    bool quick = false, dry = false, list = false;
     long nproc = sysconf(_SC_NPROCESSORS_ONLN);
     unsigned par = nproc > 0 ? (unsigned)nproc : 1;
-    optind = 1;
-    opterr = 0;
-    int ch;
-    while ((ch = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
-        switch (ch) {
-        case O_OUT: x.dir = optarg; break;
-        case O_QUICK: quick = true; break;
-        case O_FULL: x.full = true; break;
-        case O_DRY: dry = true; break;
-        case O_ONLY: only = optarg; break;
-        case O_JOBS:
-            if (nf_app_count("--jobs", optarg, 256, &par)) return NF_EXIT_USAGE;
-            break;
-        case O_SEED:
-            if (nf_app_seed("--seed", optarg, &x.seed)) return NF_EXIT_USAGE;
-            break;
-        case O_LIST:
-            for (size_t i = 0; i < REPORT_N_STEPS; i++)
-                printf("%-20s [%s]  %s\n", report_steps[i].name, report_steps[i].seed_paper,
-                       report_steps[i].title);
-            return NF_EXIT_OK;
-        case 'h': report_usage(stdout); return NF_EXIT_OK;
-        default:
-            fprintf(stderr, "netfab report: unknown or incomplete option '%s'\n", argv[optind - 1]);
-            report_usage(stderr);
-            return NF_EXIT_USAGE;
-        }
-    }
-    if (optind < argc) {
-        fprintf(stderr, "netfab report: unexpected argument '%s'\n", argv[optind]);
-        return NF_EXIT_USAGE;
+    const nf_opt rows[] = {
+        {.name = "out",
+         .arg = "DIR",
+         .kind = NF_OPT_STR,
+         NF_OPT_TO(x.dir),
+         .help = "where the page, its data and images go"},
+        {.name = "quick",
+         .kind = NF_OPT_FLAG,
+         NF_OPT_TO(quick),
+         .help = "small fabrics, under 2 minutes on 2 cores (the default)"},
+        {.name = "full",
+         .kind = NF_OPT_FLAG,
+         NF_OPT_TO(x.full),
+         .help = "the papers' fabrics and grids (hours on 2 cores)"},
+        {.name = "only",
+         .arg = "LIST",
+         .kind = NF_OPT_STR,
+         NF_OPT_TO(only),
+         .help = "only these steps (comma-separated; netfab report --list)"},
+        {.name = "jobs",
+         .arg = "N",
+         .kind = NF_OPT_UINT,
+         NF_OPT_TO(par),
+         .lo = 1,
+         .hi = 256,
+         .help = "steps run at once (default: the processors), the costliest first; each may "
+                 "use every processor"},
+        {.name = "seed",
+         .arg = "S",
+         .kind = NF_OPT_SEED,
+         NF_OPT_TO(x.seed),
+         .help = "the experiments' seed (default 1)"},
+        {.name = "list", .kind = NF_OPT_FLAG, NF_OPT_TO(list), .help = "the steps, then exit"},
+        {.name = "dry-run",
+         .kind = NF_OPT_FLAG,
+         NF_OPT_TO(dry),
+         .help = "print the command lines of the steps, then exit"},
+    };
+    const nf_cmd_spec spec = {
+        .name = "report",
+        .synopsis = "netfab report --out DIR [--quick | --full] [--only LIST] [--jobs N]\n"
+                    "                     [--seed S] [--dry-run]\n"
+                    "       netfab report --list\n",
+        .description =
+            "Runs the reproduction of the papers' experiments and writes DIR/index.html:\n"
+            "for each experiment what was run, its plot and table, and beside them what the\n"
+            "paper reports for it (the figure or table, and the numbers its text gives) with\n"
+            "the matching figure measured here. DIR/data holds every step's JSON and log,\n"
+            "DIR/img the images. [M] the multicast paper (Chen, Zhou, He, Qi 2022, FULB-MC):\n"
+            "the engines' max EFI and routing time, an EFI histogram, tree height, EFI and\n"
+            "workload latency; [S] the Sunway paper (Gao et al. 2021): dual rail, faults,\n"
+            "routing tables, hardware collectives; [U] the UGAL note (UGAL on Dragonfly):\n"
+            "latency-throughput curves. Full citations: docs/references.md.\n",
+        .group = {{"options", rows, sizeof rows / sizeof rows[0]}},
+        .notes = "Exit 0 when every step ran; 1 when one failed (the page says which, its log is "
+                 "in\n"
+                 "DIR/data); 2 on bad usage.\n",
+        .examples = "  netfab report --quick --out report && chromium report/index.html\n"};
+    int argi, ex0 = nf_opt_parse(&spec, argc, argv, &argi);
+    if (ex0) return ex0 == NF_OPT_HELP ? NF_EXIT_OK : ex0;
+    if (list) {
+        for (size_t i = 0; i < REPORT_N_STEPS; i++)
+            printf("%-20s [%s]  %s\n", report_steps[i].name, report_steps[i].seed_paper,
+                   report_steps[i].title);
+        return NF_EXIT_OK;
     }
     if (!x.dir || (quick && x.full)) {
         fprintf(stderr, "netfab report: %s\n",

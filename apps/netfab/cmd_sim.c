@@ -3,6 +3,7 @@
  * `netfab route --check`: the deadlock checker of a routing function. */
 #define _GNU_SOURCE
 #include "cmd.h"
+#include "opts.h"
 #include "progress.h"
 #include "rows.h"
 #include "simopt.h"
@@ -11,7 +12,6 @@
 #include "netfab/sim.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
@@ -19,62 +19,16 @@
 #include <string.h>
 #include <unistd.h>
 
-static void sim_usage(FILE *out) {
-    fprintf(out,
-            "usage: netfab sim --topo SPEC --routing NAME --traffic NAME (--load X | --sweep "
-            "A:B:STEP)\n"
-            "                  [--cycles N] [--warmup N] [--drain N] [--vcs V] [--buf FLITS]\n"
-            "                  [--pkt FLITS] [--msg PKTS] [--router-delay C] [--credit-delay C]\n"
-            "                  [--lat-host C] [--lat-local C] [--lat-global C] [--speedup S]\n"
-            "                  [--alloc-iters N] [--out-buf FLITS] [--shared FLITS] [--adaptive]\n"
-            "                  [--bursty] [--seed S] [--threads N] [--links FILE]\n"
-            "                  [--fail-links N|FILE [--fail-at CYCLE]]\n"
-            "                  [--bias B] [--w-hop FLITS] [--threshold FLITS]\n"
-            "                  [--proxy all|restricted] [--exclude-unroutable] [--json]\n\n"
-            "Simulates flits through input-queued routers (virtual channels, credits, virtual\n"
-            "cut-through, separable allocation) and prints, per load point: offered and accepted\n"
-            "load (flits per endpoint per cycle; 1.0 = full injection bandwidth), mean and p99\n"
-            "packet latency (cycles), mean hops, the share of minimal routes, saturation.\n\n"
-            "routings:");
+/* The routings and traffic patterns the library has, for --help. */
+static void sim_lists(FILE *out) {
+    fprintf(out, "routings:");
     for (size_t i = 0; i < nf_sim_routing_count(); i++)
         fprintf(out, "\n  %-10s %s", nf_sim_routing_name(nf_sim_routing_at(i)),
                 nf_sim_routing_summary(nf_sim_routing_at(i)));
     fprintf(out, "\ntraffic:");
     for (size_t i = 0; i < nf_sim_traffic_count(); i++)
         fprintf(out, " %s", nf_sim_traffic_name(nf_sim_traffic_at(i)));
-    fprintf(
-        out,
-        "\n\noptions (defaults): --cycles " NF_STR(NF_SIM_DEFAULT_WINDOW)
-        " measured cycles after --warmup " NF_STR(NF_SIM_DEFAULT_WARMUP) ", then at\n"
-        "most --drain " NF_STR(NF_SIM_DEFAULT_DRAIN)
-        " for the measured packets; --vcs 4, --buf 32 flits per VC,\n"
-        "--pkt 1 flit, --msg 1 packet, --router-delay 3, --credit-delay 2, link latencies 1,\n"
-        "--speedup 1.0, --alloc-iters 1, --out-buf as --buf, --shared 0 (a pool per input\n"
-        "port its VCs share when their own buffers are full); --adaptive takes the candidate\n"
-        "port with most credits; --threads: every processor for fabrics of 64 switches or\n"
-        "more, else 1 (the results are the same for any number). --links FILE writes every\n"
-        "switch-to-switch channel's flits and utilisation in the window, per load point, as\n"
-        "CSV (load,switch,port,peer,peer_port,class,flits,util). ugal-l: minimal when\n"
-        "q_min + h_min * w_hop <= bias * (q_val + h_val * w_hop), queues in flits (--bias 2.5,\n"
-        "for ugal-g 1; --w-hop 1 flit, 0: hops cost nothing); ugal-lt: minimal when\n"
-        "cost_min <= cost_val + threshold (--threshold one VC buffer); --proxy restricted\n"
-        "draws intermediate groups among those the source router's own global links reach;\n"
-        "val and ugal-* need 3 VCs, par 4. --fail-links N sets N random switch-to-switch\n"
-        "links down (--seed), or FILE the links of its 'NODE PORT' lines (a name or 0xGUID),\n"
-        "after the routing has made its tables: every routing skips failed ports (the next\n"
-        "candidate); ftable's packets with no way left are lost at the source (lost_frac).\n"
-        "--fail-at CYCLE: the links fail at that cycle of each run instead; ftable's packets\n"
-        "caught behind them are discarded where they stand (dropped_pkts).\n"
-        "Source/destination pairs with no path (a fabric not connected, or parted by the\n"
-        "failed links, from the start or at --fail-at) are refused (exit 2); with\n"
-        "--exclude-unroutable their messages are skipped (counted: excluded), from the\n"
-        "--fail-at cycle on for the pairs the failure parts; packets already on their way\n"
-        "then wait. ftable drops its lost packets instead (lost_frac), so for it only a\n"
-        "fabric not connected to begin with is refused.\n\n"
-        "examples:\n"
-        "  netfab sim --topo dragonfly:a=4,p=2,h=2 --routing dfmin --traffic uniform --sweep "
-        "0.1:0.9:0.1\n"
-        "  netfab sim --topo torus:8x8,c=1 --routing dor --traffic tornado --load 0.3 --json\n");
+    fprintf(out, "\n\n");
 }
 
 /* One CSV row per switch-to-switch channel (each direction) for load point x; node names
@@ -99,138 +53,51 @@ static void write_links(FILE *out, const nf_fabric *f, const nf_sim *s, uint32_t
 
 static void on_progress(void *ud, double f) { nf_progress_set(ud, f); }
 
-int nf_cmd_sim(int argc, char **argv) {
-    enum {
-        O_TOPO = 256,
-        O_ROUT,
-        O_TRAF,
-        O_LOAD,
-        O_SWEEP,
-        O_SEED,
-        O_THR,
-        O_LINKS,
-        O_FAIL,
-        O_FAILAT,
-        O_JSON
-    };
-    static const struct option own[] = {
-        {"topo", 1, NULL, O_TOPO},       {"routing", 1, NULL, O_ROUT},
-        {"traffic", 1, NULL, O_TRAF},    {"load", 1, NULL, O_LOAD},
-        {"sweep", 1, NULL, O_SWEEP},     {"seed", 1, NULL, O_SEED},
-        {"threads", 1, NULL, O_THR},     {"links", 1, NULL, O_LINKS},
-        {"fail-links", 1, NULL, O_FAIL}, {"fail-at", 1, NULL, O_FAILAT},
-        {"json", 0, NULL, O_JSON},       {"help", 0, NULL, 'h'}};
-    struct option *lo = nf_app_sim_options(own, sizeof own / sizeof own[0]);
-    if (!lo) return nf_app_report(NF_ENOMEM, NULL);
-    const char *topo = NULL, *rname = NULL, *tname = NULL, *sweep = NULL;
-    double load = -1, v;
-    nf_app_sim_knobs k;
-    nf_app_sim_knobs_init(&k);
+/* What netfab sim runs, once its options are checked. */
+typedef struct sim_plan {
+    const char *topo, *links_path;
+    int threads;
     nf_sim_config c;
     nf_sim_phase ph;
     nf_sim_injection inj;
-    bool json = false;
-    int threads = 0, bad = NF_EXIT_OK;
-    const char *links_path = NULL, *fail_arg = NULL;
-    uint64_t fail_at = UINT64_MAX;
-    optind = 1;
-    opterr = 0;
-    int ch;
-    while (!bad && (ch = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
-        switch (ch) {
-        case O_TOPO: topo = optarg; break;
-        case O_ROUT: rname = optarg; break;
-        case O_TRAF: tname = optarg; break;
-        case O_LOAD:
-            if (nf_app_number("--load", optarg, 0, 1, &load)) bad = NF_EXIT_USAGE;
-            break;
-        case O_SWEEP: sweep = optarg; break;
-        case O_SEED:
-            if (nf_app_seed("--seed", optarg, &k.c.seed)) bad = NF_EXIT_USAGE;
-            break;
-        case O_THR:
-            if (nf_app_threads(optarg, &threads)) bad = NF_EXIT_USAGE;
-            break;
-        case O_JSON: json = true; break;
-        case O_LINKS: links_path = optarg; break;
-        case O_FAIL: fail_arg = optarg; break;
-        case O_FAILAT:
-            if (nf_app_number("--fail-at", optarg, 0, 1e15, &v)) bad = NF_EXIT_USAGE;
-            fail_at = (uint64_t)v;
-            break;
-        case 'h':
-            sim_usage(stdout);
-            free(lo);
-            return NF_EXIT_OK;
-        default:
-            if (ch >= NF_SIMOPT_BASE) {
-                bad = nf_app_sim_knob(ch, optarg, &k);
-                break;
-            }
-            fprintf(stderr, "netfab sim: unknown or incomplete option '%s'\n", argv[optind - 1]);
-            sim_usage(stderr);
-            bad = NF_EXIT_USAGE;
-        }
-    }
-    free(lo);
-    if (bad) return bad;
-    c = k.c;
-    bool exclude = c.exclude_unroutable;
-    ph = k.ph;
-    inj = k.inj;
-    c.threads = (unsigned)threads;
-    if (optind < argc) {
-        fprintf(stderr, "netfab sim: unexpected argument '%s'\n", argv[optind]);
-        return NF_EXIT_USAGE;
-    }
-    if (!topo || !rname || !tname || ((load < 0) == !sweep)) {
-        fprintf(stderr, "netfab sim: --topo, --routing, --traffic and one of --load, --sweep are "
-                        "required\n");
-        return NF_EXIT_USAGE;
-    }
-    const nf_sim_routing *r = nf_sim_routing_find(rname);
-    const nf_sim_traffic *t = nf_sim_traffic_find(tname);
-    if (!r || !t) {
-        fprintf(stderr, "netfab sim: unknown %s '%s' (see netfab sim --help)\n",
-                r ? "traffic" : "routing", r ? tname : rname);
-        return NF_EXIT_USAGE;
-    }
-    /* the load points: --load, or --sweep's A + j STEP, as netfab sweep makes them */
-    double points[NF_APP_MAX_LOAD_POINTS], *pts = NULL;
-    size_t n_points = 0;
-    int pex = sweep ? nf_app_load_points("sim", "--sweep", sweep, true, &pts, &n_points) : NF_EXIT_OK;
-    if (pex) {
-        free(pts);
-        return pex;
-    }
-    if (sweep)
-        memcpy(points, pts, n_points * sizeof *points);
-    else
-        points[n_points++] = load;
-    free(pts);
+    const nf_sim_routing *r;
+    const nf_sim_traffic *t;
+    const nf_app_fail *fail; /* --fail-links, or NULL */
+    uint64_t fail_at;        /* --fail-at, or UINT64_MAX */
+    bool json;
+    const double *points;
+    size_t n_points;
+} sim_plan;
+
+/* Builds the fabric and the simulator, runs every load point and prints the results. */
+static int sim_run(sim_plan *p) {
+    const char *topo = p->topo, *links_path = p->links_path;
+    int threads = p->threads;
+    const nf_sim_config c = p->c;
+    const nf_sim_phase ph = p->ph;
+    nf_sim_injection inj = p->inj;
+    const nf_app_fail *fail_arg = p->fail;
+    uint64_t fail_at = p->fail_at;
+    bool json = p->json, exclude = c.exclude_unroutable;
+    const double *points = p->points;
+    size_t n_points = p->n_points;
     nf_diag d = {{0}, 0, {0}};
     nf_fabric *f;
     nf_hops *h;
     nf_sim *s = NULL;
     int rc = nf_app_fabric(topo, threads, &f, &h);
     if (rc) return rc;
-    if ((rc = nf_sim_new(f, h, &c, r, t, &s, &d))) {
+    if ((rc = nf_sim_new(f, h, &c, p->r, p->t, &s, &d))) {
         int ex = nf_app_report(rc, &d);
         nf_hops_free(h);
         nf_fabric_free(f);
         return ex;
     }
-    if (fail_at != UINT64_MAX && !fail_arg) {
-        fprintf(stderr, "netfab sim: --fail-at needs --fail-links\n");
-        nf_sim_free(s);
-        nf_hops_free(h);
-        nf_fabric_free(f);
-        return NF_EXIT_USAGE;
-    }
     unsigned failed = 0; /* after the routing's tables are made, as before an SM reroutes */
     uint8_t *was = fail_arg ? malloc((size_t)f->n_links + 1) : NULL;
     if (fail_arg && was) memcpy(was, f->link_state, f->n_links);
-    if (fail_arg && (!was || (rc = nf_app_fail_links(f, fail_arg, c.seed ? c.seed : 1, &failed)))) {
+    if (fail_arg &&
+        (!was || (rc = nf_app_fail_links("sim", f, fail_arg, c.seed ? c.seed : 1, &failed)))) {
         free(was);
         nf_sim_free(s);
         nf_hops_free(h);
@@ -343,54 +210,211 @@ int nf_cmd_sim(int argc, char **argv) {
     return ex;
 }
 
-static void route_usage(FILE *out) {
-    fprintf(out,
-            "usage: netfab route --topo SPEC --routing NAME --check [--vcs V] [--json]\n\n"
-            "Builds the channel dependency graph of the routing on the fabric (every channel\n"
-            "and VC a vertex; an edge for each channel a packet holding one may request next,\n"
-            "over every destination and every reachable state) and looks for a cycle. Exit 0\n"
-            "when it is deadlock-free, 1 when a cycle exists (one is printed).\n\n"
-            "example:\n  netfab route --topo torus:4x4,c=1 --routing dor --check\n");
+int nf_cmd_sim(int argc, char **argv) {
+    const char *topo = NULL, *rname = NULL, *tname = NULL, *sweep = NULL, *links_path = NULL;
+    double load = 0;
+    bool json = false, load_given = false, fail_at_given = false;
+    int threads = 0;
+    uint64_t fail_at = 0;
+    nf_app_fail fail = {0};
+    bool fail_given = false;
+    nf_app_sim_knobs k;
+    nf_app_sim_knobs_init(&k);
+    nf_opt knobs[NF_APP_SIM_KNOBS];
+    size_t n_knobs = nf_app_sim_knob_opts(&k, knobs);
+    const nf_opt rows[] = {
+        {.name = "topo",
+         .arg = "SPEC",
+         .kind = NF_OPT_STR,
+         NF_OPT_TO(topo),
+         .help = "the fabric (netfab topo --help)"},
+        {.name = "routing",
+         .arg = "NAME",
+         .kind = NF_OPT_STR,
+         NF_OPT_TO(rname),
+         .help = "the routing function (routings above)"},
+        {.name = "traffic",
+         .arg = "NAME",
+         .kind = NF_OPT_STR,
+         NF_OPT_TO(tname),
+         .help = "the traffic pattern (above)"},
+        {.name = "load",
+         .arg = "X",
+         .kind = NF_OPT_REAL,
+         NF_OPT_TO(load),
+         .rlo = 0,
+         .rhi = 1,
+         .given = &load_given,
+         .help = "one load point: offered flits per endpoint per cycle, 0 to 1"},
+        {.name = "sweep",
+         .arg = "A:B:STEP",
+         .kind = NF_OPT_STR,
+         NF_OPT_TO(sweep),
+         .help = "the load points A, A + STEP, ... up to B"},
+        {.name = "seed",
+         .arg = "S",
+         .kind = NF_OPT_SEED,
+         NF_OPT_TO(k.c.seed),
+         .help = "the seed of the traffic and of --fail-links N (default 0)"},
+        {NF_OPT_THREADS(threads, "every processor for fabrics of 64 switches or more, else 1 "
+                                 "(the results are the same for any number)")},
+        {.name = "links",
+         .arg = "FILE",
+         .kind = NF_OPT_STR,
+         NF_OPT_TO(links_path),
+         .help = "write every switch-to-switch channel's flits and utilisation in the window, "
+                 "per load point, as CSV (load,switch,port,peer,peer_port,class,flits,util)"},
+        {.name = "fail-links",
+         .arg = "N|FILE",
+         .kind = NF_OPT_CUSTOM,
+         NF_OPT_TO(fail),
+         .parse = nf_app_fail_arg,
+         .given = &fail_given,
+         .help = "set N random switch-to-switch links down (--seed), or FILE the links of its "
+                 "'NODE PORT' lines (a name or 0xGUID), after the routing has made its tables: "
+                 "every routing skips failed ports (the next candidate); ftable's packets with "
+                 "no way left are lost at the source (lost_frac)"},
+        {.name = "fail-at",
+         .arg = "CYCLE",
+         .kind = NF_OPT_UINT,
+         NF_OPT_TO(fail_at),
+         .lo = 0,
+         .hi = 1000000000000000ull,
+         .given = &fail_at_given,
+         .help = "the links fail at that cycle of each run instead; ftable's packets caught "
+                 "behind them are discarded where they stand (dropped_pkts)"},
+        {.name = "json",
+         .kind = NF_OPT_FLAG,
+         NF_OPT_TO(json),
+         .help = "an array of one object per load point"},
+    };
+    const nf_cmd_spec spec = {
+        .name = "sim",
+        .synopsis =
+            "netfab sim --topo SPEC --routing NAME --traffic NAME (--load X | --sweep A:B:STEP)\n"
+            "                  [--cycles N] [--warmup N] [--drain N] [--vcs V] [--buf FLITS]\n"
+            "                  [--pkt FLITS] [--msg PKTS] [--router-delay C] [--credit-delay C]\n"
+            "                  [--lat-host C] [--lat-local C] [--lat-global C] [--speedup S]\n"
+            "                  [--alloc-iters N] [--out-buf FLITS] [--shared FLITS] [--adaptive]\n"
+            "                  [--bursty] [--seed S] [--threads N] [--links FILE]\n"
+            "                  [--fail-links N|FILE [--fail-at CYCLE]]\n"
+            "                  [--bias B] [--w-hop FLITS] [--threshold FLITS]\n"
+            "                  [--proxy all|restricted] [--exclude-unroutable] [--json]\n",
+        .description =
+            "Simulates flits through input-queued routers (virtual channels, credits, virtual\n"
+            "cut-through, separable allocation) and prints, per load point: offered and accepted\n"
+            "load (flits per endpoint per cycle; 1.0 = full injection bandwidth), mean and p99\n"
+            "packet latency (cycles), mean hops, the share of minimal routes, saturation.\n",
+        .more = sim_lists,
+        .group = {{"options", rows, sizeof rows / sizeof rows[0]},
+                  {"simulator options", knobs, n_knobs}},
+        .notes =
+            "Source/destination pairs with no path (a fabric not connected, or parted by the\n"
+            "failed links, from the start or at --fail-at) are refused (exit 2); with\n"
+            "--exclude-unroutable their messages are skipped (counted: excluded), from the\n"
+            "--fail-at cycle on for the pairs the failure parts; packets already on their way\n"
+            "then wait. ftable drops its lost packets instead (lost_frac), so for it only a\n"
+            "fabric not connected to begin with is refused.\n",
+        .examples = "  netfab sim --topo dragonfly:a=4,p=2,h=2 --routing dfmin --traffic uniform "
+                    "--sweep 0.1:0.9:0.1\n"
+                    "  netfab sim --topo torus:8x8,c=1 --routing dor --traffic tornado --load 0.3 "
+                    "--json\n"};
+    int argi, ex = nf_opt_parse(&spec, argc, argv, &argi);
+    if (ex) {
+        nf_app_fail_fini(&fail);
+        return ex == NF_OPT_HELP ? NF_EXIT_OK : ex;
+    }
+    /* validation, all before the fabric is built */
+    const nf_sim_routing *r = NULL;
+    const nf_sim_traffic *t = NULL;
+    if (!topo || !rname || !tname || load_given == !!sweep)
+        ex = nf_opt_usage("sim", "--topo, --routing, --traffic and one of --load, --sweep are "
+                                 "required");
+    else if (!(r = nf_sim_routing_find(rname)) || !(t = nf_sim_traffic_find(tname)))
+        ex = nf_opt_usage("sim", "unknown %s '%s' (see netfab sim --help)",
+                          r ? "traffic" : "routing", r ? tname : rname);
+    else if (fail_at_given && !fail_given)
+        ex = nf_opt_usage("sim", "--fail-at needs --fail-links");
+    /* the load points: --load, or --sweep's A + j STEP, as netfab sweep makes them */
+    double points[NF_APP_MAX_LOAD_POINTS], *pts = NULL;
+    size_t n_points = 0;
+    if (!ex && sweep) ex = nf_app_load_points("sim", "--sweep", sweep, true, &pts, &n_points);
+    if (ex) {
+        free(pts);
+        nf_app_fail_fini(&fail);
+        return ex;
+    }
+    if (sweep)
+        memcpy(points, pts, n_points * sizeof *points);
+    else
+        points[n_points++] = load;
+    free(pts);
+    sim_plan plan = {.topo = topo,
+                     .links_path = links_path,
+                     .threads = threads,
+                     .c = k.c,
+                     .ph = k.ph,
+                     .inj = k.inj,
+                     .r = r,
+                     .t = t,
+                     .fail = fail_given ? &fail : NULL,
+                     .fail_at = fail_at_given ? fail_at : UINT64_MAX,
+                     .json = json,
+                     .points = points,
+                     .n_points = n_points};
+    plan.c.threads = (unsigned)threads;
+    ex = sim_run(&plan);
+    nf_app_fail_fini(&fail);
+    return ex;
 }
 
 int nf_cmd_route(int argc, char **argv) {
-    enum { O_TOPO = 256, O_ROUT, O_CHECK, O_VCS, O_JSON };
-    static const struct option lo[] = {{"topo", 1, NULL, O_TOPO},   {"routing", 1, NULL, O_ROUT},
-                                       {"check", 0, NULL, O_CHECK}, {"vcs", 1, NULL, O_VCS},
-                                       {"json", 0, NULL, O_JSON},   {"help", 0, NULL, 'h'},
-                                       {NULL, 0, NULL, 0}};
     const char *topo = NULL, *rname = NULL;
     bool check = false, json = false;
     nf_sim_config c = {0};
-    double v;
-    optind = 1;
-    opterr = 0;
-    int ch;
-    while ((ch = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
-        switch (ch) {
-        case O_TOPO: topo = optarg; break;
-        case O_ROUT: rname = optarg; break;
-        case O_CHECK: check = true; break;
-        case O_VCS:
-            if (nf_app_number("--vcs", optarg, 1, NF_SIM_MAX_VCS, &v)) return NF_EXIT_USAGE;
-            c.vcs = (unsigned)v;
-            break;
-        case O_JSON: json = true; break;
-        case 'h': route_usage(stdout); return NF_EXIT_OK;
-        default:
-            fprintf(stderr, "netfab route: unknown or incomplete option '%s'\n", argv[optind - 1]);
-            return NF_EXIT_USAGE;
-        }
-    }
-    if (!topo || !rname || !check) {
-        fprintf(stderr, "netfab route: --topo, --routing and --check are required\n");
-        return NF_EXIT_USAGE;
-    }
+    const nf_opt rows[] = {
+        {.name = "topo",
+         .arg = "SPEC",
+         .kind = NF_OPT_STR,
+         NF_OPT_TO(topo),
+         .help = "the fabric (netfab topo --help)"},
+        {.name = "routing",
+         .arg = "NAME",
+         .kind = NF_OPT_STR,
+         NF_OPT_TO(rname),
+         .help = "the routing function (netfab sim --help lists them)"},
+        {.name = "check",
+         .kind = NF_OPT_FLAG,
+         NF_OPT_TO(check),
+         .help = "look for a cycle in the channel dependency graph"},
+        {.name = "vcs",
+         .arg = "V",
+         .kind = NF_OPT_UINT,
+         NF_OPT_TO(c.vcs),
+         .lo = 1,
+         .hi = NF_SIM_MAX_VCS,
+         .help = "virtual channels per port (default 4)"},
+        {.name = "json",
+         .kind = NF_OPT_FLAG,
+         NF_OPT_TO(json),
+         .help = "one JSON object: routing, vertices, edges, deadlock_free, cycle_length"},
+    };
+    const nf_cmd_spec spec = {
+        .name = "route",
+        .synopsis = "netfab route --topo SPEC --routing NAME --check [--vcs V] [--json]\n",
+        .description =
+            "Builds the channel dependency graph of the routing on the fabric (every channel\n"
+            "and VC a vertex; an edge for each channel a packet holding one may request next,\n"
+            "over every destination and every reachable state) and looks for a cycle. Exit 0\n"
+            "when it is deadlock-free, 1 when a cycle exists (one is printed).\n",
+        .group = {{"options", rows, sizeof rows / sizeof rows[0]}},
+        .examples = "  netfab route --topo torus:4x4,c=1 --routing dor --check\n"};
+    int argi, ex = nf_opt_parse(&spec, argc, argv, &argi);
+    if (ex) return ex == NF_OPT_HELP ? NF_EXIT_OK : ex;
+    if (!topo || !rname || !check)
+        return nf_opt_usage("route", "--topo, --routing and --check are required");
     const nf_sim_routing *r = nf_sim_routing_find(rname);
-    if (!r) {
-        fprintf(stderr, "netfab route: unknown routing '%s'\n", rname);
-        return NF_EXIT_USAGE;
-    }
+    if (!r) return nf_opt_usage("route", "unknown routing '%s'", rname);
     nf_diag d = {{0}, 0, {0}};
     nf_fabric *f;
     nf_hops *h;
@@ -402,7 +426,7 @@ int nf_cmd_route(int argc, char **argv) {
     nf_progress_begin(&bar, "netfab route: checking");
     rc = nf_sim_check_deadlock_progress(f, h, r, &c, on_progress, &bar, &cyc, &nv, &ne, &d);
     nf_progress_end(&bar);
-    int ex = NF_EXIT_OK;
+    ex = NF_EXIT_OK;
     if (rc) {
         ex = nf_app_report(rc, &d);
     } else if (json) {

@@ -4,6 +4,7 @@
  * SIGHUP writes the live forwarding tables and the group table. */
 #define _GNU_SOURCE
 #include "cmd.h"
+#include "opts.h"
 #include "netfab/gen.h"
 #include "netfab/hops.h"
 #include "netfab/smd.h"
@@ -11,54 +12,11 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-static void smd_usage(FILE *out) {
-    fprintf(
-        out,
-        "usage: netfab smd --topo SPEC --listen ADDR:PORT [--keys FILE] [--engine NAME]\n"
-        "                  [--state DIR [--repair-journal]] [--join-timeout MS]\n"
-        "                  [--leave-timeout MS] [--recompute-each-join] [--max-groups N]\n"
-        "                  [--max-pending N] [--max-members N] [--dump PREFIX]\n"
-        "                  [--port-file FILE] [--threads N]\n\n"
-        "Serves multicast joins, leaves and state queries (InfiniBand SA MADs, one per UDP\n"
-        "datagram; docs/protocol.md). A group is routed once, when its MemberCount-th port\n"
-        "has joined; leaves never recompute; a group whose joins or leaves are not all in\n"
-        "before the timeout is destroyed.\n\n"
-        "options:\n"
-        "  --listen ADDR:PORT      IPv4 address and UDP port (0: any free port); without\n"
-        "                          --keys only a loopback address (127.0.0.0/8)\n"
-        "  --keys FILE             'manager KEY' and 'port GUID KEY' lines: a request carries\n"
-        "                          the key of the port it acts for (or the manager's) in its\n"
-        "                          SM_Key; others are DENIED; GetTable and dumps need the\n"
-        "                          manager's. The file must be mode 600. Without it every\n"
-        "                          local client is trusted\n"
-        "  --engine NAME           multicast engine (default fulb; fulb+ cannot route live)\n"
-        "  --state DIR             journal directory: every event is on disk before it is\n"
-        "                          acknowledged, and a restart resumes from it; a journal\n"
-        "                          damaged before its end is refused, untouched\n"
-        "  --repair-journal        salvage a damaged journal instead: keep what can be read\n"
-        "                          (the damaged file stays beside it) and say what was lost\n"
-        "  --join-timeout MS       from a group's first join to Ready (default 10000)\n"
-        "  --leave-timeout MS      from a group's first leave to its last (default 10000)\n"
-        "  --recompute-each-join   the old InfiniBand way: route again on every join and leave\n"
-        "  --max-groups N          groups one port may have created and not yet seen\n"
-        "                          destroyed (default 1024); more are NO_RESOURCES\n"
-        "  --max-pending N         ... of them still collecting their joins (default 256)\n"
-        "  --max-members N         memberships of all groups together (default 64 per\n"
-        "                          endpoint, at least 1048576): bounds memory and journal\n"
-        "  --dump PREFIX           SIGHUP and dump requests write PREFIX.mcfdbs (OpenSM's\n"
-        "                          layout) and PREFIX.groups (default DIR/smd or ./netfab-smd)\n"
-        "  --port-file FILE        write the bound port to FILE once listening\n\n"
-        "signals: SIGTERM, SIGINT stop (the journal is synced); SIGHUP dumps.\n\n"
-        "example:\n"
-        "  netfab smd --topo torus:30x20x20,c=2 --listen 127.0.0.1:4791 --state /var/lib/smd\n");
-}
 
 static int wake_pipe[2] = {-1, -1};
 
@@ -75,121 +33,128 @@ static void log_line(void *ud, const char *line) {
     fprintf(stderr, "netfab smd: %s\n", line);
 }
 
-/* A 32-bit option from 1 to max through the one integer parser. */
-static int u32_arg(const char *opt, const char *s, uint32_t max, uint32_t *out) {
-    uint64_t v;
-    if (nf_app_u64(opt, s, 1, max, &v)) return -1;
-    *out = (uint32_t)v;
-    return 0;
-}
-
 int nf_cmd_smd(int argc, char **argv) {
-    enum {
-        O_TOPO = 256,
-        O_LISTEN,
-        O_ENGINE,
-        O_STATE,
-        O_JT,
-        O_LT,
-        O_RECOMP,
-        O_DUMP,
-        O_PORTF,
-        O_THR,
-        O_KEYS,
-        O_REPAIR,
-        O_MAXG,
-        O_MAXP,
-        O_MAXM
-    };
-    static const struct option longopts[] = {{"topo", required_argument, NULL, O_TOPO},
-                                             {"listen", required_argument, NULL, O_LISTEN},
-                                             {"engine", required_argument, NULL, O_ENGINE},
-                                             {"state", required_argument, NULL, O_STATE},
-                                             {"join-timeout", required_argument, NULL, O_JT},
-                                             {"leave-timeout", required_argument, NULL, O_LT},
-                                             {"recompute-each-join", no_argument, NULL, O_RECOMP},
-                                             {"dump", required_argument, NULL, O_DUMP},
-                                             {"port-file", required_argument, NULL, O_PORTF},
-                                             {"threads", required_argument, NULL, O_THR},
-                                             {"keys", required_argument, NULL, O_KEYS},
-                                             {"repair-journal", no_argument, NULL, O_REPAIR},
-                                             {"max-groups", required_argument, NULL, O_MAXG},
-                                             {"max-pending", required_argument, NULL, O_MAXP},
-                                             {"max-members", required_argument, NULL, O_MAXM},
-                                             {"help", no_argument, NULL, 'h'},
-                                             {NULL, 0, NULL, 0}};
     const char *topo = NULL, *engine = "fulb", *port_file = NULL;
     int threads = 0;
     nf_smd_opts so = {.wake_fd = -1, .log = log_line};
-    optind = 1;
-    opterr = 0;
-    int c;
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-        switch (c) {
-        case O_TOPO: topo = optarg; break;
-        case O_LISTEN: so.listen = optarg; break;
-        case O_ENGINE: engine = optarg; break;
-        case O_STATE: so.state_dir = optarg; break;
-        case O_JT:
-            if (u32_arg("--join-timeout (milliseconds)", optarg, 86400000,
-                        &so.mcgm.join_timeout_ms))
-                return NF_EXIT_USAGE;
-            break;
-        case O_LT:
-            if (u32_arg("--leave-timeout (milliseconds)", optarg, 86400000,
-                        &so.mcgm.leave_timeout_ms))
-                return NF_EXIT_USAGE;
-            break;
-        case O_RECOMP: so.mcgm.recompute_each_join = true; break;
-        case O_KEYS: so.keys_file = optarg; break;
-        case O_REPAIR: so.repair_journal = true; break;
-        case O_MAXG:
-            if (u32_arg("--max-groups", optarg, 16383, &so.mcgm.max_groups_per_owner))
-                return NF_EXIT_USAGE;
-            break;
-        case O_MAXP:
-            if (u32_arg("--max-pending", optarg, 16383, &so.mcgm.max_pending_per_owner))
-                return NF_EXIT_USAGE;
-            break;
-        case O_MAXM:
-            if (u32_arg("--max-members", optarg, UINT32_MAX, &so.mcgm.max_members))
-                return NF_EXIT_USAGE;
-            break;
-        case O_DUMP: so.dump_prefix = optarg; break;
-        case O_PORTF: port_file = optarg; break;
-        case O_THR:
-            if (nf_app_threads(optarg, &threads)) return NF_EXIT_USAGE;
-            break;
-        case 'h': smd_usage(stdout); return NF_EXIT_OK;
-        default:
-            fprintf(stderr, "netfab smd: unknown or incomplete option '%s'\n", argv[optind - 1]);
-            smd_usage(stderr);
-            return NF_EXIT_USAGE;
-        }
-    }
-    if (optind < argc) {
-        fprintf(stderr, "netfab smd: unexpected argument '%s'\n", argv[optind]);
-        return NF_EXIT_USAGE;
-    }
-    if (so.repair_journal && !so.state_dir) {
-        fprintf(stderr,
-                "netfab smd: --repair-journal repairs the journal of --state DIR: give it\n");
-        return NF_EXIT_USAGE;
-    }
-    if (!topo || !so.listen) {
-        fprintf(stderr, "netfab smd: --topo and --listen are required\n");
-        smd_usage(stderr);
-        return NF_EXIT_USAGE;
-    }
-    if (!(so.mcgm.engine = nf_mcast_engine_find(engine))) {
-        fprintf(stderr, "netfab smd: unknown engine '%s'\n", engine);
-        return NF_EXIT_USAGE;
-    }
-    if (strcmp(engine, "fulb+") == 0) {
-        fprintf(stderr, "netfab smd: fulb+ refines a whole batch of groups after the fact; a live "
-                        "manager routes one group at a time: use fulb\n");
-        return NF_EXIT_USAGE;
-    }
+    const nf_opt rows[] = {
+        {.name = "topo",
+         .arg = "SPEC",
+         .kind = NF_OPT_STR,
+         NF_OPT_TO(topo),
+         .help = "the fabric (netfab topo --help)"},
+        {.name = "listen",
+         .arg = "ADDR:PORT",
+         .kind = NF_OPT_STR,
+         NF_OPT_TO(so.listen),
+         .help = "IPv4 address and UDP port (0: any free port); without --keys only a loopback "
+                 "address (127.0.0.0/8)"},
+        {.name = "keys",
+         .arg = "FILE",
+         .kind = NF_OPT_STR,
+         NF_OPT_TO(so.keys_file),
+         .help = "'manager KEY' and 'port GUID KEY' lines: a request carries the key of the port "
+                 "it acts for (or the manager's) in its SM_Key; others are DENIED; GetTable and "
+                 "dumps need the manager's. The file must be mode 600. Without it every local "
+                 "client is trusted"},
+        {.name = "engine",
+         .arg = "NAME",
+         .kind = NF_OPT_STR,
+         NF_OPT_TO(engine),
+         .help = "multicast engine (default fulb; fulb+ cannot route live)"},
+        {.name = "state",
+         .arg = "DIR",
+         .kind = NF_OPT_STR,
+         NF_OPT_TO(so.state_dir),
+         .help = "journal directory: every event is on disk before it is acknowledged, and a "
+                 "restart resumes from it; a journal damaged before its end is refused, "
+                 "untouched"},
+        {.name = "repair-journal",
+         .kind = NF_OPT_FLAG,
+         NF_OPT_TO(so.repair_journal),
+         .help = "salvage a damaged journal instead: keep what can be read (the damaged file "
+                 "stays beside it) and say what was lost"},
+        {.name = "join-timeout",
+         .arg = "MS",
+         .kind = NF_OPT_UINT,
+         NF_OPT_TO(so.mcgm.join_timeout_ms),
+         .lo = 1,
+         .hi = 86400000,
+         .help = "milliseconds from a group's first join to Ready (default 10000)"},
+        {.name = "leave-timeout",
+         .arg = "MS",
+         .kind = NF_OPT_UINT,
+         NF_OPT_TO(so.mcgm.leave_timeout_ms),
+         .lo = 1,
+         .hi = 86400000,
+         .help = "milliseconds from a group's first leave to its last (default 10000)"},
+        {.name = "recompute-each-join",
+         .kind = NF_OPT_FLAG,
+         NF_OPT_TO(so.mcgm.recompute_each_join),
+         .help = "the old InfiniBand way: route again on every join and leave"},
+        {.name = "max-groups",
+         .arg = "N",
+         .kind = NF_OPT_UINT,
+         NF_OPT_TO(so.mcgm.max_groups_per_owner),
+         .lo = 1,
+         .hi = 16383,
+         .help = "groups one port may have created and not yet seen destroyed (default 1024); "
+                 "more are NO_RESOURCES"},
+        {.name = "max-pending",
+         .arg = "N",
+         .kind = NF_OPT_UINT,
+         NF_OPT_TO(so.mcgm.max_pending_per_owner),
+         .lo = 1,
+         .hi = 16383,
+         .help = "... of them still collecting their joins (default 256)"},
+        {.name = "max-members",
+         .arg = "N",
+         .kind = NF_OPT_UINT,
+         NF_OPT_TO(so.mcgm.max_members),
+         .lo = 1,
+         .hi = UINT32_MAX,
+         .help = "memberships of all groups together (default 64 per endpoint, at least "
+                 "1048576): bounds memory and journal"},
+        {.name = "dump",
+         .arg = "PREFIX",
+         .kind = NF_OPT_STR,
+         NF_OPT_TO(so.dump_prefix),
+         .help = "SIGHUP and dump requests write PREFIX.mcfdbs (OpenSM's layout) and "
+                 "PREFIX.groups (default DIR/smd or ./netfab-smd)"},
+        {.name = "port-file",
+         .arg = "FILE",
+         .kind = NF_OPT_STR,
+         NF_OPT_TO(port_file),
+         .help = "write the bound port to FILE once listening"},
+        {NF_OPT_THREADS(threads, "threads for the distance computation (default: all cores)")},
+    };
+    const nf_cmd_spec spec = {
+        .name = "smd",
+        .synopsis = "netfab smd --topo SPEC --listen ADDR:PORT [--keys FILE] [--engine NAME]\n"
+                    "                  [--state DIR [--repair-journal]] [--join-timeout MS]\n"
+                    "                  [--leave-timeout MS] [--recompute-each-join] "
+                    "[--max-groups N]\n"
+                    "                  [--max-pending N] [--max-members N] [--dump PREFIX]\n"
+                    "                  [--port-file FILE] [--threads N]\n",
+        .description =
+            "Serves multicast joins, leaves and state queries (InfiniBand SA MADs, one per UDP\n"
+            "datagram; docs/protocol.md). A group is routed once, when its MemberCount-th port\n"
+            "has joined; leaves never recompute; a group whose joins or leaves are not all in\n"
+            "before the timeout is destroyed.\n",
+        .group = {{"options", rows, sizeof rows / sizeof rows[0]}},
+        .notes = "signals: SIGTERM, SIGINT stop (the journal is synced); SIGHUP dumps.\n",
+        .examples = "  netfab smd --topo torus:30x20x20,c=2 --listen 127.0.0.1:4791 --state "
+                    "/var/lib/smd\n"};
+    int argi, ex = nf_opt_parse(&spec, argc, argv, &argi);
+    if (ex) return ex == NF_OPT_HELP ? NF_EXIT_OK : ex;
+    if (so.repair_journal && !so.state_dir)
+        return nf_opt_usage("smd", "--repair-journal repairs the journal of --state DIR: give it");
+    if (!topo || !so.listen) return nf_opt_usage("smd", "--topo and --listen are required");
+    if (!(so.mcgm.engine = nf_mcast_engine_find(engine)))
+        return nf_opt_usage("smd", "unknown engine '%s'", engine);
+    if (strcmp(engine, "fulb+") == 0)
+        return nf_opt_usage("smd", "fulb+ refines a whole batch of groups after the fact; a live "
+                                   "manager routes one group at a time: use fulb");
     nf_diag d = {{0}, 0, {0}};
     nf_fabric *f = NULL;
     nf_hops *h = NULL;
@@ -203,7 +168,7 @@ int nf_cmd_smd(int argc, char **argv) {
     }
     so.wake_fd = wake_pipe[0];
     if ((rc = nf_smd_new(f, h, &so, &s, &d))) {
-        int ex = nf_app_report(rc, &d);
+        ex = nf_app_report(rc, &d);
         nf_hops_free(h);
         nf_fabric_free(f);
         close(wake_pipe[0]);

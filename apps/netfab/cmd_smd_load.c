@@ -11,6 +11,7 @@
  * the job, taken as the moment the last group was resolved plus --hold seconds of work. */
 #define _GNU_SOURCE
 #include "cmd.h"
+#include "opts.h"
 #include "progress.h"
 #include "netfab/gen.h"
 #include "netfab/groups.h"
@@ -19,7 +20,6 @@
 #include "util/u64map.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
@@ -27,35 +27,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-
-static void load_usage(FILE *out) {
-    fprintf(
-        out,
-        "usage: netfab smd-load --server ADDR:PORT --topo SPEC --groups PATTERN\n"
-        "                       [--procs-per-node N] [--mapping aware|random] [--seed S]\n"
-        "                       [--loss P] [--crash F] [--window N] [--retry MS]\n"
-        "                       [--poll MS] [--hold S] [--deadline S] [--keys FILE] [--json]\n\n"
-        "Plays every rank of a job against the group manager at ADDR:PORT (started with the\n"
-        "same --topo). Each member port of each group joins once (ranks sharing an endpoint\n"
-        "share its port); rank 0 of each group polls its state until Ready.\n\n"
-        "options:\n"
-        "  --loss P       drop each request with probability P (0..1) before it is sent\n"
-        "  --crash F      a fraction F (0..1) of the endpoints never sends anything\n"
-        "  --window N     requests in flight at most (default 512)\n"
-        "  --retry MS     retransmission timeout (default 100)\n"
-        "  --poll MS      rank 0's polling interval (default 10)\n"
-        "  --hold S       the job's work after its groups are ready, for the unusable\n"
-        "                 fraction: unusable time / (each group's life until the end of\n"
-        "                 that work) (default 1)\n"
-        "  --deadline S   give up after S seconds (default 300)\n"
-        "  --keys FILE    the manager's keys file: each join carries its port's key\n"
-        "  --json         one JSON object: groups, ready, destroyed, joins, joins_per_s,\n"
-        "                 all_ready_s, wait_mean_s, wait_max_s, unusable_fraction,\n"
-        "                 retransmits, lost, errors\n\n"
-        "example:\n"
-        "  netfab smd-load --server 127.0.0.1:4791 --topo torus:30x20x20,c=2 \\\n"
-        "      --groups grid3d:40x30x20 --loss 0.01\n");
-}
 
 static double now_s(void) {
     struct timespec ts;
@@ -254,108 +225,127 @@ typedef struct job {
 } job;
 
 int nf_cmd_smd_load(int argc, char **argv) {
-    enum {
-        O_SERVER = 256,
-        O_TOPO,
-        O_GROUPS,
-        O_PPN,
-        O_MAP,
-        O_SEED,
-        O_LOSS,
-        O_CRASH,
-        O_WINDOW,
-        O_RETRY,
-        O_POLL,
-        O_HOLD,
-        O_DEADLINE,
-        O_JSON,
-        O_KEYS
-    };
-    static const struct option longopts[] = {{"server", required_argument, NULL, O_SERVER},
-                                             {"topo", required_argument, NULL, O_TOPO},
-                                             {"groups", required_argument, NULL, O_GROUPS},
-                                             {"procs-per-node", required_argument, NULL, O_PPN},
-                                             {"mapping", required_argument, NULL, O_MAP},
-                                             {"seed", required_argument, NULL, O_SEED},
-                                             {"loss", required_argument, NULL, O_LOSS},
-                                             {"crash", required_argument, NULL, O_CRASH},
-                                             {"window", required_argument, NULL, O_WINDOW},
-                                             {"retry", required_argument, NULL, O_RETRY},
-                                             {"poll", required_argument, NULL, O_POLL},
-                                             {"hold", required_argument, NULL, O_HOLD},
-                                             {"deadline", required_argument, NULL, O_DEADLINE},
-                                             {"json", no_argument, NULL, O_JSON},
-                                             {"keys", required_argument, NULL, O_KEYS},
-                                             {"help", no_argument, NULL, 'h'},
-                                             {NULL, 0, NULL, 0}};
     const char *server = NULL, *topo = NULL, *pattern = NULL, *keys_file = NULL;
     nf_workload_opts wo = {.procs_per_node = 1, .seed = 1};
     double loss = 0, crash = 0, retry_ms = 100, poll_ms = 10, hold = 1, deadline = 300;
-    long window = 512;
+    unsigned window = 512;
     bool json = false;
-    optind = 1;
-    opterr = 0;
-    int c;
-    char *end;
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-        double v = 0;
-        if (c >= O_LOSS && c <= O_DEADLINE) {
-            errno = 0;
-            v = strtod(optarg, &end);
-            if (!*optarg || *end || errno || !isfinite(v) || v < 0) {
-                fprintf(stderr, "netfab smd-load: %s wants a number >= 0, not '%s'\n",
-                        argv[optind - 1], optarg);
-                return NF_EXIT_USAGE;
-            }
-        }
-        switch (c) {
-        case O_SERVER: server = optarg; break;
-        case O_TOPO: topo = optarg; break;
-        case O_GROUPS: pattern = optarg; break;
-        case O_PPN:
-            if (nf_app_count("--procs-per-node", optarg, 1024, &wo.procs_per_node))
-                return NF_EXIT_USAGE;
-            break;
-        case O_MAP:
-            if (strcmp(optarg, "aware") == 0)
-                wo.mapping = NF_MAP_AWARE;
-            else if (strcmp(optarg, "random") == 0)
-                wo.mapping = NF_MAP_RANDOM;
-            else {
-                fprintf(stderr, "netfab smd-load: --mapping is aware or random, not '%s'\n",
-                        optarg);
-                return NF_EXIT_USAGE;
-            }
-            break;
-        case O_SEED:
-            if (nf_app_seed("--seed", optarg, &wo.seed)) return NF_EXIT_USAGE;
-            break;
-        case O_LOSS: loss = v; break;
-        case O_CRASH: crash = v; break;
-        case O_WINDOW: window = (long)v; break;
-        case O_RETRY: retry_ms = v; break;
-        case O_POLL: poll_ms = v; break;
-        case O_HOLD: hold = v; break;
-        case O_DEADLINE: deadline = v; break;
-        case O_JSON: json = true; break;
-        case O_KEYS: keys_file = optarg; break;
-        case 'h': load_usage(stdout); return NF_EXIT_OK;
-        default:
-            fprintf(stderr, "netfab smd-load: unknown or incomplete option '%s'\n",
-                    argv[optind - 1]);
-            load_usage(stderr);
-            return NF_EXIT_USAGE;
-        }
-    }
-    if (!server || !topo || !pattern) {
-        fprintf(stderr, "netfab smd-load: --server, --topo and --groups are required\n");
-        return NF_EXIT_USAGE;
-    }
-    if (loss >= 1 || crash > 1 || window < 1 || retry_ms < 1 || poll_ms < 1 || deadline <= 0) {
-        fprintf(stderr, "netfab smd-load: --loss must be below 1, --crash at most 1, --window, "
-                        "--retry, --poll and --deadline positive\n");
-        return NF_EXIT_USAGE;
-    }
+    static const char *const mappings[] = {"aware", "random", NULL};
+    const nf_opt rows[] = {
+        {.name = "server",
+         .arg = "ADDR:PORT",
+         .kind = NF_OPT_STR,
+         NF_OPT_TO(server),
+         .help = "the group manager (netfab smd --listen)"},
+        {.name = "topo",
+         .arg = "SPEC",
+         .kind = NF_OPT_STR,
+         NF_OPT_TO(topo),
+         .help = "the manager's fabric (its --topo)"},
+        {.name = "groups",
+         .arg = "PATTERN",
+         .kind = NF_OPT_STR,
+         NF_OPT_TO(pattern),
+         .help = "the job's groups (netfab mcast --help)"},
+        {.name = "procs-per-node",
+         .arg = "N",
+         .kind = NF_OPT_UINT,
+         NF_OPT_TO(wo.procs_per_node),
+         .lo = 1,
+         .hi = 1024,
+         .help = "ranks per endpoint (default 1)"},
+        {.name = "mapping",
+         .kind = NF_OPT_CHOICE,
+         NF_OPT_TO(wo.mapping),
+         .choices = mappings,
+         .help = "ranks laid on endpoints in order (aware, the default) or shuffled (random)"},
+        {.name = "seed",
+         .arg = "S",
+         .kind = NF_OPT_SEED,
+         NF_OPT_TO(wo.seed),
+         .help = "seed of the groups, the mapping and the loss and crash draws (default 1)"},
+        {.name = "loss",
+         .arg = "P",
+         .kind = NF_OPT_REAL,
+         NF_OPT_TO(loss),
+         .rlo = 0,
+         .rhi = 1,
+         .open = NF_OPT_OPEN_HI,
+         .help = "drop each request with probability P (0 to below 1) before it is sent"},
+        {.name = "crash",
+         .arg = "F",
+         .kind = NF_OPT_REAL,
+         NF_OPT_TO(crash),
+         .rlo = 0,
+         .rhi = 1,
+         .help = "a fraction F (0..1) of the endpoints never sends anything"},
+        {.name = "window",
+         .arg = "N",
+         .kind = NF_OPT_UINT,
+         NF_OPT_TO(window),
+         .lo = 1,
+         .hi = 1 << 20,
+         .help = "requests in flight at most (default 512)"},
+        {.name = "retry",
+         .arg = "MS",
+         .kind = NF_OPT_REAL,
+         NF_OPT_TO(retry_ms),
+         .rlo = 1,
+         .rhi = 1e9,
+         .help = "retransmission timeout (default 100)"},
+        {.name = "poll",
+         .arg = "MS",
+         .kind = NF_OPT_REAL,
+         NF_OPT_TO(poll_ms),
+         .rlo = 1,
+         .rhi = 1e9,
+         .help = "rank 0's polling interval (default 10)"},
+        {.name = "hold",
+         .arg = "S",
+         .kind = NF_OPT_REAL,
+         NF_OPT_TO(hold),
+         .rlo = 0,
+         .rhi = 1e9,
+         .help = "the job's work after its groups are ready, for the unusable fraction: "
+                 "unusable time / (each group's life until the end of that work) (default 1)"},
+        {.name = "deadline",
+         .arg = "S",
+         .kind = NF_OPT_REAL,
+         NF_OPT_TO(deadline),
+         .rlo = 0,
+         .rhi = 1e9,
+         .open = NF_OPT_OPEN_LO,
+         .help = "give up after S seconds (default 300)"},
+        {.name = "keys",
+         .arg = "FILE",
+         .kind = NF_OPT_STR,
+         NF_OPT_TO(keys_file),
+         .help = "the manager's keys file: each join carries its port's key"},
+        {.name = "json",
+         .kind = NF_OPT_FLAG,
+         NF_OPT_TO(json),
+         .help = "one JSON object: groups, ready, destroyed, joins, joins_per_s, all_ready_s, "
+                 "wait_mean_s, wait_max_s, unusable_fraction, retransmits, lost, errors"},
+    };
+    const nf_cmd_spec spec = {
+        .name = "smd-load",
+        .synopsis = "netfab smd-load --server ADDR:PORT --topo SPEC --groups PATTERN\n"
+                    "                       [--procs-per-node N] [--mapping aware|random] "
+                    "[--seed S]\n"
+                    "                       [--loss P] [--crash F] [--window N] [--retry MS]\n"
+                    "                       [--poll MS] [--hold S] [--deadline S] [--keys FILE] "
+                    "[--json]\n",
+        .description =
+            "Plays every rank of a job against the group manager at ADDR:PORT (started with the\n"
+            "same --topo). Each member port of each group joins once (ranks sharing an endpoint\n"
+            "share its port); rank 0 of each group polls its state until Ready.\n",
+        .group = {{"options", rows, sizeof rows / sizeof rows[0]}},
+        .examples = "  netfab smd-load --server 127.0.0.1:4791 --topo torus:30x20x20,c=2 \\\n"
+                    "      --groups grid3d:40x30x20 --loss 0.01\n"};
+    int argi, ex = nf_opt_parse(&spec, argc, argv, &argi);
+    if (ex) return ex == NF_OPT_HELP ? NF_EXIT_OK : ex;
+    if (!server || !topo || !pattern)
+        return nf_opt_usage("smd-load", "--server, --topo and --groups are required");
     nf_diag d = {{0}, 0, {0}};
     nf_fabric *f;
     int rc = nf_app_fabric(topo, 0, &f, NULL);

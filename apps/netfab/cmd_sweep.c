@@ -6,6 +6,7 @@
  * so the output is the same whatever the number of ranks and threads; only the timings differ. */
 #define _GNU_SOURCE
 #include "cmd.h"
+#include "opts.h"
 #include "progress.h"
 #include "rows.h"
 #include "simopt.h"
@@ -16,7 +17,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <jansson.h>
 #include <omp.h>
 #include <math.h>
@@ -27,48 +27,6 @@
 #ifdef NF_HAVE_MPI
 #include <mpi.h>
 #endif
-
-static void sweep_usage(FILE *out) {
-    fprintf(out,
-            "usage: netfab sweep --topo SPEC [--topo SPEC ...] --routing A,B --traffic X,Y\n"
-            "                    --loads L1,L2|A:B:STEP [--seeds S1,S2] [simulator options]\n"
-            "       netfab sweep --topo SPEC [--topo SPEC ...] --groups PATTERN [--groups ...]\n"
-            "                    --engine E1,E2|all [--seeds S1,S2] [--procs-per-node N]\n"
-            "                    [--mapping aware|random] [--verify]\n"
-            "       common: [--threads N] [--json] [--out FILE] [--no-times]\n\n"
-            "Runs every cell of a grid and prints one result per cell, in grid order: a CSV\n"
-            "table (a header line, then one line per cell), or a JSON array with --json.\n"
-            "Simulation grid: every fabric x routing x traffic x seed x load; each result holds\n"
-            "topo, routing, traffic, seed and the keys of netfab sim --json. Multicast grid:\n"
-            "every fabric x pattern x seed x engine; each result holds the keys of netfab mcast\n"
-            "--json plus seed. --topo and --groups repeat (their specs contain commas); the\n"
-            "other lists are comma-separated, and a --loads item may be a range A:B:STEP.\n"
-            "Defaults: --seeds 0 for simulations (as netfab sim), 1 for multicast (as netfab\n"
-            "mcast). The simulator options are those of netfab sim (--cycles, --warmup, --vcs,\n"
-            "--pkt, --bias, --exclude-unroutable, ...; see netfab sim --help): a cell whose\n"
-            "fabric leaves source/destination pairs with no path fails the sweep (exit 2)\n"
-            "unless --exclude-unroutable, which skips them and adds excluded_msgs to the rows.\n\n"
-            "Under mpirun the cells are dealt to the ranks in turn and rank 0 writes the\n"
-            "results; inside a rank they run on --threads OpenMP threads (default: the\n"
-            "processors the rank may use), one cell per thread, or all threads on one cell\n"
-            "when there are fewer cells than threads. Results do not depend on either number;\n"
-            "the timing keys (wall_s, route_s, root_s, tree_s, refine_s, peak_rss_kib) do, and\n"
-            "--no-times leaves them out. --out FILE writes the results there instead of stdout.\n"
-            "This build: %s.\n\n"
-            "examples:\n"
-            "  netfab sweep --topo dragonfly:a=4,p=2,h=2 --routing dfmin,ugal-l --traffic "
-            "uniform,worst\n"
-            "               --loads 0.1:0.9:0.1 --seeds 1,2 --json\n"
-            "  mpirun -np 4 netfab sweep --topo fattree:k=16 --groups grid2d:32x32 --groups "
-            "random:n=500,size=16\n"
-            "               --engine all --seeds 1,2,3 --out mcast.csv\n",
-#ifdef NF_HAVE_MPI
-            "with Open MPI"
-#else
-            "without MPI (OpenMP threads on one machine only)"
-#endif
-    );
-}
 
 /* ---- the grid ---------------------------------------------------------------------------- */
 
@@ -131,10 +89,7 @@ static int push(strs *l, const char *s, size_t len) {
 static int split(const char *opt, const char *arg, strs *l) {
     for (const char *p = arg;;) {
         size_t n = strcspn(p, ",");
-        if (n == 0) {
-            fprintf(stderr, "netfab sweep: %s: empty item in '%s'\n", opt, arg);
-            return NF_EXIT_USAGE;
-        }
+        if (n == 0) return nf_opt_bad("sweep", opt, "a comma-separated list, no item empty", arg);
         if (push(l, p, n)) return nf_app_report(NF_ENOMEM, NULL);
         if (!p[n]) return 0;
         p += n + 1;
@@ -148,12 +103,36 @@ static void strs_free(strs *l) {
     *l = (strs){0};
 }
 
-/* --loads: numbers from 0 to 1 and ranges A:B:STEP (A, A + STEP, ... up to B). */
-static int parse_loads(const char *arg, grid *g) {
+/* The option layer's parsers of sweep's lists: --topo and --groups (o->dst a strs, one item
+ * each time), --routing and --traffic (comma-separated items), --engine (the same, or all),
+ * --loads (o->dst the grid: numbers from 0 to 1 and ranges A:B:STEP). */
+static int one_arg(const char *cmd, const nf_opt *o, const char *arg) {
+    (void)cmd;
+    return push(o->dst, arg, strlen(arg)) ? nf_app_report(NF_ENOMEM, NULL) : NF_EXIT_OK;
+}
+
+static int list_arg(const char *cmd, const nf_opt *o, const char *arg) {
+    (void)cmd;
+    char opt[32];
+    snprintf(opt, sizeof opt, "--%s", o->name);
+    return split(opt, arg, o->dst);
+}
+
+static int engine_arg(const char *cmd, const nf_opt *o, const char *arg) {
+    if (strcmp(arg, "all")) return list_arg(cmd, o, arg);
+    for (size_t i = 0; i < nf_mcast_engine_count(); i++) {
+        const char *n = nf_mcast_engine_name(nf_mcast_engine_at(i));
+        if (push(o->dst, n, strlen(n))) return nf_app_report(NF_ENOMEM, NULL);
+    }
+    return NF_EXIT_OK;
+}
+
+static int loads_arg(const char *cmd, const nf_opt *o, const char *arg) {
+    grid *g = o->dst;
     strs items = {0};
     int rc = split("--loads", arg, &items);
     for (size_t i = 0; i < items.n && !rc; i++)
-        rc = nf_app_load_points("sweep", "--loads", items.v[i], false, &g->load, &g->n_load);
+        rc = nf_app_load_points(cmd, "--loads", items.v[i], false, &g->load, &g->n_load);
     strs_free(&items);
     return rc;
 }
@@ -163,7 +142,11 @@ static int parse_seeds(const char *arg, grid *g) {
     int rc = split("--seeds", arg, &items);
     for (size_t i = 0; i < items.n && !rc; i++) {
         uint64_t v;
-        if ((rc = nf_app_seed("--seeds", items.v[i], &v))) break;
+        if (nf_app_u64(items.v[i], 0, UINT64_MAX, &v)) {
+            rc = nf_opt_bad("sweep", "--seeds", "a whole number from 0 to 18446744073709551615",
+                            items.v[i]);
+            break;
+        }
         uint64_t *s = realloc(g->seed, (g->n_seed + 1) * sizeof *s);
         if (!s) {
             rc = nf_app_report(NF_ENOMEM, NULL);
@@ -221,6 +204,15 @@ static void cell_progress(void *ud, double f) {
     nf_progress_set(&t->bar, ((double)t->done + f) / (double)t->total);
 }
 
+/* A seed as a JSON value: an integer, or above 2^63 - 1 (beyond jansson's integers) the string
+ * of its decimal digits, so that every bit shows. NULL when out of memory. */
+static json_t *seed_json(uint64_t seed) {
+    char digits[24];
+    if (seed <= INT64_MAX) return json_integer((json_int_t)seed);
+    snprintf(digits, sizeof digits, "%llu", (unsigned long long)seed);
+    return json_string(digits);
+}
+
 /* Runs cell i; the result object, or NULL with *err set (a malloc'd message) and *code the exit
  * status the failure calls for: NF_EXIT_USAGE when the fabric leaves pairs of the cell's traffic
  * with no path (netfab sim's check), else NF_EXIT_FAIL. */
@@ -267,15 +259,15 @@ static json_t *run_cell(const grid *g, const fab *fabs, worker *w, size_t i, uns
             o = nf_app_mcast_json(fb->f, g->topo.v[c.t], g->a.v[c.a], w->groups, m, e, w->lb,
                                   verified);
         nf_mcast_free(m);
-        if (o) json_object_set_new(o, "seed", json_integer((json_int_t)g->seed[c.s]));
+        if (o) json_object_set_new(o, "seed", seed_json(g->seed[c.s]));
     } else if (!rc) {
         nf_sim_injection inj = g->k.inj;
         inj.load = g->load[c.l];
         nf_sim_result res;
         rc = nf_sim_run(w->sim, &inj, &g->k.ph, progress ? cell_progress : NULL, progress, &res);
         if (!rc) {
-            o = json_pack("{s:s, s:s, s:s, s:I}", "topo", g->topo.v[c.t], "routing", g->a.v[c.a],
-                          "traffic", g->b.v[c.b], "seed", (json_int_t)g->seed[c.s]);
+            o = json_pack("{s:s, s:s, s:s, s:o}", "topo", g->topo.v[c.t], "routing", g->a.v[c.a],
+                          "traffic", g->b.v[c.b], "seed", seed_json(g->seed[c.s]));
             json_t *r = nf_app_sim_result_json(g->load[c.l], &res, 0, g->k.c.exclude_unroutable);
             if (!o || !r || json_object_update(o, r)) json_decref(o), o = NULL;
             json_decref(r);
@@ -413,7 +405,8 @@ static void write_csv(FILE *o, json_t *rows) {
 static int launcher_env(const char *const *names) {
     for (; *names; names++) {
         const char *v = getenv(*names);
-        if (v && *v) return atoi(v);
+        uint64_t x;
+        if (v && nf_app_u64(v, 0, INT32_MAX, &x) == 0) return (int)x;
     }
     return -1;
 }
@@ -540,97 +533,143 @@ static int worst_exit(int ex, int size) {
     return ex;
 }
 
+#ifdef NF_HAVE_MPI
+#define SWEEP_BUILD "with Open MPI"
+#else
+#define SWEEP_BUILD "without MPI (OpenMP threads on one machine only)"
+#endif
+
+/* Parses and checks the options into g and the rest: NF_EXIT_OK, NF_OPT_HELP, or the exit
+ * status after saying why. */
 static int parse(int argc, char **argv, grid *g, unsigned *threads, bool *json, const char **out) {
-    enum {
-        O_TOPO = 256,
-        O_ROUT,
-        O_TRAF,
-        O_LOADS,
-        O_SEEDS,
-        O_GROUPS,
-        O_ENGINE,
-        O_PPN,
-        O_MAP,
-        O_VERIFY,
-        O_THR,
-        O_JSON,
-        O_OUT,
-        O_NOTIMES
-    };
-    static const struct option own[] = {
-        {"topo", 1, NULL, O_TOPO},     {"routing", 1, NULL, O_ROUT},
-        {"traffic", 1, NULL, O_TRAF},  {"loads", 1, NULL, O_LOADS},
-        {"seeds", 1, NULL, O_SEEDS},   {"groups", 1, NULL, O_GROUPS},
-        {"engine", 1, NULL, O_ENGINE}, {"procs-per-node", 1, NULL, O_PPN},
-        {"mapping", 1, NULL, O_MAP},   {"verify", 0, NULL, O_VERIFY},
-        {"threads", 1, NULL, O_THR},   {"json", 0, NULL, O_JSON},
-        {"out", 1, NULL, O_OUT},       {"no-times", 0, NULL, O_NOTIMES},
-        {"help", 0, NULL, 'h'}};
-    struct option *lo = nf_app_sim_options(own, sizeof own / sizeof own[0]);
-    if (!lo) return nf_app_report(NF_ENOMEM, NULL);
     strs routing = {0}, traffic = {0}, groups = {0}, engine = {0};
-    bool knobs = false;
     const char *seeds = NULL;
-    int ex = NF_EXIT_OK, ch;
-    double v;
-    optind = 1;
-    opterr = 0;
-    while (!ex && (ch = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
-        switch (ch) {
-        case O_TOPO: ex = push(&g->topo, optarg, strlen(optarg)) ? NF_EXIT_FAIL : 0; break;
-        case O_ROUT: ex = split("--routing", optarg, &routing); break;
-        case O_TRAF: ex = split("--traffic", optarg, &traffic); break;
-        case O_LOADS: ex = parse_loads(optarg, g); break;
-        case O_SEEDS: seeds = optarg; break;
-        case O_GROUPS: ex = push(&groups, optarg, strlen(optarg)) ? NF_EXIT_FAIL : 0; break;
-        case O_ENGINE:
-            if (strcmp(optarg, "all") == 0) {
-                for (size_t i = 0; i < nf_mcast_engine_count() && !ex; i++) {
-                    const char *n = nf_mcast_engine_name(nf_mcast_engine_at(i));
-                    ex = push(&engine, n, strlen(n)) ? NF_EXIT_FAIL : 0;
-                }
-            } else {
-                ex = split("--engine", optarg, &engine);
-            }
-            break;
-        case O_PPN:
-            if (nf_app_number("--procs-per-node", optarg, 1, 1 << 20, &v)) ex = NF_EXIT_USAGE;
-            g->w.procs_per_node = (unsigned)v;
-            break;
-        case O_MAP:
-            if (strcmp(optarg, "aware") && strcmp(optarg, "random")) {
-                fprintf(stderr, "netfab sweep: --mapping wants aware or random, not '%s'\n",
-                        optarg);
-                ex = NF_EXIT_USAGE;
-            }
-            g->w.mapping = strcmp(optarg, "random") == 0 ? NF_MAP_RANDOM : NF_MAP_AWARE;
-            break;
-        case O_VERIFY: g->verify = true; break;
-        case O_THR:
-            if (nf_app_count("--threads", optarg, NF_APP_MAX_THREADS, threads)) ex = NF_EXIT_USAGE;
-            break;
-        case O_JSON: *json = true; break;
-        case O_OUT: *out = optarg; break;
-        case O_NOTIMES: g->no_times = true; break;
-        case 'h':
-            sweep_usage(stdout);
-            ex = -1;
-            break;
-        default:
-            if (ch >= NF_SIMOPT_BASE) {
-                ex = nf_app_sim_knob(ch, optarg, &g->k);
-                knobs = true;
-                break;
-            }
-            fprintf(stderr, "netfab sweep: unknown or incomplete option '%s'\n", argv[optind - 1]);
-            ex = NF_EXIT_USAGE;
-        }
-    }
-    free(lo);
-    if (!ex && optind < argc) {
-        fprintf(stderr, "netfab sweep: unexpected argument '%s'\n", argv[optind]);
-        ex = NF_EXIT_USAGE;
-    }
+    bool ppn_given = false, map_given = false;
+    static const char *const mappings[] = {"aware", "random", NULL};
+    nf_opt knobs[NF_APP_SIM_KNOBS];
+    size_t n_knobs = nf_app_sim_knob_opts(&g->k, knobs);
+    const nf_opt rows[] = {
+        {.name = "topo",
+         .arg = "SPEC",
+         .kind = NF_OPT_CUSTOM,
+         NF_OPT_TO(g->topo),
+         .parse = one_arg,
+         .help = "a fabric (netfab topo --help); repeat it for several"},
+        {.name = "routing",
+         .arg = "A,B",
+         .kind = NF_OPT_CUSTOM,
+         NF_OPT_TO(routing),
+         .parse = list_arg,
+         .help = "simulation: the routings (netfab sim --help)"},
+        {.name = "traffic",
+         .arg = "X,Y",
+         .kind = NF_OPT_CUSTOM,
+         NF_OPT_TO(traffic),
+         .parse = list_arg,
+         .help = "simulation: the traffic patterns"},
+        {.name = "loads",
+         .arg = "L1,L2|A:B:STEP",
+         .kind = NF_OPT_CUSTOM,
+         .dst = g,
+         .parse = loads_arg,
+         .help = "simulation: the load points, each from 0 to 1, or ranges"},
+        {.name = "groups",
+         .arg = "PATTERN",
+         .kind = NF_OPT_CUSTOM,
+         NF_OPT_TO(groups),
+         .parse = one_arg,
+         .help = "multicast: a group pattern (netfab mcast --help); repeat it for several"},
+        {.name = "engine",
+         .arg = "E1,E2|all",
+         .kind = NF_OPT_CUSTOM,
+         NF_OPT_TO(engine),
+         .parse = engine_arg,
+         .help = "multicast: the engines"},
+        {.name = "procs-per-node",
+         .arg = "N",
+         .kind = NF_OPT_UINT,
+         NF_OPT_TO(g->w.procs_per_node),
+         .lo = 1,
+         .hi = 1 << 20,
+         .given = &ppn_given,
+         .help = "multicast: ranks per endpoint (default 1)"},
+        {.name = "mapping",
+         .kind = NF_OPT_CHOICE,
+         NF_OPT_TO(g->w.mapping),
+         .choices = mappings,
+         .given = &map_given,
+         .help = "multicast: ranks laid on endpoints in order (aware, the "
+                 "default) or shuffled (random)"},
+        {.name = "verify",
+         .kind = NF_OPT_FLAG,
+         NF_OPT_TO(g->verify),
+         .help = "multicast: recount every tree and every load from the forwarding tables"},
+        {.name = "seeds",
+         .arg = "S1,S2",
+         .kind = NF_OPT_STR,
+         NF_OPT_TO(seeds),
+         .help = "the seeds (default 0 for simulations, as netfab sim; 1 for multicast, as "
+                 "netfab mcast); a seed above 2^63 - 1 shows in the JSON as the string of its "
+                 "digits"},
+        {NF_OPT_THREADS(*threads, "OpenMP threads in a rank (default: the processors the rank "
+                                  "may use)")},
+        {.name = "json",
+         .kind = NF_OPT_FLAG,
+         NF_OPT_TO(*json),
+         .help = "a JSON array of the results instead of CSV"},
+        {.name = "out",
+         .arg = "FILE",
+         .kind = NF_OPT_STR,
+         NF_OPT_TO(*out),
+         .help = "write the results there instead of stdout"},
+        {.name = "no-times",
+         .kind = NF_OPT_FLAG,
+         NF_OPT_TO(g->no_times),
+         .help = "leave out the timing keys (wall_s, route_s, root_s, tree_s, refine_s, "
+                 "peak_rss_kib)"},
+    };
+    const nf_cmd_spec spec = {
+        .name = "sweep",
+        .synopsis = "netfab sweep --topo SPEC [--topo SPEC ...] --routing A,B --traffic X,Y\n"
+                    "                    --loads L1,L2|A:B:STEP [--seeds S1,S2] [simulator "
+                    "options]\n"
+                    "       netfab sweep --topo SPEC [--topo SPEC ...] --groups PATTERN "
+                    "[--groups ...]\n"
+                    "                    --engine E1,E2|all [--seeds S1,S2] [--procs-per-node "
+                    "N]\n"
+                    "                    [--mapping aware|random] [--verify]\n"
+                    "       common: [--threads N] [--json] [--out FILE] [--no-times]\n",
+        .description =
+            "Runs every cell of a grid and prints one result per cell, in grid order: a CSV\n"
+            "table (a header line, then one line per cell), or a JSON array with --json.\n"
+            "Simulation grid: every fabric x routing x traffic x seed x load; each result holds\n"
+            "topo, routing, traffic, seed and the keys of netfab sim --json. Multicast grid:\n"
+            "every fabric x pattern x seed x engine; each result holds the keys of netfab mcast\n"
+            "--json plus seed. --topo and --groups repeat (their specs contain commas); the\n"
+            "other lists are comma-separated, and a --loads item may be a range A:B:STEP.\n"
+            "Defaults: --seeds 0 for simulations (as netfab sim), 1 for multicast (as netfab\n"
+            "mcast). The simulator options are those of netfab sim (--cycles, --warmup, --vcs,\n"
+            "--pkt, --bias, --exclude-unroutable, ...; see netfab sim --help): a cell whose\n"
+            "fabric leaves source/destination pairs with no path fails the sweep (exit 2)\n"
+            "unless --exclude-unroutable, which skips them and adds excluded_msgs to the rows.\n"
+            "\n"
+            "Under mpirun the cells are dealt to the ranks in turn and rank 0 writes the\n"
+            "results; inside a rank they run on --threads OpenMP threads (default: the\n"
+            "processors the rank may use), one cell per thread, or all threads on one cell\n"
+            "when there are fewer cells than threads. Results do not depend on either number;\n"
+            "the timing keys (wall_s, route_s, root_s, tree_s, refine_s, peak_rss_kib) do, and\n"
+            "--no-times leaves them out. --out FILE writes the results there instead of stdout.\n"
+            "This build: " SWEEP_BUILD ".\n",
+        .group = {{"options", rows, sizeof rows / sizeof rows[0]},
+                  {"simulator options", knobs, n_knobs}},
+        .examples = "  netfab sweep --topo dragonfly:a=4,p=2,h=2 --routing dfmin,ugal-l --traffic "
+                    "uniform,worst\n"
+                    "               --loads 0.1:0.9:0.1 --seeds 1,2 --json\n"
+                    "  mpirun -np 4 netfab sweep --topo fattree:k=16 --groups grid2d:32x32 "
+                    "--groups random:n=500,size=16\n"
+                    "               --engine all --seeds 1,2,3 --out mcast.csv\n"};
+    int argi, ex = nf_opt_parse(&spec, argc, argv, &argi);
+    bool knobs_given = g->k.given;
     bool sim = routing.n || traffic.n || g->n_load, mc = groups.n || engine.n;
     const char *why = NULL;
     if (ex) {
@@ -645,15 +684,12 @@ static int parse(int argc, char **argv, grid *g, unsigned *threads, bool *json, 
         why = "a multicast grid needs --groups and --engine";
     } else if (!sim && !mc) {
         why = "say what to sweep: --routing/--traffic/--loads, or --groups/--engine";
-    } else if (mc && knobs) {
+    } else if (mc && knobs_given) {
         why = "simulator options belong to a simulation grid";
-    } else if (sim && (g->w.procs_per_node || g->w.mapping || g->verify)) {
+    } else if (sim && (ppn_given || map_given || g->verify)) {
         why = "--procs-per-node, --mapping and --verify belong to a multicast grid";
     }
-    if (why) {
-        fprintf(stderr, "netfab sweep: %s\n", why);
-        ex = NF_EXIT_USAGE;
-    }
+    if (why) ex = nf_opt_usage("sweep", "%s", why);
     for (size_t i = 0; !ex && i < routing.n; i++)
         if (!nf_sim_routing_find(routing.v[i])) {
             fprintf(stderr, "netfab sweep: unknown routing '%s' (see netfab sim --help)\n",
@@ -697,7 +733,7 @@ static int sweep_main(int argc, char **argv, int rank, int size) {
     bool json = false;
     const char *out_path = NULL;
     int ex = parse(argc, argv, &g, &threads, &json, &out_path);
-    if (ex < 0) { /* --help */
+    if (ex == NF_OPT_HELP) {
         if (hush >= 0) quiet(hush);
         grid_free(&g);
         return NF_EXIT_OK;

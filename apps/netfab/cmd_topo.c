@@ -3,45 +3,90 @@
  * distances, print statistics as a table or JSON, and convert it to another format. */
 #define _GNU_SOURCE
 #include "cmd.h"
+#include "opts.h"
 #include "netfab/gen.h"
 #include "netfab/hops.h"
 #include "netfab/io.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static void topo_usage(FILE *out) {
-    fprintf(
-        out,
-        "usage: netfab topo --topo SPEC [--topo SPEC ...] [--stats] [--json]\n"
-        "                   [--out FILE [--format ibnet|ibsim|dot|json]] [--threads N]\n\n"
-        "Builds each fabric, computes all-pairs switch distances and prints its statistics\n"
-        "(the default), or writes it to FILE ('-' = stdout). With several --topo options the\n"
-        "statistics are one table row (or one JSON object in an array) per fabric.\n\n"
-        "specs:\n"
-        "  fattree:k=K                      3-level fat tree of K-port switches\n"
-        "  xgft:h=H,m=M1.M2..,w=W1.W2..     extended generalized fat tree\n"
-        "  torus:XxYxZ,c=C                  torus (any number of dimensions), C endpoints/switch\n"
-        "  dragonfly:a=A,p=P,h=H[,g=G][,arr=palmtree|consecutive]\n"
-        "  gft:preset=sunway-proto | "
-        "gft:leaves=L,nodes=N,spines=S[,links=][,sib=][,rails=][,radix=]\n"
-        "  bluelight, taihulight            trimmed fat trees shaped like the Sunway machines\n"
-        "  file:PATH                        ibnetdiscover output or an ibsim net file\n\n"
-        "options:\n"
-        "  --stats        print statistics (default when --out is not given)\n"
-        "  --json         statistics as JSON (keys endpoints, switches, links, diameter,\n"
-        "                 build_s, distances_s, peak_rss_kib, ...)\n"
-        "  --out FILE     write the fabric; the format comes from --format or FILE's suffix\n"
-        "                 (.ibnet .net .dot .json)\n"
-        "  --threads N    threads for the distance computation (default: all cores)\n\n"
-        "examples:\n"
-        "  netfab topo --topo dragonfly:a=18,p=9,h=9\n"
-        "  netfab topo --topo fattree:k=4 --out ft4.ibnet\n"
-        "  netfab topo --topo file:cluster.ibnet --json\n");
+static const char *const formats[] = {"ibnet", "ibsim", "dot", "json", NULL};
+
+/* The options of netfab topo, filled in by nf_cmd_topo. */
+typedef struct topo_args {
+    nf_opt_strs specs;
+    bool stats, json, fmt_given;
+    const char *out;
+    unsigned fmt;
+    int threads;
+} topo_args;
+
+static void topo_spec(topo_args *a, nf_cmd_spec *s, nf_opt *o) {
+    const nf_opt rows[] = {
+        {.name = "topo",
+         .short_name = 't',
+         .arg = "SPEC",
+         .kind = NF_OPT_STRS,
+         NF_OPT_TO(a->specs),
+         .help = "a fabric (see specs above); repeat it for several"},
+        {.name = "stats",
+         .short_name = 's',
+         .kind = NF_OPT_FLAG,
+         NF_OPT_TO(a->stats),
+         .help = "print statistics (default when --out is not given)"},
+        {.name = "json",
+         .short_name = 'j',
+         .kind = NF_OPT_FLAG,
+         NF_OPT_TO(a->json),
+         .help = "statistics as JSON (keys endpoints, switches, links, diameter, build_s, "
+                 "distances_s, peak_rss_kib, ...)"},
+        {.name = "out",
+         .short_name = 'o',
+         .arg = "FILE",
+         .kind = NF_OPT_STR,
+         NF_OPT_TO(a->out),
+         .help = "write the fabric; the format comes from --format or FILE's suffix (.ibnet .net "
+                 ".dot .json)"},
+        {.name = "format",
+         .short_name = 'f',
+         .kind = NF_OPT_CHOICE,
+         NF_OPT_TO(a->fmt),
+         .choices = formats,
+         .given = &a->fmt_given,
+         .help = "the format of --out"},
+        {NF_OPT_THREADS(a->threads, "threads for the distance computation (default: all cores)"),
+         .short_name = 'T'},
+    };
+    memcpy(o, rows, sizeof rows);
+    *s = (nf_cmd_spec){
+        .name = "topo",
+        .synopsis = "netfab topo --topo SPEC [--topo SPEC ...] [--stats] [--json]\n"
+                    "                   [--out FILE [--format ibnet|ibsim|dot|json]] "
+                    "[--threads N]\n",
+        .description =
+            "Builds each fabric, computes all-pairs switch distances and prints its statistics\n"
+            "(the default), or writes it to FILE ('-' = stdout). With several --topo options the\n"
+            "statistics are one table row (or one JSON object in an array) per fabric.\n",
+        .sections =
+            "specs:\n"
+            "  fattree:k=K                      3-level fat tree of K-port switches\n"
+            "  xgft:h=H,m=M1.M2..,w=W1.W2..     extended generalized fat tree\n"
+            "  torus:XxYxZ,c=C                  torus (any number of dimensions), C "
+            "endpoints/switch\n"
+            "  dragonfly:a=A,p=P,h=H[,g=G][,arr=palmtree|consecutive]\n"
+            "  gft:preset=sunway-proto | "
+            "gft:leaves=L,nodes=N,spines=S[,links=][,sib=][,rails=][,radix=]\n"
+            "  bluelight, taihulight            trimmed fat trees shaped like the Sunway "
+            "machines\n"
+            "  file:PATH                        ibnetdiscover output or an ibsim net file\n",
+        .group = {{"options", o, sizeof rows / sizeof rows[0]}},
+        .examples = "  netfab topo --topo dragonfly:a=18,p=9,h=9\n"
+                    "  netfab topo --topo fattree:k=4 --out ft4.ibnet\n"
+                    "  netfab topo --topo file:cluster.ibnet --json\n"};
 }
 
 typedef struct topo_stats {
@@ -120,64 +165,33 @@ static int write_fabric(const nf_fabric *f, const char *path, nf_format fmt) {
     return nf_app_out_close(&a, "netfab topo", path, nf_io_write(f, fmt, out));
 }
 
+/* The checks between the options; NULL when they agree, else why not. */
+static const char *topo_check(const topo_args *a, nf_format *fmt) {
+    *fmt = NF_FMT_AUTO;
+    if (a->specs.n == 0) return "--topo SPEC is required";
+    if (a->out && a->specs.n > 1) return "--out takes a single --topo";
+    if (a->fmt_given && !a->out) return "--format needs --out";
+    if (a->out && (*fmt = format_for(a->fmt_given ? formats[a->fmt] : NULL, a->out)) == NF_FMT_AUTO)
+        return "cannot tell the format from the file name: give --format";
+    return NULL;
+}
+
 int nf_cmd_topo(int argc, char **argv) {
-    static const struct option longopts[] = {
-        {"topo", required_argument, NULL, 't'},   {"stats", no_argument, NULL, 's'},
-        {"json", no_argument, NULL, 'j'},         {"out", required_argument, NULL, 'o'},
-        {"format", required_argument, NULL, 'f'}, {"threads", required_argument, NULL, 'T'},
-        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0}};
-    const char **specs = calloc((size_t)argc, sizeof *specs);
-    int nspecs = 0, threads = 0, status = NF_EXIT_OK;
-    bool stats = false, as_json = false;
-    const char *out_path = NULL, *fmt_name = NULL;
-    if (!specs) return NF_EXIT_FAIL;
-    optind = 1;
-    int c;
-    while ((c = getopt_long(argc, argv, "t:sjo:f:T:h", longopts, NULL)) != -1) {
-        switch (c) {
-        case 't': specs[nspecs++] = optarg; break;
-        case 's': stats = true; break;
-        case 'j': as_json = true; break;
-        case 'o': out_path = optarg; break;
-        case 'f': fmt_name = optarg; break;
-        case 'T': {
-            if (nf_app_threads(optarg, &threads)) {
-                free(specs);
-                return NF_EXIT_USAGE;
-            }
-            break;
-        }
-        case 'h':
-            topo_usage(stdout);
-            free(specs);
-            return NF_EXIT_OK;
-        default:
-            topo_usage(stderr);
-            free(specs);
-            return NF_EXIT_USAGE;
-        }
-    }
-    const char *why = NULL;
+    topo_args a = {0};
+    nf_cmd_spec spec;
+    nf_opt rows[6];
+    topo_spec(&a, &spec, rows);
+    int argi, status = nf_opt_parse(&spec, argc, argv, &argi);
     nf_format fmt = NF_FMT_AUTO;
-    if (optind < argc)
-        why = "unexpected argument";
-    else if (nspecs == 0)
-        why = "--topo SPEC is required";
-    else if (out_path && nspecs > 1)
-        why = "--out takes a single --topo";
-    else if (fmt_name && !out_path)
-        why = "--format needs --out";
-    else if (out_path && (fmt = format_for(fmt_name, out_path)) == NF_FMT_AUTO)
-        why = fmt_name ? "unknown --format (ibnet, ibsim, dot, json)"
-                       : "cannot tell the format from the file name: give --format";
-    if (why) {
-        fprintf(stderr, "netfab topo: %s%s%s\n", why, optind < argc ? ": " : "",
-                optind < argc ? argv[optind] : "");
-        fprintf(stderr, "try 'netfab topo --help'\n");
-        free(specs);
-        return NF_EXIT_USAGE;
+    const char *why = status ? NULL : topo_check(&a, &fmt);
+    if (why) status = nf_opt_usage("topo", "%s", why);
+    if (status) {
+        free(a.specs.v);
+        return status == NF_OPT_HELP ? NF_EXIT_OK : status;
     }
-    if (!out_path) stats = true;
+    const char **specs = a.specs.v, *out_path = a.out;
+    int nspecs = (int)a.specs.n, threads = a.threads;
+    bool stats = a.stats || !out_path, as_json = a.json;
 
     json_t *arr = as_json && nspecs > 1 ? json_array() : NULL;
     nf_topo_opts opts = {.warn = nf_app_warn};

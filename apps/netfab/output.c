@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /* What every command shares about its output files and its options: files written through
  * util/afile.h so that they appear complete or not at all (also when SIGINT or SIGTERM ends the
- * run), and one parser for --threads and the other counts. */
+ * run), and the one parser of whole numbers and the one of reals that every option goes
+ * through (opts.h). */
 #include "cmd.h"
 
+#include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,7 +64,7 @@ void nf_app_catch_signals(void) {
     }
 }
 
-int nf_app_u64(const char *opt, const char *s, uint64_t lo, uint64_t hi, uint64_t *out) {
+int nf_app_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out) {
     const char *p = s;
     unsigned base = 10;
     if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) {
@@ -80,29 +83,18 @@ int nf_app_u64(const char *opt, const char *s, uint64_t lo, uint64_t hi, uint64_
         else
             v = v * base + d;
     }
-    if (!ok || v < lo || v > hi) {
-        fprintf(stderr, "netfab: %s wants a whole number from %llu to %llu, not '%s'\n", opt,
-                (unsigned long long)lo, (unsigned long long)hi, s);
-        return NF_EXIT_USAGE;
-    }
+    if (!ok || v < lo || v > hi) return -1;
     *out = v;
-    return NF_EXIT_OK;
+    return 0;
 }
 
-int nf_app_seed(const char *opt, const char *s, uint64_t *out) {
-    return nf_app_u64(opt, s, 0, UINT64_MAX, out);
-}
-
-int nf_app_count(const char *opt, const char *s, unsigned max, unsigned *out) {
-    uint64_t v;
-    int ex = nf_app_u64(opt, s, 1, max, &v);
-    if (!ex) *out = (unsigned)v;
-    return ex;
-}
-
-int nf_app_threads(const char *s, int *out) {
-    unsigned v;
-    int ex = nf_app_count("--threads", s, NF_APP_MAX_THREADS, &v);
-    if (!ex) *out = (int)v;
-    return ex;
+int nf_app_real(const char *s, bool allow_inf, double *out) {
+    char *end;
+    errno = 0;
+    /* strtod would skip leading blanks and take "nan" and "inf"; neither is a value here */
+    if (!*s || isspace((unsigned char)*s)) return -1;
+    double v = strtod(s, &end);
+    if (*end || errno || isnan(v) || (isinf(v) && !allow_inf)) return -1;
+    *out = v;
+    return 0;
 }

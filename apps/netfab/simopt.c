@@ -10,48 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum {
-    K_CYC = NF_SIMOPT_BASE,
-    K_WARM,
-    K_DRAIN,
-    K_VCS,
-    K_BUF,
-    K_PKT,
-    K_MSG,
-    K_RD,
-    K_CD,
-    K_LH,
-    K_LL,
-    K_LG,
-    K_SPD,
-    K_ITERS,
-    K_OBUF,
-    K_SHARED,
-    K_ADAPT,
-    K_BURST,
-    K_BIAS,
-    K_WHOP,
-    K_THRESH,
-    K_PROXY,
-    K_EXCL
-};
-
-static const struct option knobs[] = {
-    {"cycles", 1, NULL, K_CYC},       {"warmup", 1, NULL, K_WARM},
-    {"drain", 1, NULL, K_DRAIN},      {"vcs", 1, NULL, K_VCS},
-    {"buf", 1, NULL, K_BUF},          {"pkt", 1, NULL, K_PKT},
-    {"msg", 1, NULL, K_MSG},          {"router-delay", 1, NULL, K_RD},
-    {"credit-delay", 1, NULL, K_CD},  {"lat-host", 1, NULL, K_LH},
-    {"lat-local", 1, NULL, K_LL},     {"lat-global", 1, NULL, K_LG},
-    {"speedup", 1, NULL, K_SPD},      {"alloc-iters", 1, NULL, K_ITERS},
-    {"out-buf", 1, NULL, K_OBUF},     {"shared", 1, NULL, K_SHARED},
-    {"adaptive", 0, NULL, K_ADAPT},   {"bursty", 0, NULL, K_BURST},
-    {"bias", 1, NULL, K_BIAS},        {"w-hop", 1, NULL, K_WHOP},
-    {"threshold", 1, NULL, K_THRESH}, {"proxy", 1, NULL, K_PROXY},
-    {"exclude-unroutable", 0, NULL, K_EXCL},
-};
-enum { N_KNOBS = sizeof knobs / sizeof knobs[0] };
-
 void nf_app_sim_knobs_init(nf_app_sim_knobs *k) {
     memset(k, 0, sizeof *k);
     k->ph = (nf_sim_phase){.warmup = NF_SIM_DEFAULT_WARMUP,
@@ -59,24 +17,14 @@ void nf_app_sim_knobs_init(nf_app_sim_knobs *k) {
                            .drain_max = NF_SIM_DEFAULT_DRAIN};
 }
 
-struct option *nf_app_sim_options(const struct option *base, size_t n) {
-    struct option *o = calloc(n + N_KNOBS + 1, sizeof *o);
-    if (!o) return NULL;
-    memcpy(o, base, n * sizeof *o);
-    memcpy(o + n, knobs, sizeof knobs);
-    return o;
-}
-
-int nf_app_number(const char *opt, const char *s, double lo, double hi, double *out) {
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (!*s || *end || errno || !isfinite(v) || v < lo || v > hi) {
-        fprintf(stderr, "netfab: %s wants a number from %g to %g, not '%s'\n", opt, lo, hi, s);
-        return -1;
-    }
-    *out = v;
-    return 0;
+/* Reads a load-point number from lo to hi for lab into *out: 0, or NF_EXIT_USAGE after saying
+ * why. */
+static int load_number(const char *cmd, const char *lab, const char *s, double lo, double hi,
+                       double *out) {
+    char want[96];
+    if (nf_app_real(s, false, out) == 0 && *out >= lo && *out <= hi) return 0;
+    nf_opt_real_want(lo, hi, 0, want, sizeof want);
+    return nf_opt_bad(cmd, lab, want, s);
 }
 
 int nf_app_load_points(const char *cmd, const char *opt, const char *item, bool range,
@@ -100,8 +48,9 @@ int nf_app_load_points(const char *cmd, const char *opt, const char *item, bool 
         snprintf(lab[0], sizeof lab[0], "%s (range start)", opt);
         snprintf(lab[1], sizeof lab[1], "%s (range end)", opt);
         snprintf(lab[2], sizeof lab[2], "%s (range step)", opt);
-        if (nf_app_number(lab[0], buf[0], 0, 1, &a) || nf_app_number(lab[1], buf[1], a, 1, &b) ||
-            nf_app_number(lab[2], buf[2], 0, 1, &step))
+        if (load_number(cmd, lab[0], buf[0], 0, 1, &a) ||
+            load_number(cmd, lab[1], buf[1], a, 1, &b) ||
+            load_number(cmd, lab[2], buf[2], 0, 1, &step))
             return NF_EXIT_USAGE;
         if (step <= 0) {
             fprintf(stderr, "netfab %s: %s wants A:B:STEP with STEP > 0, not '%s'\n", cmd, opt,
@@ -109,7 +58,7 @@ int nf_app_load_points(const char *cmd, const char *opt, const char *item, bool 
             return NF_EXIT_USAGE;
         }
     } else {
-        if (nf_app_number(opt, item, 0, 1, &a)) return NF_EXIT_USAGE;
+        if (load_number(cmd, opt, item, 0, 1, &a)) return NF_EXIT_USAGE;
         b = a;
     }
     double n_points = floor((b - a) / step + 1e-9) + 1;
@@ -133,50 +82,98 @@ int nf_app_load_points(const char *cmd, const char *opt, const char *item, bool 
     return NF_EXIT_OK;
 }
 
-int nf_app_sim_knob(int code, const char *arg, nf_app_sim_knobs *k) {
-    nf_sim_config *c = &k->c;
+/* --w-hop FLITS into the config o->dst points to */
+static int w_hop_arg(const char *cmd, const nf_opt *o, const char *arg) {
+    nf_sim_config *c = o->dst;
     double v;
-    switch (code) {
-#define KNOB(id, name, lo, hi, dst)                                                                \
-    case id:                                                                                       \
-        if (nf_app_number(name, arg, lo, hi, &v)) return NF_EXIT_USAGE;                            \
-        dst = v;                                                                                   \
-        return 0;
-        KNOB(K_CYC, "--cycles", 1, 1e9, k->ph.window)
-        KNOB(K_WARM, "--warmup", 0, 1e9, k->ph.warmup)
-        KNOB(K_DRAIN, "--drain", 1, 1e9, k->ph.drain_max)
-        KNOB(K_VCS, "--vcs", 1, NF_SIM_MAX_VCS, c->vcs)
-        KNOB(K_BUF, "--buf", 1, 65535, c->buf_flits)
-        KNOB(K_PKT, "--pkt", 1, 65535, c->pkt_flits)
-        KNOB(K_MSG, "--msg", 1, 65535, k->inj.msg_pkts)
-        KNOB(K_RD, "--router-delay", 1, 1000, c->router_delay)
-        KNOB(K_CD, "--credit-delay", 1, 1000, c->credit_delay)
-        KNOB(K_LH, "--lat-host", 1, 255, c->lat_host)
-        KNOB(K_LL, "--lat-local", 1, 255, c->lat_local)
-        KNOB(K_LG, "--lat-global", 1, 255, c->lat_global)
-        KNOB(K_SPD, "--speedup", 0.1, 64, c->speedup)
-        KNOB(K_ITERS, "--alloc-iters", 1, 64, c->alloc_iters)
-        KNOB(K_OBUF, "--out-buf", 1, 65535, c->out_buf)
-        KNOB(K_SHARED, "--shared", 0, 65535, c->shared_flits)
-        KNOB(K_BIAS, "--bias", 0.001, 1e12, c->bias)
-        KNOB(K_THRESH, "--threshold", 0.001, 1e9, c->threshold)
-#undef KNOB
-    case K_WHOP: /* 0 is a real choice here (no hop cost); the library's 0 is the default */
-        if (nf_app_number("--w-hop", arg, 0, 1e9, &v)) return NF_EXIT_USAGE;
-        c->w_hop = v > 0 ? v : 1e-300;
-        return 0;
-    case K_PROXY:
-        if (strcmp(arg, "all") && strcmp(arg, "restricted")) {
-            fprintf(stderr, "netfab: --proxy wants all or restricted, not '%s'\n", arg);
-            return NF_EXIT_USAGE;
-        }
-        c->proxy_restricted = !strcmp(arg, "restricted");
-        return 0;
-    case K_ADAPT: c->adaptive = true; return 0;
-    case K_BURST: k->inj.bursty = true; return 0;
-    case K_EXCL: c->exclude_unroutable = true; return 0;
-    default: return NF_EXIT_USAGE;
+    if (nf_app_real(arg, false, &v) || v < 0 || v > 1e9)
+        return nf_opt_bad(cmd, "--w-hop", "a number from 0 to 1e+09", arg);
+    /* 0 is a real choice here (no hop cost); the library's 0 is the default */
+    c->w_hop = v > 0 ? v : 1e-300;
+    return 0;
+}
+
+static const char *const proxies[] = {"all", "restricted", NULL};
+
+size_t nf_app_sim_knob_opts(nf_app_sim_knobs *k, nf_opt *rows) {
+    nf_sim_config *c = &k->c;
+#define UINT_ROW(nm, a, var, l, h, text)                                                           \
+    {                                                                                              \
+        .name = nm, .arg = a, .kind = NF_OPT_UINT, NF_OPT_TO(var), .lo = l, .hi = h,               \
+        .given = &k->given, .help = text                                                           \
     }
+#define REAL_ROW(nm, a, var, l, h, text)                                                           \
+    {                                                                                              \
+        .name = nm, .arg = a, .kind = NF_OPT_REAL, NF_OPT_TO(var), .rlo = l, .rhi = h,             \
+        .given = &k->given, .help = text                                                           \
+    }
+#define FLAG_ROW(nm, var, text)                                                                    \
+    { .name = nm, .kind = NF_OPT_FLAG, NF_OPT_TO(var), .given = &k->given, .help = text }
+    const nf_opt knobs[] = {
+        UINT_ROW("cycles", "N", k->ph.window, 1, 1000000000,
+                 "cycles measured, after the warm-up (default " NF_STR(NF_SIM_DEFAULT_WINDOW) ")"),
+        UINT_ROW("warmup", "N", k->ph.warmup, 0, 1000000000,
+                 "cycles before the measurement (default " NF_STR(NF_SIM_DEFAULT_WARMUP) ")"),
+        UINT_ROW("drain", "N", k->ph.drain_max, 1, 1000000000,
+                 "then at most N cycles for the measured packets to arrive (default " NF_STR(
+                     NF_SIM_DEFAULT_DRAIN) ")"),
+        UINT_ROW("vcs", "V", c->vcs, 1, NF_SIM_MAX_VCS,
+                 "virtual channels per port (default 4); val and ugal-* need 3, par 4"),
+        UINT_ROW("buf", "FLITS", c->buf_flits, 1, 65535, "input buffer per VC (default 32 flits)"),
+        UINT_ROW("pkt", "FLITS", c->pkt_flits, 1, 65535, "flits per packet (default 1)"),
+        UINT_ROW("msg", "PKTS", k->inj.msg_pkts, 1, 65535, "packets per message (default 1)"),
+        UINT_ROW("router-delay", "C", c->router_delay, 1, 1000,
+                 "cycles from a head flit's arrival to its switch traversal (default 3)"),
+        UINT_ROW("credit-delay", "C", c->credit_delay, 1, 1000,
+                 "cycles before a freed slot's credit leaves for upstream (default 2)"),
+        UINT_ROW("lat-host", "C", c->lat_host, 1, 255, "latency of host links, cycles (default 1)"),
+        UINT_ROW("lat-local", "C", c->lat_local, 1, 255,
+                 "latency of local links, cycles (default 1)"),
+        UINT_ROW("lat-global", "C", c->lat_global, 1, 255,
+                 "latency of global links, cycles (default 1)"),
+        REAL_ROW("speedup", "S", c->speedup, 0.1, 64,
+                 "internal speedup: crossbar flits per cycle per port (default 1.0)"),
+        UINT_ROW("alloc-iters", "N", c->alloc_iters, 1, 64,
+                 "switch allocator iterations (default 1)"),
+        UINT_ROW("out-buf", "FLITS", c->out_buf, 1, 65535,
+                 "output queue per port behind the crossbar (default: as --buf)"),
+        UINT_ROW("shared", "FLITS", c->shared_flits, 0, 65535,
+                 "a pool per input port its VCs share when their own buffers are full (default "
+                 "0)"),
+        FLAG_ROW("adaptive", c->adaptive,
+                 "table routings take the candidate port with most credits"),
+        FLAG_ROW("bursty", k->inj.bursty,
+                 "on/off injection: bursts of 8 packets on average at full rate"),
+        REAL_ROW("bias", "B", c->bias, 0.001, 1e12,
+                 "ugal-l: minimal when q_min + h_min * w_hop <= bias * (q_val + h_val * w_hop), "
+                 "queues in flits (default 2.5, for ugal-g 1)"),
+        {.name = "w-hop",
+         .arg = "FLITS",
+         .kind = NF_OPT_CUSTOM,
+         .dst = c,
+         .parse = w_hop_arg,
+         .given = &k->given,
+         .help = "UGAL: the cost of a hop in flits of queue (default 1; 0: hops cost nothing)"},
+        REAL_ROW("threshold", "FLITS", c->threshold, 0.001, 1e9,
+                 "ugal-lt: minimal when cost_min <= cost_val + threshold (default: one VC "
+                 "buffer)"),
+        {.name = "proxy",
+         .kind = NF_OPT_CHOICE,
+         NF_OPT_TO(c->proxy_restricted),
+         .choices = proxies,
+         .given = &k->given,
+         .help = "restricted draws the intermediate groups of val and ugal-* among those the "
+                 "source router's own global links reach (default all)"},
+        FLAG_ROW("exclude-unroutable", c->exclude_unroutable,
+                 "skip the messages of source/destination pairs that no path joins, and count "
+                 "them (excluded_msgs)"),
+    };
+#undef UINT_ROW
+#undef REAL_ROW
+#undef FLAG_ROW
+    _Static_assert(sizeof knobs / sizeof knobs[0] == NF_APP_SIM_KNOBS, "the knobs' count");
+    memcpy(rows, knobs, sizeof knobs);
+    return NF_APP_SIM_KNOBS;
 }
 
 int nf_app_sim_unroutable(const nf_fabric *f, const nf_sim *s, bool exclude, bool failed,

@@ -6,35 +6,28 @@
 
 #include "netfab/sim.h"
 
-#include <getopt.h>
+#include "opts.h"
+
 #include <jansson.h>
 
 typedef struct nf_app_sim_knobs {
     nf_sim_config c;
     nf_sim_phase ph;
     nf_sim_injection inj;
+    bool given; /* one of the knob options was on the command line */
 } nf_app_sim_knobs;
-
-/* The knob options' codes start here, above every command's own codes. */
-enum { NF_SIMOPT_BASE = 1000 };
 
 /* The defaults of netfab sim (--warmup 1000, --cycles 5000, --drain 20000, the rest the
  * library's). */
 void nf_app_sim_knobs_init(nf_app_sim_knobs *k);
 
-/* Options base[0..n) followed by every knob option and a zero entry, in a new array (free it);
- * NULL when out of memory. */
-struct option *nf_app_sim_options(const struct option *base, size_t n);
+/* The knob options as rows of the option layer (opts.h) writing into k, in rows (room for
+ * NF_APP_SIM_KNOBS); returns their count. */
+enum { NF_APP_SIM_KNOBS = 23 };
+size_t nf_app_sim_knob_opts(nf_app_sim_knobs *k, nf_opt *rows);
 
-/* Handles option code (>= NF_SIMOPT_BASE) with argument arg: 0, or NF_EXIT_USAGE after saying
- * why on stderr. A code that is not a knob's is a usage error too. */
-int nf_app_sim_knob(int code, const char *arg, nf_app_sim_knobs *k);
-
-/* Reads a number from lo to hi for option opt: 0, or -1 after saying why on stderr. */
 /* The most load points one --sweep (netfab sim) or --loads (netfab sweep) may ask for. */
 #define NF_APP_MAX_LOAD_POINTS 1000
-
-int nf_app_number(const char *opt, const char *s, double lo, double hi, double *out);
 
 /* Appends to the n loads of *loads (realloc'd; free it) the points of item: a load from 0 to 1,
  * or, with range, A:B:STEP (0 <= A <= B <= 1, 0 < STEP <= 1): A + j STEP for j = 0, 1, ...

@@ -208,7 +208,7 @@ line_re "$tmp/out" 1 ',dropped_pkts$'
 # netfab smd-load --procs-per-node: a whole number from 1 to 1024 (it was atoi'd)
 for v in 0 abc 2.5 1025 -3 ''; do
     expect 2 timeout 20 "$nf" smd-load --server 127.0.0.1:9 --topo fattree:k=4 --groups random:n=2,size=2 --deadline 2 --procs-per-node "$v"
-    has err "netfab: --procs-per-node wants a whole number from 1 to 1024, not '$v'"
+    has err "netfab smd-load: --procs-per-node wants a whole number from 1 to 1024, not '$v'"
 done
 expect 2 timeout 20 "$nf" sim --topo fattree:k=4 --routing minhop --traffic uniform --sweep 0:1:1e-9
 has err "netfab sim: --sweep 0:1:1e-9 is 1000000000 load points, more than 1000"

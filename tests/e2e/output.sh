@@ -27,10 +27,10 @@ for cmd in "topo --topo $T" "mcast --topo $T --groups grid2d:4x4" \
     for v in 100000 0 -1 abc 1.5 1025 ""; do
         # shellcheck disable=SC2086
         expect 2 timeout 20 "$nf" $cmd --threads "$v"
-        has err "^netfab: --threads wants a whole number from 1 to 1024, not '$v'\$"
+        has err "^netfab ${cmd%% *}: --threads wants a whole number from 1 to 1024, not '$v'\$"
     done
 done
-expect 2 "$nf" report --out "$tmp/x" --jobs 0; has err "^netfab: --jobs wants a whole number from 1 to 256, not '0'\$"
+expect 2 "$nf" report --out "$tmp/x" --jobs 0; has err "^netfab report: --jobs wants a whole number from 1 to 256, not '0'\$"
 
 # ---- a full disk: the previous file stays, no temporary is left ------------------------------
 "$nf" sim --topo $T --routing dor --traffic uniform --sweep 0.1:0.3:0.1 --cycles 200 --warmup 50 \

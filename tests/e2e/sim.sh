@@ -15,7 +15,7 @@ expect 2 "$nf" sim $df --routing nosuch --traffic uniform --load 0.1; has err "u
 expect 2 "$nf" sim $df --routing dfmin --traffic nosuch --load 0.1;   has err "unknown traffic 'nosuch'"
 expect 2 "$nf" sim $df --routing dfmin --traffic uniform --load 1.5;  has err "--load wants"
 expect 2 "$nf" sim $df --routing dfmin --traffic uniform --sweep 0.5:0.1:0.1
-has err "netfab: --sweep (range end) wants a number from 0.5 to 1, not '0.1'"
+has err "netfab sim: --sweep (range end) wants a number from 0.5 to 1, not '0.1'"
 expect 2 "$nf" sim $df --routing dfmin --traffic uniform --sweep 0.1:0.5; has err "--sweep wants A:B:STEP"
 # A + j STEP as netfab sweep makes them: 20 points, the last exactly 1 (adding 0.05 nineteen
 # times lands above 1, and that point used to fail with "invalid argument")
@@ -26,7 +26,7 @@ seedrun() { "$nf" sim --topo fattree:k=4 --routing minhop --traffic uniform --lo
 [ "$(seedrun 9007199254740993)" != "$(seedrun 9007199254740992)" ] && ok || bad "seeds 2^53 + 1 and 2^53 ran alike"
 [ "$(seedrun 0x10)" = "$(seedrun 16)" ] && ok || bad "seed 0x10 is not 16"
 expect 2 "$nf" sim $df --routing dfmin --traffic uniform --load 0.1 --seed 1.5
-has err "netfab: --seed wants a whole number from 0 to 18446744073709551615, not '1.5'"
+has err "netfab sim: --seed wants a whole number from 0 to 18446744073709551615, not '1.5'"
 expect 2 "$nf" sim $df --routing dfmin --traffic uniform --load 0.1 --seed 18446744073709551616
 expect 0 "$nf" sim --topo fattree:k=4 --routing minhop --traffic uniform --sweep 0.05:1.0:0.05 \
     --cycles 100 --warmup 10 --json

@@ -17,8 +17,9 @@ expect 2 "$nf" smd --topo $topo --listen localhost:1;        has err "bad listen
 expect 2 "$nf" smd --topo $topo --listen 127.0.0.1:99999;    has err "bad listen address"
 expect 2 "$nf" smd --topo $topo --listen 127.0.0.1:0 --engine fulb+; has err "use fulb"
 expect 2 "$nf" smd --topo $topo --listen 127.0.0.1:0 --engine nosuch; has err "unknown engine"
-expect 2 "$nf" smd --topo $topo --listen 127.0.0.1:0 --join-timeout 0; has err "milliseconds"
-expect 2 "$nf" smd --topo $topo --listen 127.0.0.1:0 --bogus; has err "unknown or incomplete option"
+expect 2 "$nf" smd --topo $topo --listen 127.0.0.1:0 --join-timeout 0
+has_line err "netfab smd: --join-timeout wants a whole number from 1 to 86400000, not '0'"
+expect 2 "$nf" smd --topo $topo --listen 127.0.0.1:0 --bogus; has_line err "netfab smd: unknown option '--bogus' (netfab smd --help lists them)"
 expect 0 "$nf" mcast-join --help;                            has out "MemberCount"
 expect 2 "$nf" mcast-join --mgid ff12::1 --port-guid 1 --member-count 2; has err "--server"
 expect 2 "$nf" mcast-join --server 127.0.0.1:1 --mgid ff12:::1 --port-guid 1 --member-count 2
