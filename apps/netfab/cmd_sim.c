@@ -232,7 +232,8 @@ int nf_cmd_sim(int argc, char **argv) {
         nf_fabric_free(f);
         return was ? rc : nf_app_report(NF_ENOMEM, NULL);
     }
-    /* --fail-at: up again, and down when that cycle of each run comes */
+    /* --fail-at: up again in the fabric, and down in the simulator's copy when that cycle of
+     * each run comes (every run starts from the fabric's states, which it never writes) */
     for (nf_link l = 0; fail_at != UINT64_MAX && l < f->n_links; l++)
         if (was[l] != f->link_state[l]) {
             f->link_state[l] = was[l];
@@ -285,8 +286,6 @@ int nf_cmd_sim(int argc, char **argv) {
     for (size_t pi = 0; pi < n_points; pi++) {
         double x = points[pi];
         inj.load = x;
-        if (fail_at != UINT64_MAX) /* every point starts with the links up */
-            memcpy(f->link_state, was, f->n_links);
         nf_sim_result res;
         char what[64];
         snprintf(what, sizeof what, "netfab sim: load %.3f", x);

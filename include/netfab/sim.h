@@ -283,7 +283,8 @@ NF_API int nf_sim_msg_times_of(const nf_sim *s, uint32_t id, nf_sim_msg_times *o
 
 /* ---- a run ---------------------------------------------------------------------------------- */
 
-/* A simulator over fabric f (f, h outlive it). NF_EINVAL with the reason in diag when the
+/* A simulator over fabric f (f, h outlive it; both only read, the link states copied when the
+ * simulator is made and when each run begins). NF_EINVAL with the reason in diag when the
  * routing refuses the fabric or the configuration does not fit it (radix over 64, too few VCs
  * for the routing, buffers smaller than a packet). */
 NF_API int nf_sim_new(const nf_fabric *f, const nf_hops *h, const nf_sim_config *c,
@@ -324,10 +325,12 @@ typedef struct nf_sim_phase {
     uint64_t window, drain_max; /* cycles (0: NF_SIM_DEFAULT_WINDOW, NF_SIM_DEFAULT_DRAIN) */
 } nf_sim_phase;
 
-/* Sets link l down (up: up) in the fabric when cycle `cycle` of a run begins (runs count
- * cycles from 0); the state then stays so, after the run too. Every routing skips a failed
- * port; ftable's packets whose way has gone are discarded where they stand (dropped_pkts).
- * Packets already queued for the link when it fails still cross it. NF_EINVAL, NF_ENOMEM. */
+/* Sets link l down (up: up) when cycle `cycle` of every run begins (runs count cycles from 0),
+ * in the simulator's own copy of the link states: each run (nf_sim_run, nf_sim_run_script)
+ * starts from the fabric's link_state as it is then, and the fabric is never written, so
+ * simulators of one fabric may run at the same time. Every routing skips a failed port;
+ * ftable's packets whose way has gone are discarded where they stand (dropped_pkts). Packets
+ * already queued for the link when it fails still cross it. NF_EINVAL, NF_ENOMEM. */
 NF_API int nf_sim_link_at(nf_sim *s, nf_link l, uint64_t cycle, bool up);
 
 /* Runs one load point from an empty network: warm-up, measurement window, drain. Progress

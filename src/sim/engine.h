@@ -84,7 +84,7 @@ typedef struct port {
     uint8_t rr_vc;    /* input side: round-robin VC pointer */
     uint8_t rr_in;    /* output side: round-robin input pointer */
     uint8_t peer_own; /* the thread that owns the other end (it applies the events sent there) */
-    uint8_t down;     /* its link is down (from the fabric at a reset, and nf_sim_link_at) */
+    uint8_t down;     /* its link is down (link_state's copy, for the allocator) */
 } port;
 
 /* An entry of an input VC's ring: a packet and the cycle its head flit arrived. */
@@ -196,7 +196,7 @@ struct nf_sim {
     uint64_t injected, delivered, in_net, moved_at, flit_hops, unroutable;
     /* measurement */
     uint64_t win_lo, win_hi, gen_flits, acc_flits, meas_left, hops_sum, minimal, n_meas;
-    uint64_t lost_flits; /* generated in the window with no way to their destination */
+    uint64_t lost_flits;    /* generated in the window with no way to their destination */
     uint64_t excluded_msgs; /* exclude_unroutable: window messages between disconnected ends */
     /* exclude_unroutable: per endpoint, a key two endpoints share when the links up now join
      * them (see cut_keys in sim.c), and union-find room for S switches to compute it */
@@ -211,6 +211,9 @@ struct nf_sim {
         uint8_t state;
     } * fails;
     size_t n_fails, cap_fails, next_fail;
+    /* the link states the run goes by: the fabric's, copied when a run begins (reset), then
+     * changed by the failures above; the routings read it; the fabric is never written */
+    uint8_t *link_state;
     bool any_down; /* some port's link is down (since the last reset): ask deliverable() */
     /* multicast (nf_sim_set_mcast): per group, its switches (ascending) and each one's ports
      * (bit p - 1 for port p); per input VC the branches its head packet has still to take

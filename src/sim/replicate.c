@@ -139,7 +139,7 @@ void nf__sim_allocate_mc(nf_sim *s, worker *b, nf_node sw, nf_gport gi, port *pi
     unsigned swvc = p->hops + 1u < s->V ? p->hops + 1u : s->V - 1;
     for (uint64_t m = mask; m; m &= m - 1) {
         nf_link l = s->f->port_link[g0 + (unsigned)__builtin_ctzll(m)];
-        if (l == NF_NONE || s->f->link_state[l] != NF_LINK_UP) mask &= ~(m & -m);
+        if (l == NF_NONE || s->link_state[l] != NF_LINK_UP) mask &= ~(m & -m);
     }
     if (!mask) {
         civ->out_port = DROP_PORT;

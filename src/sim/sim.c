@@ -135,7 +135,7 @@ void nf_sim_free(nf_sim *s) {
     void *arrays[] = {s->wk,      s->own,      s->ep,       s->ep_sw,  s->ep_port, s->ep_g,
                       s->ep_of,   s->raw[0],   s->raw[1],   s->raw[2], s->raw[3],  s->acc,
                       s->imask,   s->omask,    s->next_gen, s->active, s->nics,    s->pk,
-                      s->free_pk, s->msg_left, s->msg_t0,   s->sarr,   s->fails};
+                      s->free_pk, s->msg_left, s->msg_t0,   s->sarr,   s->fails,   s->link_state};
     nf__script_free(s->script);
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
         nf__free(arrays[i]);
@@ -256,6 +256,7 @@ int nf_sim_new(const nf_fabric *f, const nf_hops *h, const nf_sim_config *cfg,
     s->nic_on = nf__calloc(2 * (size_t)s->E, 1);
     s->cal = nf__calloc(CAL, sizeof *s->cal);
     s->due = nf__malloc(((size_t)s->E + 1) * sizeof *s->due);
+    s->link_state = nf__malloc((size_t)f->n_links + 1);
     if (c.exclude_unroutable &&
         (!(s->ep_cut = nf__malloc(((size_t)s->E + 1) * sizeof *s->ep_cut)) ||
          !(s->cut_uf = nf__malloc(((size_t)s->S + 1) * sizeof *s->cut_uf))))
@@ -266,8 +267,10 @@ int nf_sim_new(const nf_fabric *f, const nf_hops *h, const nf_sim_config *cfg,
         w <<= 1;
     s->wmask = w - 1;
     if (!s->pt || !s->qe || !s->oq || !s->cands || !s->acc || !s->active || !s->own || !s->nics ||
-        !s->imask || !s->omask || !s->next_gen || !s->wk || !s->nic_on || !s->cal || !s->due)
+        !s->imask || !s->omask || !s->next_gen || !s->wk || !s->nic_on || !s->cal || !s->due ||
+        !s->link_state)
         goto fail;
+    memcpy(s->link_state, f->link_state, f->n_links); /* the routings' tables are made on it */
     for (unsigned th = 0; th < s->T; th++) {
         worker *wk = &s->wk[th];
         wk->act = nf__malloc(((size_t)s->S + 1) * sizeof *wk->act);
@@ -303,7 +306,7 @@ int nf_sim_new(const nf_fabric *f, const nf_hops *h, const nf_sim_config *cfg,
         }
     for (uint32_t e = 0; e < 2 * s->E; e++)
         s->nics[e].cur = NO_PKT;
-    if ((rc = r->init(&s->rctx, f, h, &c, diag))) goto fail;
+    if ((rc = r->init(&s->rctx, f, s->link_state, h, &c, diag))) goto fail;
     if ((rc = t->init(&s->tctx, f, s->E, s->ep, c.seed, diag))) goto fail;
     reset(s);
     *out = s;
@@ -320,12 +323,13 @@ static uint32_t uf_find(uint32_t *uf, uint32_t x) {
 }
 
 /* Which endpoints the links can still join, for the packets that would otherwise wait for ever.
- * key[e] is the component of e's rail-0 switch over the switch-to-switch links that are up and
- * not marked in down (when given), or S + e when e's own rail-0 cable is down: two endpoints
- * are joined exactly when their keys are equal. A routing that knows which packets can no
+ * key[e] is the component of e's rail-0 switch over the switch-to-switch links that are up in
+ * state and not marked in down (when given), or S + e when e's own rail-0 cable is down: two
+ * endpoints are joined exactly when their keys are equal. A routing that knows which packets can no
  * longer arrive (deliverable: ftable) drops them instead of letting them wait, so for it failed
  * links part nothing: every key is 0. uf has room for S entries. */
-static void cut_keys(const nf_sim *s, const uint8_t *down, uint32_t *uf, uint32_t *key) {
+static void cut_keys(const nf_sim *s, const uint8_t *state, const uint8_t *down, uint32_t *uf,
+                     uint32_t *key) {
     const nf_fabric *f = s->f;
     if (s->r->deliverable) {
         memset(key, 0, (size_t)s->E * sizeof *key);
@@ -335,20 +339,22 @@ static void cut_keys(const nf_sim *s, const uint8_t *down, uint32_t *uf, uint32_
         uf[i] = i;
     for (nf_link l = 0; l < f->n_links; l++) {
         nf_node a = f->link_a[l], z = f->link_z[l];
-        if (a >= s->S || z >= s->S || f->link_state[l] != NF_LINK_UP || (down && down[l])) continue;
+        if (a >= s->S || z >= s->S || state[l] != NF_LINK_UP || (down && down[l])) continue;
         a = uf_find(uf, a), z = uf_find(uf, z);
         if (a != z) uf[a > z ? a : z] = a < z ? a : z;
     }
     for (uint32_t e = 0; e < s->E; e++) {
         nf_link l = f->port_link[s->ep_g[(size_t)e * 2]];
-        bool up = f->link_state[l] == NF_LINK_UP && !(down && down[l]);
+        bool up = state[l] == NF_LINK_UP && !(down && down[l]);
         key[e] = up ? uf_find(uf, s->ep_sw[(size_t)e * 2]) : s->S + e;
     }
 }
 
-/* Empties the network: every buffer, queue, event, packet; credits to full. */
+/* Empties the network: every buffer, queue, event, packet; credits to full; the link states
+ * the fabric's. */
 static void reset(nf_sim *s) {
     s->any_down = false;
+    memcpy(s->link_state, s->f->link_state, s->f->n_links);
     for (nf_gport g = 0; g < s->P; g++) {
         port *p = PT(s, g);
         /* downstream of g: a switch input buffer, or a NIC (never full) */
@@ -360,7 +366,7 @@ static void reset(nf_sim *s) {
         p->occ = p->oq_count = p->oq_runs = p->oq_mid = p->link_flits = 0;
         p->rr_vc = p->rr_in = 0;
         nf_link l = s->f->port_link[g];
-        p->down = l != NF_NONE && s->f->link_state[l] != NF_LINK_UP;
+        p->down = l != NF_NONE && s->link_state[l] != NF_LINK_UP;
         s->any_down |= p->down;
     }
     memset(s->acc, 0, (size_t)s->S * sizeof *s->acc);
@@ -401,7 +407,7 @@ static void reset(nf_sim *s) {
     s->lost_flits = s->excluded_msgs = 0;
     s->dropped = s->dropped_pkts = 0;
     s->next_fail = 0;
-    if (s->ep_cut) cut_keys(s, NULL, s->cut_uf, s->ep_cut);
+    if (s->ep_cut) cut_keys(s, s->link_state, NULL, s->cut_uf, s->ep_cut);
     nf__rng_seed(&s->rng, s->c.seed ^ 0x5eed5eed5eedULL);
 }
 static uint64_t geometric(nf_sim *s, double p);
@@ -1143,14 +1149,15 @@ static int gen_phase(nf_sim *s) {
     bool cut = false;
     while (s->next_fail < s->n_fails && s->fails[s->next_fail].at <= s->now) {
         const struct fail_ev *e = &s->fails[s->next_fail++];
-        ((nf_fabric *)(uintptr_t)s->f)->link_state[e->link] = e->state; /* the mutable column */
+        s->link_state[e->link] = e->state; /* the simulator's copy, never the fabric */
         const nf_fabric *f = s->f;
         PT(s, nf_port_index(f, f->link_a[e->link], f->link_pa[e->link]))->down = e->state;
         PT(s, nf_port_index(f, f->link_z[e->link], f->link_pz[e->link]))->down = e->state;
         s->any_down |= e->state == NF_LINK_DOWN;
         cut = true;
     }
-    if (cut && s->ep_cut) cut_keys(s, NULL, s->cut_uf, s->ep_cut); /* from this cycle's messages */
+    if (cut && s->ep_cut) /* from this cycle's messages */
+        cut_keys(s, s->link_state, NULL, s->cut_uf, s->ep_cut);
     for (unsigned t = 0; t < s->T; t++) { /* the packets delivered this cycle are free */
         worker *wk = &s->wk[t];
         for (size_t i = 0; i < wk->n_freed; i++)
@@ -1404,7 +1411,7 @@ int nf_sim_unroutable_pairs(const nf_sim *s, uint64_t *pairs, nf_node *src, nf_n
     }
     for (size_t i = 0; i < s->n_fails; i++)
         if (s->fails[i].state == NF_LINK_DOWN) down[s->fails[i].link] = 1;
-    cut_keys(s, down, uf, key);
+    cut_keys(s, f->link_state, down, uf, key); /* the next run begins with the fabric's */
     uint32_t n = 0, alone = 0, first_alone = 0;
     for (uint32_t e = 0; e < s->E; e++) {
         nf_node sw = s->ep_sw[(size_t)e * 2];

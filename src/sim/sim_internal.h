@@ -41,16 +41,20 @@ struct nf_sim_routing {
     unsigned min_vcs;
     bool marks_nonmin; /* minimal = not marked NF__RS_NONMIN (else: hops equal the distance) */
     bool needs_global; /* reads view->remote: the engine keeps the snapshot */
-    int (*init)(void **ctx, const nf_fabric *f, const nf_hops *h, const nf_sim_config *c,
-                nf_diag *diag);
+    /* link_state: the states of f's links the routing goes by (one nf_link_state per link),
+     * read at init and at every route call, borrowed for the context's life: the simulator's
+     * own copy, which changes during a run as links fail (the deadlock checker passes
+     * f->link_state). The fabric itself is never written. */
+    int (*init)(void **ctx, const nf_fabric *f, const uint8_t *link_state, const nf_hops *h,
+                const nf_sim_config *c, nf_diag *diag);
     unsigned (*route)(void *ctx, nf_node sw, unsigned in_port, unsigned in_vc, unsigned hops,
                       const nf__sim_pkt *p, nf_sim_cand *out, unsigned max);
     unsigned (*inj_vc_hi)(void *ctx);
     /* Optional, for a routing that knows its packets' whole way (deterministic tables): false
-     * when a packet from switch src_sw can never reach endpoint dst_ca under the links' current
-     * states. The engine then counts it lost at its source (lost_frac), and since such a
-     * routing's "no port" means the way is gone, not "wait", it discards a packet its route
-     * gives no port (dropped_pkts) and routes again a packet whose cached port has failed. A
+     * when a packet from switch src_sw can never reach endpoint dst_ca under the current link
+     * states (link_state of init). The engine then counts it lost at its source (lost_frac), and
+     * since such a routing's "no port" means the way is gone, not "wait", it discards a packet its
+     * route gives no port (dropped_pkts) and routes again a packet whose cached port has failed. A
      * routing without it: packets with no port wait (unroutable). */
     bool (*deliverable)(void *ctx, nf_node src_sw, nf_node dst_ca);
     void (*fini)(void *ctx);

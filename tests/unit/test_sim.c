@@ -15,6 +15,7 @@
 #include "testutil.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -522,14 +523,24 @@ static void test_fail_during_run(void **state) {
     nf_link l = r.f->port_link[nf_port_index(r.f, 1, 3)];
     assert_int_equal(nf_sim_link_at(r.s, l, 1500, false), 0);
     assert_int_equal(nf_sim_link_at(r.s, r.f->n_links, 10, false), NF_EINVAL);
+    uint8_t *before = malloc(r.f->n_links);
+    assert_non_null(before);
+    memcpy(before, r.f->link_state, r.f->n_links);
     nf_sim_injection inj = {.load = 0.6};
     nf_sim_phase ph = {.warmup = 1000, .window = 2000, .drain_max = 5000};
-    nf_sim_result res;
+    nf_sim_result res, again;
     assert_int_equal(nf_sim_run(r.s, &inj, &ph, NULL, NULL, &res), 0);
     assert_false(res.deadlock);
     if (!(res.dropped_pkts > 0 && res.lost_frac > 0))
         fail_msg("dropped %llu lost %.4f", (unsigned long long)res.dropped_pkts, res.lost_frac);
-    assert_int_equal(r.f->link_state[l], NF_LINK_DOWN);
+    /* the failure was the simulator's: the fabric's link states are as they were, and a second
+     * run starts from them, with the link up until cycle 1500 again: the same figures */
+    assert_int_equal(r.f->link_state[l], NF_LINK_UP);
+    assert_memory_equal(r.f->link_state, before, r.f->n_links);
+    assert_int_equal(nf_sim_run(r.s, &inj, &ph, NULL, NULL, &again), 0);
+    res.wall_s = again.wall_s = 0;
+    assert_memory_equal(&res, &again, sizeof res);
+    free(before);
     unmake(&r);
     /* the same, stepped from a fresh simulator: conservation with drops, then a full drain */
     r = make("gft:leaves=4,nodes=2,spines=2,sib=0", "ftable", "uniform", c);
@@ -539,6 +550,70 @@ static void test_fail_during_run(void **state) {
     assert_true(k.dropped > 0);
     k = drain_conserving(r.s);
     assert_int_equal(k.in_flight, 0);
+    unmake(&r);
+}
+
+/* One simulator's run on its own thread (test_shared_fabric). */
+typedef struct solo {
+    nf_sim *s;
+    pthread_barrier_t *go; /* both threads start together */
+    nf_sim_result res;
+    int rc;
+} solo;
+
+static void *run_solo(void *arg) {
+    solo *x = arg;
+    nf_sim_injection inj = {.load = 0.6};
+    nf_sim_phase ph = {.warmup = 1000, .window = 20000, .drain_max = 5000};
+    pthread_barrier_wait(x->go);
+    x->rc = nf_sim_run(x->s, &inj, &ph, NULL, NULL, &x->res);
+    x->res.wall_s = 0;
+    return NULL;
+}
+
+/* Two simulators of one fabric (gft:leaves=4,nodes=2,spines=2 without siblings, ftable), one
+ * with leaf 1's link to spine 0 failing at cycle 1500 (packets dropped and lost, as in
+ * test_fail_during_run), the other with every link up all along, run at the same time on two
+ * threads: each gives bit for bit what it gives alone, and the fabric is left as it was. Were
+ * the failure written into the fabric, the second would see it (dropped_pkts > 0). */
+static void test_shared_fabric(void **state) {
+    (void)state;
+    nf_sim_config c = {.vcs = 8, .seed = 4, .threads = 1};
+    rig r = make("gft:leaves=4,nodes=2,spines=2,sib=0", "ftable", "uniform", c);
+    nf_sim *other;
+    nf_diag d = {{0}, 0, {0}};
+    c.seed = 9;
+    assert_int_equal(nf_sim_new(r.f, r.h, &c, nf_sim_routing_find("ftable"),
+                                nf_sim_traffic_find("uniform"), &other, &d),
+                     0);
+    nf_link l = r.f->port_link[nf_port_index(r.f, 1, 3)];
+    assert_int_equal(nf_sim_link_at(r.s, l, 1500, false), 0);
+    pthread_barrier_t go;
+    assert_int_equal(pthread_barrier_init(&go, NULL, 1), 0);
+    solo alone[2] = {{.s = r.s, .go = &go}, {.s = other, .go = &go}};
+    for (int i = 0; i < 2; i++) {
+        run_solo(&alone[i]);
+        assert_int_equal(alone[i].rc, 0);
+    }
+    pthread_barrier_destroy(&go);
+    if (!(alone[0].res.dropped_pkts > 0 && alone[1].res.dropped_pkts == 0 &&
+          alone[1].res.lost_frac == 0.0))
+        fail_msg("alone: dropped %llu and %llu", (unsigned long long)alone[0].res.dropped_pkts,
+                 (unsigned long long)alone[1].res.dropped_pkts);
+    assert_int_equal(pthread_barrier_init(&go, NULL, 2), 0);
+    solo both[2] = {{.s = r.s, .go = &go}, {.s = other, .go = &go}};
+    pthread_t th[2];
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(pthread_create(&th[i], NULL, run_solo, &both[i]), 0);
+    for (int i = 0; i < 2; i++)
+        pthread_join(th[i], NULL);
+    pthread_barrier_destroy(&go);
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(both[i].rc, 0);
+        assert_memory_equal(&both[i].res, &alone[i].res, sizeof both[i].res);
+    }
+    assert_int_equal(r.f->link_state[l], NF_LINK_UP);
+    nf_sim_free(other);
     unmake(&r);
 }
 
@@ -1151,6 +1226,7 @@ int main(void) {
         cmocka_unit_test(test_script),
         cmocka_unit_test(test_script_lost),
         cmocka_unit_test(test_fail_during_run),
+        cmocka_unit_test(test_shared_fabric),
         cmocka_unit_test(test_unroutable_failed),
         cmocka_unit_test(test_collectives_sw),
         cmocka_unit_test(test_mcast_hw),
