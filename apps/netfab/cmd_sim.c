@@ -41,21 +41,26 @@ static void sim_usage(FILE *out) {
     fprintf(out, "\ntraffic:");
     for (size_t i = 0; i < nf_sim_traffic_count(); i++)
         fprintf(out, " %s", nf_sim_traffic_name(nf_sim_traffic_at(i)));
+    nf_sim_config d; /* the defaults are the library's */
+    nf_sim_config_defaults(&d);
+    fprintf(out,
+            "\n\noptions (defaults): --cycles " NF_STR(NF_SIM_DEFAULT_WINDOW)
+            " measured cycles after --warmup " NF_STR(NF_SIM_DEFAULT_WARMUP) ", then at\n"
+            "most --drain " NF_STR(NF_SIM_DEFAULT_DRAIN)
+            " for the measured packets; --vcs %u, --buf %u flits per VC,\n"
+            "--pkt %u flit, --msg 1 packet, --router-delay %u, --credit-delay %u, link latencies "
+            "%u,\n",
+            d.vcs, d.buf_flits, d.pkt_flits, d.router_delay, d.credit_delay, d.lat_local);
     fprintf(
         out,
-        "\n\noptions (defaults): --cycles " NF_STR(NF_SIM_DEFAULT_WINDOW)
-        " measured cycles after --warmup " NF_STR(NF_SIM_DEFAULT_WARMUP) ", then at\n"
-        "most --drain " NF_STR(NF_SIM_DEFAULT_DRAIN)
-        " for the measured packets; --vcs 4, --buf 32 flits per VC,\n"
-        "--pkt 1 flit, --msg 1 packet, --router-delay 3, --credit-delay 2, link latencies 1,\n"
-        "--speedup 1.0, --alloc-iters 1, --out-buf as --buf, --shared 0 (a pool per input\n"
+        "--speedup %.1f, --alloc-iters %u, --out-buf as --buf, --shared %u (a pool per input\n"
         "port its VCs share when their own buffers are full); --adaptive takes the candidate\n"
         "port with most credits; --threads: every processor for fabrics of 64 switches or\n"
         "more, else 1 (the results are the same for any number). --links FILE writes every\n"
         "switch-to-switch channel's flits and utilisation in the window, per load point, as\n"
         "CSV (load,switch,port,peer,peer_port,class,flits,util). ugal-l: minimal when\n"
         "q_min + h_min * w_hop <= bias * (q_val + h_val * w_hop), queues in flits (--bias 2.5,\n"
-        "for ugal-g 1; --w-hop 1 flit, 0: hops cost nothing); ugal-lt: minimal when\n"
+        "for ugal-g 1; --w-hop %g flit, 0: hops cost nothing); ugal-lt: minimal when\n"
         "cost_min <= cost_val + threshold (--threshold one VC buffer); --proxy restricted\n"
         "draws intermediate groups among those the source router's own global links reach;\n"
         "val and ugal-* need 3 VCs, par 4. --fail-links N sets N random switch-to-switch\n"
@@ -73,7 +78,8 @@ static void sim_usage(FILE *out) {
         "examples:\n"
         "  netfab sim --topo dragonfly:a=4,p=2,h=2 --routing dfmin --traffic uniform --sweep "
         "0.1:0.9:0.1\n"
-        "  netfab sim --topo torus:8x8,c=1 --routing dor --traffic tornado --load 0.3 --json\n");
+        "  netfab sim --topo torus:8x8,c=1 --routing dor --traffic tornado --load 0.3 --json\n",
+        d.speedup, d.alloc_iters, d.shared_flits, d.w_hop);
 }
 
 /* One CSV row per switch-to-switch channel (each direction) for load point x. */
@@ -355,7 +361,8 @@ int nf_cmd_route(int argc, char **argv) {
                                        {NULL, 0, NULL, 0}};
     const char *topo = NULL, *rname = NULL;
     bool check = false, json = false;
-    nf_sim_config c = {0};
+    nf_sim_config c;
+    nf_sim_config_defaults(&c);
     double v;
     optind = 1;
     opterr = 0;

@@ -54,6 +54,7 @@ enum { N_KNOBS = sizeof knobs / sizeof knobs[0] };
 
 void nf_app_sim_knobs_init(nf_app_sim_knobs *k) {
     memset(k, 0, sizeof *k);
+    nf_sim_config_defaults(&k->c);
     k->ph = (nf_sim_phase){.warmup = NF_SIM_DEFAULT_WARMUP,
                            .window = NF_SIM_DEFAULT_WINDOW,
                            .drain_max = NF_SIM_DEFAULT_DRAIN};
@@ -144,7 +145,7 @@ int nf_app_sim_knob(int code, const char *arg, nf_app_sim_knobs *k) {
         return 0;
         KNOB(K_CYC, "--cycles", 1, 1e9, k->ph.window)
         KNOB(K_WARM, "--warmup", 0, 1e9, k->ph.warmup)
-        KNOB(K_DRAIN, "--drain", 1, 1e9, k->ph.drain_max)
+        KNOB(K_DRAIN, "--drain", 0, 1e9, k->ph.drain_max)
         KNOB(K_VCS, "--vcs", 1, NF_SIM_MAX_VCS, c->vcs)
         KNOB(K_BUF, "--buf", 1, 65535, c->buf_flits)
         KNOB(K_PKT, "--pkt", 1, 65535, c->pkt_flits)
@@ -160,11 +161,8 @@ int nf_app_sim_knob(int code, const char *arg, nf_app_sim_knobs *k) {
         KNOB(K_SHARED, "--shared", 0, 65535, c->shared_flits)
         KNOB(K_BIAS, "--bias", 0.001, 1e12, c->bias)
         KNOB(K_THRESH, "--threshold", 0.001, 1e9, c->threshold)
+        KNOB(K_WHOP, "--w-hop", 0, 1e9, c->w_hop)
 #undef KNOB
-    case K_WHOP: /* 0 is a real choice here (no hop cost); the library's 0 is the default */
-        if (nf_app_number("--w-hop", arg, 0, 1e9, &v)) return NF_EXIT_USAGE;
-        c->w_hop = v > 0 ? v : 1e-300;
-        return 0;
     case K_PROXY:
         if (strcmp(arg, "all") && strcmp(arg, "restricted")) {
             fprintf(stderr, "netfab: --proxy wants all or restricted, not '%s'\n", arg);

@@ -18,8 +18,7 @@ typedef struct nf_app_sim_knobs {
 /* The knob options' codes start here, above every command's own codes. */
 enum { NF_SIMOPT_BASE = 1000 };
 
-/* The defaults of netfab sim (--warmup 1000, --cycles 5000, --drain 20000, the rest the
- * library's). */
+/* The defaults of netfab sim: the library's (nf_sim_config_defaults, NF_SIM_DEFAULT_*). */
 void nf_app_sim_knobs_init(nf_app_sim_knobs *k);
 
 /* Options base[0..n) followed by every knob option and a zero entry, in a new array (free it);

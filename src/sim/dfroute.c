@@ -106,12 +106,10 @@ static int df_init_kind(void **out, const nf_fabric *f, const uint8_t *ls, const
     d->ls = ls;
     d->V = c->vcs;
     d->kind = kind;
+    /* c is as the caller gave it: w_hop 0 is hops costing nothing; bias and threshold 0 are
+     * auto (nf_sim_config) */
     d->bias = c->bias > 0 ? c->bias : kind == DF_UGAL_G ? 1.0 : 2.5; /* UGAL-G: see bench_ugal.sh */
-    /* c has nf_sim_config_defaults' values (the engine and the checker fill them) */
-    /* one flit per hop whatever the packet size: the queue a source router can see is bounded by
-     * a VC class's credits, not by the packet, and a packet's worth per hop (4 flits) left UGAL-L
-     * minimal under the worst case with 4-flit packets (bench_ugal.sh, pkt 4) */
-    d->w_hop = c->w_hop > 0 ? c->w_hop : 1.0;
+    d->w_hop = c->w_hop;
     d->threshold = c->threshold > 0 ? c->threshold : c->buf_flits;
     d->restricted = c->proxy_restricted;
     d->ng = (uint32_t)mx + 1;

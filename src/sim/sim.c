@@ -33,21 +33,28 @@
 #include <sys/mman.h>
 #include <time.h>
 
+/* With threads 0 (auto), fabrics of this many switches or more are shared among every
+ * processor; smaller ones run on one thread. */
+#define AUTO_THREADS_MIN_SWITCHES 64
+
+/* The defaults. w_hop: one flit per hop whatever the packet size: the queue a source router can
+ * see is bounded by a VC class's credits, not by the packet, and a packet's worth per hop (4
+ * flits) left UGAL-L minimal under the worst case with 4-flit packets (bench_ugal.sh, pkt 4). */
 void nf_sim_config_defaults(nf_sim_config *c) {
-    if (!c->vcs) c->vcs = 4;
-    if (!c->pkt_flits) c->pkt_flits = 1;
-    if (!c->buf_flits) c->buf_flits = 32;
-    if (!c->router_delay) c->router_delay = 3;
-    if (!c->credit_delay) c->credit_delay = 2;
-    if (!c->lat_host) c->lat_host = 1;
-    if (!c->lat_local) c->lat_local = 1;
-    if (!c->lat_global) c->lat_global = 1;
-    if (!(c->speedup > 0)) c->speedup = 1.0;
-    if (!c->out_buf) c->out_buf = c->buf_flits > 2 * c->pkt_flits ? c->buf_flits : 2 * c->pkt_flits;
-    if (!c->alloc_iters) c->alloc_iters = 1;
-    if (!c->flit_bytes) c->flit_bytes = 32;
-    if (!c->nic_msg_cycles) c->nic_msg_cycles = 40;
-    if (!c->nic_short_cycles) c->nic_short_cycles = 8;
+    *c = (nf_sim_config){.vcs = 4,
+                         .buf_flits = 32,
+                         .pkt_flits = 1,
+                         .router_delay = 3,
+                         .credit_delay = 2,
+                         .lat_host = 1,
+                         .lat_local = 1,
+                         .lat_global = 1,
+                         .speedup = 1.0,
+                         .alloc_iters = 1,
+                         .w_hop = 1.0,
+                         .flit_bytes = 32,
+                         .nic_msg_cycles = 40,
+                         .nic_short_cycles = 8};
 }
 
 /* An array of n bytes on 64-byte boundaries; a large one on 2 MiB ones, with transparent huge
@@ -151,10 +158,26 @@ static unsigned link_latency(const nf_sim_config *c, nf_link_class cls) {
 int nf_sim_new(const nf_fabric *f, const nf_hops *h, const nf_sim_config *cfg,
                const nf_sim_routing *r, const nf_sim_traffic *t, nf_sim **out, nf_diag *diag) {
     *out = NULL;
-    nf_sim_config c = cfg ? *cfg : (nf_sim_config){0};
-    nf_sim_config_defaults(&c);
-    if (c.vcs > NF_SIM_MAX_VCS)
-        return nf__fail(diag, NF_EINVAL, "%u VCs: at most %u", c.vcs, NF_SIM_MAX_VCS);
+    nf_sim_config c;
+    if (cfg)
+        c = *cfg;
+    else
+        nf_sim_config_defaults(&c);
+    if (c.vcs < 1 || c.vcs > NF_SIM_MAX_VCS)
+        return nf__fail(diag, NF_EINVAL, "%u VCs: 1 to %u", c.vcs, NF_SIM_MAX_VCS);
+    if (c.pkt_flits < 1 || c.alloc_iters < 1 || c.flit_bytes < 1)
+        return nf__fail(diag, NF_EINVAL,
+                        "packets of %u flits, %u allocator iterations, flits of %u bytes: at "
+                        "least 1 each",
+                        c.pkt_flits, c.alloc_iters, c.flit_bytes);
+    if (!(c.speedup > 0 && isfinite(c.speedup)) || !(c.w_hop >= 0 && isfinite(c.w_hop)) ||
+        !(c.bias >= 0 && isfinite(c.bias)) || !(c.threshold >= 0 && isfinite(c.threshold)))
+        return nf__fail(diag, NF_EINVAL,
+                        "speedup %g (above 0), w_hop %g, bias %g, threshold %g (0 or more): "
+                        "finite numbers",
+                        c.speedup, c.w_hop, c.bias, c.threshold);
+    if (!c.out_buf) /* auto */
+        c.out_buf = c.buf_flits > 2 * c.pkt_flits ? c.buf_flits : 2 * c.pkt_flits;
     if (c.vcs < r->min_vcs)
         return nf__fail(diag, NF_EINVAL, "routing %s needs at least %u VCs, got %u", r->name,
                         r->min_vcs, c.vcs);
@@ -171,10 +194,12 @@ int nf_sim_new(const nf_fabric *f, const nf_hops *h, const nf_sim_config *cfg,
         return nf__fail(diag, NF_EINVAL, "packets of %u flits: at most %u", c.pkt_flits, 0xFFFF);
     unsigned maxlat = c.lat_host > c.lat_local ? c.lat_host : c.lat_local;
     if (c.lat_global > maxlat) maxlat = c.lat_global;
-    if (maxlat > 255 || c.router_delay > 1000 || c.credit_delay > 1000)
+    if (maxlat > 255 || !c.lat_host || !c.lat_local || !c.lat_global || c.router_delay > 1000 ||
+        c.credit_delay > 1000) /* (an event is always at least a cycle ahead) */
         return nf__fail(diag, NF_EINVAL,
-                        "latencies must be below 256 cycles (got %u), delays below %u", maxlat,
-                        1000);
+                        "link latencies must be 1 to 255 cycles (got %u, %u, %u), delays at most "
+                        "%u",
+                        c.lat_host, c.lat_local, c.lat_global, 1000);
     for (nf_node n = 0; n < f->n_switches; n++)
         if (f->nports[n] > NF_SIM_MAX_RADIX)
             return nf__fail(diag, NF_EINVAL,
@@ -241,9 +266,11 @@ int nf_sim_new(const nf_fabric *f, const nf_hops *h, const nf_sim_config *cfg,
     s->oq = big_alloc(((size_t)s->PS * s->O + 1) * sizeof *s->oq, &s->raw[2]);
     s->cands = big_alloc((PSV * CACHE_CANDS + 1) * sizeof *s->cands, &s->raw[3]);
     /* threads: asked, or every processor when the fabric is big enough to share */
-    s->T = c.threads ? c.threads : s->S >= 64 ? (unsigned)omp_get_num_procs() : 1;
+    s->T = c.threads                           ? c.threads
+           : s->S >= AUTO_THREADS_MIN_SWITCHES ? (unsigned)omp_get_num_procs()
+                                               : 1;
     if (s->T < 1) s->T = 1;
-    if (s->T > 64) s->T = 64;
+    if (s->T > NF_SIM_MAX_THREADS) s->T = NF_SIM_MAX_THREADS;
     if (s->T > s->S) s->T = s->S;
     s->acc = nf__calloc((size_t)s->S + 1, sizeof *s->acc);
     s->active = nf__calloc((size_t)s->S + 1, 1);
@@ -1167,7 +1194,7 @@ static int gen_phase(nf_sim *s) {
     if (s->n_groups) /* packet ids for this cycle's multicast copies, taken in worker order */
         for (unsigned t = 0; t < s->T; t++) {
             worker *wk = &s->wk[t];
-            size_t want = (size_t)s->V * 64 * 2;
+            size_t want = (size_t)s->V * NF_SIM_MAX_RADIX * 2;
             if (wk->cap_stash < want && NF_GROW(wk->stash, wk->cap_stash, want)) return NF_ENOMEM;
             while (wk->n_stash < want) {
                 uint32_t id = new_pkt(s);
@@ -1448,9 +1475,11 @@ static uint64_t stall_cycles(const nf_sim *s) {
 int nf_sim_run(nf_sim *s, const nf_sim_injection *inj, const nf_sim_phase *ph,
                void (*progress)(void *ud, double frac), void *ud, nf_sim_result *out) {
     memset(out, 0, sizeof *out);
-    nf_sim_phase p = ph ? *ph : (nf_sim_phase){.warmup = NF_SIM_DEFAULT_WARMUP};
-    if (!p.window) p.window = NF_SIM_DEFAULT_WINDOW;
-    if (!p.drain_max) p.drain_max = NF_SIM_DEFAULT_DRAIN;
+    nf_sim_phase p = ph ? *ph
+                        : (nf_sim_phase){.warmup = NF_SIM_DEFAULT_WARMUP,
+                                         .window = NF_SIM_DEFAULT_WINDOW,
+                                         .drain_max = NF_SIM_DEFAULT_DRAIN};
+    if (!p.window) return NF_EINVAL;
     reset(s);
     int rc = nf_sim_set_injection(s, inj);
     if (rc) return rc;

@@ -530,11 +530,17 @@ int nf_sim_check_deadlock_progress(const nf_fabric *f, const nf_hops *h, const n
                                    uint32_t *cycle_len, uint64_t *vertices, uint64_t *edges,
                                    nf_diag *diag) {
     *cycle_len = 0;
-    nf_sim_config c = cfg ? *cfg : (nf_sim_config){0};
-    nf_sim_config_defaults(&c);
-    if (c.vcs < r->min_vcs) {
-        if (diag)
-            snprintf(diag->msg, sizeof diag->msg, "routing %s needs %u VCs", r->name, r->min_vcs);
+    nf_sim_config c;
+    if (cfg)
+        c = *cfg;
+    else
+        nf_sim_config_defaults(&c);
+    if (c.vcs < r->min_vcs || c.vcs > NF_SIM_MAX_VCS) { /* (min_vcs is at least 1) */
+        if (diag && c.vcs < r->min_vcs)
+            snprintf(diag->msg, sizeof diag->msg, "routing %s needs %u VCs, got %u", r->name,
+                     r->min_vcs, c.vcs);
+        else if (diag)
+            snprintf(diag->msg, sizeof diag->msg, "%u VCs: at most %u", c.vcs, NF_SIM_MAX_VCS);
         return NF_EINVAL;
     }
     void *ctx = NULL;
