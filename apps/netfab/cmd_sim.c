@@ -104,7 +104,8 @@ static int sim_run(sim_plan *p) {
         nf_fabric_free(f);
         return was ? rc : nf_app_report(NF_ENOMEM, NULL);
     }
-    /* --fail-at: up again, and down when that cycle of each run comes */
+    /* --fail-at: up again in the fabric, and down in the simulator's copy when that cycle of
+     * each run comes (every run starts from the fabric's states, which it never writes) */
     for (nf_link l = 0; fail_at != UINT64_MAX && l < f->n_links; l++)
         if (was[l] != f->link_state[l]) {
             f->link_state[l] = was[l];
@@ -157,8 +158,6 @@ static int sim_run(sim_plan *p) {
     for (size_t pi = 0; pi < n_points; pi++) {
         double x = points[pi];
         inj.load = x;
-        if (fail_at != UINT64_MAX) /* every point starts with the links up */
-            memcpy(f->link_state, was, f->n_links);
         nf_sim_result res;
         char what[64];
         snprintf(what, sizeof what, "netfab sim: load %.3f", x);
@@ -371,7 +370,10 @@ int nf_cmd_sim(int argc, char **argv) {
 int nf_cmd_route(int argc, char **argv) {
     const char *topo = NULL, *rname = NULL;
     bool check = false, json = false;
-    nf_sim_config c = {0};
+    nf_sim_config c;
+    nf_sim_config_defaults(&c);
+    char vcs_help[48];
+    snprintf(vcs_help, sizeof vcs_help, "virtual channels per port (default %u)", c.vcs);
     const nf_opt rows[] = {
         {.name = "topo",
          .arg = "SPEC",
@@ -393,7 +395,7 @@ int nf_cmd_route(int argc, char **argv) {
          NF_OPT_TO(c.vcs),
          .lo = 1,
          .hi = NF_SIM_MAX_VCS,
-         .help = "virtual channels per port (default 4)"},
+         .help = vcs_help},
         {.name = "json",
          .kind = NF_OPT_FLAG,
          NF_OPT_TO(json),

@@ -72,7 +72,9 @@ int exp_collectives(const exp_opts *o, json_t *rows) {
         nf_mcast *m = NULL;
         nf_sim *s = NULL;
         nf_diag d = {{0}, 0, {0}};
-        nf_sim_config c = {.vcs = 8, .seed = o->seed}; /* 1-flit packets of 32 bytes */
+        nf_sim_config c;
+        nf_sim_config_defaults(&c);
+        c.vcs = 8, c.seed = o->seed; /* 1-flit packets of 32 bytes */
         if ((rc = nf_mcast_route(f, h, &g, nf_mcast_engine_find("fulb"), &m, &d)) ||
             (rc = nf_sim_new(f, h, &c, nf_sim_routing_find("minhop"),
                              nf_sim_traffic_find("uniform"), &s, &d)) ||

@@ -85,7 +85,9 @@ int exp_faults(const exp_opts *o, json_t *rows) {
         nf_sim *sim = NULL;
         nf_diag d = {{0}, 0, {0}};
         /* 8 VCs: VC = hops taken stays below them on every detour here */
-        nf_sim_config sc = {.vcs = 8, .threads = 1, .seed = o->seed};
+        nf_sim_config sc;
+        nf_sim_config_defaults(&sc);
+        sc.vcs = 8, sc.threads = 1, sc.seed = o->seed;
         uint32_t *pool = malloc(((size_t)f->n_links + 1) * sizeof *pool), np = 0;
         if (!pool || (rc = nf_ftable_build(f, h, o->threads, &t)) ||
             (rc = nf_sim_new(f, h, &sc, nf_sim_routing_find("ftable"),

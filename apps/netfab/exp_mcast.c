@@ -71,7 +71,9 @@ int exp_mcast_height(const exp_opts *o, json_t *rows) {
         nf_sim *s = NULL;
         nf_diag d = {{0}, 0, {0}};
         /* 256-byte packets (8 flits of 32 bytes), 8 VCs */
-        nf_sim_config c = {.vcs = 8, .pkt_flits = 8, .threads = 1, .seed = o->seed};
+        nf_sim_config c;
+        nf_sim_config_defaults(&c);
+        c.vcs = 8, c.pkt_flits = 8, c.threads = 1, c.seed = o->seed;
         if ((rc = nf_mcast_route(f, h, &g, nf_mcast_engine_find("minihop"), &m, &d)) ||
             (rc = nf_sim_new(f, h, &c, nf_sim_routing_find("minhop"),
                              nf_sim_traffic_find("uniform"), &s, &d)) ||
@@ -170,7 +172,9 @@ int exp_mcast_efi(const exp_opts *o, json_t *rows) {
                            .status = status,
                            .tree_off = toff,
                            .tree_link = links};
-        nf_sim_config c = {.vcs = 8, .pkt_flits = 8, .seed = o->seed};
+        nf_sim_config c;
+        nf_sim_config_defaults(&c);
+        c.vcs = 8, c.pkt_flits = 8, c.seed = o->seed;
         if (!links || !root || !height || !status)
             rc = nf_app_report(NF_ENOMEM, NULL);
         else if ((rc = nf_sim_new(f, h, &c, nf_sim_routing_find("minhop"),
@@ -243,7 +247,9 @@ int exp_mcast_workload(const exp_opts *o, json_t *rows) {
         exp_progress((double)ei / 3, "mcast-workload: %s", engines[ei]);
         nf_mcast *m = NULL;
         nf_sim *s = NULL;
-        nf_sim_config c = {.vcs = 8, .pkt_flits = 8, .seed = o->seed};
+        nf_sim_config c;
+        nf_sim_config_defaults(&c);
+        c.vcs = 8, c.pkt_flits = 8, c.seed = o->seed;
         if ((rc = nf_mcast_route(f, h, g, nf_mcast_engine_find(engines[ei]), &m, &d)) ||
             (rc = nf_sim_new(f, h, &c, nf_sim_routing_find("minhop"),
                              nf_sim_traffic_find("uniform"), &s, &d)) ||

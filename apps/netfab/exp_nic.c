@@ -81,7 +81,9 @@ int exp_dual_rail(const exp_opts *o, json_t *rows) {
     if (rc) return rc;
     /* 256-byte packets (8 flits of 32 bytes), 4 VCs of 64 flits; NIC overheads: 40 cycles a
      * message, 8 a short one or a hardware reply (nf_sim_config) */
-    nf_sim_config c = {.vcs = 4, .buf_flits = 64, .pkt_flits = 8, .threads = 1, .seed = o->seed};
+    nf_sim_config c;
+    nf_sim_config_defaults(&c);
+    c.vcs = 4, c.buf_flits = 64, c.pkt_flits = 8, c.threads = 1, c.seed = o->seed;
     nf_sim *s;
     nf_diag d = {{0}, 0, {0}};
     if ((rc = nf_sim_new(f, h, &c, nf_sim_routing_find("minhop"), nf_sim_traffic_find("uniform"),

@@ -12,6 +12,7 @@
 
 void nf_app_sim_knobs_init(nf_app_sim_knobs *k) {
     memset(k, 0, sizeof *k);
+    nf_sim_config_defaults(&k->c);
     k->ph = (nf_sim_phase){.warmup = NF_SIM_DEFAULT_WARMUP,
                            .window = NF_SIM_DEFAULT_WINDOW,
                            .drain_max = NF_SIM_DEFAULT_DRAIN};
@@ -82,21 +83,40 @@ int nf_app_load_points(const char *cmd, const char *opt, const char *item, bool 
     return NF_EXIT_OK;
 }
 
-/* --w-hop FLITS into the config o->dst points to */
-static int w_hop_arg(const char *cmd, const nf_opt *o, const char *arg) {
-    nf_sim_config *c = o->dst;
-    double v;
-    if (nf_app_real(arg, false, &v) || v < 0 || v > 1e9)
-        return nf_opt_bad(cmd, "--w-hop", "a number from 0 to 1e+09", arg);
-    /* 0 is a real choice here (no hop cost); the library's 0 is the default */
-    c->w_hop = v > 0 ? v : 1e-300;
-    return 0;
+/* The knobs' help texts that quote a default, made from the library's defaults
+ * (nf_sim_config_defaults) the first time they are asked for. */
+static struct {
+    char vcs[96], buf[64], pkt[48], rd[96], cd[96], lh[64], ll[64], lg[64], spd[96], iters[64],
+        shared[128], whop[96];
+} help;
+
+static void help_texts(void) {
+    nf_sim_config d;
+    nf_sim_config_defaults(&d);
+#define H(f, ...) snprintf(help.f, sizeof help.f, __VA_ARGS__)
+    H(vcs, "virtual channels per port (default %u); val and ugal-* need 3, par 4", d.vcs);
+    H(buf, "input buffer per VC (default %u flits)", d.buf_flits);
+    H(pkt, "flits per packet (default %u)", d.pkt_flits);
+    H(rd, "cycles from a head flit's arrival to its switch traversal (default %u)",
+      d.router_delay);
+    H(cd, "cycles before a freed slot's credit leaves for upstream (default %u)", d.credit_delay);
+    H(lh, "latency of host links, cycles (default %u)", d.lat_host);
+    H(ll, "latency of local links, cycles (default %u)", d.lat_local);
+    H(lg, "latency of global links, cycles (default %u)", d.lat_global);
+    H(spd, "internal speedup: crossbar flits per cycle per port (default %.1f)", d.speedup);
+    H(iters, "switch allocator iterations (default %u)", d.alloc_iters);
+    H(shared, "a pool per input port its VCs share when their own buffers are full (default %u)",
+      d.shared_flits);
+    H(whop, "UGAL: the cost of a hop in flits of queue (default %g; 0: hops cost nothing)",
+      d.w_hop);
+#undef H
 }
 
 static const char *const proxies[] = {"all", "restricted", NULL};
 
 size_t nf_app_sim_knob_opts(nf_app_sim_knobs *k, nf_opt *rows) {
     nf_sim_config *c = &k->c;
+    help_texts();
 #define UINT_ROW(nm, a, var, l, h, text)                                                           \
     {                                                                                              \
         .name = nm, .arg = a, .kind = NF_OPT_UINT, NF_OPT_TO(var), .lo = l, .hi = h,               \
@@ -114,32 +134,31 @@ size_t nf_app_sim_knob_opts(nf_app_sim_knobs *k, nf_opt *rows) {
                  "cycles measured, after the warm-up (default " NF_STR(NF_SIM_DEFAULT_WINDOW) ")"),
         UINT_ROW("warmup", "N", k->ph.warmup, 0, 1000000000,
                  "cycles before the measurement (default " NF_STR(NF_SIM_DEFAULT_WARMUP) ")"),
-        UINT_ROW("drain", "N", k->ph.drain_max, 1, 1000000000,
+        UINT_ROW("drain", "N", k->ph.drain_max, 0, 1000000000,
                  "then at most N cycles for the measured packets to arrive (default " NF_STR(
                      NF_SIM_DEFAULT_DRAIN) ")"),
         UINT_ROW("vcs", "V", c->vcs, 1, NF_SIM_MAX_VCS,
-                 "virtual channels per port (default 4); val and ugal-* need 3, par 4"),
-        UINT_ROW("buf", "FLITS", c->buf_flits, 1, 65535, "input buffer per VC (default 32 flits)"),
-        UINT_ROW("pkt", "FLITS", c->pkt_flits, 1, 65535, "flits per packet (default 1)"),
+                 help.vcs),
+        UINT_ROW("buf", "FLITS", c->buf_flits, 1, 65535, help.buf),
+        UINT_ROW("pkt", "FLITS", c->pkt_flits, 1, 65535, help.pkt),
         UINT_ROW("msg", "PKTS", k->inj.msg_pkts, 1, 65535, "packets per message (default 1)"),
         UINT_ROW("router-delay", "C", c->router_delay, 1, 1000,
-                 "cycles from a head flit's arrival to its switch traversal (default 3)"),
+                 help.rd),
         UINT_ROW("credit-delay", "C", c->credit_delay, 1, 1000,
-                 "cycles before a freed slot's credit leaves for upstream (default 2)"),
-        UINT_ROW("lat-host", "C", c->lat_host, 1, 255, "latency of host links, cycles (default 1)"),
+                 help.cd),
+        UINT_ROW("lat-host", "C", c->lat_host, 1, 255, help.lh),
         UINT_ROW("lat-local", "C", c->lat_local, 1, 255,
-                 "latency of local links, cycles (default 1)"),
+                 help.ll),
         UINT_ROW("lat-global", "C", c->lat_global, 1, 255,
-                 "latency of global links, cycles (default 1)"),
+                 help.lg),
         REAL_ROW("speedup", "S", c->speedup, 0.1, 64,
-                 "internal speedup: crossbar flits per cycle per port (default 1.0)"),
+                 help.spd),
         UINT_ROW("alloc-iters", "N", c->alloc_iters, 1, 64,
-                 "switch allocator iterations (default 1)"),
+                 help.iters),
         UINT_ROW("out-buf", "FLITS", c->out_buf, 1, 65535,
                  "output queue per port behind the crossbar (default: as --buf)"),
         UINT_ROW("shared", "FLITS", c->shared_flits, 0, 65535,
-                 "a pool per input port its VCs share when their own buffers are full (default "
-                 "0)"),
+                 help.shared),
         FLAG_ROW("adaptive", c->adaptive,
                  "table routings take the candidate port with most credits"),
         FLAG_ROW("bursty", k->inj.bursty,
@@ -147,13 +166,7 @@ size_t nf_app_sim_knob_opts(nf_app_sim_knobs *k, nf_opt *rows) {
         REAL_ROW("bias", "B", c->bias, 0.001, 1e12,
                  "ugal-l: minimal when q_min + h_min * w_hop <= bias * (q_val + h_val * w_hop), "
                  "queues in flits (default 2.5, for ugal-g 1)"),
-        {.name = "w-hop",
-         .arg = "FLITS",
-         .kind = NF_OPT_CUSTOM,
-         .dst = c,
-         .parse = w_hop_arg,
-         .given = &k->given,
-         .help = "UGAL: the cost of a hop in flits of queue (default 1; 0: hops cost nothing)"},
+        REAL_ROW("w-hop", "FLITS", c->w_hop, 0, 1e9, help.whop),
         REAL_ROW("threshold", "FLITS", c->threshold, 0.001, 1e9,
                  "ugal-lt: minimal when cost_min <= cost_val + threshold (default: one VC "
                  "buffer)"),

@@ -17,8 +17,7 @@ typedef struct nf_app_sim_knobs {
     bool given; /* one of the knob options was on the command line */
 } nf_app_sim_knobs;
 
-/* The defaults of netfab sim (--warmup 1000, --cycles 5000, --drain 20000, the rest the
- * library's). */
+/* The defaults of netfab sim: the library's (nf_sim_config_defaults, NF_SIM_DEFAULT_*). */
 void nf_app_sim_knobs_init(nf_app_sim_knobs *k);
 
 /* The knob options as rows of the option layer (opts.h) writing into k, in rows (room for

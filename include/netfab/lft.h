@@ -79,11 +79,13 @@ NF_API void nf_ftable_free(nf_ftable *t);
 /* The entry of switch s for endpoint ca, borrowed until t is freed; returns its length. */
 NF_API unsigned nf_ftable_entry(const nf_ftable *t, nf_node s, nf_node ca, const uint8_t **ports);
 
-/* The port switch s forwards a packet for ca to under the fabric's current link states: the
- * first candidate whose link is up; 0 when none is. */
-NF_API unsigned nf_ftable_next(const nf_ftable *t, nf_node s, nf_node ca);
+/* The port switch s forwards a packet for ca to under the link states link_state (one
+ * nf_link_state per link of the fabric: f->link_state, or a simulator's own copy): the first
+ * candidate whose link is up; 0 when none is. */
+NF_API unsigned nf_ftable_next(const nf_ftable *t, const uint8_t *link_state, nf_node s,
+                               nf_node ca);
 
-/* Reachability under the current link states: of the ordered pairs of distinct endpoints
+/* Reachability under the fabric's current link states: of the ordered pairs of distinct endpoints
  * (*pairs), how many (*reached) deliver when every switch forwards by nf_ftable_next (a packet
  * that comes back to a switch it has visited is lost). An endpoint with several ports (rails)
  * reaches ca when any of its ports does, each port's packets going to ca's port in the same

@@ -18,49 +18,58 @@
 #include <stdbool.h>
 
 #define NF_SIM_MAX_VCS 16
-#define NF_SIM_MAX_RADIX 64 /* ports of a switch the router model takes (a 64-bit port mask) */
+#define NF_SIM_MAX_RADIX 64   /* ports of a switch the router model takes (a 64-bit port mask) */
+#define NF_SIM_MAX_THREADS 64 /* threads one simulator shares its switches among */
 
-/* A run's phases when nf_sim_run is given none, or zeros (cycles). */
+/* A run's phases when nf_sim_run is given none (cycles). */
 #define NF_SIM_DEFAULT_WARMUP 1000
 #define NF_SIM_DEFAULT_WINDOW 5000
 #define NF_SIM_DEFAULT_DRAIN 20000
 
+/* The simulator's knobs; nf_sim_config_defaults gives each its default (in brackets). Every
+ * value is taken as given, 0 included; only the fields marked "auto" have a 0 that stands for
+ * a value worked out when the simulator is made. */
 typedef struct nf_sim_config {
-    unsigned vcs;          /* virtual channels per port (default 4) */
-    unsigned buf_flits;    /* input buffer per VC, flits (default 32); at least one packet */
+    unsigned vcs;          /* virtual channels per port, 1..NF_SIM_MAX_VCS (4) */
+    unsigned buf_flits;    /* input buffer per VC, flits, at least one packet (32) */
     unsigned shared_flits; /* per input port: a pool its VCs share once their own is full (0) */
-    unsigned pkt_flits;    /* flits per packet (default 1) */
+    unsigned pkt_flits;    /* flits per packet, at least 1 (1) */
     unsigned router_delay; /* cycles from a head flit's arrival to its switch traversal (3) */
     unsigned credit_delay; /* cycles before a freed slot's credit leaves for upstream (2) */
-    unsigned lat_host, lat_local, lat_global; /* link latency by class, cycles (1, 1, 1) */
-    double speedup;        /* internal speedup: crossbar flits per cycle per port (1.0) */
-    unsigned out_buf;      /* output queue per port behind the crossbar, flits (buf_flits) */
-    unsigned alloc_iters;  /* switch allocator iterations (1) */
-    bool adaptive;         /* table routings: the candidate with most downstream credits */
-    double bias;           /* UGAL: MIN when cost_min <= bias * cost_val (0: 2.5 as the UGAL note;
-                            * ugal-g 1: with the whole ways' queues no bias pays) */
-    double w_hop;          /* UGAL: cost of a hop, in flits of queue (0: 1 flit, any packet size) */
-    double threshold;      /* ugal-lt: MIN when cost_min <= cost_val + threshold, flits (0: one
-                            * VC buffer, buf_flits) */
+    unsigned lat_host, lat_local, lat_global; /* link latency by class, cycles, 1..255 (1, 1, 1) */
+    double speedup;        /* internal speedup: crossbar flits per cycle per port, > 0 (1.0) */
+    unsigned out_buf;      /* output queue per port behind the crossbar, flits (0: auto, as
+                            * buf_flits and at least two packets) */
+    unsigned alloc_iters;  /* switch allocator iterations, at least 1 (1) */
+    bool adaptive;         /* table routings: the candidate with most downstream credits (no) */
+    double bias;           /* UGAL: MIN when cost_min <= bias * cost_val (0: auto, 2.5 as the
+                            * UGAL note; ugal-g 1: with the whole ways' queues no bias pays) */
+    double w_hop;          /* UGAL: cost of a hop, in flits of queue; 0: hops cost nothing (1 flit,
+                            * any packet size) */
+    double threshold;      /* ugal-lt: MIN when cost_min <= cost_val + threshold, flits (0: auto,
+                            * one VC buffer, buf_flits) */
     bool proxy_restricted; /* val, ugal-*: intermediate groups only among those the source
-                            * router's own global links reach */
-    unsigned threads;      /* threads (0: every processor for 64 switches or more, else 1; at
-                            * most 64); results do not depend on it */
+                            * router's own global links reach (no) */
+    unsigned threads;      /* threads (0: auto, every processor for 64 switches or more, else
+                            * 1; more than NF_SIM_MAX_THREADS count as that many); results do
+                            * not depend on it */
     /* scripted messages (nf_sim_post) */
-    unsigned flit_bytes;       /* bytes a flit carries (32): a message of B bytes is ceil(B / (flit
-                                * bytes x pkt_flits)) packets */
+    unsigned flit_bytes;       /* bytes a flit carries, at least 1 (32): a message of B bytes is
+                                * ceil(B / (flit bytes x pkt_flits)) packets */
     unsigned nic_msg_cycles;   /* a NIC's work before a message's first packet (40 cycles) */
     unsigned nic_short_cycles; /* the same for a short message and a hardware reply (8) */
-    uint64_t seed;
+    uint64_t seed;             /* (0) */
     /* messages between endpoints no path joins (by nf_hops, or, but for ftable, which drops
      * them, by the links up when the message is made: failed before or during the run) are
      * skipped and counted in excluded_msgs; without it they wait for ever (see
      * nf_sim_unroutable_pairs). Packets already on their way when a failure parts their ends
-     * still wait. */
+     * still wait. (no) */
     bool exclude_unroutable;
 } nf_sim_config;
 
-/* Fills the defaults above for every field left 0 (speedup 0 -> 1.0). */
+/* Sets every field of *c to its default (the auto ones to 0). Start a configuration from it and
+ * change what you need: nf_sim_new and the deadlock checker take a configuration as it is, and
+ * use these defaults when given none. */
 NF_API void nf_sim_config_defaults(nf_sim_config *c);
 
 /* ---- routing functions ---------------------------------------------------------------------- */
@@ -96,12 +105,13 @@ NF_API const char *nf_sim_routing_summary(const nf_sim_routing *r);
 NF_API bool nf_sim_ugal_takes_min(double q_min, unsigned h_min, double q_val, unsigned h_val,
                                   double w_hop, double bias);
 
-/* The deadlock checker: builds the channel dependency graph of routing r on fabric f (every
+/* The deadlock checker: builds the channel dependency graph of routing r under configuration c
+ * (NULL: the defaults) on fabric f, its link states as they are (every
  * (channel, VC) a vertex; an edge from the one a packet holds to each one it may request next,
  * over every destination and every state reachable from an injection) and looks for a cycle.
  * NF_OK and *cycle_len 0 when there is none; NF_OK and the cycle's length and a description of
- * it in diag->msg when there is one; NF_EINVAL (the routing refuses the fabric, reason in diag),
- * NF_ENOMEM. *vertices and *edges (optional) receive the graph's size. */
+ * it in diag->msg when there is one; NF_EINVAL (the routing refuses the fabric or has too few
+ * VCs, reason in diag), NF_ENOMEM. *vertices and *edges (optional) receive the graph's size. */
 NF_API int nf_sim_check_deadlock(const nf_fabric *f, const nf_hops *h, const nf_sim_routing *r,
                                  const nf_sim_config *c, uint32_t *cycle_len, uint64_t *vertices,
                                  uint64_t *edges, nf_diag *diag);
@@ -283,9 +293,11 @@ NF_API int nf_sim_msg_times_of(const nf_sim *s, uint32_t id, nf_sim_msg_times *o
 
 /* ---- a run ---------------------------------------------------------------------------------- */
 
-/* A simulator over fabric f (f, h outlive it). NF_EINVAL with the reason in diag when the
- * routing refuses the fabric or the configuration does not fit it (radix over 64, too few VCs
- * for the routing, buffers smaller than a packet). */
+/* A simulator over fabric f (f, h outlive it; both only read, the link states copied when the
+ * simulator is made and when each run begins) with configuration c (NULL: the defaults).
+ * NF_EINVAL with the reason in diag when a knob is out of its range (see nf_sim_config), the
+ * routing refuses the fabric or the configuration does not fit it (radix over
+ * NF_SIM_MAX_RADIX, too few VCs for the routing, buffers smaller than a packet). */
 NF_API int nf_sim_new(const nf_fabric *f, const nf_hops *h, const nf_sim_config *c,
                       const nf_sim_routing *r, const nf_sim_traffic *t, nf_sim **out,
                       nf_diag *diag);
@@ -319,20 +331,24 @@ typedef struct nf_sim_result {
     char stuck[256]; /* with deadlock: some of the stuck channels */
 } nf_sim_result;
 
+/* A run's phases in cycles, each as given (nf_sim_run with no phase: NF_SIM_DEFAULT_*). */
 typedef struct nf_sim_phase {
-    uint64_t warmup;            /* cycles before the window (0: none; NULL phase: the default) */
-    uint64_t window, drain_max; /* cycles (0: NF_SIM_DEFAULT_WINDOW, NF_SIM_DEFAULT_DRAIN) */
+    uint64_t warmup;    /* before the window (0: none) */
+    uint64_t window;    /* the measurement window, at least 1 */
+    uint64_t drain_max; /* after the window, at most, for the measured packets (0: none) */
 } nf_sim_phase;
 
-/* Sets link l down (up: up) in the fabric when cycle `cycle` of a run begins (runs count
- * cycles from 0); the state then stays so, after the run too. Every routing skips a failed
- * port; ftable's packets whose way has gone are discarded where they stand (dropped_pkts).
- * Packets already queued for the link when it fails still cross it. NF_EINVAL, NF_ENOMEM. */
+/* Sets link l down (up: up) when cycle `cycle` of every run begins (runs count cycles from 0),
+ * in the simulator's own copy of the link states: each run (nf_sim_run, nf_sim_run_script)
+ * starts from the fabric's link_state as it is then, and the fabric is never written, so
+ * simulators of one fabric may run at the same time. Every routing skips a failed port;
+ * ftable's packets whose way has gone are discarded where they stand (dropped_pkts). Packets
+ * already queued for the link when it fails still cross it. NF_EINVAL, NF_ENOMEM. */
 NF_API int nf_sim_link_at(nf_sim *s, nf_link l, uint64_t cycle, bool up);
 
 /* Runs one load point from an empty network: warm-up, measurement window, drain. Progress
  * (a fraction 0..1) to progress(ud, f) when given. NF_OK (saturation and deadlock are results),
- * NF_ENOMEM. */
+ * NF_EINVAL (a window of 0 cycles, a load outside 0..1), NF_ENOMEM. */
 NF_API int nf_sim_run(nf_sim *s, const nf_sim_injection *inj, const nf_sim_phase *ph,
                       void (*progress)(void *ud, double frac), void *ud, nf_sim_result *out);
 

@@ -466,12 +466,12 @@ unsigned nf_ftable_entry(const nf_ftable *t, nf_node s, nf_node ca, const uint8_
     return (unsigned)(t->off[k + 1] - t->off[k]);
 }
 
-unsigned nf_ftable_next(const nf_ftable *t, nf_node s, nf_node ca) {
+unsigned nf_ftable_next(const nf_ftable *t, const uint8_t *link_state, nf_node s, nf_node ca) {
     const nf_fabric *f = t->f;
     const uint8_t *p;
     unsigned n = nf_ftable_entry(t, s, ca, &p);
     for (unsigned i = 0; i < n; i++)
-        if (f->link_state[f->port_link[nf_port_index(f, s, p[i])]] == NF_LINK_UP) return p[i];
+        if (link_state[f->port_link[nf_port_index(f, s, p[i])]] == NF_LINK_UP) return p[i];
     return 0;
 }
 
@@ -508,7 +508,7 @@ int nf_ftable_reach(const nf_ftable *t, int threads, uint64_t *pairs, uint64_t *
                 }
                 st[s] = 1;
                 stk[top++] = s;
-                unsigned p = nf_ftable_next(t, s, ca);
+                unsigned p = nf_ftable_next(t, f->link_state, s, ca);
                 if (!p) break;
                 nf_node w = f->peer[nf_port_index(f, s, p)];
                 if (w == ca) {

@@ -30,7 +30,7 @@ int nf_sim_post_collective(nf_sim *s, nf_sim_coll c, const uint32_t *ranks, uint
     uint32_t E = nf_sim_endpoints(s);
     if (n < 2 || (unsigned)c > NF_SIM_REDUCE_BINOMIAL) return NF_EINVAL;
     size_t mark_msg, mark_edge;
-    nf__script_mark(s, &mark_msg, &mark_edge);
+    nf__sim_script_mark(s, &mark_msg, &mark_edge);
     if ((c == NF_SIM_ALLREDUCE_RD || c == NF_SIM_BARRIER) && !pow2(n)) return NF_EINVAL;
     uint8_t *seen = nf__calloc(E, 1);
     /* got[r]: the message that last brought data to rank r, or UINT32_MAX (none yet) */
@@ -103,7 +103,7 @@ out:
     nf__free(seen);
     nf__free(got);
     nf__free(next);
-    if (rc) nf__script_truncate(s, mark_msg, mark_edge);
+    if (rc) nf__sim_script_truncate(s, mark_msg, mark_edge);
     if (!rc) *count = n_msg;
     return rc;
 }
@@ -121,7 +121,7 @@ int nf_sim_post_hw_collective(nf_sim *s, nf_sim_hw_coll c, const uint32_t *ranks
     if (c != NF_SIM_HW_REDUCE && nf__sim_group_receivers(s, group, ranks[0], &recv))
         return NF_EINVAL;
     size_t mark_msg, mark_edge;
-    nf__script_mark(s, &mark_msg, &mark_edge);
+    nf__sim_script_mark(s, &mark_msg, &mark_edge);
     uint8_t *seen = nf__calloc(E, 1);
     uint32_t *msg = nf__malloc((size_t)n * sizeof *msg);
     int rc = seen && msg ? NF_OK : NF_ENOMEM;
@@ -156,7 +156,7 @@ int nf_sim_post_hw_collective(nf_sim *s, nf_sim_hw_coll c, const uint32_t *ranks
     }
     nf__free(seen);
     nf__free(msg);
-    if (rc) nf__script_truncate(s, mark_msg, mark_edge);
+    if (rc) nf__sim_script_truncate(s, mark_msg, mark_edge);
     if (!rc) *count = n_msg;
     return rc;
 }

@@ -26,6 +26,7 @@ typedef enum df_kind { DF_MIN, DF_VAL, DF_UGAL_L, DF_UGAL_LT, DF_UGAL_G, DF_PAR 
 
 typedef struct df_ctx {
     const nf_fabric *f;
+    const uint8_t *ls; /* the link states it goes by (the init's link_state) */
     unsigned V;
     df_kind kind;
     double bias, w_hop; /* UGAL: take MIN when cost_min <= bias * cost_val */
@@ -63,7 +64,7 @@ static uint32_t df_row(const df_ctx *d, const nf_node *gw, nf_node s, nf_node ta
     uint32_t n = 0;
     for (uint32_t e = f->sw_adj_off[s]; e < f->sw_adj_off[s + 1]; e++) {
         nf_link l = f->sw_adj_link[e];
-        if (f->link_state[l] != NF_LINK_UP) continue;
+        if (d->ls[l] != NF_LINK_UP) continue;
         nf_node w = f->sw_adj[e];
         bool take = target != NF_NONE ? w == target
                                       : f->link_cls[l] == NF_LINK_GLOBAL && f->supernode[w] == gd;
@@ -76,15 +77,15 @@ static uint32_t df_row(const df_ctx *d, const nf_node *gw, nf_node s, nf_node ta
     /* no global link to the destination group here: to the group's switch that has one */
     nf_node via = gw[(size_t)f->supernode[s] * d->ng + (uint32_t)gd];
     for (uint32_t e = f->sw_adj_off[s]; e < f->sw_adj_off[s + 1]; e++)
-        if (f->sw_adj[e] == via && f->link_state[f->sw_adj_link[e]] == NF_LINK_UP) {
+        if (f->sw_adj[e] == via && d->ls[f->sw_adj_link[e]] == NF_LINK_UP) {
             if (out) out[n] = (uint8_t)(f->sw_adj_port[e] | DF_VIA);
             n++;
         }
     return n;
 }
 
-static int df_init_kind(void **out, const nf_fabric *f, const nf_hops *h, const nf_sim_config *c,
-                        df_kind kind, nf_diag *diag) {
+static int df_init_kind(void **out, const nf_fabric *f, const uint8_t *ls, const nf_hops *h,
+                        const nf_sim_config *c, df_kind kind, nf_diag *diag) {
     (void)h;
     int32_t mx = -1;
     bool global = false;
@@ -102,14 +103,13 @@ static int df_init_kind(void **out, const nf_fabric *f, const nf_hops *h, const 
     df_ctx *d = nf__calloc(1, sizeof *d);
     if (!d) return NF_ENOMEM;
     d->f = f;
+    d->ls = ls;
     d->V = c->vcs;
     d->kind = kind;
+    /* c is as the caller gave it: w_hop 0 is hops costing nothing; bias and threshold 0 are
+     * auto (nf_sim_config) */
     d->bias = c->bias > 0 ? c->bias : kind == DF_UGAL_G ? 1.0 : 2.5; /* UGAL-G: see bench_ugal.sh */
-    /* c has nf_sim_config_defaults' values (the engine and the checker fill them) */
-    /* one flit per hop whatever the packet size: the queue a source router can see is bounded by
-     * a VC class's credits, not by the packet, and a packet's worth per hop (4 flits) left UGAL-L
-     * minimal under the worst case with 4-flit packets (bench_ugal.sh, pkt 4) */
-    d->w_hop = c->w_hop > 0 ? c->w_hop : 1.0;
+    d->w_hop = c->w_hop;
     d->threshold = c->threshold > 0 ? c->threshold : c->buf_flits;
     d->restricted = c->proxy_restricted;
     d->ng = (uint32_t)mx + 1;
@@ -224,29 +224,29 @@ static unsigned df_route(void *ctx, nf_node sw, unsigned in_port, unsigned in_vc
     return n;
 }
 
-static int dfmin_init(void **out, const nf_fabric *f, const nf_hops *h, const nf_sim_config *c,
-                      nf_diag *diag) {
-    return df_init_kind(out, f, h, c, DF_MIN, diag);
+static int dfmin_init(void **out, const nf_fabric *f, const uint8_t *ls, const nf_hops *h,
+                      const nf_sim_config *c, nf_diag *diag) {
+    return df_init_kind(out, f, ls, h, c, DF_MIN, diag);
 }
-static int dfval_init(void **out, const nf_fabric *f, const nf_hops *h, const nf_sim_config *c,
-                      nf_diag *diag) {
-    return df_init_kind(out, f, h, c, DF_VAL, diag);
+static int dfval_init(void **out, const nf_fabric *f, const uint8_t *ls, const nf_hops *h,
+                      const nf_sim_config *c, nf_diag *diag) {
+    return df_init_kind(out, f, ls, h, c, DF_VAL, diag);
 }
-static int ugal_l_init(void **out, const nf_fabric *f, const nf_hops *h, const nf_sim_config *c,
-                       nf_diag *diag) {
-    return df_init_kind(out, f, h, c, DF_UGAL_L, diag);
+static int ugal_l_init(void **out, const nf_fabric *f, const uint8_t *ls, const nf_hops *h,
+                       const nf_sim_config *c, nf_diag *diag) {
+    return df_init_kind(out, f, ls, h, c, DF_UGAL_L, diag);
 }
-static int ugal_g_init(void **out, const nf_fabric *f, const nf_hops *h, const nf_sim_config *c,
-                       nf_diag *diag) {
-    return df_init_kind(out, f, h, c, DF_UGAL_G, diag);
+static int ugal_g_init(void **out, const nf_fabric *f, const uint8_t *ls, const nf_hops *h,
+                       const nf_sim_config *c, nf_diag *diag) {
+    return df_init_kind(out, f, ls, h, c, DF_UGAL_G, diag);
 }
-static int par_init(void **out, const nf_fabric *f, const nf_hops *h, const nf_sim_config *c,
-                    nf_diag *diag) {
-    return df_init_kind(out, f, h, c, DF_PAR, diag);
+static int par_init(void **out, const nf_fabric *f, const uint8_t *ls, const nf_hops *h,
+                    const nf_sim_config *c, nf_diag *diag) {
+    return df_init_kind(out, f, ls, h, c, DF_PAR, diag);
 }
-static int ugal_lt_init(void **out, const nf_fabric *f, const nf_hops *h, const nf_sim_config *c,
-                        nf_diag *diag) {
-    return df_init_kind(out, f, h, c, DF_UGAL_LT, diag);
+static int ugal_lt_init(void **out, const nf_fabric *f, const uint8_t *ls, const nf_hops *h,
+                        const nf_sim_config *c, nf_diag *diag) {
+    return df_init_kind(out, f, ls, h, c, DF_UGAL_LT, diag);
 }
 
 /* ---- Valiant and UGAL-L ----------------------------------------------------------------------
@@ -308,8 +308,7 @@ static int32_t df_pick(const df_ctx *d, nf_node sw, uint32_t salt, int32_t gs, i
              e++) {
             nf_link l = f->sw_adj_link[e];
             int32_t g = d->grp[f->sw_adj[e]];
-            if (f->link_cls[l] != NF_LINK_GLOBAL || f->link_state[l] != NF_LINK_UP || g == gd)
-                continue;
+            if (f->link_cls[l] != NF_LINK_GLOBAL || d->ls[l] != NF_LINK_UP || g == gd) continue;
             bool dup = false;
             for (unsigned j = 0; j < n && !dup; j++)
                 dup = cand[j] == g;

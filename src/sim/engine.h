@@ -1,43 +1,45 @@
 /* SPDX-License-Identifier: MIT */
-/* The simulation engine's state, shared by its files (sim.c: construction, the cycle loop,
- * routers and NICs; replicate.c: multicast replication). Not part of the library's API. */
+/* The simulation engine's state and a router's primitives, shared by the engine (sim.c:
+ * construction, the cycle loop, routers and NICs) and the multicast replication it calls
+ * (replicate.c), which calls nothing back. Not part of the library's API. */
 #ifndef NETFAB_SIM_ENGINE_H
 #define NETFAB_SIM_ENGINE_H
 
+#include "sim/script.h"
 #include "sim/sim_internal.h"
 
 #include "util/mem.h"
 #include "util/rng.h"
 
-#define NO_PKT UINT32_MAX
-#define CACHE_CANDS 6
-#define DROP_PORT 0xFF /* an input VC's out_port: its head packet is being discarded */
+#define SIM_NO_PKT UINT32_MAX
+#define SIM_CACHE_CANDS 6
+#define SIM_DROP_PORT 0xFF /* an input VC's out_port: its head packet is being discarded */
 /* Input VC rings hold (buf + shared) / pkt + 2 packet entries in 16-bit indices. */
-#define MAX_BUF_FLITS 60000u
-#define CAL 1024u /* slots of the sources' calendar (a power of two) */
+#define SIM_MAX_BUF_FLITS 60000u
+#define SIM_CAL_SLOTS 1024u /* slots of the sources' calendar (a power of two) */
 
 /* ---- state ---------------------------------------------------------------------------------- */
 
-typedef struct pkt {
+typedef struct sim_pkt {
     nf_node src_sw, dst_ca, dst_sw; /* the switches of the rail it travels on */
     uint64_t t_create, t_inject;
     uint32_t msg; /* measured message id, or UINT32_MAX */
     union {
         uint32_t salt;   /* unicast: the routing's random number */
-        uint32_t mgroup; /* multicast (PK_MCAST): its group (nf_sim_set_mcast) */
+        uint32_t mgroup; /* multicast (SIM_PK_MCAST): its group (nf_sim_set_mcast) */
     };
     uint32_t rs;      /* the routing's word */
     uint16_t hops;    /* switch-to-switch links so far */
     uint8_t dst_port; /* the port of dst_sw its destination hangs off */
-    uint8_t flags;    /* PK_MEASURED, PK_MCAST */
-} pkt;                /* 48 bytes */
+    uint8_t flags;    /* SIM_PK_MEASURED, SIM_PK_MCAST */
+} sim_pkt;            /* 48 bytes */
 
-enum { PK_MEASURED = 1, PK_MCAST = 2 };
+enum { SIM_PK_MEASURED = 1, SIM_PK_MCAST = 2 };
 
 /* An input VC: the flits present, its ring of packet entries (flits of a packet are contiguous
  * in a VC, as an upstream output VC serves one packet at a time, so a ring of packets is the
  * buffer), and the head packet's state. */
-typedef struct ivc {
+typedef struct sim_ivc {
     uint32_t count;    /* flits present */
     uint32_t ready_at; /* the head flit may cross the switch from this cycle (runs are shorter
                         * than 2^32 cycles) */
@@ -47,29 +49,30 @@ typedef struct ivc {
     uint16_t sh;       /* flits held in the port's shared pool */
     uint8_t out_port;  /* 0: no output VC yet */
     uint8_t out_vc;
-    uint8_t ncand; /* candidates cached in cands (0: not routed yet; more than CACHE_CANDS:
+    uint8_t ncand; /* candidates cached in cands (0: not routed yet; more than SIM_CACHE_CANDS:
                     * routed again at each try) */
     uint8_t pad_;
-} ivc;
+} sim_ivc;
 
-typedef struct ovc {
+typedef struct sim_ovc {
     int32_t credits; /* free slots downstream; ejection ports never run out */
     uint8_t busy;    /* held by a packet until its tail crosses the switch */
-} ovc;
+} sim_ovc;
 
 /* A run of flits in an output queue: n consecutive flits of one packet (on output VC vc); the
- * first carries FL_HEAD and the last FL_TAIL if the run's flags have them, all FL_SHARED if. */
-typedef struct run {
+ * first carries SIM_FL_HEAD and the last SIM_FL_TAIL if the run's flags have them, all
+ * SIM_FL_SHARED if. */
+typedef struct sim_run {
     uint32_t pkt;
     uint8_t vc, flags;
     uint16_t n;
-} run;
+} sim_run;
 
-/* A port's record; its V input VCs and V output VCs follow it in the same block. The output
- * queue (switch ports) is a queue of runs: the first (hd) and the last (tl) live here, the ones
- * between in the port's ring of the oq array, so a queue of one or two packets (the usual case)
+/* A port's record; its n_vcs input VCs and n_vcs output VCs follow it in the same block. The
+ * output queue (switch ports) is a queue of runs: the first (hd) and the last (tl) live here, the
+ * ones between in the port's part of net.oq_ring, so a queue of one or two packets (the usual case)
  * is served without leaving the record. */
-typedef struct port {
+typedef struct sim_port {
     nf_gport back;       /* the global port at the other end of its link, or UINT32_MAX */
     nf_node node;        /* its node */
     uint32_t occ;        /* flits in its input VCs */
@@ -78,57 +81,62 @@ typedef struct port {
     uint32_t oq_runs;    /* runs in it: hd, then oq_runs - 2 in the ring from oq_mid, then tl */
     uint32_t oq_mid;     /* the ring's first */
     uint32_t link_flits; /* flits sent in the measurement window (to switches) */
-    run hd, tl;
+    sim_run hd, tl;
     uint8_t lat;      /* latency of its link, both ways */
     uint8_t to_sw;    /* its link leads to a switch */
     uint8_t rr_vc;    /* input side: round-robin VC pointer */
     uint8_t rr_in;    /* output side: round-robin input pointer */
     uint8_t peer_own; /* the thread that owns the other end (it applies the events sent there) */
-    uint8_t down;     /* its link is down (from the fabric at a reset, and nf_sim_link_at) */
-} port;
+    uint8_t down;     /* its link is down (link_state's copy, for the allocator) */
+} sim_port;
 
 /* An entry of an input VC's ring: a packet and the cycle its head flit arrived. */
-typedef struct qent {
+typedef struct sim_qent {
     uint32_t pkt, t_arrive;
-} qent;
+} sim_qent;
 
-typedef struct event {
+typedef struct sim_event {
     uint32_t port;     /* global port: the receiving input (flit) or the sending output (credit) */
-    uint32_t pkt;      /* flit: packet id; NO_PKT: a credit */
-    uint8_t vc, flags; /* FL_HEAD, FL_TAIL */
-} event;
+    uint32_t pkt;      /* flit: packet id; SIM_NO_PKT: a credit */
+    uint8_t vc, flags; /* SIM_FL_HEAD, SIM_FL_TAIL */
+} sim_event;
 
-enum { FL_TAIL = 1, FL_HEAD = 2, FL_SHARED = 4 }; /* credits: flags 1 = a shared-pool credit */
+enum {
+    SIM_FL_TAIL = 1,
+    SIM_FL_HEAD = 2,
+    SIM_FL_SHARED = 4
+}; /* credits: flags 1 = a shared-pool credit */
 
-typedef struct wheel_slot {
-    event *ev;
+typedef struct sim_wheel_slot {
+    sim_event *ev;
     size_t n, cap;
-} wheel_slot;
+} sim_wheel_slot;
 
-typedef struct nic {
+typedef struct sim_nic {
     uint32_t *q; /* source queue of packet ids (a ring) */
     uint32_t q_head, q_count, q_cap;
-    uint32_t cur;      /* packet being injected, or NO_PKT */
+    uint32_t cur;      /* packet being injected, or SIM_NO_PKT */
     uint16_t cur_sent; /* its flits sent */
     uint8_t cur_vc;
     uint8_t burst_on;  /* bursty injection: in a burst (rail 0's) */
     uint8_t next_rail; /* the rail of its next message (rail 0's) */
-} nic;
+} sim_nic;
 
 /* Latencies in cycles (saturated at 2^32 - 1). */
-typedef struct sampler {
+typedef struct sim_sampler {
     uint32_t *v;
     size_t n, cap;
-} sampler;
+} sim_sampler;
 
 /* A thread's share of the fabric: a contiguous range of switches, their ports, and the
  * deliveries to their endpoints. It applies the events sent to its ports, runs its active
  * routers, and sends events into its own wheels, one per destination thread, so no two threads
  * write the same memory; its counters are summed after each cycle. With one thread it is the
  * whole engine. */
-typedef struct worker {
-    wheel_slot **wheel; /* [T]: wmask + 1 slots each, the events for thread d's ports */
-    nf_node *act;       /* its active switches */
+typedef struct sim_worker {
+    sim_wheel_slot *
+        *wheel;   /* [n_threads]: wheel_mask + 1 slots each, the events for thread d's ports */
+    nf_node *act; /* its active switches */
     uint32_t n_act;
     uint32_t *freed; /* packet ids freed this cycle */
     size_t n_freed, cap_freed;
@@ -140,107 +148,176 @@ typedef struct worker {
     uint32_t *stash; /* packet ids it may take for multicast copies this cycle */
     size_t n_stash, cap_stash;
     size_t n_sarr, cap_sarr;
-    sampler lat, nlat, mlat;
+    sim_sampler lat, nlat, mlat;
     uint64_t flit_hops, unroutable, injected, delivered, acc_flits, hops_sum, minimal, n_meas;
     uint64_t dropped, dropped_pkts, dropped_meas; /* flits, packets, measured packets */
     int moved, rc;
     char pad[64]; /* workers on separate cache lines */
-} worker;
+} sim_worker;
 
-struct nf_sim {
-    const nf_fabric *f;
-    const nf_hops *h;
-    nf_sim_config c;
-    const nf_sim_routing *r;
-    void *rctx;
-    const nf_sim_traffic *t;
-    void *tctx;
-    uint32_t S, E, P, PS, V, B, O; /* PS: ports of switches (global ports 0..PS-1) */
-    nf_node *ep;                   /* endpoint -> CA */
-    /* NICs have one or two ports (rails); per endpoint e and rail r, at e * 2 + r: */
-    uint8_t *ep_rails; /* endpoint -> its rails, 1 or 2 */
-    nf_node *ep_sw;    /* the switch of the rail */
-    uint8_t *ep_port;  /* the switch port the CA's port hangs off */
-    nf_gport *ep_g;    /* the CA's port (global) */
-    uint32_t *ep_of;   /* CA node -> endpoint, UINT32_MAX for none */
-    char *pt;          /* port records */
-    size_t pstride, iv_off, ov_off;
-    qent *qe;           /* PS * V * QE packet entries */
-    uint32_t QE;        /* entries per VC: (B + shared) / pkt_flits + 2 */
-    run *oq;            /* PS * O: the output queues' middle runs */
-    nf_sim_cand *cands; /* PS * V * CACHE_CANDS: the head packets' route candidates */
-    void *raw[4];       /* what to free for pt, qe, oq, cands */
-    worker *wk;         /* T threads' shares */
-    unsigned T;
-    uint8_t *own;            /* per switch: the thread that owns it */
-    double *acc;             /* per switch: fractional crossbar passes */
-    uint64_t *imask, *omask; /* per switch: ports with buffered input flits / queued output */
-    uint64_t *next_gen;      /* per endpoint: the cycle its next message is generated */
-    uint8_t *nic_on;         /* per endpoint and rail: in its owner's nic_act */
-    struct cal_slot {        /* Bernoulli sources by the cycle of their next message */
-        uint32_t *e;
-        size_t n, cap;
-    } * cal;
-    uint32_t *due;   /* the sources whose message is due this cycle */
-    uint32_t *snap;  /* routings that need it: per switch port, its occupancy at the end of the
-                      * last cycle its switch ran */
-    uint8_t *active; /* per switch: in its owner's active list */
-    uint32_t wmask;
-    nic *nics;
-    pkt *pk;
-    uint32_t n_pk, cap_pk, *free_pk, n_free_pk;
-    uint64_t now;
+/* The simulator, in parts. topo and the sizes of net are fixed when it is made; net is the
+ * routers' state, written by the worker owning each switch; src, pool, the counters and meas
+ * are the sources' and the run's, written on one thread between the parallel phases (the
+ * workers keep their own counters, summed after each cycle); faults, mc and scr are the
+ * failures, the multicast groups and the script. Every array is dense and indexed by an id:
+ * switch, endpoint, global port, (global port, VC), packet. */
+typedef struct sim_topo {
+    uint32_t n_sw, n_ep; /* switches (nodes 0..n_sw-1), endpoints */
+    uint32_t n_ports;    /* global ports of the fabric */
+    uint32_t n_sw_ports; /* ports of switches: global ports 0..n_sw_ports-1 */
+    nf_node *ep_ca;      /* endpoint -> its CA */
+    uint32_t *ca_ep;     /* CA node -> its endpoint, UINT32_MAX for none */
+    uint8_t *ep_rails;   /* endpoint -> its rails (NIC ports), 1 or 2 */
+    /* per endpoint e and rail r, at e * 2 + r: */
+    nf_node *ep_sw;     /* the switch of the rail */
+    uint8_t *ep_port;   /* the switch port the CA's port hangs off */
+    nf_gport *ep_gport; /* the CA's port (global) */
+    uint8_t *owner;     /* per switch: the thread (worker) that owns it */
+} sim_topo;
+
+typedef struct sim_net {
+    uint32_t n_vcs, buf_flits; /* VCs per port; a VC's buffer */
+    uint32_t oq_cap;           /* runs an output queue's ring holds (out_buf) */
+    uint32_t ring_cap;         /* packet entries per input VC: (buf + shared) / pkt_flits + 2 */
+    char *ports;               /* port records (port, then its input and output VCs) */
+    size_t port_stride, ivc_off, ovc_off;
+    sim_qent *rings;     /* n_sw_ports * n_vcs * ring_cap: the input VCs' packet entries */
+    sim_run *oq_ring;    /* n_sw_ports * oq_cap: the output queues' middle runs */
+    nf_sim_cand *cands;  /* n_sw_ports * n_vcs * SIM_CACHE_CANDS: head packets' candidates */
+    void *raw[4];        /* what to free for ports, rings, oq_ring, cands */
+    double *xbar_credit; /* per switch: fractional crossbar passes */
+    uint64_t *in_mask;   /* per switch: ports with buffered input flits (bit p - 1) */
+    uint64_t *out_mask;  /* per switch: ports with queued output flits */
+    uint8_t *active;     /* per switch: in its owner's active list */
+    uint32_t *snap;      /* routings that need it: per switch port, its occupancy at the
+                          * end of the last cycle its switch ran */
+    uint32_t wheel_mask; /* slots of an event wheel, less 1 (a power of two) */
+} sim_net;
+
+/* Bernoulli sources by the cycle of their next message (a calendar slot). */
+typedef struct sim_cal_slot {
+    uint32_t *e;
+    size_t n, cap;
+} sim_cal_slot;
+
+typedef struct sim_sources {
+    sim_nic *nics;      /* per endpoint and rail */
+    uint64_t *next_gen; /* per endpoint: the cycle its next message is generated */
+    uint8_t *nic_on;    /* per endpoint and rail: in its owner's nic_act */
+    sim_cal_slot *cal;  /* SIM_CAL_SLOTS slots */
+    uint32_t *due;      /* the sources whose message is due this cycle */
     nf_sim_injection inj;
-    double pkt_rate;
-    nf__rng rng;
-    uint64_t injected, delivered, in_net, moved_at, flit_hops, unroutable;
-    /* measurement */
-    uint64_t win_lo, win_hi, gen_flits, acc_flits, meas_left, hops_sum, minimal, n_meas;
-    uint64_t lost_flits; /* generated in the window with no way to their destination */
+    double pkt_rate; /* packets per endpoint per cycle */
+    nf__rng rng;     /* the one random stream */
+} sim_sources;
+
+typedef struct sim_pool { /* packets by id */
+    sim_pkt *pkts;
+    uint32_t n, cap;
+    uint32_t *free_ids, n_free;
+} sim_pool;
+
+typedef struct sim_tally { /* the run's counters (the workers' summed after each cycle) */
+    uint64_t injected, delivered, in_net; /* flits */
+    uint64_t moved_at;                    /* the last cycle a flit moved */
+    uint64_t flit_hops, unroutable;
+    uint64_t dropped, dropped_pkts; /* flits, packets discarded in the network */
+} sim_tally;
+
+typedef struct sim_measure {
+    uint64_t win_lo, win_hi;            /* the measurement window [lo, hi) */
+    uint64_t gen_flits, acc_flits;      /* generated, delivered in it */
+    uint64_t pkts_left;                 /* measured packets not delivered (nor dropped) yet */
+    uint64_t hops_sum, minimal, n_pkts; /* of the measured packets delivered */
+    uint64_t lost_flits;    /* generated in the window with no way to their destination */
     uint64_t excluded_msgs; /* exclude_unroutable: window messages between disconnected ends */
     /* exclude_unroutable: per endpoint, a key two endpoints share when the links up now join
-     * them (see cut_keys in sim.c), and union-find room for S switches to compute it */
+     * them (see cut_keys in sim.c), and union-find room for n_sw switches to compute it */
     uint32_t *ep_cut, *cut_uf;
-    uint32_t *msg_left;
-    uint64_t *msg_t0;
+    uint32_t *msg_left; /* per measured message: its packets not delivered yet */
+    uint64_t *msg_t0;   /* per measured message: its creation */
     size_t n_msg, cap_msg, cap_t0;
-    uint64_t dropped, dropped_pkts; /* flits, packets discarded in the network */
-    struct fail_ev {                /* links to set down (or up) at a cycle, in cycle order */
-        uint64_t at;
-        nf_link link;
-        uint8_t state;
-    } * fails;
-    size_t n_fails, cap_fails, next_fail;
-    bool any_down; /* some port's link is down (since the last reset): ask deliverable() */
-    /* multicast (nf_sim_set_mcast): per group, its switches (ascending) and each one's ports
-     * (bit p - 1 for port p); per input VC the branches its head packet has still to take
-     * and the packet id of the copy being sent (the packet itself for the last branch) */
-    uint32_t n_groups, *mc_off;
-    nf_node *mc_sw;
-    uint64_t *mc_mask, *mc_left;
-    uint32_t *mc_ids, mc_fan;   /* per input VC: mc_fan packet ids, one per branch */
-    uint32_t *grp_off, *grp_ep; /* per group: its member endpoints */
-    nf__script *script;         /* scripted messages, when posted */
-    bool script_on;             /* in nf_sim_run_script */
-    uint32_t *sarr;             /* the workers' scripted arrivals of a cycle, merged */
-    size_t cap_sarr_all;
+} sim_measure;
+
+/* A link to set down (or up) at a cycle. */
+typedef struct sim_fail_ev {
+    uint64_t at;
+    nf_link link;
+    uint8_t state;
+} sim_fail_ev;
+
+typedef struct sim_faults {
+    sim_fail_ev *ev; /* nf_sim_link_at's, in cycle order */
+    size_t n, cap, next;
+    /* the link states the run goes by: the fabric's, copied when a run begins (reset), then
+     * changed by the failures above; the routings read it; the fabric is never written */
+    uint8_t *link_state;
+    bool any_down; /* some port's link is down (since the last reset) */
+} sim_faults;
+
+/* Hardware multicast (nf_sim_set_mcast): per group, its switches (ascending) and each one's
+ * ports (bit p - 1 for port p); per input VC the branches its head packet has still to take
+ * and the packet id of the copy being sent (the packet itself for the last branch). */
+typedef struct sim_mcast {
+    uint32_t n_groups;
+    uint32_t *off; /* per group: its rows in sw, mask */
+    nf_node *sw;
+    uint64_t *mask;
+    uint64_t *left;             /* per input VC */
+    uint32_t *ids, fan;         /* per input VC: fan packet ids, one per branch */
+    uint32_t *grp_off, *grp_ep; /* per group: its member endpoints (ascending) */
+} sim_mcast;
+
+typedef struct sim_script {
+    nf__script *script; /* scripted messages, when posted */
+    bool on;            /* in nf_sim_run_script */
+    uint32_t *arrivals; /* the workers' scripted arrivals of a cycle, merged */
+    size_t cap_arrivals;
+} sim_script;
+
+struct nf_sim {
+    const nf_fabric *f; /* read only */
+    const nf_hops *h;
+    nf_sim_config cfg; /* as given, out_buf resolved */
+    const nf_sim_routing *routing;
+    void *routing_ctx;
+    const nf_sim_traffic *traffic;
+    void *traffic_ctx;
+    sim_topo topo;
+    sim_net net;
+    sim_worker *workers; /* the threads' shares */
+    unsigned n_threads;
+    uint64_t now; /* the cycle */
+    sim_sources src;
+    sim_pool pool;
+    sim_tally tally;
+    sim_measure meas;
+    sim_faults faults;
+    sim_mcast mc;
+    sim_script scr;
 };
 
-static inline port *PT(const nf_sim *s, nf_gport g) {
-    return (port *)(void *)(s->pt + (size_t)g * s->pstride);
+static inline sim_port *sim_port_at(const nf_sim *s, nf_gport g) {
+    return (sim_port *)(void *)(s->net.ports + (size_t)g * s->net.port_stride);
 }
-static inline ivc *IV(const nf_sim *s, port *p) { return (ivc *)(void *)((char *)p + s->iv_off); }
-static inline ovc *OV(const nf_sim *s, port *p) { return (ovc *)(void *)((char *)p + s->ov_off); }
-static inline size_t vix(const nf_sim *s, nf_gport g, unsigned vc) { return (size_t)g * s->V + vc; }
+static inline sim_ivc *sim_ivcs(const nf_sim *s, sim_port *p) {
+    return (sim_ivc *)(void *)((char *)p + s->net.ivc_off);
+}
+static inline sim_ovc *sim_ovcs(const nf_sim *s, sim_port *p) {
+    return (sim_ovc *)(void *)((char *)p + s->net.ovc_off);
+}
+static inline size_t sim_vc_ix(const nf_sim *s, nf_gport g, unsigned vc) {
+    return (size_t)g * s->net.n_vcs + vc;
+}
 
 /* Room downstream of output p on VC vc: its own slots and the port's shared pool. */
-static inline int32_t room(const nf_sim *s, port *p, unsigned vc) {
-    return OV(s, p)[vc].credits + p->shcr;
+static inline int32_t sim_room(const nf_sim *s, sim_port *p, unsigned vc) {
+    return sim_ovcs(s, p)[vc].credits + p->shcr;
 }
 
 /* Takes a slot for one flit: the VC's own first, then the shared pool; true for a shared one. */
-static inline bool take_credit(const nf_sim *s, port *p, unsigned vc) {
-    ovc *o = &OV(s, p)[vc];
+static inline bool sim_take_credit(const nf_sim *s, sim_port *p, unsigned vc) {
+    sim_ovc *o = &sim_ovcs(s, p)[vc];
     if (o->credits > 0) {
         o->credits--;
         return false;
@@ -251,15 +328,15 @@ static inline bool take_credit(const nf_sim *s, port *p, unsigned vc) {
 
 /* Sends event e, for a port of thread d, to cycle at (at least a cycle ahead: never into the
  * slot being applied). */
-static inline int push_event(nf_sim *s, worker *wk, unsigned d, uint64_t at, event e) {
-    wheel_slot *w = &wk->wheel[d][at & s->wmask];
+static inline int sim_push_event(nf_sim *s, sim_worker *wk, unsigned d, uint64_t at, sim_event e) {
+    sim_wheel_slot *w = &wk->wheel[d][at & s->net.wheel_mask];
     if (w->n == w->cap && NF_GROW(w->ev, w->cap, w->n + 1)) return NF_ENOMEM;
     w->ev[w->n++] = e;
     return NF_OK;
 }
 
 /* The first index in [lo, hi) of sorted a whose value is not below key (hi when none). */
-static inline uint32_t lower_bound_u32(const uint32_t *a, uint32_t lo, uint32_t hi, uint32_t key) {
+static inline uint32_t sim_lower_bound(const uint32_t *a, uint32_t lo, uint32_t hi, uint32_t key) {
     while (lo < hi) {
         uint32_t mid = lo + (hi - lo) / 2;
         if (a[mid] < key)
@@ -270,16 +347,72 @@ static inline uint32_t lower_bound_u32(const uint32_t *a, uint32_t lo, uint32_t 
     return lo;
 }
 
-/* sim.c, for replicate.c */
-void nf__sim_oq_push(nf_sim *s, port *po, nf_gport go, uint32_t id, uint8_t vc, uint8_t flags);
-void nf__sim_next_head(nf_sim *s, nf_gport gi, unsigned v, ivc *iv);
-int nf__sim_free_slot(nf_sim *s, worker *b, nf_node sw, nf_gport gi, unsigned v);
+/* ---- a router's primitives, for the crossbar (sim.c) and the replication (replicate.c) --- */
 
-/* replicate.c, for sim.c */
+/* The head flit of input VC v of port gi has left (crossed, or been discarded): its slot is
+ * free and its credit leaves upstream, shared slots given back first. */
+static inline int sim_free_slot(nf_sim *s, sim_worker *b, nf_node sw, nf_gport gi, unsigned v) {
+    sim_port *pi = sim_port_at(s, gi);
+    sim_ivc *iv = &sim_ivcs(s, pi)[v];
+    iv->count--;
+    if (--pi->occ == 0) s->net.in_mask[sw] &= ~(1ULL << (gi - s->f->port_off[sw]));
+    uint8_t kind = iv->sh ? 1 : 0;
+    if (kind) iv->sh--;
+    return sim_push_event(
+        s, b, pi->peer_own, s->now + s->cfg.credit_delay + pi->lat,
+        (sim_event){.port = pi->back, .pkt = SIM_NO_PKT, .vc = (uint8_t)v, .flags = kind});
+}
+
+/* Appends a flit to output go's queue: to the last run when it continues it, else as a run. */
+static inline void sim_oq_push(nf_sim *s, sim_port *po, nf_gport go, uint32_t id, uint8_t vc,
+                               uint8_t flags) {
+    po->oq_count++;
+    sim_run *last = po->oq_runs == 0 ? NULL : po->oq_runs == 1 ? &po->hd : &po->tl;
+    if (last && last->pkt == id && !(last->flags & SIM_FL_TAIL) &&
+        (last->flags & SIM_FL_SHARED) == (flags & SIM_FL_SHARED) && last->n < 0xFFFF) {
+        last->n++;
+        last->flags |= flags & SIM_FL_TAIL;
+        return;
+    }
+    sim_run r = {.pkt = id, .vc = vc, .flags = flags, .n = 1};
+    if (po->oq_runs == 0) {
+        po->hd = r;
+    } else if (po->oq_runs == 1) {
+        po->tl = r;
+    } else {
+        uint32_t at = po->oq_mid + po->oq_runs - 2;
+        s->net
+            .oq_ring[(size_t)go * s->net.oq_cap + (at >= s->net.oq_cap ? at - s->net.oq_cap : at)] =
+            po->tl;
+        po->tl = r;
+    }
+    po->oq_runs++;
+}
+
+/* The head packet of input VC v of port gi has left with its tail: the next one comes up. */
+static inline void sim_next_head(nf_sim *s, nf_gport gi, unsigned v, sim_ivc *iv) {
+    if (s->mc.left) s->mc.left[sim_vc_ix(s, gi, v)] = 0;
+    iv->out_port = 0;
+    iv->ncand = 0;
+    iv->out = 0;
+    iv->head = (uint16_t)(iv->head + 1u == s->net.ring_cap ? 0 : iv->head + 1);
+    iv->qn--;
+    if (iv->count) { /* the next packet is at the head */
+        const sim_qent *q = &s->net.rings[sim_vc_ix(s, gi, v) * s->net.ring_cap + iv->head];
+        iv->head_pkt = q->pkt;
+        uint64_t a = (uint64_t)q->t_arrive + s->cfg.router_delay;
+        iv->ready_at = (uint32_t)(a > s->now + 1 ? a : s->now + 1);
+    }
+}
+
+/* ---- multicast replication (replicate.c), called by the engine ---------------------------- */
+
 bool nf__sim_is_member(const nf_sim *s, uint32_t g, uint32_t e); /* endpoint e in group g */
-void nf__sim_allocate_mc(nf_sim *s, worker *b, nf_node sw, nf_gport gi, port *pi, unsigned in_port,
-                         unsigned v);
-int nf__sim_crossbar_mc(nf_sim *s, worker *b, nf_node sw, uint64_t *in_done, uint64_t *out_done,
+/* A multicast head packet of input VC v of port pi at switch sw takes its branches (or waits). */
+void nf__sim_allocate_mc(nf_sim *s, sim_worker *b, nf_node sw, nf_gport gi, sim_port *pi,
+                         unsigned in_port, unsigned v);
+/* The multicast inputs of a crossbar pass at sw, before the unicast ones. */
+int nf__sim_crossbar_mc(nf_sim *s, sim_worker *b, nf_node sw, uint64_t *in_done, uint64_t *out_done,
                         bool *moved);
 
 #endif

@@ -13,13 +13,13 @@ static int cmp_u32(const void *a, const void *b) {
 }
 
 bool nf__sim_is_member(const nf_sim *s, uint32_t g, uint32_t e) { /* (members sorted) */
-    uint32_t i = lower_bound_u32(s->grp_ep, s->grp_off[g], s->grp_off[g + 1], e);
-    return i < s->grp_off[g + 1] && s->grp_ep[i] == e;
+    uint32_t i = sim_lower_bound(s->mc.grp_ep, s->mc.grp_off[g], s->mc.grp_off[g + 1], e);
+    return i < s->mc.grp_off[g + 1] && s->mc.grp_ep[i] == e;
 }
 
 int nf__sim_group_receivers(const nf_sim *s, uint32_t g, uint32_t src, uint32_t *receivers) {
-    if (g >= s->n_groups || !nf__sim_is_member(s, g, src)) return NF_EINVAL;
-    *receivers = s->grp_off[g + 1] - s->grp_off[g] - 1;
+    if (g >= s->mc.n_groups || !nf__sim_is_member(s, g, src)) return NF_EINVAL;
+    *receivers = s->mc.grp_off[g + 1] - s->mc.grp_off[g] - 1;
     return NF_OK;
 }
 
@@ -28,13 +28,13 @@ int nf_sim_set_mcast(nf_sim *s, const nf_groups *g, const nf_mcast *m) {
     if (g->n != m->n_groups) return NF_EINVAL;
     for (uint32_t i = 0; i < g->n; i++)
         if (m->status[i] < 0) return NF_EINVAL;
-    size_t PSV = (size_t)s->PS * s->V, n_links = m->tree_off[g->n];
+    size_t PSV = (size_t)s->topo.n_sw_ports * s->net.n_vcs, n_links = m->tree_off[g->n];
     uint32_t *off = nf__calloc((size_t)g->n + 1, sizeof *off);
     nf_node *sw = nf__malloc((2 * n_links + 1) * sizeof *sw);
     uint64_t *mask = nf__malloc((2 * n_links + 1) * sizeof *mask);
     uint32_t *goff = nf__calloc((size_t)g->n + 1, sizeof *goff);
     uint32_t *gep = nf__malloc(((size_t)g->off[g->n] + 1) * sizeof *gep);
-    uint64_t *left = s->mc_left ? s->mc_left : nf__calloc(PSV + 1, sizeof *left);
+    uint64_t *left = s->mc.left ? s->mc.left : nf__calloc(PSV + 1, sizeof *left);
     uint32_t *copy = NULL, fan = 1;
     if (!off || !sw || !mask || !goff || !gep || !left) goto oom;
     size_t n = 0;
@@ -68,7 +68,7 @@ int nf_sim_set_mcast(nf_sim *s, const nf_groups *g, const nf_mcast *m) {
         }
         goff[k] = (uint32_t)(g->off[k]);
         for (uint32_t i = g->off[k]; i < g->off[k + 1]; i++) {
-            uint32_t e = g->member[i] < f->n_nodes ? s->ep_of[g->member[i]] : UINT32_MAX;
+            uint32_t e = g->member[i] < f->n_nodes ? s->topo.ca_ep[g->member[i]] : UINT32_MAX;
             if (e == UINT32_MAX) goto inval;
             gep[i] = e;
         }
@@ -81,45 +81,32 @@ int nf_sim_set_mcast(nf_sim *s, const nf_groups *g, const nf_mcast *m) {
             fan = (uint32_t)__builtin_popcountll(mask[i]);
     copy = nf__malloc(PSV * fan * sizeof *copy + 1);
     if (!copy) goto oom;
-    nf__free(s->mc_off);
-    nf__free(s->mc_sw);
-    nf__free(s->mc_mask);
-    nf__free(s->grp_off);
-    nf__free(s->grp_ep);
-    s->mc_off = off, s->mc_sw = sw, s->mc_mask = mask, s->grp_off = goff, s->grp_ep = gep;
-    nf__free(s->mc_ids);
-    s->mc_left = left, s->mc_ids = copy, s->mc_fan = fan;
-    s->n_groups = g->n;
+    nf__free(s->mc.off);
+    nf__free(s->mc.sw);
+    nf__free(s->mc.mask);
+    nf__free(s->mc.grp_off);
+    nf__free(s->mc.grp_ep);
+    s->mc.off = off, s->mc.sw = sw, s->mc.mask = mask, s->mc.grp_off = goff, s->mc.grp_ep = gep;
+    nf__free(s->mc.ids);
+    s->mc.left = left, s->mc.ids = copy, s->mc.fan = fan;
+    s->mc.n_groups = g->n;
     return NF_OK;
 inval:
     nf__free(off), nf__free(sw), nf__free(mask), nf__free(goff), nf__free(gep);
-    if (left != s->mc_left) nf__free(left);
+    if (left != s->mc.left) nf__free(left);
     nf__free(copy);
     return NF_EINVAL;
 oom:
     nf__free(off), nf__free(sw), nf__free(mask), nf__free(goff), nf__free(gep);
-    if (left != s->mc_left) nf__free(left);
+    if (left != s->mc.left) nf__free(left);
     nf__free(copy);
     return NF_ENOMEM;
 }
 
-int nf_sim_link_at(nf_sim *s, nf_link l, uint64_t cycle, bool up) {
-    if (l >= s->f->n_links) return NF_EINVAL;
-    if (s->n_fails == s->cap_fails && NF_GROW(s->fails, s->cap_fails, s->n_fails + 1))
-        return NF_ENOMEM;
-    size_t i = s->n_fails++; /* kept in cycle order, the order given among equals */
-    while (i && s->fails[i - 1].at > cycle) {
-        s->fails[i] = s->fails[i - 1];
-        i--;
-    }
-    s->fails[i] = (struct fail_ev){.at = cycle, .link = l, .state = up ? NF_LINK_UP : NF_LINK_DOWN};
-    return NF_OK;
-}
-
 /* Group g's ports at switch sw (0 when sw is not in its tree). */
 static uint64_t mc_row(const nf_sim *s, uint32_t g, nf_node sw) {
-    uint32_t i = lower_bound_u32(s->mc_sw, s->mc_off[g], s->mc_off[g + 1], sw);
-    return i < s->mc_off[g + 1] && s->mc_sw[i] == sw ? s->mc_mask[i] : 0;
+    uint32_t i = sim_lower_bound(s->mc.sw, s->mc.off[g], s->mc.off[g + 1], sw);
+    return i < s->mc.off[g + 1] && s->mc.sw[i] == sw ? s->mc.mask[i] : 0;
 }
 
 /* A multicast head packet gets every branch of its tree at this router at once (the row less
@@ -127,98 +114,99 @@ static uint64_t mc_row(const nf_sim *s, uint32_t g, nf_node sw) {
  * (no hold-and-wait): VC hops + 1 towards a switch (copies climb the VCs as they go), 0 into a
  * NIC; a copy's packet id for every branch but the last, which keeps the packet itself. No
  * branch at all: discarded. */
-void nf__sim_allocate_mc(nf_sim *s, worker *b, nf_node sw, nf_gport gi, port *pi, unsigned in_port,
-                         unsigned v) {
-    ivc *civ = &IV(s, pi)[v];
-    size_t x = vix(s, gi, v);
-    pkt *p = &s->pk[civ->head_pkt];
+void nf__sim_allocate_mc(nf_sim *s, sim_worker *b, nf_node sw, nf_gport gi, sim_port *pi,
+                         unsigned in_port, unsigned v) {
+    sim_ivc *civ = &sim_ivcs(s, pi)[v];
+    size_t x = sim_vc_ix(s, gi, v);
+    sim_pkt *p = &s->pool.pkts[civ->head_pkt];
     nf_gport g0 = s->f->port_off[sw];
     uint64_t mask = mc_row(s, p->mgroup, sw) & ~(1ULL << (in_port - 1));
     /* the VC of the switch branches, fixed now (kept in out_vc): the packet's hops change as
      * its copies move on */
-    unsigned swvc = p->hops + 1u < s->V ? p->hops + 1u : s->V - 1;
+    unsigned swvc = p->hops + 1u < s->net.n_vcs ? p->hops + 1u : s->net.n_vcs - 1;
     for (uint64_t m = mask; m; m &= m - 1) {
         nf_link l = s->f->port_link[g0 + (unsigned)__builtin_ctzll(m)];
-        if (l == NF_NONE || s->f->link_state[l] != NF_LINK_UP) mask &= ~(m & -m);
+        if (l == NF_NONE || s->faults.link_state[l] != NF_LINK_UP) mask &= ~(m & -m);
     }
     if (!mask) {
-        civ->out_port = DROP_PORT;
+        civ->out_port = SIM_DROP_PORT;
         return;
     }
     unsigned k = 0;
     for (uint64_t m = mask; m; m &= m - 1, k++) {
-        port *po = PT(s, g0 + (unsigned)__builtin_ctzll(m));
+        sim_port *po = sim_port_at(s, g0 + (unsigned)__builtin_ctzll(m));
         unsigned vc = po->to_sw ? swvc : 0;
-        if (OV(s, po)[vc].busy || room(s, po, vc) < (int32_t)s->c.pkt_flits) return;
+        if (sim_ovcs(s, po)[vc].busy || sim_room(s, po, vc) < (int32_t)s->cfg.pkt_flits) return;
     }
     if (b->n_stash < k - 1) return; /* no ids left this cycle: next cycle */
-    uint32_t *ids = s->mc_ids + x * s->mc_fan, j = 0;
+    uint32_t *ids = s->mc.ids + x * s->mc.fan, j = 0;
     for (uint64_t m = mask; m; m &= m - 1, j++) {
-        port *po = PT(s, g0 + (unsigned)__builtin_ctzll(m));
+        sim_port *po = sim_port_at(s, g0 + (unsigned)__builtin_ctzll(m));
         uint32_t id = civ->head_pkt;
         if (j + 1 < k) {
             id = b->stash[--b->n_stash];
-            s->pk[id] = *p;
+            s->pool.pkts[id] = *p;
         }
         ids[j] = id;
-        OV(s, po)[po->to_sw ? swvc : 0].busy = 1;
-        if (po->to_sw) s->pk[id].hops++;
+        sim_ovcs(s, po)[po->to_sw ? swvc : 0].busy = 1;
+        if (po->to_sw) s->pool.pkts[id].hops++;
     }
-    s->mc_left[x] = mask;
+    s->mc.left[x] = mask;
     civ->out_port = (uint8_t)(__builtin_ctzll(mask) + 1); /* (marks it allocated) */
     civ->out_vc = (uint8_t)swvc;
 }
 
 /* Moves the head flit of multicast input VC v of port gi to every branch at once (the
  * crossbar joins the input to all of them): the input slot frees once, a flit leaves on each. */
-static int traverse_mc(nf_sim *s, worker *b, nf_node sw, nf_gport gi, unsigned v) {
-    port *pi = PT(s, gi);
-    ivc *iv = &IV(s, pi)[v];
-    size_t x = vix(s, gi, v);
-    uint64_t mask = s->mc_left[x];
-    const uint32_t *ids = s->mc_ids + x * s->mc_fan;
-    bool head = iv->out == 0, tail = ++iv->out == s->c.pkt_flits;
-    int rc = nf__sim_free_slot(s, b, sw, gi, v);
+static int traverse_mc(nf_sim *s, sim_worker *b, nf_node sw, nf_gport gi, unsigned v) {
+    sim_port *pi = sim_port_at(s, gi);
+    sim_ivc *iv = &sim_ivcs(s, pi)[v];
+    size_t x = sim_vc_ix(s, gi, v);
+    uint64_t mask = s->mc.left[x];
+    const uint32_t *ids = s->mc.ids + x * s->mc.fan;
+    bool head = iv->out == 0, tail = ++iv->out == s->cfg.pkt_flits;
+    int rc = sim_free_slot(s, b, sw, gi, v);
     if (rc) return rc;
     nf_gport g0 = s->f->port_off[sw];
     unsigned j = 0;
     for (uint64_t m = mask; m; m &= m - 1, j++) {
         unsigned o = (unsigned)__builtin_ctzll(m);
-        port *po = PT(s, g0 + o);
+        sim_port *po = sim_port_at(s, g0 + o);
         /* the hops the copy had before this router: its VC was chosen on them */
         unsigned vc = po->to_sw ? iv->out_vc : 0;
-        s->omask[sw] |= 1ULL << o;
-        bool shared = take_credit(s, po, vc);
-        nf__sim_oq_push(
-            s, po, g0 + o, ids[j], (uint8_t)vc,
-            (uint8_t)((tail ? FL_TAIL : 0) | (head ? FL_HEAD : 0) | (shared ? FL_SHARED : 0)));
-        if (tail) OV(s, po)[vc].busy = 0;
+        s->net.out_mask[sw] |= 1ULL << o;
+        bool shared = sim_take_credit(s, po, vc);
+        sim_oq_push(s, po, g0 + o, ids[j], (uint8_t)vc,
+                    (uint8_t)((tail ? SIM_FL_TAIL : 0) | (head ? SIM_FL_HEAD : 0) |
+                              (shared ? SIM_FL_SHARED : 0)));
+        if (tail) sim_ovcs(s, po)[vc].busy = 0;
     }
     b->injected += j - 1; /* the copies are new flits in the network */
-    if (tail) nf__sim_next_head(s, gi, v, iv);
+    if (tail) sim_next_head(s, gi, v, iv);
     return NF_OK;
 }
 
 /* Multicast inputs first in a crossbar pass: an input VC whose packet holds its branches
  * crosses to all of them when each is free this pass and has room. */
-int nf__sim_crossbar_mc(nf_sim *s, worker *b, nf_node sw, uint64_t *in_done, uint64_t *out_done,
+int nf__sim_crossbar_mc(nf_sim *s, sim_worker *b, nf_node sw, uint64_t *in_done, uint64_t *out_done,
                         bool *moved) {
     nf_gport g0 = s->f->port_off[sw];
-    for (uint64_t im = s->imask[sw] & ~*in_done; im; im &= im - 1) {
+    for (uint64_t im = s->net.in_mask[sw] & ~*in_done; im; im &= im - 1) {
         unsigned ip = (unsigned)__builtin_ctzll(im);
-        port *pi = PT(s, g0 + ip);
-        ivc *ivs = IV(s, pi);
-        for (unsigned v = 0; v < s->V; v++) {
-            size_t x = vix(s, g0 + ip, v);
+        sim_port *pi = sim_port_at(s, g0 + ip);
+        sim_ivc *ivs = sim_ivcs(s, pi);
+        for (unsigned v = 0; v < s->net.n_vcs; v++) {
+            size_t x = sim_vc_ix(s, g0 + ip, v);
             if (!ivs[v].count || s->now < ivs[v].ready_at) continue;
-            if (!ivs[v].out_port && (s->pk[ivs[v].head_pkt].flags & PK_MCAST))
+            if (!ivs[v].out_port && (s->pool.pkts[ivs[v].head_pkt].flags & SIM_PK_MCAST))
                 nf__sim_allocate_mc(s, b, sw, g0 + ip, pi, ip + 1, v);
-            uint64_t mask = s->mc_left[x];
+            uint64_t mask = s->mc.left[x];
             if (!mask || (mask & *out_done)) continue;
             bool ok = true;
             for (uint64_t m = mask; m && ok; m &= m - 1) {
-                port *po = PT(s, g0 + (unsigned)__builtin_ctzll(m));
-                ok = po->oq_count < s->O && room(s, po, po->to_sw ? ivs[v].out_vc : 0) > 0;
+                sim_port *po = sim_port_at(s, g0 + (unsigned)__builtin_ctzll(m));
+                ok = po->oq_count < s->net.oq_cap &&
+                     sim_room(s, po, po->to_sw ? ivs[v].out_vc : 0) > 0;
             }
             if (!ok) continue;
             int rc = traverse_mc(s, b, sw, g0 + ip, v);

@@ -2,9 +2,10 @@
 /* Scripted messages: the Sunway NIC's message kinds (write with its hardware acknowledgement,
  * read served as a write back, put with a reply word, short), released at a time or after the
  * messages they depend on, their packets on a fixed rail or spread over both, and each one's
- * release, data-in and completion times. The engine (sim.c) emits the packets and reports the
- * tails that arrive; everything here runs on one thread between the cycle's phases. */
-#include "sim/sim_internal.h"
+ * release, data-in and completion times. A module of its own: the engine (sim.c) posts the
+ * messages, tells it the tails that arrive and takes from it the sends that are due; it knows
+ * nothing of the engine. Everything here runs on one thread between the cycle's phases. */
+#include "sim/script.h"
 
 #include "util/mem.h"
 
@@ -33,54 +34,28 @@ struct nf__script {
     size_t n_heap, cap_heap;
     uint32_t done, in_phase; /* completed; released and not completed */
     uint64_t last_done;
+    nf__script_params par;  /* of the run */
+    uint32_t *recv;         /* per message: a multicast's receivers */
+    nf__script_send *sends; /* the sends of the last release */
+    size_t cap_sends;
 };
 
 void nf__script_free(nf__script *sc) {
     if (!sc) return;
-    void *a[] = {sc->m,    sc->edge,  sc->succ_off, sc->succ, sc->preds,
-                 sc->left, sc->phase, sc->t,        sc->heap};
+    void *a[] = {sc->m,     sc->edge, sc->succ_off, sc->succ, sc->preds, sc->left,
+                 sc->phase, sc->t,    sc->heap,     sc->recv, sc->sends};
     for (size_t i = 0; i < sizeof a / sizeof a[0]; i++)
         nf__free(a[i]);
     nf__free(sc);
 }
 
-static nf__script *script_of(nf_sim *s) {
-    nf__script **slot = nf__sim_script_slot(s);
-    if (!*slot) *slot = nf__calloc(1, sizeof **slot);
-    return *slot;
+static uint32_t data_packets(uint64_t payload, const nf_sim_msg *m) {
+    return m->bytes ? (uint32_t)((m->bytes - 1) / payload + 1) : 1; /* (nf_sim_post bounds it) */
 }
 
-void nf_sim_script_clear(nf_sim *s) {
-    nf__script **slot = nf__sim_script_slot(s);
-    nf__script_free(*slot);
-    *slot = NULL;
-}
-
-static uint64_t payload(const nf_sim_config *c) { return (uint64_t)c->flit_bytes * c->pkt_flits; }
-
-static uint32_t data_packets(const nf_sim_config *c, const nf_sim_msg *m) {
-    return m->bytes ? (uint32_t)((m->bytes - 1) / payload(c) + 1) : 1; /* (nf_sim_post bounds it) */
-}
-
-int nf_sim_post(nf_sim *s, const nf_sim_msg *m, uint32_t *id) {
-    const nf_sim_config *c = nf__sim_config(s);
-    uint32_t E = nf_sim_endpoints(s), recv = 0;
-    if (m->kind == NF_SIM_MCAST) {
-        if (m->src >= E || nf__sim_group_receivers(s, m->group, m->src, &recv) || !recv)
-            return NF_EINVAL;
-    } else if (m->src >= E || m->dst >= E || m->src == m->dst || (unsigned)m->kind > NF_SIM_MCAST ||
-               (unsigned)m->rail > NF_SIM_RAIL_DYNAMIC) {
-        return NF_EINVAL;
-    }
-    if (m->kind == NF_SIM_SHORT && m->bytes > payload(c)) return NF_EINVAL;
-    /* at most 2^24 packets a message (512 MiB of 32-byte flits in 1-flit packets), and as many
-     * deliveries of a multicast's packets as a 32-bit count holds */
-    uint64_t pk = m->bytes ? (m->bytes - 1) / payload(c) + 1 : 1;
-    if (pk > (1u << 24) || (m->kind == NF_SIM_MCAST && pk * recv > UINT32_MAX)) return NF_EINVAL;
-    if (m->rail == NF_SIM_RAIL1 && (!nf__sim_two_rails(s, m->src) || !nf__sim_two_rails(s, m->dst)))
-        return NF_EINVAL;
-    nf__script *sc = script_of(s);
-    if (!sc) return NF_ENOMEM;
+int nf__script_add(nf__script **slot, const nf_sim_msg *m, uint32_t *id) {
+    if (!*slot && !(*slot = nf__calloc(1, sizeof **slot))) return NF_ENOMEM;
+    nf__script *sc = *slot;
     if (sc->n >= NF__SCRIPT_TAG - 1) return NF_ENOMEM;
     if (sc->n == sc->cap && NF_GROW(sc->m, sc->cap, sc->n + 1)) return NF_ENOMEM;
     sc->m[sc->n] = *m;
@@ -88,9 +63,9 @@ int nf_sim_post(nf_sim *s, const nf_sim_msg *m, uint32_t *id) {
     return NF_OK;
 }
 
-int nf_sim_after(nf_sim *s, uint32_t before, uint32_t after) {
-    nf__script *sc = script_of(s);
-    if (!sc) return NF_ENOMEM;
+int nf__script_edge(nf__script **slot, uint32_t before, uint32_t after) {
+    if (!*slot && !(*slot = nf__calloc(1, sizeof **slot))) return NF_ENOMEM;
+    nf__script *sc = *slot;
     if (before >= sc->n || after >= sc->n || before == after) return NF_EINVAL;
     if (sc->n_edge == sc->cap_edge && NF_GROW(sc->edge, sc->cap_edge, sc->n_edge + 1))
         return NF_ENOMEM;
@@ -133,27 +108,31 @@ static heap_ent heap_pop(nf__script *sc) {
     return top;
 }
 
-static uint64_t overhead(const nf_sim_config *c, const nf_sim_msg *m) {
-    return m->kind == NF_SIM_SHORT || m->by_nic ? c->nic_short_cycles : c->nic_msg_cycles;
+static uint64_t overhead(const nf__script_params *p, const nf_sim_msg *m) {
+    return m->kind == NF_SIM_SHORT || m->by_nic ? p->short_cycles : p->msg_cycles;
 }
 
-int nf__script_begin(nf__script *sc, nf_sim *s) {
-    const nf_sim_config *c = nf__sim_config(s);
+int nf__script_begin(nf__script *sc, const nf__script_params *par, const uint32_t *receivers) {
+    const nf__script_params *c = par;
     size_t n = sc->n;
+    sc->par = *par;
     nf__free(sc->succ_off);
     nf__free(sc->succ);
     nf__free(sc->preds);
     nf__free(sc->left);
     nf__free(sc->phase);
     nf__free(sc->t);
+    nf__free(sc->recv);
+    sc->recv = nf__malloc((n + 1) * sizeof *sc->recv);
     sc->succ_off = nf__calloc(n + 2, sizeof *sc->succ_off);
     sc->succ = nf__malloc((sc->n_edge + 1) * sizeof *sc->succ);
     sc->preds = nf__calloc(n + 1, sizeof *sc->preds);
     sc->left = nf__calloc(n + 1, sizeof *sc->left);
     sc->phase = nf__calloc(n + 1, 1);
     sc->t = nf__malloc((n + 1) * sizeof *sc->t);
-    if (!sc->succ_off || !sc->succ || !sc->preds || !sc->left || !sc->phase || !sc->t)
+    if (!sc->succ_off || !sc->succ || !sc->preds || !sc->left || !sc->phase || !sc->t || !sc->recv)
         return NF_ENOMEM;
+    memcpy(sc->recv, receivers, n * sizeof *sc->recv);
     for (size_t i = 0; i < sc->n_edge; i++) {
         sc->succ_off[sc->edge[i][0] + 2]++;
         sc->preds[sc->edge[i][1]]++;
@@ -165,15 +144,9 @@ int nf__script_begin(nf__script *sc, nf_sim *s) {
     sc->n_heap = 0;
     sc->done = sc->in_phase = 0;
     sc->last_done = 0;
-    for (size_t i = 0; i < n; i++) { /* the groups may have changed since the post */
-        uint32_t recv;
-        if (sc->m[i].kind == NF_SIM_MCAST &&
-            (nf__sim_group_receivers(s, sc->m[i].group, sc->m[i].src, &recv) || recv == 0))
-            return NF_EINVAL;
-    }
     for (size_t i = 0; i < n; i++) {
-        sc->t[i] =
-            (nf_sim_msg_times){UINT64_MAX, UINT64_MAX, UINT64_MAX, data_packets(c, &sc->m[i])};
+        sc->t[i] = (nf_sim_msg_times){UINT64_MAX, UINT64_MAX, UINT64_MAX,
+                                      data_packets(c->payload, &sc->m[i])};
         if (sc->preds[i]) continue;
         uint64_t at = sc->m[i].at + overhead(c, &sc->m[i]);
         if (heap_push(sc, (heap_ent){at, (uint32_t)i, PH_DATA})) return NF_ENOMEM;
@@ -189,29 +162,29 @@ bool nf__script_idle(const nf__script *sc, uint32_t *done, uint64_t *last_done) 
 
 bool nf__script_waiting(const nf__script *sc) { return sc->n_heap > 0; }
 
-void nf__script_mark(nf_sim *s, size_t *n_msg, size_t *n_edge) {
-    const nf__script *sc = *nf__sim_script_slot(s);
+void nf__script_mark(const nf__script *sc, size_t *n_msg, size_t *n_edge) {
     *n_msg = sc ? sc->n : 0;
     *n_edge = sc ? sc->n_edge : 0;
 }
 
-void nf__script_truncate(nf_sim *s, size_t n_msg, size_t n_edge) {
-    nf__script *sc = *nf__sim_script_slot(s);
+void nf__script_truncate(nf__script *sc, size_t n_msg, size_t n_edge) {
     if (sc && n_msg <= sc->n && n_edge <= sc->n_edge) sc->n = n_msg, sc->n_edge = n_edge;
 }
 
-uint32_t nf__script_count(const nf__script *sc) { return (uint32_t)sc->n; }
+uint32_t nf__script_count(const nf__script *sc) { return sc ? (uint32_t)sc->n : 0; }
+
+const nf_sim_msg *nf__script_msg(const nf__script *sc, uint32_t i) { return &sc->m[i]; }
 
 /* Message i's current phase is complete at `now`. */
-static int phase_done(nf__script *sc, nf_sim *s, uint32_t i, uint64_t now) {
-    const nf_sim_config *c = nf__sim_config(s);
+static int phase_done(nf__script *sc, uint32_t i, uint64_t now) {
+    const nf__script_params *c = &sc->par;
     const nf_sim_msg *m = &sc->m[i];
     if (sc->phase[i] == PH_DATA && m->kind != NF_SIM_READ) sc->t[i].data_in = now;
     if (sc->phase[i] == PH_BACK && m->kind == NF_SIM_READ) sc->t[i].data_in = now;
     if (sc->phase[i] == PH_DATA && (m->kind == NF_SIM_WRITE || m->kind == NF_SIM_READ)) {
         /* the target NIC answers: a hardware acknowledgement, or the data read */
         sc->phase[i] = PH_BACK;
-        uint64_t at = now + (m->kind == NF_SIM_WRITE ? c->nic_short_cycles : c->nic_msg_cycles);
+        uint64_t at = now + (m->kind == NF_SIM_WRITE ? c->short_cycles : c->msg_cycles);
         return heap_push(sc, (heap_ent){at, i, PH_BACK});
     }
     sc->t[i].done = now;
@@ -229,21 +202,20 @@ static int phase_done(nf__script *sc, nf_sim *s, uint32_t i, uint64_t now) {
     return NF_OK;
 }
 
-int nf__script_arrivals(nf__script *sc, nf_sim *s, const uint32_t *ids, size_t n) {
-    uint64_t now = nf__sim_now(s);
+int nf__script_arrivals(nf__script *sc, uint64_t now, const uint32_t *ids, size_t n) {
     for (size_t k = 0; k < n; k++) {
         uint32_t i = ids[k];
         if (i >= sc->n || sc->left[i] == 0) continue; /* (cannot happen: one count per packet) */
         if (--sc->left[i] == 0) {
-            int rc = phase_done(sc, s, i, now);
+            int rc = phase_done(sc, i, now);
             if (rc) return rc;
         }
     }
     return NF_OK;
 }
 
-int nf__script_release(nf__script *sc, nf_sim *s) {
-    uint64_t now = nf__sim_now(s);
+int nf__script_release(nf__script *sc, uint64_t now, const nf__script_send **sends, size_t *n) {
+    size_t k = 0;
     while (sc->n_heap && sc->heap[0].at <= now) {
         heap_ent e = heap_pop(sc);
         const nf_sim_msg *m = &sc->m[e.id];
@@ -251,7 +223,7 @@ int nf__script_release(nf__script *sc, nf_sim *s) {
         if (e.phase == PH_DATA) {
             /* released when due (its `at`, its last dependence done); its NIC's overhead
              * after that, the packets go to the NIC's queue */
-            sc->t[e.id].released = e.at - overhead(nf__sim_config(s), m);
+            sc->t[e.id].released = e.at - overhead(&sc->par, m);
             sc->in_phase++;
             if (m->kind == NF_SIM_READ) npk = 1; /* the request */
         } else {
@@ -261,21 +233,23 @@ int nf__script_release(nf__script *sc, nf_sim *s) {
         sc->left[e.id] = npk;
         uint32_t group = UINT32_MAX;
         if (m->kind == NF_SIM_MCAST) { /* every other member gets every packet */
-            uint32_t recv = 0;
-            if (nf__sim_group_receivers(s, m->group, m->src, &recv)) return NF_EINVAL;
-            sc->left[e.id] = npk * recv;
+            sc->left[e.id] = npk * sc->recv[e.id];
             group = m->group, to = from;
         }
-        int rc = nf__sim_emit(s, from, to, m->kind == NF_SIM_MCAST ? NF_SIM_RAIL0 : m->rail, npk,
-                              e.id, group);
-        if (rc) return rc;
+        if (k == sc->cap_sends && NF_GROW(sc->sends, sc->cap_sends, k + 1)) return NF_ENOMEM;
+        sc->sends[k++] = (nf__script_send){.from = from,
+                                           .to = to,
+                                           .rail = m->kind == NF_SIM_MCAST ? NF_SIM_RAIL0 : m->rail,
+                                           .npkts = npk,
+                                           .tag = e.id,
+                                           .group = group};
     }
+    *sends = sc->sends;
+    *n = k;
     return NF_OK;
 }
 
-int nf_sim_msg_times_of(const nf_sim *s, uint32_t id, nf_sim_msg_times *out) {
-    nf__script *const *slot = nf__sim_script_slot((nf_sim *)(uintptr_t)s);
-    const nf__script *sc = *slot;
+int nf__script_times(const nf__script *sc, uint32_t id, nf_sim_msg_times *out) {
     if (!sc || id >= sc->n || !sc->t) return NF_EINVAL;
     *out = sc->t[id];
     return NF_OK;

@@ -33,21 +33,28 @@
 #include <sys/mman.h>
 #include <time.h>
 
+/* With threads 0 (auto), fabrics of this many switches or more are shared among every
+ * processor; smaller ones run on one thread. */
+#define AUTO_THREADS_MIN_SWITCHES 64
+
+/* The defaults. w_hop: one flit per hop whatever the packet size: the queue a source router can
+ * see is bounded by a VC class's credits, not by the packet, and a packet's worth per hop (4
+ * flits) left UGAL-L minimal under the worst case with 4-flit packets (bench_ugal.sh, pkt 4). */
 void nf_sim_config_defaults(nf_sim_config *c) {
-    if (!c->vcs) c->vcs = 4;
-    if (!c->pkt_flits) c->pkt_flits = 1;
-    if (!c->buf_flits) c->buf_flits = 32;
-    if (!c->router_delay) c->router_delay = 3;
-    if (!c->credit_delay) c->credit_delay = 2;
-    if (!c->lat_host) c->lat_host = 1;
-    if (!c->lat_local) c->lat_local = 1;
-    if (!c->lat_global) c->lat_global = 1;
-    if (!(c->speedup > 0)) c->speedup = 1.0;
-    if (!c->out_buf) c->out_buf = c->buf_flits > 2 * c->pkt_flits ? c->buf_flits : 2 * c->pkt_flits;
-    if (!c->alloc_iters) c->alloc_iters = 1;
-    if (!c->flit_bytes) c->flit_bytes = 32;
-    if (!c->nic_msg_cycles) c->nic_msg_cycles = 40;
-    if (!c->nic_short_cycles) c->nic_short_cycles = 8;
+    *c = (nf_sim_config){.vcs = 4,
+                         .buf_flits = 32,
+                         .pkt_flits = 1,
+                         .router_delay = 3,
+                         .credit_delay = 2,
+                         .lat_host = 1,
+                         .lat_local = 1,
+                         .lat_global = 1,
+                         .speedup = 1.0,
+                         .alloc_iters = 1,
+                         .w_hop = 1.0,
+                         .flit_bytes = 32,
+                         .nic_msg_cycles = 40,
+                         .nic_short_cycles = 8};
 }
 
 /* An array of n bytes on 64-byte boundaries; a large one on 2 MiB ones, with transparent huge
@@ -69,43 +76,43 @@ static void *big_alloc(size_t n, void **raw) {
 
 static uint64_t rnd64(void *ud) { return nf__rng_next((nf__rng *)ud); }
 
-static void wake(nf_sim *s, worker *wk, nf_node sw) {
-    if (s->active[sw]) return;
-    s->active[sw] = 1;
+static void wake(nf_sim *s, sim_worker *wk, nf_node sw) {
+    if (s->net.active[sw]) return;
+    s->net.active[sw] = 1;
     wk->act[wk->n_act++] = sw;
 }
 
-static int sample(sampler *sm, uint64_t v) {
+static int sample(sim_sampler *sm, uint64_t v) {
     if (sm->n == sm->cap && NF_GROW(sm->v, sm->cap, sm->n + 1)) return NF_ENOMEM;
     sm->v[sm->n++] = v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
     return NF_OK;
 }
 
 static uint32_t new_pkt(nf_sim *s) {
-    if (s->n_free_pk) return s->free_pk[--s->n_free_pk];
-    if (s->n_pk == s->cap_pk) {
-        uint32_t cap = s->cap_pk ? 2 * s->cap_pk : 4096;
-        pkt *p = nf__realloc(s->pk, (size_t)cap * sizeof *p);
-        if (!p) return NO_PKT;
-        s->pk = p;
-        uint32_t *fr = nf__realloc(s->free_pk, (size_t)cap * sizeof *fr);
-        if (!fr) return NO_PKT;
-        s->free_pk = fr;
-        s->cap_pk = cap;
+    if (s->pool.n_free) return s->pool.free_ids[--s->pool.n_free];
+    if (s->pool.n == s->pool.cap) {
+        uint32_t cap = s->pool.cap ? 2 * s->pool.cap : 4096;
+        sim_pkt *p = nf__realloc(s->pool.pkts, (size_t)cap * sizeof *p);
+        if (!p) return SIM_NO_PKT;
+        s->pool.pkts = p;
+        uint32_t *fr = nf__realloc(s->pool.free_ids, (size_t)cap * sizeof *fr);
+        if (!fr) return SIM_NO_PKT;
+        s->pool.free_ids = fr;
+        s->pool.cap = cap;
     }
-    return s->n_pk++;
+    return s->pool.n++;
 }
 
 /* ---- construction --------------------------------------------------------------------------- */
 
 void nf_sim_free(nf_sim *s) {
     if (!s) return;
-    if (s->r && s->r->fini && s->rctx) s->r->fini(s->rctx);
-    if (s->t && s->t->fini && s->tctx) s->t->fini(s->tctx);
-    for (unsigned t = 0; s->wk && t < s->T; t++) {
-        worker *w = &s->wk[t];
-        for (unsigned d = 0; w->wheel && d < s->T; d++) {
-            for (uint32_t i = 0; w->wheel[d] && i <= s->wmask; i++)
+    if (s->routing && s->routing->fini && s->routing_ctx) s->routing->fini(s->routing_ctx);
+    if (s->traffic && s->traffic->fini && s->traffic_ctx) s->traffic->fini(s->traffic_ctx);
+    for (unsigned t = 0; s->workers && t < s->n_threads; t++) {
+        sim_worker *w = &s->workers[t];
+        for (unsigned d = 0; w->wheel && d < s->n_threads; d++) {
+            for (uint32_t i = 0; w->wheel[d] && i <= s->net.wheel_mask; i++)
                 nf__free(w->wheel[d][i].ev);
             nf__free(w->wheel[d]);
         }
@@ -114,29 +121,31 @@ void nf_sim_free(nf_sim *s) {
         for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
             nf__free(arrays[i]);
     }
-    for (uint32_t i = 0; s->nics && i < 2 * s->E; i++)
-        nf__free(s->nics[i].q);
-    for (uint32_t i = 0; s->cal && i < CAL; i++)
-        nf__free(s->cal[i].e);
-    nf__free(s->cal);
-    nf__free(s->due);
-    nf__free(s->mc_off);
-    nf__free(s->mc_sw);
-    nf__free(s->mc_mask);
-    nf__free(s->mc_left);
-    nf__free(s->mc_ids);
-    nf__free(s->grp_off);
-    nf__free(s->grp_ep);
-    nf__free(s->nic_on);
-    nf__free(s->snap);
-    nf__free(s->ep_rails);
-    nf__free(s->ep_cut);
-    nf__free(s->cut_uf);
-    void *arrays[] = {s->wk,      s->own,      s->ep,       s->ep_sw,  s->ep_port, s->ep_g,
-                      s->ep_of,   s->raw[0],   s->raw[1],   s->raw[2], s->raw[3],  s->acc,
-                      s->imask,   s->omask,    s->next_gen, s->active, s->nics,    s->pk,
-                      s->free_pk, s->msg_left, s->msg_t0,   s->sarr,   s->fails};
-    nf__script_free(s->script);
+    for (uint32_t i = 0; s->src.nics && i < 2 * s->topo.n_ep; i++)
+        nf__free(s->src.nics[i].q);
+    for (uint32_t i = 0; s->src.cal && i < SIM_CAL_SLOTS; i++)
+        nf__free(s->src.cal[i].e);
+    nf__free(s->src.cal);
+    nf__free(s->src.due);
+    nf__free(s->mc.off);
+    nf__free(s->mc.sw);
+    nf__free(s->mc.mask);
+    nf__free(s->mc.left);
+    nf__free(s->mc.ids);
+    nf__free(s->mc.grp_off);
+    nf__free(s->mc.grp_ep);
+    nf__free(s->src.nic_on);
+    nf__free(s->net.snap);
+    nf__free(s->topo.ep_rails);
+    nf__free(s->meas.ep_cut);
+    nf__free(s->meas.cut_uf);
+    void *arrays[] = {s->workers,      s->topo.owner,    s->topo.ep_ca,    s->topo.ep_sw,
+                      s->topo.ep_port, s->topo.ep_gport, s->topo.ca_ep,    s->net.raw[0],
+                      s->net.raw[1],   s->net.raw[2],    s->net.raw[3],    s->net.xbar_credit,
+                      s->net.in_mask,  s->net.out_mask,  s->src.next_gen,  s->net.active,
+                      s->src.nics,     s->pool.pkts,     s->pool.free_ids, s->meas.msg_left,
+                      s->meas.msg_t0,  s->scr.arrivals,  s->faults.ev,     s->faults.link_state};
+    nf__script_free(s->scr.script);
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
         nf__free(arrays[i]);
     nf__free(s);
@@ -151,10 +160,26 @@ static unsigned link_latency(const nf_sim_config *c, nf_link_class cls) {
 int nf_sim_new(const nf_fabric *f, const nf_hops *h, const nf_sim_config *cfg,
                const nf_sim_routing *r, const nf_sim_traffic *t, nf_sim **out, nf_diag *diag) {
     *out = NULL;
-    nf_sim_config c = cfg ? *cfg : (nf_sim_config){0};
-    nf_sim_config_defaults(&c);
-    if (c.vcs > NF_SIM_MAX_VCS)
-        return nf__fail(diag, NF_EINVAL, "%u VCs: at most %u", c.vcs, NF_SIM_MAX_VCS);
+    nf_sim_config c;
+    if (cfg)
+        c = *cfg;
+    else
+        nf_sim_config_defaults(&c);
+    if (c.vcs < 1 || c.vcs > NF_SIM_MAX_VCS)
+        return nf__fail(diag, NF_EINVAL, "%u VCs: 1 to %u", c.vcs, NF_SIM_MAX_VCS);
+    if (c.pkt_flits < 1 || c.alloc_iters < 1 || c.flit_bytes < 1)
+        return nf__fail(diag, NF_EINVAL,
+                        "packets of %u flits, %u allocator iterations, flits of %u bytes: at "
+                        "least 1 each",
+                        c.pkt_flits, c.alloc_iters, c.flit_bytes);
+    if (!(c.speedup > 0 && isfinite(c.speedup)) || !(c.w_hop >= 0 && isfinite(c.w_hop)) ||
+        !(c.bias >= 0 && isfinite(c.bias)) || !(c.threshold >= 0 && isfinite(c.threshold)))
+        return nf__fail(diag, NF_EINVAL,
+                        "speedup %g (above 0), w_hop %g, bias %g, threshold %g (0 or more): "
+                        "finite numbers",
+                        c.speedup, c.w_hop, c.bias, c.threshold);
+    if (!c.out_buf) /* auto */
+        c.out_buf = c.buf_flits > 2 * c.pkt_flits ? c.buf_flits : 2 * c.pkt_flits;
     if (c.vcs < r->min_vcs)
         return nf__fail(diag, NF_EINVAL, "routing %s needs at least %u VCs, got %u", r->name,
                         r->min_vcs, c.vcs);
@@ -162,19 +187,21 @@ int nf_sim_new(const nf_fabric *f, const nf_hops *h, const nf_sim_config *cfg,
         return nf__fail(diag, NF_EINVAL,
                         "buffers of %u flits cannot hold a packet of %u (virtual cut-through)",
                         c.buf_flits, c.pkt_flits);
-    if (c.buf_flits > MAX_BUF_FLITS || c.shared_flits > MAX_BUF_FLITS ||
-        c.out_buf > MAX_BUF_FLITS * NF_SIM_MAX_VCS)
+    if (c.buf_flits > SIM_MAX_BUF_FLITS || c.shared_flits > SIM_MAX_BUF_FLITS ||
+        c.out_buf > SIM_MAX_BUF_FLITS * NF_SIM_MAX_VCS)
         return nf__fail(diag, NF_EINVAL,
                         "buffers: at most %u flits per VC and per shared pool, %u per output queue",
-                        MAX_BUF_FLITS, MAX_BUF_FLITS * NF_SIM_MAX_VCS);
+                        SIM_MAX_BUF_FLITS, SIM_MAX_BUF_FLITS * NF_SIM_MAX_VCS);
     if (c.pkt_flits > 0xFFFF)
         return nf__fail(diag, NF_EINVAL, "packets of %u flits: at most %u", c.pkt_flits, 0xFFFF);
     unsigned maxlat = c.lat_host > c.lat_local ? c.lat_host : c.lat_local;
     if (c.lat_global > maxlat) maxlat = c.lat_global;
-    if (maxlat > 255 || c.router_delay > 1000 || c.credit_delay > 1000)
+    if (maxlat > 255 || !c.lat_host || !c.lat_local || !c.lat_global || c.router_delay > 1000 ||
+        c.credit_delay > 1000) /* (an event is always at least a cycle ahead) */
         return nf__fail(diag, NF_EINVAL,
-                        "latencies must be below 256 cycles (got %u), delays below %u", maxlat,
-                        1000);
+                        "link latencies must be 1 to 255 cycles (got %u, %u, %u), delays at most "
+                        "%u",
+                        c.lat_host, c.lat_local, c.lat_global, 1000);
     for (nf_node n = 0; n < f->n_switches; n++)
         if (f->nports[n] > NF_SIM_MAX_RADIX)
             return nf__fail(diag, NF_EINVAL,
@@ -184,28 +211,30 @@ int nf_sim_new(const nf_fabric *f, const nf_hops *h, const nf_sim_config *cfg,
     if (!s) return NF_ENOMEM;
     s->f = f;
     s->h = h;
-    s->c = c;
-    s->r = r;
-    s->t = t;
-    s->S = f->n_switches;
-    s->P = f->port_off[f->n_nodes];
-    s->PS = f->port_off[f->n_switches];
-    s->V = c.vcs;
-    s->B = c.buf_flits;
-    s->O = c.out_buf;
+    s->cfg = c;
+    s->routing = r;
+    s->traffic = t;
+    s->topo.n_sw = f->n_switches;
+    s->topo.n_ports = f->port_off[f->n_nodes];
+    s->topo.n_sw_ports = f->port_off[f->n_switches];
+    s->net.n_vcs = c.vcs;
+    s->net.buf_flits = c.buf_flits;
+    s->net.oq_cap = c.out_buf;
     int rc = NF_ENOMEM;
     /* endpoints: CAs whose port 1 is cabled to a switch over an up link; a second rail when
      * port 2 is too */
     size_t nca = (size_t)f->n_cas + 1;
-    s->ep = nf__malloc(nca * sizeof *s->ep);
-    s->ep_rails = nf__malloc(nca);
-    s->ep_sw = nf__malloc(2 * nca * sizeof *s->ep_sw);
-    s->ep_port = nf__malloc(2 * nca);
-    s->ep_g = nf__malloc(2 * nca * sizeof *s->ep_g);
-    s->ep_of = nf__malloc(((size_t)f->n_nodes + 1) * sizeof *s->ep_of);
-    if (!s->ep || !s->ep_rails || !s->ep_sw || !s->ep_port || !s->ep_g || !s->ep_of) goto fail;
+    s->topo.ep_ca = nf__malloc(nca * sizeof *s->topo.ep_ca);
+    s->topo.ep_rails = nf__malloc(nca);
+    s->topo.ep_sw = nf__malloc(2 * nca * sizeof *s->topo.ep_sw);
+    s->topo.ep_port = nf__malloc(2 * nca);
+    s->topo.ep_gport = nf__malloc(2 * nca * sizeof *s->topo.ep_gport);
+    s->topo.ca_ep = nf__malloc(((size_t)f->n_nodes + 1) * sizeof *s->topo.ca_ep);
+    if (!s->topo.ep_ca || !s->topo.ep_rails || !s->topo.ep_sw || !s->topo.ep_port ||
+        !s->topo.ep_gport || !s->topo.ca_ep)
+        goto fail;
     for (nf_node n = 0; n < f->n_nodes; n++) {
-        s->ep_of[n] = UINT32_MAX;
+        s->topo.ca_ep[n] = UINT32_MAX;
         if (nf_is_switch(f, n)) continue;
         unsigned rails = 0;
         for (unsigned rl = 0; rl < 2 && rl < f->nports[n] && rails == rl; rl++) {
@@ -214,97 +243,109 @@ int nf_sim_new(const nf_fabric *f, const nf_hops *h, const nf_sim_config *cfg,
             if (sw == NF_NONE || sw >= f->n_switches ||
                 f->link_state[f->port_link[g]] != NF_LINK_UP)
                 continue;
-            size_t k = (size_t)s->E * 2 + rl;
-            s->ep_sw[k] = sw;
-            s->ep_port[k] = f->peer_port[g];
-            s->ep_g[k] = g;
+            size_t k = (size_t)s->topo.n_ep * 2 + rl;
+            s->topo.ep_sw[k] = sw;
+            s->topo.ep_port[k] = f->peer_port[g];
+            s->topo.ep_gport[k] = g;
             rails++;
         }
         if (!rails) continue;
-        s->ep_of[n] = s->E;
-        s->ep[s->E] = n;
-        s->ep_rails[s->E] = (uint8_t)rails;
-        s->E++;
+        s->topo.ca_ep[n] = s->topo.n_ep;
+        s->topo.ep_ca[s->topo.n_ep] = n;
+        s->topo.ep_rails[s->topo.n_ep] = (uint8_t)rails;
+        s->topo.n_ep++;
     }
-    if (s->E == 0) {
+    if (s->topo.n_ep == 0) {
         rc = nf__fail(diag, NF_EINVAL, "the fabric has no endpoint cabled to a switch");
         goto fail;
     }
-    /* port records: the port, V input VCs, V output VCs; 32-byte multiples */
-    s->iv_off = sizeof(port);
-    s->ov_off = s->iv_off + (size_t)s->V * sizeof(ivc);
-    s->pstride = (s->ov_off + (size_t)s->V * sizeof(ovc) + 31) / 32 * 32;
-    size_t PSV = (size_t)s->PS * s->V;
-    s->QE = (s->B + c.shared_flits) / c.pkt_flits + 2;
-    s->pt = big_alloc(((size_t)s->P + 1) * s->pstride, &s->raw[0]);
-    s->qe = big_alloc((PSV * s->QE + 1) * sizeof *s->qe, &s->raw[1]);
-    s->oq = big_alloc(((size_t)s->PS * s->O + 1) * sizeof *s->oq, &s->raw[2]);
-    s->cands = big_alloc((PSV * CACHE_CANDS + 1) * sizeof *s->cands, &s->raw[3]);
+    /* port records: the port, n_vcs input VCs, n_vcs output VCs; 32-byte multiples */
+    s->net.ivc_off = sizeof(sim_port);
+    s->net.ovc_off = s->net.ivc_off + (size_t)s->net.n_vcs * sizeof(sim_ivc);
+    s->net.port_stride = (s->net.ovc_off + (size_t)s->net.n_vcs * sizeof(sim_ovc) + 31) / 32 * 32;
+    size_t PSV = (size_t)s->topo.n_sw_ports * s->net.n_vcs;
+    s->net.ring_cap = (s->net.buf_flits + c.shared_flits) / c.pkt_flits + 2;
+    s->net.ports = big_alloc(((size_t)s->topo.n_ports + 1) * s->net.port_stride, &s->net.raw[0]);
+    s->net.rings = big_alloc((PSV * s->net.ring_cap + 1) * sizeof *s->net.rings, &s->net.raw[1]);
+    s->net.oq_ring = big_alloc(
+        ((size_t)s->topo.n_sw_ports * s->net.oq_cap + 1) * sizeof *s->net.oq_ring, &s->net.raw[2]);
+    s->net.cands = big_alloc((PSV * SIM_CACHE_CANDS + 1) * sizeof *s->net.cands, &s->net.raw[3]);
     /* threads: asked, or every processor when the fabric is big enough to share */
-    s->T = c.threads ? c.threads : s->S >= 64 ? (unsigned)omp_get_num_procs() : 1;
-    if (s->T < 1) s->T = 1;
-    if (s->T > 64) s->T = 64;
-    if (s->T > s->S) s->T = s->S;
-    s->acc = nf__calloc((size_t)s->S + 1, sizeof *s->acc);
-    s->active = nf__calloc((size_t)s->S + 1, 1);
-    s->own = nf__calloc((size_t)s->S + 1, 1);
-    s->nics = nf__calloc(2 * (size_t)s->E, sizeof *s->nics);
-    s->imask = nf__calloc((size_t)s->S + 1, sizeof *s->imask);
-    s->omask = nf__calloc((size_t)s->S + 1, sizeof *s->omask);
-    s->next_gen = nf__calloc((size_t)s->E + 1, sizeof *s->next_gen);
-    s->wk = nf__calloc(s->T, sizeof *s->wk);
-    s->nic_on = nf__calloc(2 * (size_t)s->E, 1);
-    s->cal = nf__calloc(CAL, sizeof *s->cal);
-    s->due = nf__malloc(((size_t)s->E + 1) * sizeof *s->due);
+    s->n_threads = c.threads                                   ? c.threads
+                   : s->topo.n_sw >= AUTO_THREADS_MIN_SWITCHES ? (unsigned)omp_get_num_procs()
+                                                               : 1;
+    if (s->n_threads < 1) s->n_threads = 1;
+    if (s->n_threads > NF_SIM_MAX_THREADS) s->n_threads = NF_SIM_MAX_THREADS;
+    if (s->n_threads > s->topo.n_sw) s->n_threads = s->topo.n_sw;
+    s->net.xbar_credit = nf__calloc((size_t)s->topo.n_sw + 1, sizeof *s->net.xbar_credit);
+    s->net.active = nf__calloc((size_t)s->topo.n_sw + 1, 1);
+    s->topo.owner = nf__calloc((size_t)s->topo.n_sw + 1, 1);
+    s->src.nics = nf__calloc(2 * (size_t)s->topo.n_ep, sizeof *s->src.nics);
+    s->net.in_mask = nf__calloc((size_t)s->topo.n_sw + 1, sizeof *s->net.in_mask);
+    s->net.out_mask = nf__calloc((size_t)s->topo.n_sw + 1, sizeof *s->net.out_mask);
+    s->src.next_gen = nf__calloc((size_t)s->topo.n_ep + 1, sizeof *s->src.next_gen);
+    s->workers = nf__calloc(s->n_threads, sizeof *s->workers);
+    s->src.nic_on = nf__calloc(2 * (size_t)s->topo.n_ep, 1);
+    s->src.cal = nf__calloc(SIM_CAL_SLOTS, sizeof *s->src.cal);
+    s->src.due = nf__malloc(((size_t)s->topo.n_ep + 1) * sizeof *s->src.due);
+    s->faults.link_state = nf__malloc((size_t)f->n_links + 1);
     if (c.exclude_unroutable &&
-        (!(s->ep_cut = nf__malloc(((size_t)s->E + 1) * sizeof *s->ep_cut)) ||
-         !(s->cut_uf = nf__malloc(((size_t)s->S + 1) * sizeof *s->cut_uf))))
+        (!(s->meas.ep_cut = nf__malloc(((size_t)s->topo.n_ep + 1) * sizeof *s->meas.ep_cut)) ||
+         !(s->meas.cut_uf = nf__malloc(((size_t)s->topo.n_sw + 1) * sizeof *s->meas.cut_uf))))
         goto fail;
-    if (r->needs_global && !(s->snap = nf__calloc((size_t)s->PS + 1, sizeof *s->snap))) goto fail;
+    if (r->needs_global &&
+        !(s->net.snap = nf__calloc((size_t)s->topo.n_sw_ports + 1, sizeof *s->net.snap)))
+        goto fail;
     uint32_t w = 1;
     while (w < maxlat + c.credit_delay + 4)
         w <<= 1;
-    s->wmask = w - 1;
-    if (!s->pt || !s->qe || !s->oq || !s->cands || !s->acc || !s->active || !s->own || !s->nics ||
-        !s->imask || !s->omask || !s->next_gen || !s->wk || !s->nic_on || !s->cal || !s->due)
+    s->net.wheel_mask = w - 1;
+    if (!s->net.ports || !s->net.rings || !s->net.oq_ring || !s->net.cands || !s->net.xbar_credit ||
+        !s->net.active || !s->topo.owner || !s->src.nics || !s->net.in_mask || !s->net.out_mask ||
+        !s->src.next_gen || !s->workers || !s->src.nic_on || !s->src.cal || !s->src.due ||
+        !s->faults.link_state)
         goto fail;
-    for (unsigned th = 0; th < s->T; th++) {
-        worker *wk = &s->wk[th];
-        wk->act = nf__malloc(((size_t)s->S + 1) * sizeof *wk->act);
-        wk->nic_act = nf__malloc(2 * (size_t)s->E * sizeof *wk->nic_act);
-        if (r->needs_global && !(wk->ran = nf__malloc(((size_t)s->S + 1) * sizeof *wk->ran)))
+    memcpy(s->faults.link_state, f->link_state,
+           f->n_links); /* the routings' tables are made on it */
+    for (unsigned th = 0; th < s->n_threads; th++) {
+        sim_worker *wk = &s->workers[th];
+        wk->act = nf__malloc(((size_t)s->topo.n_sw + 1) * sizeof *wk->act);
+        wk->nic_act = nf__malloc(2 * (size_t)s->topo.n_ep * sizeof *wk->nic_act);
+        if (r->needs_global &&
+            !(wk->ran = nf__malloc(((size_t)s->topo.n_sw + 1) * sizeof *wk->ran)))
             goto fail;
-        wk->wheel = nf__calloc(s->T, sizeof *wk->wheel);
+        wk->wheel = nf__calloc(s->n_threads, sizeof *wk->wheel);
         if (!wk->act || !wk->nic_act || !wk->wheel) goto fail;
-        for (unsigned d = 0; d < s->T; d++)
+        for (unsigned d = 0; d < s->n_threads; d++)
             if (!(wk->wheel[d] = nf__calloc(w, sizeof *wk->wheel[d]))) goto fail;
     }
     /* threads own contiguous ranges of switches with about as many ports each (a Dragonfly's
      * groups are contiguous, so only global links cross) */
-    for (nf_node n = 0, th = 0; n < s->S; n++) {
-        while (th + 1 < s->T && (uint64_t)f->port_off[n] * s->T >= (uint64_t)(th + 1) * s->PS)
+    for (nf_node n = 0, th = 0; n < s->topo.n_sw; n++) {
+        while (th + 1 < s->n_threads &&
+               (uint64_t)f->port_off[n] * s->n_threads >= (uint64_t)(th + 1) * s->topo.n_sw_ports)
             th++;
-        s->own[n] = (uint8_t)th;
+        s->topo.owner[n] = (uint8_t)th;
     }
-    memset(s->pt, 0, (size_t)s->P * s->pstride);
+    memset(s->net.ports, 0, (size_t)s->topo.n_ports * s->net.port_stride);
     for (nf_node n = 0; n < f->n_nodes; n++)
         for (unsigned p = 1; p <= f->nports[n]; p++) {
             nf_gport g = nf_port_index(f, n, p);
-            port *pp = PT(s, g);
+            sim_port *pp = sim_port_at(s, g);
             pp->node = n;
             nf_node far = f->peer[g]; /* the owner of a CA is the owner of its switch */
-            if (far != NF_NONE && far >= s->S) far = f->peer[nf_port_index(f, far, 1)];
-            pp->peer_own = far != NF_NONE && far < s->S ? s->own[far] : 0;
+            if (far != NF_NONE && far >= s->topo.n_sw) far = f->peer[nf_port_index(f, far, 1)];
+            pp->peer_own = far != NF_NONE && far < s->topo.n_sw ? s->topo.owner[far] : 0;
             pp->back =
                 f->peer[g] == NF_NONE ? UINT32_MAX : nf_port_index(f, f->peer[g], f->peer_port[g]);
             pp->to_sw = f->peer[g] != NF_NONE && f->peer[g] < f->n_switches;
             nf_link l = f->port_link[g];
             if (l != NF_NONE) pp->lat = (uint8_t)link_latency(&c, f->link_cls[l]);
         }
-    for (uint32_t e = 0; e < 2 * s->E; e++)
-        s->nics[e].cur = NO_PKT;
-    if ((rc = r->init(&s->rctx, f, h, &c, diag))) goto fail;
-    if ((rc = t->init(&s->tctx, f, s->E, s->ep, c.seed, diag))) goto fail;
+    for (uint32_t e = 0; e < 2 * s->topo.n_ep; e++)
+        s->src.nics[e].cur = SIM_NO_PKT;
+    if ((rc = r->init(&s->routing_ctx, f, s->faults.link_state, h, &c, diag))) goto fail;
+    if ((rc = t->init(&s->traffic_ctx, f, s->topo.n_ep, s->topo.ep_ca, c.seed, diag))) goto fail;
     reset(s);
     *out = s;
     return NF_OK;
@@ -320,57 +361,61 @@ static uint32_t uf_find(uint32_t *uf, uint32_t x) {
 }
 
 /* Which endpoints the links can still join, for the packets that would otherwise wait for ever.
- * key[e] is the component of e's rail-0 switch over the switch-to-switch links that are up and
- * not marked in down (when given), or S + e when e's own rail-0 cable is down: two endpoints
- * are joined exactly when their keys are equal. A routing that knows which packets can no
+ * key[e] is the component of e's rail-0 switch over the switch-to-switch links that are up in
+ * state and not marked in down (when given), or n_sw + e when e's own rail-0 cable is down: two
+ * endpoints are joined exactly when their keys are equal. A routing that knows which packets can no
  * longer arrive (deliverable: ftable) drops them instead of letting them wait, so for it failed
- * links part nothing: every key is 0. uf has room for S entries. */
-static void cut_keys(const nf_sim *s, const uint8_t *down, uint32_t *uf, uint32_t *key) {
+ * links part nothing: every key is 0. uf has room for n_sw entries. */
+static void cut_keys(const nf_sim *s, const uint8_t *state, const uint8_t *down, uint32_t *uf,
+                     uint32_t *key) {
     const nf_fabric *f = s->f;
-    if (s->r->deliverable) {
-        memset(key, 0, (size_t)s->E * sizeof *key);
+    if (s->routing->deliverable) {
+        memset(key, 0, (size_t)s->topo.n_ep * sizeof *key);
         return;
     }
-    for (uint32_t i = 0; i < s->S; i++)
+    for (uint32_t i = 0; i < s->topo.n_sw; i++)
         uf[i] = i;
     for (nf_link l = 0; l < f->n_links; l++) {
         nf_node a = f->link_a[l], z = f->link_z[l];
-        if (a >= s->S || z >= s->S || f->link_state[l] != NF_LINK_UP || (down && down[l])) continue;
+        if (a >= s->topo.n_sw || z >= s->topo.n_sw || state[l] != NF_LINK_UP || (down && down[l]))
+            continue;
         a = uf_find(uf, a), z = uf_find(uf, z);
         if (a != z) uf[a > z ? a : z] = a < z ? a : z;
     }
-    for (uint32_t e = 0; e < s->E; e++) {
-        nf_link l = f->port_link[s->ep_g[(size_t)e * 2]];
-        bool up = f->link_state[l] == NF_LINK_UP && !(down && down[l]);
-        key[e] = up ? uf_find(uf, s->ep_sw[(size_t)e * 2]) : s->S + e;
+    for (uint32_t e = 0; e < s->topo.n_ep; e++) {
+        nf_link l = f->port_link[s->topo.ep_gport[(size_t)e * 2]];
+        bool up = state[l] == NF_LINK_UP && !(down && down[l]);
+        key[e] = up ? uf_find(uf, s->topo.ep_sw[(size_t)e * 2]) : s->topo.n_sw + e;
     }
 }
 
-/* Empties the network: every buffer, queue, event, packet; credits to full. */
+/* Empties the network: every buffer, queue, event, packet; credits to full; the link states
+ * the fabric's. */
 static void reset(nf_sim *s) {
-    s->any_down = false;
-    for (nf_gport g = 0; g < s->P; g++) {
-        port *p = PT(s, g);
+    s->faults.any_down = false;
+    memcpy(s->faults.link_state, s->f->link_state, s->f->n_links);
+    for (nf_gport g = 0; g < s->topo.n_ports; g++) {
+        sim_port *p = sim_port_at(s, g);
         /* downstream of g: a switch input buffer, or a NIC (never full) */
-        int32_t cr = p->to_sw ? (int32_t)s->B : INT32_MAX / 2;
-        memset(IV(s, p), 0, s->V * sizeof(ivc));
-        for (unsigned v = 0; v < s->V; v++)
-            OV(s, p)[v] = (ovc){.credits = cr, .busy = 0};
-        p->shcr = p->to_sw ? (int32_t)s->c.shared_flits : 0;
+        int32_t cr = p->to_sw ? (int32_t)s->net.buf_flits : INT32_MAX / 2;
+        memset(sim_ivcs(s, p), 0, s->net.n_vcs * sizeof(sim_ivc));
+        for (unsigned v = 0; v < s->net.n_vcs; v++)
+            sim_ovcs(s, p)[v] = (sim_ovc){.credits = cr, .busy = 0};
+        p->shcr = p->to_sw ? (int32_t)s->cfg.shared_flits : 0;
         p->occ = p->oq_count = p->oq_runs = p->oq_mid = p->link_flits = 0;
         p->rr_vc = p->rr_in = 0;
         nf_link l = s->f->port_link[g];
-        p->down = l != NF_NONE && s->f->link_state[l] != NF_LINK_UP;
-        s->any_down |= p->down;
+        p->down = l != NF_NONE && s->faults.link_state[l] != NF_LINK_UP;
+        s->faults.any_down |= p->down;
     }
-    memset(s->acc, 0, (size_t)s->S * sizeof *s->acc);
-    memset(s->imask, 0, (size_t)s->S * sizeof *s->imask);
-    memset(s->omask, 0, (size_t)s->S * sizeof *s->omask);
-    memset(s->active, 0, s->S);
-    for (unsigned t = 0; t < s->T; t++) {
-        worker *w = &s->wk[t];
-        for (unsigned d = 0; d < s->T; d++)
-            for (uint32_t i = 0; i <= s->wmask; i++)
+    memset(s->net.xbar_credit, 0, (size_t)s->topo.n_sw * sizeof *s->net.xbar_credit);
+    memset(s->net.in_mask, 0, (size_t)s->topo.n_sw * sizeof *s->net.in_mask);
+    memset(s->net.out_mask, 0, (size_t)s->topo.n_sw * sizeof *s->net.out_mask);
+    memset(s->net.active, 0, s->topo.n_sw);
+    for (unsigned t = 0; t < s->n_threads; t++) {
+        sim_worker *w = &s->workers[t];
+        for (unsigned d = 0; d < s->n_threads; d++)
+            for (uint32_t i = 0; i <= s->net.wheel_mask; i++)
                 w->wheel[d][i].n = 0;
         w->n_act = w->n_nic_act = 0;
         w->n_freed = w->n_sarr = w->n_stash = 0; /* (every packet id is free again) */
@@ -380,36 +425,38 @@ static void reset(nf_sim *s) {
         w->dropped = w->dropped_pkts = w->dropped_meas = 0;
         w->moved = w->rc = 0;
     }
-    memset(s->nic_on, 0, 2 * (size_t)s->E);
-    if (s->snap) memset(s->snap, 0, (size_t)s->PS * sizeof *s->snap);
-    for (uint32_t e = 0; e < 2 * s->E; e++) {
-        nic *n = &s->nics[e];
+    memset(s->src.nic_on, 0, 2 * (size_t)s->topo.n_ep);
+    if (s->net.snap) memset(s->net.snap, 0, (size_t)s->topo.n_sw_ports * sizeof *s->net.snap);
+    for (uint32_t e = 0; e < 2 * s->topo.n_ep; e++) {
+        sim_nic *n = &s->src.nics[e];
         n->q_head = n->q_count = 0;
-        n->cur = NO_PKT;
+        n->cur = SIM_NO_PKT;
         n->cur_sent = 0;
         n->burst_on = n->next_rail = 0;
     }
-    s->n_pk = s->n_free_pk = 0;
-    if (s->mc_left) {
-        memset(s->mc_left, 0, (size_t)s->PS * s->V * sizeof *s->mc_left);
+    s->pool.n = s->pool.n_free = 0;
+    if (s->mc.left) {
+        memset(s->mc.left, 0, (size_t)s->topo.n_sw_ports * s->net.n_vcs * sizeof *s->mc.left);
     }
-    s->now = s->injected = s->delivered = s->in_net = s->moved_at = s->flit_hops = 0;
-    s->unroutable = 0;
-    s->n_msg = 0;
-    s->win_lo = s->win_hi = UINT64_MAX;
-    s->gen_flits = s->acc_flits = s->meas_left = s->hops_sum = s->minimal = s->n_meas = 0;
-    s->lost_flits = s->excluded_msgs = 0;
-    s->dropped = s->dropped_pkts = 0;
-    s->next_fail = 0;
-    if (s->ep_cut) cut_keys(s, NULL, s->cut_uf, s->ep_cut);
-    nf__rng_seed(&s->rng, s->c.seed ^ 0x5eed5eed5eedULL);
+    s->now = s->tally.injected = s->tally.delivered = s->tally.in_net = s->tally.moved_at =
+        s->tally.flit_hops = 0;
+    s->tally.unroutable = 0;
+    s->meas.n_msg = 0;
+    s->meas.win_lo = s->meas.win_hi = UINT64_MAX;
+    s->meas.gen_flits = s->meas.acc_flits = s->meas.pkts_left = s->meas.hops_sum = s->meas.minimal =
+        s->meas.n_pkts = 0;
+    s->meas.lost_flits = s->meas.excluded_msgs = 0;
+    s->tally.dropped = s->tally.dropped_pkts = 0;
+    s->faults.next = 0;
+    if (s->meas.ep_cut) cut_keys(s, s->faults.link_state, NULL, s->meas.cut_uf, s->meas.ep_cut);
+    nf__rng_seed(&s->src.rng, s->cfg.seed ^ 0x5eed5eed5eedULL);
 }
 static uint64_t geometric(nf_sim *s, double p);
 
-/* Files Bernoulli source e under the cycle of its next message (modulo CAL: a slot also holds
- * sources due CAL or more cycles later, which stay in it until their turn). */
+/* Files Bernoulli source e under the cycle of its next message (modulo SIM_CAL_SLOTS: a slot also
+ * holds sources due SIM_CAL_SLOTS or more cycles later, which stay in it until their turn). */
 static int cal_put(nf_sim *s, uint32_t e) {
-    struct cal_slot *c = &s->cal[s->next_gen[e] & (CAL - 1)];
+    sim_cal_slot *c = &s->src.cal[s->src.next_gen[e] & (SIM_CAL_SLOTS - 1)];
     if (c->n == c->cap && NF_GROW(c->e, c->cap, c->n + 1)) return NF_ENOMEM;
     c->e[c->n++] = e;
     return NF_OK;
@@ -417,23 +464,24 @@ static int cal_put(nf_sim *s, uint32_t e) {
 
 int nf_sim_set_injection(nf_sim *s, const nf_sim_injection *inj) {
     if (!(inj->load >= 0 && inj->load <= 1)) return NF_EINVAL;
-    s->inj = *inj;
-    if (!s->inj.msg_pkts) s->inj.msg_pkts = 1;
-    if (s->inj.bursty && !(s->inj.burst_pkts >= 1)) s->inj.burst_pkts = 8;
-    s->pkt_rate = inj->load / s->c.pkt_flits;
-    double rate = s->pkt_rate / s->inj.msg_pkts;
-    for (uint32_t i = 0; i < CAL; i++)
-        s->cal[i].n = 0;
-    for (uint32_t e = 0; e < s->E; e++) { /* the first message of each Bernoulli source */
-        s->next_gen[e] = rate > 0 ? s->now + geometric(s, rate) - 1 : UINT64_MAX;
-        if (!s->inj.bursty && s->next_gen[e] != UINT64_MAX && cal_put(s, e)) return NF_ENOMEM;
+    s->src.inj = *inj;
+    if (!s->src.inj.msg_pkts) s->src.inj.msg_pkts = 1;
+    if (s->src.inj.bursty && !(s->src.inj.burst_pkts >= 1)) s->src.inj.burst_pkts = 8;
+    s->src.pkt_rate = inj->load / s->cfg.pkt_flits;
+    double rate = s->src.pkt_rate / s->src.inj.msg_pkts;
+    for (uint32_t i = 0; i < SIM_CAL_SLOTS; i++)
+        s->src.cal[i].n = 0;
+    for (uint32_t e = 0; e < s->topo.n_ep; e++) { /* the first message of each Bernoulli source */
+        s->src.next_gen[e] = rate > 0 ? s->now + geometric(s, rate) - 1 : UINT64_MAX;
+        if (!s->src.inj.bursty && s->src.next_gen[e] != UINT64_MAX && cal_put(s, e))
+            return NF_ENOMEM;
     }
     return NF_OK;
 }
 
 /* ---- injection ------------------------------------------------------------------------------ */
 
-static int nic_push(nic *n, uint32_t id) {
+static int nic_push(sim_nic *n, uint32_t id) {
     if (n->q_count == n->q_cap) {
         uint32_t cap = n->q_cap ? 2 * n->q_cap : 16;
         uint32_t *q = nf__malloc((size_t)cap * sizeof *q);
@@ -449,7 +497,7 @@ static int nic_push(nic *n, uint32_t id) {
     return NF_OK;
 }
 
-static double uniform01(nf_sim *s) { return (double)(nf__rng_next(&s->rng) >> 11) * 0x1p-53; }
+static double uniform01(nf_sim *s) { return (double)(nf__rng_next(&s->src.rng) >> 11) * 0x1p-53; }
 
 /* Bernoulli: a message starts with probability rate / msg_pkts per cycle. Bursty: an on/off
  * source; on, it sends a packet every cycle it can at full rate 1/pkt_flits; bursts last
@@ -462,19 +510,20 @@ static uint64_t geometric(nf_sim *s, double p) {
     return k > 1e15 ? (uint64_t)1e15 : (uint64_t)k + 1;
 }
 
-static bool want_message(nf_sim *s, nic *n) {
-    double rate = s->pkt_rate / s->inj.msg_pkts;
-    if (!s->inj.bursty) { /* Bernoulli, drawn as geometric gaps: one draw per message */
-        uint32_t e = (uint32_t)(n - s->nics) / 2;
-        if (rate <= 0 || s->next_gen[e] > s->now) return false;
-        s->next_gen[e] = s->now + geometric(s, rate);
+static bool want_message(nf_sim *s, sim_nic *n) {
+    double rate = s->src.pkt_rate / s->src.inj.msg_pkts;
+    if (!s->src.inj.bursty) { /* Bernoulli, drawn as geometric gaps: one draw per message */
+        uint32_t e = (uint32_t)(n - s->src.nics) / 2;
+        if (rate <= 0 || s->src.next_gen[e] > s->now) return false;
+        s->src.next_gen[e] = s->now + geometric(s, rate);
         return true;
     }
-    double full = 1.0 / s->c.pkt_flits / s->inj.msg_pkts; /* messages per cycle when on */
+    double full = 1.0 / s->cfg.pkt_flits / s->src.inj.msg_pkts; /* messages per cycle when on */
     if (rate <= 0) return false;
     if (rate >= full) return uniform01(s) < full;
-    double p_off = 1.0 / s->inj.burst_pkts * s->inj.msg_pkts; /* leave a burst after a message */
-    double p_on = p_off * full * rate / (full - rate);        /* on:off = rate:(full - rate) */
+    double p_off =
+        1.0 / s->src.inj.burst_pkts * s->src.inj.msg_pkts; /* leave a burst after a message */
+    double p_on = p_off * full * rate / (full - rate);     /* on:off = rate:(full - rate) */
     if (!n->burst_on) n->burst_on = uniform01(s) < p_on;
     if (!n->burst_on) return false;
     if (uniform01(s) < full) {
@@ -487,85 +536,88 @@ static bool want_message(nf_sim *s, nic *n) {
 /* A message from endpoint e: its packets into the queue of one rail, the next in turn when both
  * ends have two (the rail is the message descriptor's), to the destination's port on it. */
 static int generate(nf_sim *s, uint32_t e) {
-    nic *n0 = &s->nics[(size_t)e * 2];
+    sim_nic *n0 = &s->src.nics[(size_t)e * 2];
     if (!want_message(s, n0)) return NF_OK;
-    uint32_t dst = s->t->dest(s->tctx, e, rnd64, &s->rng);
-    if (dst >= s->E || dst == e) return NF_OK; /* a pattern with no partner for e */
-    if (s->c.exclude_unroutable &&
-        (s->ep_cut[e] != s->ep_cut[dst] ||
-         nf_hops_sw(s->h, s->ep_sw[(size_t)e * 2], s->ep_sw[(size_t)dst * 2]) == NF_HOPS_INF)) {
-        if (s->now >= s->win_lo && s->now < s->win_hi) s->excluded_msgs++;
+    uint32_t dst = s->traffic->dest(s->traffic_ctx, e, rnd64, &s->src.rng);
+    if (dst >= s->topo.n_ep || dst == e) return NF_OK; /* a pattern with no partner for e */
+    if (s->cfg.exclude_unroutable && (s->meas.ep_cut[e] != s->meas.ep_cut[dst] ||
+                                      nf_hops_sw(s->h, s->topo.ep_sw[(size_t)e * 2],
+                                                 s->topo.ep_sw[(size_t)dst * 2]) == NF_HOPS_INF)) {
+        if (s->now >= s->meas.win_lo && s->now < s->meas.win_hi) s->meas.excluded_msgs++;
         return NF_OK;
     }
     unsigned rail = 0, rails = 1;
-    if (s->ep_rails[e] == 2 && s->ep_rails[dst] == 2) {
+    if (s->topo.ep_rails[e] == 2 && s->topo.ep_rails[dst] == 2) {
         rail = n0->next_rail;
         n0->next_rail ^= 1;
         rails = 2;
     }
-    bool meas = s->now >= s->win_lo && s->now < s->win_hi;
-    if (s->r->deliverable && s->any_down) { /* a rail with a way, else the message is lost */
+    bool meas = s->now >= s->meas.win_lo && s->now < s->meas.win_hi;
+    if (s->routing->deliverable &&
+        s->faults.any_down) { /* a rail with a way, else the message is lost */
         unsigned k = 0;
-        while (k < rails && !s->r->deliverable(s->rctx, s->ep_sw[(size_t)e * 2 + rail], s->ep[dst]))
+        while (k < rails &&
+               !s->routing->deliverable(s->routing_ctx, s->topo.ep_sw[(size_t)e * 2 + rail],
+                                        s->topo.ep_ca[dst]))
             rail ^= 1, k++;
         if (k == rails) {
-            if (meas) s->lost_flits += (uint64_t)s->inj.msg_pkts * s->c.pkt_flits;
+            if (meas) s->meas.lost_flits += (uint64_t)s->src.inj.msg_pkts * s->cfg.pkt_flits;
             return NF_OK;
         }
     }
     size_t src_k = (size_t)e * 2 + rail, dst_k = (size_t)dst * 2 + rail;
-    nic *n = &s->nics[src_k];
+    sim_nic *n = &s->src.nics[src_k];
     uint32_t msg = UINT32_MAX;
-    if (meas && s->inj.msg_pkts > 1) { /* (one-packet messages: their packets' figures) */
-        if (NF_GROW(s->msg_left, s->cap_msg, s->n_msg + 1)) return NF_ENOMEM;
-        if (NF_GROW(s->msg_t0, s->cap_t0, s->n_msg + 1)) return NF_ENOMEM;
-        msg = (uint32_t)s->n_msg++;
-        s->msg_left[msg] = s->inj.msg_pkts;
-        s->msg_t0[msg] = s->now;
+    if (meas && s->src.inj.msg_pkts > 1) { /* (one-packet messages: their packets' figures) */
+        if (NF_GROW(s->meas.msg_left, s->meas.cap_msg, s->meas.n_msg + 1)) return NF_ENOMEM;
+        if (NF_GROW(s->meas.msg_t0, s->meas.cap_t0, s->meas.n_msg + 1)) return NF_ENOMEM;
+        msg = (uint32_t)s->meas.n_msg++;
+        s->meas.msg_left[msg] = s->src.inj.msg_pkts;
+        s->meas.msg_t0[msg] = s->now;
     }
-    for (unsigned k = 0; k < s->inj.msg_pkts; k++) {
+    for (unsigned k = 0; k < s->src.inj.msg_pkts; k++) {
         uint32_t id = new_pkt(s);
-        if (id == NO_PKT) return NF_ENOMEM;
-        s->pk[id] = (pkt){.src_sw = s->ep_sw[src_k],
-                          .dst_ca = s->ep[dst],
-                          .dst_sw = s->ep_sw[dst_k],
-                          .dst_port = s->ep_port[dst_k],
-                          .t_create = s->now,
-                          .msg = msg,
-                          .salt = (uint32_t)nf__rng_next(&s->rng),
-                          .flags = meas ? PK_MEASURED : 0};
+        if (id == SIM_NO_PKT) return NF_ENOMEM;
+        s->pool.pkts[id] = (sim_pkt){.src_sw = s->topo.ep_sw[src_k],
+                                     .dst_ca = s->topo.ep_ca[dst],
+                                     .dst_sw = s->topo.ep_sw[dst_k],
+                                     .dst_port = s->topo.ep_port[dst_k],
+                                     .t_create = s->now,
+                                     .msg = msg,
+                                     .salt = (uint32_t)nf__rng_next(&s->src.rng),
+                                     .flags = meas ? SIM_PK_MEASURED : 0};
         if (meas) {
-            s->gen_flits += s->c.pkt_flits;
-            s->meas_left++;
+            s->meas.gen_flits += s->cfg.pkt_flits;
+            s->meas.pkts_left++;
         }
         if (nic_push(n, id)) return NF_ENOMEM;
     }
-    if (!s->nic_on[src_k]) { /* to the list of sending NICs of the CA's owner */
-        worker *wk = &s->wk[s->own[s->ep_sw[(size_t)e * 2]]];
-        s->nic_on[src_k] = 1;
+    if (!s->src.nic_on[src_k]) { /* to the list of sending NICs of the CA's owner */
+        sim_worker *wk = &s->workers[s->topo.owner[s->topo.ep_sw[(size_t)e * 2]]];
+        s->src.nic_on[src_k] = 1;
         wk->nic_act[wk->n_nic_act++] = (uint32_t)src_k;
     }
     return NF_OK;
 }
 
-nf__script **nf__sim_script_slot(nf_sim *s) { return &s->script; }
-
-uint64_t nf__sim_now(const nf_sim *s) { return s->now; }
-const nf_sim_config *nf__sim_config(const nf_sim *s) { return &s->c; }
-bool nf__sim_two_rails(const nf_sim *s, uint32_t e) { return e < s->E && s->ep_rails[e] == 2; }
-uint32_t nf_sim_endpoints(const nf_sim *s) { return s->E; }
-nf_node nf_sim_endpoint_ca(const nf_sim *s, uint32_t e) { return e < s->E ? s->ep[e] : NF_NONE; }
-
-/* Flits a NIC rail still has to send: queued packets and what is left of the current one. */
-static uint64_t nic_backlog(const nf_sim *s, const nic *n) {
-    return (uint64_t)n->q_count * s->c.pkt_flits +
-           (n->cur != NO_PKT ? s->c.pkt_flits - n->cur_sent : 0);
+const nf_sim_config *nf__sim_config(const nf_sim *s) { return &s->cfg; }
+uint32_t nf_sim_endpoints(const nf_sim *s) { return s->topo.n_ep; }
+nf_node nf_sim_endpoint_ca(const nf_sim *s, uint32_t e) {
+    return e < s->topo.n_ep ? s->topo.ep_ca[e] : NF_NONE;
 }
 
-int nf__sim_emit(nf_sim *s, uint32_t from, uint32_t to, nf_sim_rail_mode mode, uint32_t npkts,
-                 uint32_t tag, uint32_t group) {
-    bool two = s->ep_rails[from] == 2 && s->ep_rails[to] == 2;
-    nic *n0 = &s->nics[(size_t)from * 2];
+/* Flits a NIC rail still has to send: queued packets and what is left of the current one. */
+static uint64_t nic_backlog(const nf_sim *s, const sim_nic *n) {
+    return (uint64_t)n->q_count * s->cfg.pkt_flits +
+           (n->cur != SIM_NO_PKT ? s->cfg.pkt_flits - n->cur_sent : 0);
+}
+
+/* A script's send: npkts packets of message `tag` from endpoint `from` to `to` into from's NIC
+ * now (rail by mode, per packet when dynamic); group: UINT32_MAX for unicast. */
+static int emit(nf_sim *s, uint32_t from, uint32_t to, nf_sim_rail_mode mode, uint32_t npkts,
+                uint32_t tag, uint32_t group) {
+    bool two = s->topo.ep_rails[from] == 2 && s->topo.ep_rails[to] == 2;
+    sim_nic *n0 = &s->src.nics[(size_t)from * 2];
     for (uint32_t k = 0; k < npkts; k++) {
         unsigned rail = 0;
         if (two && mode == NF_SIM_RAIL1) rail = 1;
@@ -576,19 +628,20 @@ int nf__sim_emit(nf_sim *s, uint32_t from, uint32_t to, nf_sim_rail_mode mode, u
         }
         size_t src_k = (size_t)from * 2 + rail, dst_k = (size_t)to * 2 + rail;
         uint32_t id = new_pkt(s);
-        if (id == NO_PKT) return NF_ENOMEM;
-        s->pk[id] = (pkt){.src_sw = s->ep_sw[src_k],
-                          .dst_ca = s->ep[to],
-                          .dst_sw = s->ep_sw[dst_k],
-                          .dst_port = s->ep_port[dst_k],
-                          .t_create = s->now,
-                          .msg = NF__SCRIPT_TAG | tag,
-                          .salt = (uint32_t)nf__rng_next(&s->rng)};
-        if (group != UINT32_MAX) s->pk[id].mgroup = group, s->pk[id].flags = PK_MCAST;
-        if (nic_push(&s->nics[src_k], id)) return NF_ENOMEM;
-        if (!s->nic_on[src_k]) {
-            worker *wk = &s->wk[s->own[s->ep_sw[(size_t)from * 2]]];
-            s->nic_on[src_k] = 1;
+        if (id == SIM_NO_PKT) return NF_ENOMEM;
+        s->pool.pkts[id] = (sim_pkt){.src_sw = s->topo.ep_sw[src_k],
+                                     .dst_ca = s->topo.ep_ca[to],
+                                     .dst_sw = s->topo.ep_sw[dst_k],
+                                     .dst_port = s->topo.ep_port[dst_k],
+                                     .t_create = s->now,
+                                     .msg = NF__SCRIPT_TAG | tag,
+                                     .salt = (uint32_t)nf__rng_next(&s->src.rng)};
+        if (group != UINT32_MAX)
+            s->pool.pkts[id].mgroup = group, s->pool.pkts[id].flags = SIM_PK_MCAST;
+        if (nic_push(&s->src.nics[src_k], id)) return NF_ENOMEM;
+        if (!s->src.nic_on[src_k]) {
+            sim_worker *wk = &s->workers[s->topo.owner[s->topo.ep_sw[(size_t)from * 2]]];
+            s->src.nic_on[src_k] = 1;
             wk->nic_act[wk->n_nic_act++] = (uint32_t)src_k;
         }
     }
@@ -597,18 +650,18 @@ int nf__sim_emit(nf_sim *s, uint32_t from, uint32_t to, nf_sim_rail_mode mode, u
 
 /* A NIC's rail k (endpoint * 2 + rail) sends at most one flit a cycle into its switch's input
  * port: a packet starts only on a VC (0..inj_vc_hi) with room for all of it. */
-static int nic_send(nf_sim *s, worker *wk, uint32_t k) {
-    nic *n = &s->nics[k];
-    port *p = PT(s, s->ep_g[k]);
-    ovc *ov = OV(s, p);
-    if (n->cur == NO_PKT) {
+static int nic_send(nf_sim *s, sim_worker *wk, uint32_t k) {
+    sim_nic *n = &s->src.nics[k];
+    sim_port *p = sim_port_at(s, s->topo.ep_gport[k]);
+    sim_ovc *ov = sim_ovcs(s, p);
+    if (n->cur == SIM_NO_PKT) {
         if (!n->q_count) return NF_OK;
-        unsigned hi = s->r->inj_vc_hi(s->rctx);
-        if (hi >= s->V) hi = s->V - 1;
+        unsigned hi = s->routing->inj_vc_hi(s->routing_ctx);
+        if (hi >= s->net.n_vcs) hi = s->net.n_vcs - 1;
         int best = -1;
         for (unsigned v = 0; v <= hi; v++)
-            if (!ov[v].busy && room(s, p, v) >= (int32_t)s->c.pkt_flits &&
-                (best < 0 || room(s, p, v) > room(s, p, (unsigned)best)))
+            if (!ov[v].busy && sim_room(s, p, v) >= (int32_t)s->cfg.pkt_flits &&
+                (best < 0 || sim_room(s, p, v) > sim_room(s, p, (unsigned)best)))
                 best = (int)v;
         if (best < 0) return NF_OK;
         n->cur = n->q[n->q_head];
@@ -617,23 +670,24 @@ static int nic_send(nf_sim *s, worker *wk, uint32_t k) {
         n->cur_sent = 0;
         n->cur_vc = (uint8_t)best;
         ov[best].busy = 1;
-        s->pk[n->cur].t_inject = s->now;
+        s->pool.pkts[n->cur].t_inject = s->now;
     }
-    if (room(s, p, n->cur_vc) <= 0) return NF_OK;
-    bool shared = take_credit(s, p, n->cur_vc);
-    bool tail = ++n->cur_sent == s->c.pkt_flits;
-    event ev = {.port = p->back,
-                .pkt = n->cur,
-                .vc = n->cur_vc,
-                .flags = (uint8_t)((tail ? FL_TAIL : 0) | (n->cur_sent == 1 ? FL_HEAD : 0) |
-                                   (shared ? FL_SHARED : 0))};
-    int rc = push_event(s, wk, p->peer_own, s->now + p->lat, ev);
+    if (sim_room(s, p, n->cur_vc) <= 0) return NF_OK;
+    bool shared = sim_take_credit(s, p, n->cur_vc);
+    bool tail = ++n->cur_sent == s->cfg.pkt_flits;
+    sim_event ev = {.port = p->back,
+                    .pkt = n->cur,
+                    .vc = n->cur_vc,
+                    .flags =
+                        (uint8_t)((tail ? SIM_FL_TAIL : 0) | (n->cur_sent == 1 ? SIM_FL_HEAD : 0) |
+                                  (shared ? SIM_FL_SHARED : 0))};
+    int rc = sim_push_event(s, wk, p->peer_own, s->now + p->lat, ev);
     if (rc) return rc;
     wk->injected++;
     wk->moved = 1;
     if (tail) {
         ov[n->cur_vc].busy = 0;
-        n->cur = NO_PKT;
+        n->cur = SIM_NO_PKT;
     }
     return NF_OK;
 }
@@ -643,31 +697,31 @@ static int nic_send(nf_sim *s, worker *wk, uint32_t k) {
 /* A flit reaches its NIC (flits of a packet arrive in order: its tail completes it); with its
  * packet's last, the packet's figures are taken. NF_ENOMEM when a latency sample cannot be kept
  * (the run fails rather than report figures without it). */
-static int deliver(nf_sim *s, worker *wk, uint32_t id, bool tail, nf_node ca) {
+static int deliver(nf_sim *s, sim_worker *wk, uint32_t id, bool tail, nf_node ca) {
     wk->delivered++;
-    if (s->now >= s->win_lo && s->now < s->win_hi) wk->acc_flits++;
+    if (s->now >= s->meas.win_lo && s->now < s->meas.win_hi) wk->acc_flits++;
     if (!tail) return NF_OK;
-    pkt *p = &s->pk[id];
+    sim_pkt *p = &s->pool.pkts[id];
     bool counts = true; /* a multicast copy counts at its group's members only (a shared tree
                          * floods other groups' endpoints too) */
-    if (p->flags & PK_MCAST) {
-        counts = nf__sim_is_member(s, p->mgroup, s->ep_of[ca]);
+    if (p->flags & SIM_PK_MCAST) {
+        counts = nf__sim_is_member(s, p->mgroup, s->topo.ca_ep[ca]);
     }
     if (counts && p->msg != UINT32_MAX && (p->msg & NF__SCRIPT_TAG)) {
         if (wk->n_sarr == wk->cap_sarr && NF_GROW(wk->sarr, wk->cap_sarr, wk->n_sarr + 1))
             return NF_ENOMEM;
         wk->sarr[wk->n_sarr++] = p->msg & ~NF__SCRIPT_TAG;
     }
-    if (p->flags & PK_MEASURED) {
+    if (p->flags & SIM_PK_MEASURED) {
         if (sample(&wk->lat, s->now - p->t_create) || sample(&wk->nlat, s->now - p->t_inject))
             return NF_ENOMEM;
         wk->hops_sum += p->hops;
-        wk->minimal += s->r->marks_nonmin ? !(p->rs & NF__RS_NONMIN)
-                                          : p->hops == nf_hops_sw(s->h, p->src_sw, p->dst_sw);
+        wk->minimal += s->routing->marks_nonmin ? !(p->rs & NF__RS_NONMIN)
+                                                : p->hops == nf_hops_sw(s->h, p->src_sw, p->dst_sw);
         wk->n_meas++;
         /* a message's packets all reach one endpoint, so one thread counts it down */
-        if (p->msg != UINT32_MAX && --s->msg_left[p->msg] == 0 &&
-            sample(&wk->mlat, s->now - s->msg_t0[p->msg]))
+        if (p->msg != UINT32_MAX && --s->meas.msg_left[p->msg] == 0 &&
+            sample(&wk->mlat, s->now - s->meas.msg_t0[p->msg]))
             return NF_ENOMEM;
     }
     if (wk->n_freed == wk->cap_freed && NF_GROW(wk->freed, wk->cap_freed, wk->n_freed + 1))
@@ -676,55 +730,57 @@ static int deliver(nf_sim *s, worker *wk, uint32_t id, bool tail, nf_node ca) {
     return NF_OK;
 }
 
-static int apply_slot(nf_sim *s, worker *wk, wheel_slot *w);
+static int apply_slot(nf_sim *s, sim_worker *wk, sim_wheel_slot *w);
 
 /* Applies this cycle's events for thread t's ports, from every thread's wheel in thread order. */
 static int apply_events(nf_sim *s, unsigned t) {
-    for (unsigned src = 0; src < s->T; src++) {
-        int rc = apply_slot(s, &s->wk[t], &s->wk[src].wheel[t][s->now & s->wmask]);
+    for (unsigned src = 0; src < s->n_threads; src++) {
+        int rc =
+            apply_slot(s, &s->workers[t], &s->workers[src].wheel[t][s->now & s->net.wheel_mask]);
         if (rc) return rc;
     }
     return NF_OK;
 }
 
-static int apply_slot(nf_sim *s, worker *wk, wheel_slot *w) {
+static int apply_slot(nf_sim *s, sim_worker *wk, sim_wheel_slot *w) {
     const nf_gport *port_off = s->f->port_off;
     for (size_t i = 0; i < w->n; i++) {
-        event e = w->ev[i];
+        sim_event e = w->ev[i];
         if (i + 16 < w->n) { /* the records are scattered over the fabric: fetch ahead */
-            const char *ahead = (const char *)PT(s, w->ev[i + 16].port);
+            const char *ahead = (const char *)sim_port_at(s, w->ev[i + 16].port);
             __builtin_prefetch(ahead, 1);
             __builtin_prefetch(ahead + 64, 1);
         }
-        port *p = PT(s, e.port);
+        sim_port *p = sim_port_at(s, e.port);
         nf_node n = p->node;
-        if (e.pkt == NO_PKT) { /* a credit for output e.port, VC e.vc */
+        if (e.pkt == SIM_NO_PKT) { /* a credit for output e.port, VC e.vc */
             if (e.flags & 1)
                 p->shcr++;
             else
-                OV(s, p)[e.vc].credits++;
-            if (n < s->S) wake(s, wk, n);
+                sim_ovcs(s, p)[e.vc].credits++;
+            if (n < s->topo.n_sw) wake(s, wk, n);
             continue;
         }
-        if (n >= s->S) { /* arrived at a NIC: consumed at once */
-            int rc = deliver(s, wk, e.pkt, e.flags & FL_TAIL, n);
+        if (n >= s->topo.n_sw) { /* arrived at a NIC: consumed at once */
+            int rc = deliver(s, wk, e.pkt, e.flags & SIM_FL_TAIL, n);
             if (rc) return rc;
             continue;
         }
-        ivc *v = &IV(s, p)[e.vc];
-        if (e.flags & FL_HEAD || !v->qn) {
-            qent *q = s->qe + vix(s, e.port, e.vc) * s->QE;
+        sim_ivc *v = &sim_ivcs(s, p)[e.vc];
+        if (e.flags & SIM_FL_HEAD || !v->qn) {
+            sim_qent *q = s->net.rings + sim_vc_ix(s, e.port, e.vc) * s->net.ring_cap;
             uint32_t at = v->head + v->qn;
-            q[at >= s->QE ? at - s->QE : at] = (qent){.pkt = e.pkt, .t_arrive = (uint32_t)s->now};
+            q[at >= s->net.ring_cap ? at - s->net.ring_cap : at] =
+                (sim_qent){.pkt = e.pkt, .t_arrive = (uint32_t)s->now};
             if (v->qn++ == 0) {
                 v->head_pkt = e.pkt;
                 v->out = 0;
             }
         }
-        if (e.flags & FL_HEAD && v->count == 0) /* at the head now */
-            v->ready_at = (uint32_t)(s->now + s->c.router_delay);
-        if (p->occ++ == 0) s->imask[n] |= 1ULL << (e.port - port_off[n]);
-        if (e.flags & FL_SHARED) v->sh++;
+        if (e.flags & SIM_FL_HEAD && v->count == 0) /* at the head now */
+            v->ready_at = (uint32_t)(s->now + s->cfg.router_delay);
+        if (p->occ++ == 0) s->net.in_mask[n] |= 1ULL << (e.port - port_off[n]);
+        if (e.flags & SIM_FL_SHARED) v->sh++;
         v->count++;
         wake(s, wk, n);
     }
@@ -741,33 +797,33 @@ typedef struct sim_view {
     nf_gport g0;
 } sim_view;
 
-static uint32_t port_occupancy(const nf_sim *s, port *p) {
+static uint32_t port_occupancy(const nf_sim *s, sim_port *p) {
     int64_t q = p->oq_count;
     if (p->to_sw) {
-        for (unsigned c = 0; c < s->V; c++)
-            q += (int64_t)s->B - OV(s, p)[c].credits;
-        q += (int64_t)s->c.shared_flits - p->shcr;
+        for (unsigned c = 0; c < s->net.n_vcs; c++)
+            q += (int64_t)s->net.buf_flits - sim_ovcs(s, p)[c].credits;
+        q += (int64_t)s->cfg.shared_flits - p->shcr;
     }
     return q < 0 ? 0 : (uint32_t)q;
 }
 
 static uint32_t occupancy(const nf__sim_view *v, unsigned pno) {
     const nf_sim *s = v->sim;
-    return port_occupancy(s, PT(s, ((const sim_view *)(const void *)v)->g0 + pno - 1));
+    return port_occupancy(s, sim_port_at(s, ((const sim_view *)(const void *)v)->g0 + pno - 1));
 }
 
 static uint32_t remote(const nf__sim_view *v, nf_node sw, unsigned pno) {
     const nf_sim *s = v->sim;
-    return s->snap ? s->snap[nf_port_index(s->f, sw, pno)] : 0;
+    return s->net.snap ? s->net.snap[nf_port_index(s->f, sw, pno)] : 0;
 }
 
 /* After a cycle's routers, the snapshot of the ones thread t ran (the others did not change). */
 static void snap_phase(nf_sim *s, unsigned t) {
-    worker *wk = &s->wk[t];
+    sim_worker *wk = &s->workers[t];
     for (uint32_t i = 0; i < wk->n_ran; i++) {
         nf_node sw = wk->ran[i];
         for (nf_gport g = s->f->port_off[sw]; g < s->f->port_off[sw + 1]; g++)
-            s->snap[g] = port_occupancy(s, PT(s, g));
+            s->net.snap[g] = port_occupancy(s, sim_port_at(s, g));
     }
 }
 
@@ -775,35 +831,23 @@ static void snap_phase(nf_sim *s, unsigned t) {
  * routing's candidates (or the ejection port at the destination switch), the first free VC with
  * room for the whole packet, deterministically the first candidate that has one, adaptively the
  * one with the most credits. */
-/* The head flit of input VC v of port gi has left (crossed, or been discarded): its slot is
- * free and its credit leaves upstream, shared slots given back first. */
-static inline int free_slot(nf_sim *s, worker *b, nf_node sw, nf_gport gi, unsigned v) {
-    port *pi = PT(s, gi);
-    ivc *iv = &IV(s, pi)[v];
-    iv->count--;
-    if (--pi->occ == 0) s->imask[sw] &= ~(1ULL << (gi - s->f->port_off[sw]));
-    uint8_t kind = iv->sh ? 1 : 0;
-    if (kind) iv->sh--;
-    return push_event(s, b, pi->peer_own, s->now + s->c.credit_delay + pi->lat,
-                      (event){.port = pi->back, .pkt = NO_PKT, .vc = (uint8_t)v, .flags = kind});
-}
-
-static void allocate_vc(nf_sim *s, worker *b, nf_node sw, nf_gport gi, port *pi, unsigned in_port,
-                        unsigned v) {
-    ivc *civ = &IV(s, pi)[v];
-    pkt *p = &s->pk[civ->head_pkt];
-    if (p->flags & PK_MCAST) {
+static void allocate_vc(nf_sim *s, sim_worker *b, nf_node sw, nf_gport gi, sim_port *pi,
+                        unsigned in_port, unsigned v) {
+    sim_ivc *civ = &sim_ivcs(s, pi)[v];
+    sim_pkt *p = &s->pool.pkts[civ->head_pkt];
+    if (p->flags & SIM_PK_MCAST) {
         nf__sim_allocate_mc(s, b, sw, gi, pi, in_port, v);
         return;
     }
     nf_sim_cand buf[NF_SIM_MAX_RADIX];
-    nf_sim_cand *cached = s->cands + vix(s, gi, v) * CACHE_CANDS;
+    nf_sim_cand *cached = s->net.cands + sim_vc_ix(s, gi, v) * SIM_CACHE_CANDS;
     const nf_sim_cand *cand = cached;
     unsigned nc = civ->ncand;
     nf_gport g0 = s->f->port_off[sw];
-    if (nc == 0 || nc > CACHE_CANDS) { /* route (once per packet and router, when it fits) */
+    if (nc == 0 || nc > SIM_CACHE_CANDS) { /* route (once per packet and router, when it fits) */
         if (p->dst_sw == sw) {
-            buf[0] = (nf_sim_cand){.port = p->dst_port, .vc_lo = 0, .vc_hi = (uint8_t)(s->V - 1)};
+            buf[0] = (nf_sim_cand){
+                .port = p->dst_port, .vc_lo = 0, .vc_hi = (uint8_t)(s->net.n_vcs - 1)};
             nc = 1;
         } else {
             sim_view view = {.v = {.occupancy = occupancy, .remote = remote, .sim = s, .sw = sw},
@@ -813,153 +857,115 @@ static void allocate_vc(nf_sim *s, worker *b, nf_node sw, nf_gport gi, port *pi,
                               .salt = p->salt,
                               .rs = &p->rs,
                               .view = &view.v};
-            nc = s->r->route(s->rctx, sw, in_port, v, p->hops, &rp, buf, NF_SIM_MAX_RADIX);
+            nc = s->routing->route(s->routing_ctx, sw, in_port, v, p->hops, &rp, buf,
+                                   NF_SIM_MAX_RADIX);
             if (nc == 0) b->unroutable++;
-            if (nc == 0 && s->r->deliverable) { /* a link failed under it: discard it here */
-                civ->out_port = DROP_PORT;
+            if (nc == 0 && s->routing->deliverable) { /* a link failed under it: discard it here */
+                civ->out_port = SIM_DROP_PORT;
                 return;
             }
         }
         cand = buf;
-        if (nc && nc <= CACHE_CANDS) {
+        if (nc && nc <= SIM_CACHE_CANDS) {
             memcpy(cached, buf, nc * sizeof *buf);
             civ->ncand = (uint8_t)nc;
         } else if (nc) {
-            civ->ncand = CACHE_CANDS + 1;
+            civ->ncand = SIM_CACHE_CANDS + 1;
         }
     }
     int32_t best_cr = -1;
     unsigned best_port = 0, best_vc = 0;
     bool failed = false;
     for (unsigned k = 0; k < nc; k++) {
-        port *po = PT(s, g0 + cand[k].port - 1);
+        sim_port *po = sim_port_at(s, g0 + cand[k].port - 1);
         if (po->down) { /* failed: the next */
             failed = true;
             continue;
         }
-        const ovc *ov = OV(s, po);
-        unsigned hi = cand[k].vc_hi < s->V ? cand[k].vc_hi : s->V - 1;
+        const sim_ovc *ov = sim_ovcs(s, po);
+        unsigned hi = cand[k].vc_hi < s->net.n_vcs ? cand[k].vc_hi : s->net.n_vcs - 1;
         for (unsigned vc = cand[k].vc_lo; vc <= hi; vc++) {
-            int32_t r = room(s, po, vc);
-            if (ov[vc].busy || r < (int32_t)s->c.pkt_flits) continue;
+            int32_t r = sim_room(s, po, vc);
+            if (ov[vc].busy || r < (int32_t)s->cfg.pkt_flits) continue;
             if (r > best_cr) {
                 best_cr = r;
                 best_port = cand[k].port;
                 best_vc = vc;
             }
-            if (!s->c.adaptive) break;
+            if (!s->cfg.adaptive) break;
         }
-        if (best_port && !s->c.adaptive) break;
+        if (best_port && !s->cfg.adaptive) break;
     }
     if (!best_port) {
         /* a cached way has failed since: a routing that can tell asks again next time */
-        if (failed && s->r->deliverable) civ->ncand = 0;
+        if (failed && s->routing->deliverable) civ->ncand = 0;
         return;
     }
     civ->out_port = (uint8_t)best_port;
     civ->out_vc = (uint8_t)best_vc;
-    port *po = PT(s, g0 + best_port - 1);
-    OV(s, po)[best_vc].busy = 1;
+    sim_port *po = sim_port_at(s, g0 + best_port - 1);
+    sim_ovcs(s, po)[best_vc].busy = 1;
     if (po->to_sw) p->hops++;
 }
 
-/* Appends a flit to output go's queue: to the last run when it continues it, else as a run. */
-static inline void oq_push(nf_sim *s, port *po, nf_gport go, uint32_t id, uint8_t vc,
-                           uint8_t flags) {
-    po->oq_count++;
-    run *last = po->oq_runs == 0 ? NULL : po->oq_runs == 1 ? &po->hd : &po->tl;
-    if (last && last->pkt == id && !(last->flags & FL_TAIL) &&
-        (last->flags & FL_SHARED) == (flags & FL_SHARED) && last->n < 0xFFFF) {
-        last->n++;
-        last->flags |= flags & FL_TAIL;
-        return;
-    }
-    run r = {.pkt = id, .vc = vc, .flags = flags, .n = 1};
-    if (po->oq_runs == 0) {
-        po->hd = r;
-    } else if (po->oq_runs == 1) {
-        po->tl = r;
-    } else {
-        uint32_t at = po->oq_mid + po->oq_runs - 2;
-        s->oq[(size_t)go * s->O + (at >= s->O ? at - s->O : at)] = po->tl;
-        po->tl = r;
-    }
-    po->oq_runs++;
-}
-
 /* Takes the first flit of output go's queue (not empty) as the event that carries it on. */
-static event oq_pop(nf_sim *s, port *po, nf_gport go) {
-    run *h = &po->hd;
-    event e = {.port = po->back,
-               .pkt = h->pkt,
-               .vc = h->vc,
-               .flags = (uint8_t)((h->flags & (FL_HEAD | FL_SHARED)) |
-                                  (h->n == 1 ? h->flags & FL_TAIL : 0))};
-    h->flags &= (uint8_t)~FL_HEAD;
+static sim_event oq_pop(nf_sim *s, sim_port *po, nf_gport go) {
+    sim_run *h = &po->hd;
+    sim_event e = {.port = po->back,
+                   .pkt = h->pkt,
+                   .vc = h->vc,
+                   .flags = (uint8_t)((h->flags & (SIM_FL_HEAD | SIM_FL_SHARED)) |
+                                      (h->n == 1 ? h->flags & SIM_FL_TAIL : 0))};
+    h->flags &= (uint8_t)~SIM_FL_HEAD;
     po->oq_count--;
     if (--h->n) return e;
     if (--po->oq_runs == 1) {
         po->hd = po->tl;
     } else if (po->oq_runs > 1) {
-        po->hd = s->oq[(size_t)go * s->O + po->oq_mid];
-        po->oq_mid = po->oq_mid + 1 == s->O ? 0 : po->oq_mid + 1;
+        po->hd = s->net.oq_ring[(size_t)go * s->net.oq_cap + po->oq_mid];
+        po->oq_mid = po->oq_mid + 1 == s->net.oq_cap ? 0 : po->oq_mid + 1;
     }
     return e;
 }
 
-/* The head packet of input VC v of port gi has left with its tail: the next one comes up. */
-static inline void next_head(nf_sim *s, nf_gport gi, unsigned v, ivc *iv) {
-    if (s->mc_left) s->mc_left[vix(s, gi, v)] = 0;
-    iv->out_port = 0;
-    iv->ncand = 0;
-    iv->out = 0;
-    iv->head = (uint16_t)(iv->head + 1u == s->QE ? 0 : iv->head + 1);
-    iv->qn--;
-    if (iv->count) { /* the next packet is at the head */
-        const qent *q = &s->qe[vix(s, gi, v) * s->QE + iv->head];
-        iv->head_pkt = q->pkt;
-        uint64_t a = (uint64_t)q->t_arrive + s->c.router_delay;
-        iv->ready_at = (uint32_t)(a > s->now + 1 ? a : s->now + 1);
-    }
-}
-
 /* Discards the head flit of input VC v of port gi (its packet has no way left: a link failed
  * after it was sent); its slot's credit leaves upstream as if it had crossed. */
-static int drop_flit(nf_sim *s, worker *b, nf_node sw, nf_gport gi, unsigned v) {
-    port *pi = PT(s, gi);
-    ivc *iv = &IV(s, pi)[v];
-    bool tail = ++iv->out == s->c.pkt_flits;
-    int rc = free_slot(s, b, sw, gi, v);
+static int drop_flit(nf_sim *s, sim_worker *b, nf_node sw, nf_gport gi, unsigned v) {
+    sim_port *pi = sim_port_at(s, gi);
+    sim_ivc *iv = &sim_ivcs(s, pi)[v];
+    bool tail = ++iv->out == s->cfg.pkt_flits;
+    int rc = sim_free_slot(s, b, sw, gi, v);
     if (rc) return rc;
     b->dropped++;
     if (!tail) return NF_OK;
     uint32_t id = iv->head_pkt;
     b->dropped_pkts++;
-    if (s->pk[id].flags & PK_MEASURED) b->dropped_meas++;
+    if (s->pool.pkts[id].flags & SIM_PK_MEASURED) b->dropped_meas++;
     if (b->n_freed == b->cap_freed && NF_GROW(b->freed, b->cap_freed, b->n_freed + 1))
         return NF_ENOMEM;
     b->freed[b->n_freed++] = id;
-    next_head(s, gi, v, iv);
+    sim_next_head(s, gi, v, iv);
     return NF_OK;
 }
 
 /* Moves the head flit of input VC v of port gi through the crossbar to output go's queue; its
  * slot's credit leaves upstream. */
-static int traverse(nf_sim *s, worker *b, nf_node sw, nf_gport gi, unsigned v, nf_gport go) {
-    port *pi = PT(s, gi), *po = PT(s, go);
-    ivc *iv = &IV(s, pi)[v];
+static int traverse(nf_sim *s, sim_worker *b, nf_node sw, nf_gport gi, unsigned v, nf_gport go) {
+    sim_port *pi = sim_port_at(s, gi), *po = sim_port_at(s, go);
+    sim_ivc *iv = &sim_ivcs(s, pi)[v];
     uint32_t id = iv->head_pkt;
     bool head = iv->out == 0; /* the first flit of its packet to leave this VC */
-    bool tail = ++iv->out == s->c.pkt_flits;
-    s->omask[sw] |= 1ULL << (go - s->f->port_off[sw]);
-    int rc = free_slot(s, b, sw, gi, v);
+    bool tail = ++iv->out == s->cfg.pkt_flits;
+    s->net.out_mask[sw] |= 1ULL << (go - s->f->port_off[sw]);
+    int rc = sim_free_slot(s, b, sw, gi, v);
     if (rc) return rc;
-    bool shared = take_credit(s, po, iv->out_vc);
-    oq_push(s, po, go, id, iv->out_vc,
-            (uint8_t)((tail ? FL_TAIL : 0) | (head ? FL_HEAD : 0) | (shared ? FL_SHARED : 0)));
+    bool shared = sim_take_credit(s, po, iv->out_vc);
+    sim_oq_push(s, po, go, id, iv->out_vc,
+                (uint8_t)((tail ? SIM_FL_TAIL : 0) | (head ? SIM_FL_HEAD : 0) |
+                          (shared ? SIM_FL_SHARED : 0)));
     if (tail) {
-        OV(s, po)[iv->out_vc].busy = 0;
-        next_head(s, gi, v, iv);
+        sim_ovcs(s, po)[iv->out_vc].busy = 0;
+        sim_next_head(s, gi, v, iv);
     }
     return NF_OK;
 }
@@ -969,30 +975,30 @@ static int traverse(nf_sim *s, worker *b, nf_node sw, nf_gport gi, unsigned v, n
  * head packet is ready, holds (or now gets) an output VC whose output is unmatched, has a credit
  * and room in the output queue; every unmatched output grants one offer (round-robin). Pointers
  * move past the winners. Then the matched flits cross. */
-static int crossbar_pass(nf_sim *s, worker *b, nf_node sw, bool *moved) {
+static int crossbar_pass(nf_sim *s, sim_worker *b, nf_node sw, bool *moved) {
     const nf_fabric *f = s->f;
-    unsigned np = f->nports[sw], V = s->V;
+    unsigned np = f->nports[sw], V = s->net.n_vcs;
     nf_gport g0 = f->port_off[sw];
     uint64_t in_done = 0, out_done = 0, in_dropped = 0; /* matched; discarding a flit */
-    if (s->n_groups) {
+    if (s->mc.n_groups) {
         int rc = nf__sim_crossbar_mc(s, b, sw, &in_dropped, &out_done, moved);
         if (rc) return rc;
     }
     uint8_t match_vc[NF_SIM_MAX_RADIX], match_out[NF_SIM_MAX_RADIX];
-    for (unsigned it = 0; it < s->c.alloc_iters; it++) {
+    for (unsigned it = 0; it < s->cfg.alloc_iters; it++) {
         uint64_t req[NF_SIM_MAX_RADIX], outs = 0;
         uint8_t req_vc[NF_SIM_MAX_RADIX];
-        for (uint64_t im = s->imask[sw] & ~in_done & ~in_dropped; im; im &= im - 1) {
+        for (uint64_t im = s->net.in_mask[sw] & ~in_done & ~in_dropped; im; im &= im - 1) {
             unsigned ip = (unsigned)__builtin_ctzll(im) + 1;
             nf_gport gi = g0 + ip - 1;
-            port *pi = PT(s, gi);
-            ivc *ivs = IV(s, pi);
+            sim_port *pi = sim_port_at(s, gi);
+            sim_ivc *ivs = sim_ivcs(s, pi);
             unsigned v = pi->rr_vc;
             for (unsigned k = 0; k < V; k++, v = v + 1 == V ? 0 : v + 1) {
-                ivc *iv = &ivs[v];
+                sim_ivc *iv = &ivs[v];
                 if (!iv->count || s->now < iv->ready_at) continue;
                 if (!iv->out_port) allocate_vc(s, b, sw, gi, pi, ip, v);
-                if (iv->out_port == DROP_PORT) { /* a flit a cycle into the void */
+                if (iv->out_port == SIM_DROP_PORT) { /* a flit a cycle into the void */
                     int rc = drop_flit(s, b, sw, gi, v);
                     if (rc) return rc;
                     in_dropped |= 1ULL << (ip - 1); /* its turn this pass, no crossbar */
@@ -1000,9 +1006,10 @@ static int crossbar_pass(nf_sim *s, worker *b, nf_node sw, bool *moved) {
                     break;
                 }
                 if (!iv->out_port || (out_done >> (iv->out_port - 1) & 1)) continue;
-                if (s->n_groups && s->mc_left[vix(s, gi, v)]) continue; /* (crossbar_mc's) */
-                port *po = PT(s, g0 + iv->out_port - 1);
-                if (po->oq_count >= s->O || room(s, po, iv->out_vc) <= 0) continue;
+                if (s->mc.n_groups && s->mc.left[sim_vc_ix(s, gi, v)])
+                    continue; /* (crossbar_mc's) */
+                sim_port *po = sim_port_at(s, g0 + iv->out_port - 1);
+                if (po->oq_count >= s->net.oq_cap || sim_room(s, po, iv->out_vc) <= 0) continue;
                 unsigned o = iv->out_port - 1;
                 if (!(outs >> o & 1)) req[o] = 0;
                 req[o] |= 1ULL << (ip - 1);
@@ -1015,13 +1022,14 @@ static int crossbar_pass(nf_sim *s, worker *b, nf_node sw, bool *moved) {
         while (outs) {
             unsigned o = (unsigned)__builtin_ctzll(outs);
             outs &= outs - 1;
-            port *po = PT(s, g0 + o);
+            sim_port *po = sim_port_at(s, g0 + o);
             uint64_t m = req[o];
             unsigned start = po->rr_in;
             uint64_t hi = m & (~0ULL << start);
             unsigned win = (unsigned)__builtin_ctzll(hi ? hi : m);
             po->rr_in = (uint8_t)(win + 1 == np ? 0 : win + 1);
-            PT(s, g0 + win)->rr_vc = (uint8_t)(req_vc[win] + 1u == V ? 0 : req_vc[win] + 1);
+            sim_port_at(s, g0 + win)->rr_vc =
+                (uint8_t)(req_vc[win] + 1u == V ? 0 : req_vc[win] + 1);
             in_done |= 1ULL << win;
             out_done |= 1ULL << o;
             match_vc[win] = req_vc[win];
@@ -1038,10 +1046,10 @@ static int crossbar_pass(nf_sim *s, worker *b, nf_node sw, bool *moved) {
 }
 
 /* A router's cycle; *busy says whether it still holds flits. */
-static int router_cycle(nf_sim *s, worker *b, nf_node sw, bool *busy) {
-    s->acc[sw] += s->c.speedup;
-    unsigned passes = (unsigned)s->acc[sw];
-    s->acc[sw] -= passes;
+static int router_cycle(nf_sim *s, sim_worker *b, nf_node sw, bool *busy) {
+    s->net.xbar_credit[sw] += s->cfg.speedup;
+    unsigned passes = (unsigned)s->net.xbar_credit[sw];
+    s->net.xbar_credit[sw] -= passes;
     bool moved = false;
     for (unsigned k = 0; k < passes; k++) { /* a pass that moves nothing leaves all as it was */
         bool m = false;
@@ -1051,20 +1059,20 @@ static int router_cycle(nf_sim *s, worker *b, nf_node sw, bool *busy) {
         moved = true;
     }
     nf_gport g0 = s->f->port_off[sw];
-    bool in_win = s->now >= s->win_lo && s->now < s->win_hi;
-    for (uint64_t om = s->omask[sw]; om; om &= om - 1) {
+    bool in_win = s->now >= s->meas.win_lo && s->now < s->meas.win_hi;
+    for (uint64_t om = s->net.out_mask[sw]; om; om &= om - 1) {
         unsigned p = (unsigned)__builtin_ctzll(om);
         nf_gport go = g0 + p;
-        port *po = PT(s, go);
-        int rc = push_event(s, b, po->peer_own, s->now + po->lat, oq_pop(s, po, go));
+        sim_port *po = sim_port_at(s, go);
+        int rc = sim_push_event(s, b, po->peer_own, s->now + po->lat, oq_pop(s, po, go));
         if (rc) return rc;
-        if (po->oq_count == 0) s->omask[sw] &= ~(1ULL << p);
+        if (po->oq_count == 0) s->net.out_mask[sw] &= ~(1ULL << p);
         b->flit_hops++;
         moved = true;
         if (po->to_sw && in_win) po->link_flits++;
     }
     if (moved) b->moved = 1;
-    *busy = s->imask[sw] || s->omask[sw];
+    *busy = s->net.in_mask[sw] || s->net.out_mask[sw];
     return NF_OK;
 }
 
@@ -1073,8 +1081,8 @@ static int router_cycle(nf_sim *s, worker *b, nf_node sw, bool *busy) {
 /* Asks the memory for the port records of a router about to run (its cycle reads them at
  * scattered places, and from elsewhere in the fabric than the router before). */
 static void prefetch_router(const nf_sim *s, nf_node sw) {
-    const char *a = (const char *)PT(s, s->f->port_off[sw]);
-    const char *z = (const char *)PT(s, s->f->port_off[sw + 1]);
+    const char *a = (const char *)sim_port_at(s, s->f->port_off[sw]);
+    const char *z = (const char *)sim_port_at(s, s->f->port_off[sw + 1]);
     for (; a < z; a += 64)
         __builtin_prefetch(a, 1);
 }
@@ -1084,34 +1092,36 @@ static void prefetch_router(const nf_sim *s, nf_node sw) {
  * entries of the input rings, the middle runs of the output queues). */
 static void prefetch_behind(const nf_sim *s, nf_node sw) {
     nf_gport g0 = s->f->port_off[sw];
-    for (uint64_t m = s->imask[sw]; m; m &= m - 1) {
+    for (uint64_t m = s->net.in_mask[sw]; m; m &= m - 1) {
         nf_gport g = g0 + (nf_gport)__builtin_ctzll(m);
-        port *p = PT(s, g);
-        const ivc *iv = IV(s, p);
-        for (unsigned v = 0; v < s->V; v++) {
+        sim_port *p = sim_port_at(s, g);
+        const sim_ivc *iv = sim_ivcs(s, p);
+        for (unsigned v = 0; v < s->net.n_vcs; v++) {
             if (!iv[v].count) continue;
             if (!iv[v].out_port) {
-                __builtin_prefetch(&s->pk[iv[v].head_pkt], 1);
-                __builtin_prefetch(s->cands + vix(s, g, v) * CACHE_CANDS, 1);
+                __builtin_prefetch(&s->pool.pkts[iv[v].head_pkt], 1);
+                __builtin_prefetch(s->net.cands + sim_vc_ix(s, g, v) * SIM_CACHE_CANDS, 1);
             }
             if (iv[v].qn > 1) {
                 uint32_t at = iv[v].head + 1u;
-                __builtin_prefetch(&s->qe[vix(s, g, v) * s->QE + (at == s->QE ? 0 : at)]);
+                __builtin_prefetch(&s->net.rings[sim_vc_ix(s, g, v) * s->net.ring_cap +
+                                                 (at == s->net.ring_cap ? 0 : at)]);
             }
         }
     }
-    for (uint64_t m = s->omask[sw]; m; m &= m - 1) {
+    for (uint64_t m = s->net.out_mask[sw]; m; m &= m - 1) {
         nf_gport g = g0 + (nf_gport)__builtin_ctzll(m);
-        const port *p = PT(s, g);
-        if (p->oq_runs > 2) __builtin_prefetch(&s->oq[(size_t)g * s->O + p->oq_mid]);
+        const sim_port *p = sim_port_at(s, g);
+        if (p->oq_runs > 2)
+            __builtin_prefetch(&s->net.oq_ring[(size_t)g * s->net.oq_cap + p->oq_mid]);
     }
 }
 
 /* Thread t's routers: each active one runs its cycle; the idle ones leave the list. */
 static int router_phase(nf_sim *s, unsigned t) {
-    worker *wk = &s->wk[t];
+    sim_worker *wk = &s->workers[t];
     uint32_t n = wk->n_act, w = 0;
-    if (s->snap) {
+    if (s->net.snap) {
         memcpy(wk->ran, wk->act, n * sizeof *wk->act);
         wk->n_ran = n;
     }
@@ -1125,7 +1135,7 @@ static int router_phase(nf_sim *s, unsigned t) {
         if (busy)
             wk->act[w++] = sw;
         else
-            s->active[sw] = 0;
+            s->net.active[sw] = 0;
     }
     wk->n_act = w;
     return NF_OK;
@@ -1141,92 +1151,100 @@ static int cmp_u32(const void *a, const void *b) {
 static int gen_phase(nf_sim *s) {
     int rc;
     bool cut = false;
-    while (s->next_fail < s->n_fails && s->fails[s->next_fail].at <= s->now) {
-        const struct fail_ev *e = &s->fails[s->next_fail++];
-        ((nf_fabric *)(uintptr_t)s->f)->link_state[e->link] = e->state; /* the mutable column */
+    while (s->faults.next < s->faults.n && s->faults.ev[s->faults.next].at <= s->now) {
+        const sim_fail_ev *e = &s->faults.ev[s->faults.next++];
+        s->faults.link_state[e->link] = e->state; /* the simulator's copy, never the fabric */
         const nf_fabric *f = s->f;
-        PT(s, nf_port_index(f, f->link_a[e->link], f->link_pa[e->link]))->down = e->state;
-        PT(s, nf_port_index(f, f->link_z[e->link], f->link_pz[e->link]))->down = e->state;
-        s->any_down |= e->state == NF_LINK_DOWN;
+        sim_port_at(s, nf_port_index(f, f->link_a[e->link], f->link_pa[e->link]))->down = e->state;
+        sim_port_at(s, nf_port_index(f, f->link_z[e->link], f->link_pz[e->link]))->down = e->state;
+        s->faults.any_down |= e->state == NF_LINK_DOWN;
         cut = true;
     }
-    if (cut && s->ep_cut) cut_keys(s, NULL, s->cut_uf, s->ep_cut); /* from this cycle's messages */
-    for (unsigned t = 0; t < s->T; t++) { /* the packets delivered this cycle are free */
-        worker *wk = &s->wk[t];
+    if (cut && s->meas.ep_cut) /* from this cycle's messages */
+        cut_keys(s, s->faults.link_state, NULL, s->meas.cut_uf, s->meas.ep_cut);
+    for (unsigned t = 0; t < s->n_threads; t++) { /* the packets delivered this cycle are free */
+        sim_worker *wk = &s->workers[t];
         for (size_t i = 0; i < wk->n_freed; i++)
-            s->free_pk[s->n_free_pk++] = wk->freed[i];
+            s->pool.free_ids[s->pool.n_free++] = wk->freed[i];
         wk->n_freed = 0;
     }
-    if (s->n_groups) /* packet ids for this cycle's multicast copies, taken in worker order */
-        for (unsigned t = 0; t < s->T; t++) {
-            worker *wk = &s->wk[t];
-            size_t want = (size_t)s->V * 64 * 2;
+    if (s->mc.n_groups) /* packet ids for this cycle's multicast copies, taken in worker order */
+        for (unsigned t = 0; t < s->n_threads; t++) {
+            sim_worker *wk = &s->workers[t];
+            size_t want = (size_t)s->net.n_vcs * NF_SIM_MAX_RADIX * 2;
             if (wk->cap_stash < want && NF_GROW(wk->stash, wk->cap_stash, want)) return NF_ENOMEM;
             while (wk->n_stash < want) {
                 uint32_t id = new_pkt(s);
-                if (id == NO_PKT) return NF_ENOMEM;
+                if (id == SIM_NO_PKT) return NF_ENOMEM;
                 wk->stash[wk->n_stash++] = id;
             }
         }
-    if (s->script_on) { /* scripted arrivals in thread order (counting is order-free), releases */
+    if (s->scr.on) { /* scripted arrivals in thread order (counting is order-free), releases */
         size_t n = 0;
-        for (unsigned t = 0; t < s->T; t++) {
-            worker *wk = &s->wk[t];
-            if (n + wk->n_sarr > s->cap_sarr_all &&
-                NF_GROW(s->sarr, s->cap_sarr_all, n + wk->n_sarr))
+        for (unsigned t = 0; t < s->n_threads; t++) {
+            sim_worker *wk = &s->workers[t];
+            if (n + wk->n_sarr > s->scr.cap_arrivals &&
+                NF_GROW(s->scr.arrivals, s->scr.cap_arrivals, n + wk->n_sarr))
                 return NF_ENOMEM;
-            if (wk->n_sarr) memcpy(s->sarr + n, wk->sarr, wk->n_sarr * sizeof *s->sarr);
+            if (wk->n_sarr)
+                memcpy(s->scr.arrivals + n, wk->sarr, wk->n_sarr * sizeof *s->scr.arrivals);
             n += wk->n_sarr;
             wk->n_sarr = 0;
         }
-        if ((n && (rc = nf__script_arrivals(s->script, s, s->sarr, n))) ||
-            (rc = nf__script_release(s->script, s)))
+        const nf__script_send *sends;
+        size_t n_sends;
+        if ((n && (rc = nf__script_arrivals(s->scr.script, s->now, s->scr.arrivals, n))) ||
+            (rc = nf__script_release(s->scr.script, s->now, &sends, &n_sends)))
             return rc;
+        for (size_t i = 0; i < n_sends; i++) {
+            const nf__script_send *x = &sends[i];
+            if ((rc = emit(s, x->from, x->to, x->rail, x->npkts, x->tag, x->group))) return rc;
+        }
     }
-    if (!(s->pkt_rate > 0)) return NF_OK;
-    if (s->inj.bursty) {
-        for (uint32_t e = 0; e < s->E; e++)
+    if (!(s->src.pkt_rate > 0)) return NF_OK;
+    if (s->src.inj.bursty) {
+        for (uint32_t e = 0; e < s->topo.n_ep; e++)
             if ((rc = generate(s, e))) return rc;
         return NF_OK;
     }
-    struct cal_slot *c = &s->cal[s->now & (CAL - 1)];
+    sim_cal_slot *c = &s->src.cal[s->now & (SIM_CAL_SLOTS - 1)];
     size_t nd = 0, keep = 0;
     for (size_t i = 0; i < c->n; i++) {
         uint32_t e = c->e[i];
-        if (s->next_gen[e] == s->now)
-            s->due[nd++] = e;
+        if (s->src.next_gen[e] == s->now)
+            s->src.due[nd++] = e;
         else
             c->e[keep++] = e;
     }
     c->n = keep;
-    qsort(s->due, nd, sizeof *s->due, cmp_u32);
+    qsort(s->src.due, nd, sizeof *s->src.due, cmp_u32);
     for (size_t i = 0; i < nd; i++) {
-        uint32_t e = s->due[i];
+        uint32_t e = s->src.due[i];
         if ((rc = generate(s, e))) return rc;
-        if (s->next_gen[e] != UINT64_MAX && (rc = cal_put(s, e))) return rc;
+        if (s->src.next_gen[e] != UINT64_MAX && (rc = cal_put(s, e))) return rc;
     }
     return NF_OK;
 }
 
 /* Thread t's NICs with packets: each sends a flit if it can; the idle ones leave the list. */
 static int send_phase(nf_sim *s, unsigned t) {
-    worker *wk = &s->wk[t];
+    sim_worker *wk = &s->workers[t];
     uint32_t w = 0;
     for (uint32_t i = 0; i < wk->n_nic_act; i++) {
         uint32_t e = wk->nic_act[i];
         if (i + 8 < wk->n_nic_act) { /* the list is in no order: fetch ahead */
             uint32_t a = wk->nic_act[i + 8];
-            __builtin_prefetch(&s->nics[a], 1);
-            const char *r = (const char *)PT(s, s->ep_g[a]);
+            __builtin_prefetch(&s->src.nics[a], 1);
+            const char *r = (const char *)sim_port_at(s, s->topo.ep_gport[a]);
             __builtin_prefetch(r, 1);
             __builtin_prefetch(r + 64, 1);
         }
         int rc = nic_send(s, wk, e);
         if (rc) return rc;
-        if (s->nics[e].q_count || s->nics[e].cur != NO_PKT)
+        if (s->src.nics[e].q_count || s->src.nics[e].cur != SIM_NO_PKT)
             wk->nic_act[w++] = e;
         else
-            s->nic_on[e] = 0;
+            s->src.nic_on[e] = 0;
     }
     wk->n_nic_act = w;
     return NF_OK;
@@ -1239,33 +1257,33 @@ static int send_phase(nf_sim *s, unsigned t) {
  * so the results are the same for every number of threads. */
 static int one_cycle(nf_sim *s) {
     int rc = NF_OK;
-    if (s->T == 1) {
+    if (s->n_threads == 1) {
         if ((rc = apply_events(s, 0)) || (rc = gen_phase(s)) || (rc = send_phase(s, 0)) ||
             (rc = router_phase(s, 0)))
             return rc;
-        if (s->snap) snap_phase(s, 0);
+        if (s->net.snap) snap_phase(s, 0);
     } else {
         int nic_rc = NF_OK;
-        unsigned T = s->T;
+        unsigned T = s->n_threads;
 #pragma omp parallel num_threads(T)
         {
             unsigned id = (unsigned)omp_get_thread_num(), nth = (unsigned)omp_get_num_threads();
             for (unsigned t = id; t < T; t += nth) /* all shares, whatever threads came */
-                s->wk[t].rc = apply_events(s, t);
+                s->workers[t].rc = apply_events(s, t);
 #pragma omp barrier
 #pragma omp master
             {
                 bool ok = true;
                 for (unsigned t = 0; t < T; t++)
-                    ok &= s->wk[t].rc == NF_OK;
+                    ok &= s->workers[t].rc == NF_OK;
                 nic_rc = ok ? gen_phase(s) : NF_OK;
             }
 #pragma omp barrier
             if (nic_rc == NF_OK)
                 for (unsigned t = id; t < T; t += nth)
-                    if (s->wk[t].rc == NF_OK && (s->wk[t].rc = send_phase(s, t)) == NF_OK)
-                        s->wk[t].rc = router_phase(s, t);
-            if (s->snap) { /* every router has run: the snapshot for the next cycle */
+                    if (s->workers[t].rc == NF_OK && (s->workers[t].rc = send_phase(s, t)) == NF_OK)
+                        s->workers[t].rc = router_phase(s, t);
+            if (s->net.snap) { /* every router has run: the snapshot for the next cycle */
 #pragma omp barrier
                 for (unsigned t = id; t < T; t += nth)
                     snap_phase(s, t);
@@ -1273,26 +1291,26 @@ static int one_cycle(nf_sim *s) {
         }
         if (nic_rc) return nic_rc;
         for (unsigned t = 0; t < T; t++)
-            if (s->wk[t].rc) return s->wk[t].rc;
+            if (s->workers[t].rc) return s->workers[t].rc;
     }
-    for (unsigned t = 0; t < s->T; t++) {
-        worker *wk = &s->wk[t];
-        s->flit_hops += wk->flit_hops;
-        s->unroutable += wk->unroutable;
-        s->injected += wk->injected;
-        s->in_net += wk->injected;
-        s->delivered += wk->delivered;
-        s->in_net -= wk->delivered;
-        s->acc_flits += wk->acc_flits;
-        s->hops_sum += wk->hops_sum;
-        s->minimal += wk->minimal;
-        s->n_meas += wk->n_meas;
-        s->meas_left -= wk->n_meas + wk->dropped_meas;
-        s->in_net -= wk->dropped;
-        s->dropped += wk->dropped;
-        s->dropped_pkts += wk->dropped_pkts;
+    for (unsigned t = 0; t < s->n_threads; t++) {
+        sim_worker *wk = &s->workers[t];
+        s->tally.flit_hops += wk->flit_hops;
+        s->tally.unroutable += wk->unroutable;
+        s->tally.injected += wk->injected;
+        s->tally.in_net += wk->injected;
+        s->tally.delivered += wk->delivered;
+        s->tally.in_net -= wk->delivered;
+        s->meas.acc_flits += wk->acc_flits;
+        s->meas.hops_sum += wk->hops_sum;
+        s->meas.minimal += wk->minimal;
+        s->meas.n_pkts += wk->n_meas;
+        s->meas.pkts_left -= wk->n_meas + wk->dropped_meas;
+        s->tally.in_net -= wk->dropped;
+        s->tally.dropped += wk->dropped;
+        s->tally.dropped_pkts += wk->dropped_pkts;
         wk->dropped = wk->dropped_pkts = wk->dropped_meas = 0;
-        if (wk->moved) s->moved_at = s->now;
+        if (wk->moved) s->tally.moved_at = s->now;
         wk->flit_hops = wk->unroutable = wk->injected = wk->delivered = wk->acc_flits = 0;
         wk->hops_sum = wk->minimal = wk->n_meas = 0;
         wk->moved = 0;
@@ -1310,23 +1328,23 @@ int nf_sim_step(nf_sim *s, uint64_t n) {
 }
 
 void nf_sim_link_flits(const nf_sim *s, uint32_t *flits) {
-    for (nf_gport g = 0; g < s->P; g++) {
-        const port *p = PT(s, g);
-        flits[g] = g < s->PS && p->to_sw ? p->link_flits : 0;
+    for (nf_gport g = 0; g < s->topo.n_ports; g++) {
+        const sim_port *p = sim_port_at(s, g);
+        flits[g] = g < s->topo.n_sw_ports && p->to_sw ? p->link_flits : 0;
     }
 }
 
 void nf_sim_get_counts(const nf_sim *s, nf_sim_counts *out) {
-    out->injected = s->injected;
-    out->delivered = s->delivered;
-    out->in_flight = s->in_net;
-    out->dropped = s->dropped;
+    out->injected = s->tally.injected;
+    out->delivered = s->tally.delivered;
+    out->in_flight = s->tally.in_net;
+    out->dropped = s->tally.dropped;
     out->cycle = s->now;
 }
 
 /* Mean and 99th percentile (the ceil(0.99 n)-th smallest) of the samples: by counting when the
  * largest is below 2^24 cycles (millions of samples in linear time), else by sorting. */
-static int stats(sampler *sm, double *mean, double *p99) {
+static int stats(sim_sampler *sm, double *mean, double *p99) {
     *mean = *p99 = 0;
     if (!sm->n) return NF_OK;
     uint64_t sum = 0;
@@ -1360,11 +1378,11 @@ static void describe_stuck(const nf_sim *s, char *out, size_t cap) {
     size_t pos = 0;
     out[0] = '\0';
     unsigned shown = 0;
-    for (nf_gport g = 0; g < s->PS && shown < 4; g++) {
-        port *p = PT(s, g);
+    for (nf_gport g = 0; g < s->topo.n_sw_ports && shown < 4; g++) {
+        sim_port *p = sim_port_at(s, g);
         nf_node n = p->node;
-        for (unsigned v = 0; v < s->V && shown < 4; v++) {
-            const ivc *iv = &IV(s, p)[v];
+        for (unsigned v = 0; v < s->net.n_vcs && shown < 4; v++) {
+            const sim_ivc *iv = &sim_ivcs(s, p)[v];
             if (!iv->count) continue;
             unsigned pno = (unsigned)(g - s->f->port_off[n] + 1);
             int k = snprintf(out + pos, cap - pos, "%s%s port %u VC %u (%u flits)",
@@ -1382,6 +1400,20 @@ static double mono(void) {
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+int nf_sim_link_at(nf_sim *s, nf_link l, uint64_t cycle, bool up) {
+    if (l >= s->f->n_links) return NF_EINVAL;
+    if (s->faults.n == s->faults.cap && NF_GROW(s->faults.ev, s->faults.cap, s->faults.n + 1))
+        return NF_ENOMEM;
+    size_t i = s->faults.n++; /* kept in cycle order, the order given among equals */
+    while (i && s->faults.ev[i - 1].at > cycle) {
+        s->faults.ev[i] = s->faults.ev[i - 1];
+        i--;
+    }
+    s->faults.ev[i] =
+        (sim_fail_ev){.at = cycle, .link = l, .state = up ? NF_LINK_UP : NF_LINK_DOWN};
+    return NF_OK;
+}
+
 /* The links down at some cycle of a run are those down now and those set to fail then: marked
  * in down, the components of what is left taken (cut_keys); endpoints counted per switch, then
  * every pair of switches with endpoints, S^2, not E^2; endpoints whose own cable is down pair
@@ -1390,24 +1422,24 @@ int nf_sim_unroutable_pairs(const nf_sim *s, uint64_t *pairs, nf_node *src, nf_n
     *pairs = 0;
     *src = *dst = NF_NONE;
     const nf_fabric *f = s->f;
-    uint32_t S = s->S;
+    uint32_t S = s->topo.n_sw;
     uint32_t *cnt = nf__calloc((size_t)S + 1, sizeof *cnt), *first = NULL, *sws = NULL;
     uint32_t *uf = NULL, *key = NULL;
     uint8_t *down = NULL;
     if (!cnt || !(first = nf__malloc(((size_t)S + 1) * sizeof *first)) ||
         !(sws = nf__malloc(((size_t)S + 1) * sizeof *sws)) ||
         !(uf = nf__malloc(((size_t)S + 1) * sizeof *uf)) ||
-        !(key = nf__malloc(((size_t)s->E + 1) * sizeof *key)) ||
+        !(key = nf__malloc(((size_t)s->topo.n_ep + 1) * sizeof *key)) ||
         !(down = nf__calloc((size_t)f->n_links + 1, 1))) {
         nf__free(cnt), nf__free(first), nf__free(sws), nf__free(uf), nf__free(key);
         return NF_ENOMEM;
     }
-    for (size_t i = 0; i < s->n_fails; i++)
-        if (s->fails[i].state == NF_LINK_DOWN) down[s->fails[i].link] = 1;
-    cut_keys(s, down, uf, key);
+    for (size_t i = 0; i < s->faults.n; i++)
+        if (s->faults.ev[i].state == NF_LINK_DOWN) down[s->faults.ev[i].link] = 1;
+    cut_keys(s, f->link_state, down, uf, key); /* the next run begins with the fabric's */
     uint32_t n = 0, alone = 0, first_alone = 0;
-    for (uint32_t e = 0; e < s->E; e++) {
-        nf_node sw = s->ep_sw[(size_t)e * 2];
+    for (uint32_t e = 0; e < s->topo.n_ep; e++) {
+        nf_node sw = s->topo.ep_sw[(size_t)e * 2];
         if (key[e] >= S) {
             if (!alone++) first_alone = e;
         } else if (!cnt[sw]++) {
@@ -1420,12 +1452,13 @@ int nf_sim_unroutable_pairs(const nf_sim *s, uint64_t *pairs, nf_node *src, nf_n
             if (i == j || (key[a] == key[b] && nf_hops_sw(s->h, sws[i], sws[j]) != NF_HOPS_INF))
                 continue;
             *pairs += (uint64_t)cnt[sws[i]] * cnt[sws[j]];
-            if (*src == NF_NONE) *src = s->ep[a], *dst = s->ep[b];
+            if (*src == NF_NONE) *src = s->topo.ep_ca[a], *dst = s->topo.ep_ca[b];
         }
     if (alone) { /* every ordered pair with an end cut off */
-        uint64_t E = s->E, joined = E - alone;
+        uint64_t E = s->topo.n_ep, joined = E - alone;
         *pairs += E * (E - 1) - joined * (joined ? joined - 1 : 0);
-        if (*src == NF_NONE && E > 1) *src = s->ep[first_alone], *dst = s->ep[first_alone ? 0 : 1];
+        if (*src == NF_NONE && E > 1)
+            *src = s->topo.ep_ca[first_alone], *dst = s->topo.ep_ca[first_alone ? 0 : 1];
     }
     nf__free(cnt), nf__free(first), nf__free(sws), nf__free(uf), nf__free(key), nf__free(down);
     return NF_OK;
@@ -1435,27 +1468,29 @@ int nf_sim_unroutable_pairs(const nf_sim *s, uint64_t *pairs, nf_node *src, nf_n
  * deadlocked: longer than any wait a live network can have (a full timing wheel, a packet's
  * serialisation) with a wide margin. */
 static uint64_t stall_cycles(const nf_sim *s) {
-    return 2000 + 4 * (uint64_t)(s->wmask + 1) + (uint64_t)s->c.pkt_flits * 4;
+    return 2000 + 4 * (uint64_t)(s->net.wheel_mask + 1) + (uint64_t)s->cfg.pkt_flits * 4;
 }
 
 int nf_sim_run(nf_sim *s, const nf_sim_injection *inj, const nf_sim_phase *ph,
                void (*progress)(void *ud, double frac), void *ud, nf_sim_result *out) {
     memset(out, 0, sizeof *out);
-    nf_sim_phase p = ph ? *ph : (nf_sim_phase){.warmup = NF_SIM_DEFAULT_WARMUP};
-    if (!p.window) p.window = NF_SIM_DEFAULT_WINDOW;
-    if (!p.drain_max) p.drain_max = NF_SIM_DEFAULT_DRAIN;
+    nf_sim_phase p = ph ? *ph
+                        : (nf_sim_phase){.warmup = NF_SIM_DEFAULT_WARMUP,
+                                         .window = NF_SIM_DEFAULT_WINDOW,
+                                         .drain_max = NF_SIM_DEFAULT_DRAIN};
+    if (!p.window) return NF_EINVAL;
     reset(s);
     int rc = nf_sim_set_injection(s, inj);
     if (rc) return rc;
-    s->win_lo = p.warmup;
-    s->win_hi = p.warmup + p.window;
+    s->meas.win_lo = p.warmup;
+    s->meas.win_hi = p.warmup + p.window;
     double t0 = mono();
     uint64_t stall = stall_cycles(s);
-    uint64_t end = s->win_hi + p.drain_max;
+    uint64_t end = s->meas.win_hi + p.drain_max;
     while (s->now < end) {
         if ((rc = one_cycle(s))) return rc;
-        if (s->now >= s->win_hi && s->meas_left == 0) break;
-        if (s->in_net && s->now - s->moved_at > stall) {
+        if (s->now >= s->meas.win_hi && s->meas.pkts_left == 0) break;
+        if (s->tally.in_net && s->now - s->tally.moved_at > stall) {
             out->deadlock = true;
             describe_stuck(s, out->stuck, sizeof out->stuck);
             break;
@@ -1463,18 +1498,19 @@ int nf_sim_run(nf_sim *s, const nf_sim_injection *inj, const nf_sim_phase *ph,
         if (progress && (s->now & 1023) == 0) progress(ud, (double)s->now / (double)end);
     }
     out->cycles = s->now;
-    double denom = (double)s->E * (double)p.window;
-    out->offered = (double)s->gen_flits / denom;
-    out->dropped_pkts = s->dropped_pkts;
-    out->excluded_msgs = s->excluded_msgs;
-    out->lost_frac =
-        s->lost_flits ? (double)s->lost_flits / (double)(s->lost_flits + s->gen_flits) : 0.0;
-    out->accepted = (double)s->acc_flits / denom;
+    double denom = (double)s->topo.n_ep * (double)p.window;
+    out->offered = (double)s->meas.gen_flits / denom;
+    out->dropped_pkts = s->tally.dropped_pkts;
+    out->excluded_msgs = s->meas.excluded_msgs;
+    out->lost_frac = s->meas.lost_flits ? (double)s->meas.lost_flits /
+                                              (double)(s->meas.lost_flits + s->meas.gen_flits)
+                                        : 0.0;
+    out->accepted = (double)s->meas.acc_flits / denom;
     /* every thread's samples in the first's (their order does not matter) */
-    worker *w0 = &s->wk[0];
-    for (unsigned t = 1; t < s->T; t++) {
-        sampler *from[3] = {&s->wk[t].lat, &s->wk[t].nlat, &s->wk[t].mlat};
-        sampler *to[3] = {&w0->lat, &w0->nlat, &w0->mlat};
+    sim_worker *w0 = &s->workers[0];
+    for (unsigned t = 1; t < s->n_threads; t++) {
+        sim_sampler *from[3] = {&s->workers[t].lat, &s->workers[t].nlat, &s->workers[t].mlat};
+        sim_sampler *to[3] = {&w0->lat, &w0->nlat, &w0->mlat};
         for (int k = 0; k < 3; k++) {
             if (!from[k]->n) continue;
             if (NF_GROW(to[k]->v, to[k]->cap, to[k]->n + from[k]->n)) return NF_ENOMEM;
@@ -1488,19 +1524,19 @@ int nf_sim_run(nf_sim *s, const nf_sim_injection *inj, const nf_sim_phase *ph,
         (rc = stats(&w0->nlat, &out->net_lat_mean, &dummy)) ||
         (rc = stats(&w0->mlat, &out->msg_lat_mean, &out->msg_lat_p99)))
         return rc;
-    if (s->inj.msg_pkts == 1) {
+    if (s->src.inj.msg_pkts == 1) {
         out->msg_lat_mean = out->lat_mean;
         out->msg_lat_p99 = out->lat_p99;
     }
-    out->packets = s->n_meas;
-    out->hops_mean = s->n_meas ? (double)s->hops_sum / (double)s->n_meas : 0;
-    out->minimal_frac = s->n_meas ? (double)s->minimal / (double)s->n_meas : 0;
-    out->flit_hops = s->flit_hops;
-    out->unroutable = s->unroutable;
+    out->packets = s->meas.n_pkts;
+    out->hops_mean = s->meas.n_pkts ? (double)s->meas.hops_sum / (double)s->meas.n_pkts : 0;
+    out->minimal_frac = s->meas.n_pkts ? (double)s->meas.minimal / (double)s->meas.n_pkts : 0;
+    out->flit_hops = s->tally.flit_hops;
+    out->unroutable = s->tally.unroutable;
     uint64_t links = 0, sum = 0;
     uint32_t mx = 0;
-    for (nf_gport g = 0; g < s->PS; g++) {
-        const port *pt = PT(s, g);
+    for (nf_gport g = 0; g < s->topo.n_sw_ports; g++) {
+        const sim_port *pt = sim_port_at(s, g);
         if (!pt->to_sw) continue;
         links++;
         sum += pt->link_flits;
@@ -1508,7 +1544,7 @@ int nf_sim_run(nf_sim *s, const nf_sim_injection *inj, const nf_sim_phase *ph,
     }
     out->link_util_mean = links ? (double)sum / (double)links / (double)p.window : 0;
     out->link_util_max = (double)mx / (double)p.window;
-    out->saturated = out->deadlock || s->meas_left > 0 ||
+    out->saturated = out->deadlock || s->meas.pkts_left > 0 ||
                      (out->offered > 0 && out->accepted < 0.95 * out->offered);
     out->wall_s = mono() - t0; /* the figures taken too */
     return NF_OK;
@@ -1516,23 +1552,37 @@ int nf_sim_run(nf_sim *s, const nf_sim_injection *inj, const nf_sim_phase *ph,
 
 int nf_sim_run_script(nf_sim *s, uint64_t max_cycles, nf_sim_script_result *out) {
     memset(out, 0, sizeof *out);
-    nf__script *sc = s->script;
+    nf__script *sc = s->scr.script;
     reset(s);
     nf_sim_injection none = {0};
     int rc = nf_sim_set_injection(s, &none);
     if (rc) return rc;
     if (!sc) return NF_OK; /* nothing posted: nothing to do */
-    if ((rc = nf__script_begin(sc, s))) return rc;
+    uint32_t total = nf__script_count(sc);
+    uint32_t *recv = nf__calloc((size_t)total + 1, sizeof *recv);
+    if (!recv) return NF_ENOMEM;
+    for (uint32_t i = 0; i < total && !rc; i++) { /* the groups may have changed since the post */
+        const nf_sim_msg *m = nf__script_msg(sc, i);
+        if (m->kind == NF_SIM_MCAST &&
+            (nf__sim_group_receivers(s, m->group, m->src, &recv[i]) || recv[i] == 0))
+            rc = NF_EINVAL;
+    }
+    nf__script_params par = {.payload = (uint64_t)s->cfg.flit_bytes * s->cfg.pkt_flits,
+                             .msg_cycles = s->cfg.nic_msg_cycles,
+                             .short_cycles = s->cfg.nic_short_cycles};
+    if (!rc) rc = nf__script_begin(sc, &par, recv);
+    nf__free(recv);
+    if (rc) return rc;
     double t0 = mono();
     uint64_t stall = stall_cycles(s);
-    uint64_t flit_hops0 = s->flit_hops, last = 0;
+    uint64_t flit_hops0 = s->tally.flit_hops, last = 0;
     uint32_t done = 0;
-    s->script_on = true;
+    s->scr.on = true;
     while (s->now < max_cycles) {
         if ((rc = one_cycle(s))) break;
-        if (nf__script_idle(sc, &done, &last) && !s->in_net) break; /* all done, or stuck */
-        if (s->now - s->moved_at > stall) {
-            if (s->in_net) {
+        if (nf__script_idle(sc, &done, &last) && !s->tally.in_net) break; /* all done, or stuck */
+        if (s->now - s->tally.moved_at > stall) {
+            if (s->tally.in_net) {
                 out->deadlock = true;
                 break;
             }
@@ -1541,23 +1591,62 @@ int nf_sim_run_script(nf_sim *s, uint64_t max_cycles, nf_sim_script_result *out)
             if (!nf__script_waiting(sc)) break;
         }
     }
-    s->script_on = false;
+    s->scr.on = false;
     if (rc) return rc;
     nf__script_idle(sc, &done, &last);
     out->done = done;
-    uint32_t total = nf__script_count(sc);
     out->unfinished = !out->deadlock && done < total;
     out->cycles = done == total ? last : s->now;
-    out->flit_hops = s->flit_hops - flit_hops0;
+    out->flit_hops = s->tally.flit_hops - flit_hops0;
     out->wall_s = mono() - t0;
     return NF_OK;
 }
 
-/* For replicate.c: the engine's own, inlined above. */
-void nf__sim_oq_push(nf_sim *s, port *po, nf_gport go, uint32_t id, uint8_t vc, uint8_t flags) {
-    oq_push(s, po, go, id, vc, flags);
+/* ---- the script's API (script.c keeps the messages) ---------------------------------------- */
+
+/* Bytes a packet carries. */
+static uint64_t payload(const nf_sim *s) { return (uint64_t)s->cfg.flit_bytes * s->cfg.pkt_flits; }
+
+static bool two_rails(const nf_sim *s, uint32_t e) {
+    return e < s->topo.n_ep && s->topo.ep_rails[e] == 2;
 }
-void nf__sim_next_head(nf_sim *s, nf_gport gi, unsigned v, ivc *iv) { next_head(s, gi, v, iv); }
-int nf__sim_free_slot(nf_sim *s, worker *b, nf_node sw, nf_gport gi, unsigned v) {
-    return free_slot(s, b, sw, gi, v);
+
+int nf_sim_post(nf_sim *s, const nf_sim_msg *m, uint32_t *id) {
+    uint32_t E = s->topo.n_ep, recv = 0;
+    if (m->kind == NF_SIM_MCAST) {
+        if (m->src >= E || nf__sim_group_receivers(s, m->group, m->src, &recv) || !recv)
+            return NF_EINVAL;
+    } else if (m->src >= E || m->dst >= E || m->src == m->dst || (unsigned)m->kind > NF_SIM_MCAST ||
+               (unsigned)m->rail > NF_SIM_RAIL_DYNAMIC) {
+        return NF_EINVAL;
+    }
+    if (m->kind == NF_SIM_SHORT && m->bytes > payload(s)) return NF_EINVAL;
+    /* at most 2^24 packets a message (512 MiB of 32-byte flits in 1-flit packets), and as many
+     * deliveries of a multicast's packets as a 32-bit count holds */
+    uint64_t pk = m->bytes ? (m->bytes - 1) / payload(s) + 1 : 1;
+    if (pk > (1u << 24) || (m->kind == NF_SIM_MCAST && pk * recv > UINT32_MAX)) return NF_EINVAL;
+    if (m->rail == NF_SIM_RAIL1 && (!two_rails(s, m->src) || !two_rails(s, m->dst)))
+        return NF_EINVAL;
+    return nf__script_add(&s->scr.script, m, id);
+}
+
+int nf_sim_after(nf_sim *s, uint32_t before, uint32_t after) {
+    return nf__script_edge(&s->scr.script, before, after);
+}
+
+void nf_sim_script_clear(nf_sim *s) {
+    nf__script_free(s->scr.script);
+    s->scr.script = NULL;
+}
+
+int nf_sim_msg_times_of(const nf_sim *s, uint32_t id, nf_sim_msg_times *out) {
+    return nf__script_times(s->scr.script, id, out);
+}
+
+void nf__sim_script_mark(const nf_sim *s, size_t *n_msg, size_t *n_edge) {
+    nf__script_mark(s->scr.script, n_msg, n_edge);
+}
+
+void nf__sim_script_truncate(nf_sim *s, size_t n_msg, size_t n_edge) {
+    nf__script_truncate(s->scr.script, n_msg, n_edge);
 }

@@ -41,16 +41,20 @@ struct nf_sim_routing {
     unsigned min_vcs;
     bool marks_nonmin; /* minimal = not marked NF__RS_NONMIN (else: hops equal the distance) */
     bool needs_global; /* reads view->remote: the engine keeps the snapshot */
-    int (*init)(void **ctx, const nf_fabric *f, const nf_hops *h, const nf_sim_config *c,
-                nf_diag *diag);
+    /* link_state: the states of f's links the routing goes by (one nf_link_state per link),
+     * read at init and at every route call, borrowed for the context's life: the simulator's
+     * own copy, which changes during a run as links fail (the deadlock checker passes
+     * f->link_state). The fabric itself is never written. */
+    int (*init)(void **ctx, const nf_fabric *f, const uint8_t *link_state, const nf_hops *h,
+                const nf_sim_config *c, nf_diag *diag);
     unsigned (*route)(void *ctx, nf_node sw, unsigned in_port, unsigned in_vc, unsigned hops,
                       const nf__sim_pkt *p, nf_sim_cand *out, unsigned max);
     unsigned (*inj_vc_hi)(void *ctx);
     /* Optional, for a routing that knows its packets' whole way (deterministic tables): false
-     * when a packet from switch src_sw can never reach endpoint dst_ca under the links' current
-     * states. The engine then counts it lost at its source (lost_frac), and since such a
-     * routing's "no port" means the way is gone, not "wait", it discards a packet its route
-     * gives no port (dropped_pkts) and routes again a packet whose cached port has failed. A
+     * when a packet from switch src_sw can never reach endpoint dst_ca under the current link
+     * states (link_state of init). The engine then counts it lost at its source (lost_frac), and
+     * since such a routing's "no port" means the way is gone, not "wait", it discards a packet its
+     * route gives no port (dropped_pkts) and routes again a packet whose cached port has failed. A
      * routing without it: packets with no port wait (unroutable). */
     bool (*deliverable)(void *ctx, nf_node src_sw, nf_node dst_ca);
     void (*fini)(void *ctx);
@@ -66,36 +70,13 @@ struct nf_sim_traffic {
     void (*fini)(void *ctx);
 };
 
-/* Scripted messages (script.c) driven by the engine (sim.c). A scripted message's packets
- * carry NF__SCRIPT_TAG | id in their message field. */
-#define NF__SCRIPT_TAG 0x80000000u
-typedef struct nf__script nf__script;
-/* sim.c, for script.c: the script slot of s; npkts packets of message `tag` from endpoint
- * `from` to `to` into from's NIC now (rail by mode, per packet when dynamic); the cycle. */
-nf__script **nf__sim_script_slot(nf_sim *s);
-int nf__sim_emit(nf_sim *s, uint32_t from, uint32_t to, nf_sim_rail_mode rail, uint32_t npkts,
-                 uint32_t tag, uint32_t group); /* group: UINT32_MAX for unicast */
-/* NF_EINVAL unless src is a member of group g; then its other members' count. */
+/* For coll.c, the collectives built on the simulator's API: its configuration (as made,
+ * out_buf resolved), a multicast group's receivers (NF_EINVAL unless src is a member of group g),
+ * and the script's mark and truncation (script.h). */
+const nf_sim_config *nf__sim_config(const nf_sim *s);
 int nf__sim_group_receivers(const nf_sim *s, uint32_t g, uint32_t src, uint32_t *receivers);
-uint64_t nf__sim_now(const nf_sim *s);
-const nf_sim_config *nf__sim_config(const nf_sim *s); /* defaults filled */
-bool nf__sim_two_rails(const nf_sim *s, uint32_t e);
-/* script.c, for sim.c (on the master, between cycles' phases): the scripted packets whose
- * tails reached their NIC this cycle (ids, tag removed), then the messages due now. */
-int nf__script_arrivals(nf__script *sc, nf_sim *s, const uint32_t *ids, size_t n);
-int nf__script_release(nf__script *sc, nf_sim *s);
-void nf__script_free(nf__script *sc);
-/* Before a run: the dependences counted, the messages due first in the heap. */
-int nf__script_begin(nf__script *sc, nf_sim *s);
-/* Nothing due and nothing in flight; the completions so far and the last one's cycle. */
-bool nf__script_idle(const nf__script *sc, uint32_t *done, uint64_t *last_done);
-/* Whether messages wait for their release time or for messages they come after. */
-bool nf__script_waiting(const nf__script *sc);
-/* The messages and edges posted so far, and back to them: a collective that fails halfway
- * leaves nothing of itself in the script. */
-void nf__script_mark(nf_sim *s, size_t *n_msg, size_t *n_edge);
-void nf__script_truncate(nf_sim *s, size_t n_msg, size_t n_edge);
-uint32_t nf__script_count(const nf__script *sc); /* messages posted */
+void nf__sim_script_mark(const nf_sim *s, size_t *n_msg, size_t *n_edge);
+void nf__sim_script_truncate(nf_sim *s, size_t n_msg, size_t n_edge);
 
 /* The Dragonfly routings (dfroute.c). */
 extern const nf_sim_routing nf__sim_dfmin, nf__sim_dfval, nf__sim_ugal_l, nf__sim_ugal_lt,

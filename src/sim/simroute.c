@@ -17,16 +17,19 @@
 
 typedef struct base_ctx {
     const nf_fabric *f;
+    const uint8_t *ls; /* the link states it goes by (the init's link_state) */
     const nf_hops *h;
     unsigned V;
 } base_ctx;
 
 static void base_fini(void *ctx) { nf__free(ctx); }
 
-static int base_init(void **out, const nf_fabric *f, const nf_hops *h, const nf_sim_config *c) {
+static int base_init(void **out, const nf_fabric *f, const uint8_t *ls, const nf_hops *h,
+                     const nf_sim_config *c) {
     base_ctx *b = nf__calloc(1, sizeof *b);
     if (!b) return NF_ENOMEM;
     b->f = f;
+    b->ls = ls;
     b->h = h;
     b->V = c->vcs;
     *out = b;
@@ -42,13 +45,13 @@ static nf_sim_cand cls(const base_ctx *b, unsigned port, unsigned cl) {
               : (nf_sim_cand){.port = (uint8_t)port, .vc_lo = 0, .vc_hi = (uint8_t)(half - 1)};
 }
 
-/* The ports of sw one hop closer to dst_sw, in port order (CSR order). */
-static unsigned closer_ports(const nf_fabric *f, const nf_hops *h, nf_node sw, nf_node dst,
-                             uint8_t *ports, unsigned max) {
+/* The ports of sw one hop closer to dst_sw over links up in ls, in port order (CSR order). */
+static unsigned closer_ports(const nf_fabric *f, const uint8_t *ls, const nf_hops *h, nf_node sw,
+                             nf_node dst, uint8_t *ports, unsigned max) {
     unsigned d = nf_hops_sw(h, sw, dst), n = 0;
     for (uint32_t e = f->sw_adj_off[sw]; e < f->sw_adj_off[sw + 1] && n < max; e++) {
         nf_node w = f->sw_adj[e];
-        if (f->link_state[f->sw_adj_link[e]] != NF_LINK_UP) continue;
+        if (ls[f->sw_adj_link[e]] != NF_LINK_UP) continue;
         if ((unsigned)nf_hops_sw(h, w, dst) + 1 == d) ports[n++] = f->sw_adj_port[e];
     }
     return n;
@@ -56,10 +59,10 @@ static unsigned closer_ports(const nf_fabric *f, const nf_hops *h, nf_node sw, n
 
 /* ---- minhop: every min-hop port; VC = hops taken (deadlock-free only with V > diameter) ---- */
 
-static int mh_init(void **ctx, const nf_fabric *f, const nf_hops *h, const nf_sim_config *c,
-                   nf_diag *d) {
+static int mh_init(void **ctx, const nf_fabric *f, const uint8_t *ls, const nf_hops *h,
+                   const nf_sim_config *c, nf_diag *d) {
     (void)d;
-    return base_init(ctx, f, h, c);
+    return base_init(ctx, f, ls, h, c);
 }
 
 static unsigned mh_route(void *ctx, nf_node sw, unsigned in_port, unsigned in_vc, unsigned hops,
@@ -67,7 +70,7 @@ static unsigned mh_route(void *ctx, nf_node sw, unsigned in_port, unsigned in_vc
     (void)in_port, (void)in_vc;
     base_ctx *b = ctx;
     uint8_t ports[NF_SIM_MAX_RADIX];
-    unsigned n = closer_ports(b->f, b->h, sw, p->dst_sw, ports,
+    unsigned n = closer_ports(b->f, b->ls, b->h, sw, p->dst_sw, ports,
                               max < NF_SIM_MAX_RADIX ? max : NF_SIM_MAX_RADIX);
     unsigned vc = hops + 1 < b->V ? hops + 1 : b->V - 1;
     for (unsigned i = 0; i < n; i++)
@@ -82,15 +85,15 @@ static unsigned vc0_only(void *ctx) {
 
 /* ---- updown: fat trees; up by d-mod-k among the min-hop up ports, then down -------------- */
 
-static int ud_init(void **ctx, const nf_fabric *f, const nf_hops *h, const nf_sim_config *c,
-                   nf_diag *d) {
+static int ud_init(void **ctx, const nf_fabric *f, const uint8_t *ls, const nf_hops *h,
+                   const nf_sim_config *c, nf_diag *d) {
     for (nf_node s = 0; s < f->n_switches; s++)
         if (f->level[s] == 0)
             return nf__fail(d, NF_EINVAL,
                             "updown routes trees: switch %s has no tree level (use a fat tree, "
                             "xgft, gft, bluelight or taihulight)",
                             nf_node_name(f, s));
-    return base_init(ctx, f, h, c);
+    return base_init(ctx, f, ls, h, c);
 }
 
 static unsigned ud_route(void *ctx, nf_node sw, unsigned in_port, unsigned in_vc, unsigned hops,
@@ -98,7 +101,7 @@ static unsigned ud_route(void *ctx, nf_node sw, unsigned in_port, unsigned in_vc
     (void)in_port, (void)in_vc, (void)hops;
     base_ctx *b = ctx;
     uint8_t ports[NF_SIM_MAX_RADIX];
-    unsigned n = closer_ports(b->f, b->h, sw, p->dst_sw, ports,
+    unsigned n = closer_ports(b->f, b->ls, b->h, sw, p->dst_sw, ports,
                               max < NF_SIM_MAX_RADIX ? max : NF_SIM_MAX_RADIX);
     /* d-mod-k: at level L the destination's L-th digit in base n picks the first candidate
      * (the others follow in turn), so that destinations spread over all the top switches */
@@ -130,11 +133,11 @@ static void dor_fini(void *ctx) {
     nf__free(d);
 }
 
-static int dor_init_any(void **out, const nf_fabric *f, const nf_hops *h, const nf_sim_config *c,
-                        nf_diag *diag, bool dateline) {
+static int dor_init_any(void **out, const nf_fabric *f, const uint8_t *ls, const nf_hops *h,
+                        const nf_sim_config *c, nf_diag *diag, bool dateline) {
     dor_ctx *d = nf__calloc(1, sizeof *d);
     if (!d) return NF_ENOMEM;
-    d->b = (base_ctx){.f = f, .h = h, .V = c->vcs};
+    d->b = (base_ctx){.f = f, .ls = ls, .h = h, .V = c->vcs};
     d->dateline = dateline;
     for (nf_node s = 0; s < f->n_switches; s++) {
         const char *name = nf_node_name(f, s);
@@ -176,13 +179,13 @@ refuse:
                     dateline ? "dor" : "dor-plain");
 }
 
-static int dor_init(void **ctx, const nf_fabric *f, const nf_hops *h, const nf_sim_config *c,
-                    nf_diag *d) {
-    return dor_init_any(ctx, f, h, c, d, true);
+static int dor_init(void **ctx, const nf_fabric *f, const uint8_t *ls, const nf_hops *h,
+                    const nf_sim_config *c, nf_diag *d) {
+    return dor_init_any(ctx, f, ls, h, c, d, true);
 }
-static int dorp_init(void **ctx, const nf_fabric *f, const nf_hops *h, const nf_sim_config *c,
-                     nf_diag *d) {
-    return dor_init_any(ctx, f, h, c, d, false);
+static int dorp_init(void **ctx, const nf_fabric *f, const uint8_t *ls, const nf_hops *h,
+                     const nf_sim_config *c, nf_diag *d) {
+    return dor_init_any(ctx, f, ls, h, c, d, false);
 }
 
 static unsigned dor_route(void *ctx, nf_node sw, unsigned in_port, unsigned in_vc, unsigned hops,
@@ -247,13 +250,13 @@ static void t2_fini(void *ctx) {
     nf__free(t);
 }
 
-static int t2_init(void **out, const nf_fabric *f, const nf_hops *h, const nf_sim_config *c,
-                   nf_diag *diag) {
+static int t2_init(void **out, const nf_fabric *f, const uint8_t *ls, const nf_hops *h,
+                   const nf_sim_config *c, nf_diag *diag) {
     (void)diag;
     uint32_t S = f->n_switches;
     t2_ctx *t = nf__calloc(1, sizeof *t);
     if (!t) return NF_ENOMEM;
-    t->b = (base_ctx){.f = f, .h = h, .V = c->vcs};
+    t->b = (base_ctx){.f = f, .ls = ls, .h = h, .V = c->vcs};
     int32_t mx = -1;
     for (nf_node s = 0; s < S; s++)
         if (f->supernode[s] > mx) mx = f->supernode[s];
@@ -374,12 +377,12 @@ static void ft_fini(void *ctx) {
     nf__free(x);
 }
 
-static int ft_init(void **out, const nf_fabric *f, const nf_hops *h, const nf_sim_config *c,
-                   nf_diag *diag) {
+static int ft_init(void **out, const nf_fabric *f, const uint8_t *ls, const nf_hops *h,
+                   const nf_sim_config *c, nf_diag *diag) {
     (void)diag;
     ft_ctx *x = nf__calloc(1, sizeof *x);
     if (!x) return NF_ENOMEM;
-    x->b = (base_ctx){.f = f, .h = h, .V = c->vcs};
+    x->b = (base_ctx){.f = f, .ls = ls, .h = h, .V = c->vcs};
     int rc = nf_ftable_build(f, h, (int)c->threads, &x->t);
     if (rc) {
         ft_fini(x);
@@ -397,7 +400,7 @@ static unsigned ft_route(void *ctx, nf_node sw, unsigned in_port, unsigned in_vc
     /* the first usable candidate only: deterministic, so the path is the one ft_deliverable
      * walked (were the others offered, a busy first port would send packets down ways that
      * may end at a failed link) */
-    unsigned port = max ? nf_ftable_next(x->t, sw, p->dst_ca) : 0;
+    unsigned port = max ? nf_ftable_next(x->t, x->b.ls, sw, p->dst_ca) : 0;
     if (!port) return 0;
     out[0] = (nf_sim_cand){.port = (uint8_t)port, .vc_lo = (uint8_t)vc, .vc_hi = (uint8_t)vc};
     return 1;
@@ -409,7 +412,7 @@ static bool ft_deliverable(void *ctx, nf_node src_sw, nf_node dst_ca) {
     const nf_fabric *f = x->b.f;
     nf_node s = src_sw;
     for (uint32_t steps = 0; steps <= f->n_switches; steps++) {
-        unsigned p = nf_ftable_next(x->t, s, dst_ca);
+        unsigned p = nf_ftable_next(x->t, x->b.ls, s, dst_ca);
         if (!p) return false;
         nf_node w = f->peer[nf_port_index(f, s, p)];
         if (w == dst_ca) return true;
@@ -527,15 +530,21 @@ int nf_sim_check_deadlock_progress(const nf_fabric *f, const nf_hops *h, const n
                                    uint32_t *cycle_len, uint64_t *vertices, uint64_t *edges,
                                    nf_diag *diag) {
     *cycle_len = 0;
-    nf_sim_config c = cfg ? *cfg : (nf_sim_config){0};
-    nf_sim_config_defaults(&c);
-    if (c.vcs < r->min_vcs) {
-        if (diag)
-            snprintf(diag->msg, sizeof diag->msg, "routing %s needs %u VCs", r->name, r->min_vcs);
+    nf_sim_config c;
+    if (cfg)
+        c = *cfg;
+    else
+        nf_sim_config_defaults(&c);
+    if (c.vcs < r->min_vcs || c.vcs > NF_SIM_MAX_VCS) { /* (min_vcs is at least 1) */
+        if (diag && c.vcs < r->min_vcs)
+            snprintf(diag->msg, sizeof diag->msg, "routing %s needs %u VCs, got %u", r->name,
+                     r->min_vcs, c.vcs);
+        else if (diag)
+            snprintf(diag->msg, sizeof diag->msg, "%u VCs: at most %u", c.vcs, NF_SIM_MAX_VCS);
         return NF_EINVAL;
     }
     void *ctx = NULL;
-    int rc = r->init(&ctx, f, h, &c, diag);
+    int rc = r->init(&ctx, f, f->link_state, h, &c, diag);
     if (rc) return rc;
     unsigned V = c.vcs;
     uint32_t P = f->port_off[f->n_nodes];

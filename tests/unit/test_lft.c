@@ -173,7 +173,8 @@ static void test_ftable(void **state) {
      * spine 0 first (rotation 0) and dies there; endpoint 2's starts at spine 2 */
     nf_link l = f->port_link[nf_port_index(f, 1, 3)];
     f->link_state[l] = NF_LINK_DOWN;
-    assert_int_equal(nf_ftable_next(t, 1, S + 7), 4); /* leaf 1 skips its dead port */
+    assert_int_equal(nf_ftable_next(t, f->link_state, 1, S + 7),
+                     4); /* leaf 1 skips its dead port */
     assert_int_equal(nf_ftable_reach(t, 2, &pairs, &got), 0);
     assert_int_equal(got, 50);
     /* every up link of leaf 0 down: its 2 endpoints neither send nor receive: 2 x 2 x 6 lost */

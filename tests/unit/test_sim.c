@@ -15,6 +15,7 @@
 #include "testutil.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,6 +24,13 @@ typedef struct rig {
     nf_hops *h;
     nf_sim *s;
 } rig;
+
+/* The simulator's defaults; the tests change a few of them. */
+static nf_sim_config defaults(void) {
+    nf_sim_config c;
+    nf_sim_config_defaults(&c);
+    return c;
+}
 
 static rig make(const char *topo, const char *routing, const char *traffic, nf_sim_config c) {
     rig r;
@@ -76,7 +84,9 @@ static nf_sim_counts drain_conserving(nf_sim *s) {
  * to nothing and every flit injected is delivered. */
 static void test_conservation(void **state) {
     (void)state;
-    rig r = make("torus:4x4,c=2", "dor", "uniform", (nf_sim_config){.pkt_flits = 4, .seed = 3});
+    nf_sim_config cf = defaults();
+    cf.pkt_flits = 4, cf.seed = 3;
+    rig r = make("torus:4x4,c=2", "dor", "uniform", cf);
     nf_sim_result res = point(&r, 0.4, 200); /* resets and fills the network */
     (void)res;
     nf_sim_injection inj = {.load = 0.6};
@@ -103,11 +113,9 @@ static void test_zero_load_latency(void **state) {
         unsigned pkt, rd, lh, ll;
     } cases[] = {{1, 3, 1, 1}, {4, 3, 1, 1}, {8, 2, 2, 5}, {3, 5, 1, 10}};
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
-        nf_sim_config c = {.pkt_flits = cases[k].pkt,
-                           .router_delay = cases[k].rd,
-                           .lat_host = cases[k].lh,
-                           .lat_local = cases[k].ll,
-                           .seed = 1};
+        nf_sim_config c = defaults();
+        c.pkt_flits = cases[k].pkt, c.router_delay = cases[k].rd, c.lat_host = cases[k].lh,
+        c.lat_local = cases[k].ll, c.seed = 1;
         rig r = make("torus:8,c=1", "dor", "tornado", c);
         nf_sim_result res = point(&r, 0.002 * cases[k].pkt, 20000);
         double h = 3;
@@ -127,7 +135,9 @@ static void test_zero_load_latency(void **state) {
  * Morgan, 1987; 2 - sqrt 2 = 0.586 as the ports grow). */
 static void test_single_switch_hol(void **state) {
     (void)state;
-    rig r = make("torus:1,c=8", "minhop", "uniform", (nf_sim_config){.seed = 5});
+    nf_sim_config cf = defaults();
+    cf.seed = 5;
+    rig r = make("torus:1,c=8", "minhop", "uniform", cf);
     nf_sim_result lo = point(&r, 0.5, 5000), hi = point(&r, 1.0, 5000);
     assert_false(lo.saturated);
     assert_true(fabs(lo.accepted - lo.offered) < 0.02);
@@ -143,13 +153,15 @@ static void test_single_switch_hol(void **state) {
  * conflict-free: full load goes through without queueing. */
 static void test_saturation_theory(void **state) {
     (void)state;
-    rig r = make("torus:16,c=1", "dor", "uniform", (nf_sim_config){.seed = 2});
+    nf_sim_config cf = defaults();
+    cf.seed = 2;
+    rig r = make("torus:16,c=1", "dor", "uniform", cf);
     nf_sim_result a = point(&r, 0.25, 4000), b = point(&r, 0.6, 4000);
     assert_false(a.saturated);
     assert_true(b.saturated);
     assert_true(b.accepted < 0.445);
     unmake(&r);
-    r = make("fattree:k=4", "updown", "bitcomp", (nf_sim_config){.seed = 2});
+    r = make("fattree:k=4", "updown", "bitcomp", cf);
     nf_sim_result c = point(&r, 0.95, 4000);
     assert_false(c.saturated);
     assert_true(fabs(c.accepted - c.offered) < 0.01);
@@ -168,7 +180,8 @@ static void check(const char *topo, const char *routing, unsigned vcs, bool want
     assert_int_equal(nf_hops_compute(f, 1, &h), 0);
     uint32_t cyc = 99;
     uint64_t nv = 0, ne = 0;
-    nf_sim_config c = {.vcs = vcs};
+    nf_sim_config c = defaults();
+    c.vcs = vcs;
     assert_int_equal(
         nf_sim_check_deadlock(f, h, nf_sim_routing_find(routing), &c, &cyc, &nv, &ne, &d), 0);
     if ((cyc > 0) != want_cycle)
@@ -212,7 +225,8 @@ static void test_deadlock_checker(void **state) {
  * tornado traffic locks up; with datelines (and two packets per buffer) the load flows. */
 static void test_watchdog(void **state) {
     (void)state;
-    nf_sim_config c = {.vcs = 1, .buf_flits = 4, .pkt_flits = 4, .seed = 9};
+    nf_sim_config c = defaults();
+    c.vcs = 1, c.buf_flits = 4, c.pkt_flits = 4, c.seed = 9;
     rig r = make("torus:8,c=1", "dor-plain", "tornado", c);
     nf_sim_result res = point(&r, 0.9, 3000);
     assert_true(res.deadlock);
@@ -232,7 +246,8 @@ static void test_watchdog(void **state) {
 /* Same seed, same result, bit for bit; another seed, another result. */
 static void test_determinism(void **state) {
     (void)state;
-    nf_sim_config c = {.pkt_flits = 3, .seed = 42, .adaptive = true};
+    nf_sim_config c = defaults();
+    c.pkt_flits = 3, c.seed = 42, c.adaptive = true;
     rig a = make("dragonfly:a=4,p=2,h=2", "dfmin", "uniform", c);
     rig b = make("dragonfly:a=4,p=2,h=2", "dfmin", "uniform", c);
     nf_sim_result ra = point(&a, 0.5, 3000), rb = point(&b, 0.5, 3000);
@@ -255,7 +270,9 @@ static void test_determinism(void **state) {
  * enough for the parallel router phase). */
 static void test_determinism_threads(void **state) {
     (void)state;
-    nf_sim_config c1 = {.pkt_flits = 4, .seed = 7, .threads = 1}, c3 = c1;
+    nf_sim_config c1 = defaults();
+    c1.pkt_flits = 4, c1.seed = 7, c1.threads = 1;
+    nf_sim_config c3 = c1;
     c3.threads = 3;
     rig a = make("dragonfly:a=6,p=3,h=3", "dfmin", "uniform", c1);
     rig b = make("dragonfly:a=6,p=3,h=3", "dfmin", "uniform", c3);
@@ -271,12 +288,9 @@ static void test_determinism_threads(void **state) {
  * counts summed over threads, and a fresh simulator stepped without a run moves flits. */
 static void test_threads(void **state) {
     (void)state;
-    nf_sim_config c1 = {.pkt_flits = 2,
-                        .shared_flits = 8,
-                        .adaptive = true,
-                        .seed = 11,
-                        .threads = 1},
-                  c2 = c1;
+    nf_sim_config c1 = defaults();
+    c1.pkt_flits = 2, c1.shared_flits = 8, c1.adaptive = true, c1.seed = 11, c1.threads = 1;
+    nf_sim_config c2 = c1;
     c2.threads = 2;
     rig a = make("fattree:k=8", "updown", "permutation", c1);
     rig b = make("fattree:k=8", "updown", "permutation", c2);
@@ -309,12 +323,14 @@ static void test_threads(void **state) {
  * where nothing detours. All-to-all on the ring: partners 1..7 away in turn, 16/7 links. */
 static void test_collective_patterns(void **state) {
     (void)state;
-    rig r = make("torus:8,c=1", "dor", "allreduce", (nf_sim_config){.seed = 9});
+    nf_sim_config cf = defaults();
+    cf.seed = 9;
+    rig r = make("torus:8,c=1", "dor", "allreduce", cf);
     nf_sim_result res = point(&r, 0.05, 20000);
     assert_true(res.packets > 5000);
     if (fabs(res.hops_mean - 7.0 / 3) > 0.01) fail_msg("allreduce hops %.4f", res.hops_mean);
     unmake(&r);
-    r = make("torus:8,c=1", "dor", "alltoall", (nf_sim_config){.seed = 9});
+    r = make("torus:8,c=1", "dor", "alltoall", cf);
     res = point(&r, 0.05, 20000);
     if (fabs(res.hops_mean - 16.0 / 7) > 0.01) fail_msg("alltoall hops %.4f", res.hops_mean);
     unmake(&r);
@@ -326,7 +342,8 @@ static void test_collective_patterns(void **state) {
  * ejection links (0.95 uniform) is carried by two. */
 static void test_dual_rail(void **state) {
     (void)state;
-    nf_sim_config c = {.seed = 5};
+    nf_sim_config c = defaults();
+    c.seed = 5;
     rig one = make("gft:leaves=4,nodes=8,spines=4,rails=1", "minhop", "uniform", c);
     rig two = make("gft:leaves=4,nodes=8,spines=4,rails=2", "minhop", "uniform", c);
     nf_sim_result r1 = point(&one, 0.3, 4000), r2 = point(&two, 0.3, 4000);
@@ -379,7 +396,8 @@ static double global_per_flit(rig *r, const nf_sim_result *res, uint64_t window)
  * saturated run does not trip the watchdog. */
 static void test_dragonfly_paths(void **state) {
     (void)state;
-    nf_sim_config c = {.vcs = 3, .seed = 13};
+    nf_sim_config c = defaults();
+    c.vcs = 3, c.seed = 13;
     const uint64_t W = 20000;
     rig r = make("dragonfly:a=4,p=2,h=2", "dfmin", "uniform", c);
     nf_sim_result res = point(&r, 0.1, W);
@@ -416,7 +434,8 @@ static void test_dragonfly_paths(void **state) {
      * UGAL-L sends about half the long way and carries the load; at a packet's 4 flits a hop, a
      * minimal queue must pass 38 flits over 2.5 times the Valiant one, more than one VC class
      * lets a source router see, and UGAL-L stays minimal past saturation (0.14) */
-    nf_sim_config c44 = {.vcs = 4, .pkt_flits = 4, .seed = 5};
+    nf_sim_config c44 = defaults();
+    c44.vcs = 4, c44.pkt_flits = 4, c44.seed = 5;
     r = make("dragonfly:a=4,p=2,h=2", "ugal-l", "worstcase", c44);
     res = point(&r, 0.2, W);
     if (res.accepted < 0.19 || res.minimal_frac > 0.7 || res.saturated)
@@ -434,7 +453,8 @@ static void test_dragonfly_paths(void **state) {
                            "dragonfly:a=6,p=3,h=3", "dragonfly:a=6,p=3,h=3,arr=consecutive",
                            "dragonfly:a=4,p=2,h=1"};
     const char *routes[] = {"val", "ugal-l", "ugal-lt", "ugal-g", "par"};
-    nf_sim_config c4 = {.vcs = 4};
+    nf_sim_config c4 = defaults();
+    c4.vcs = 4;
     for (size_t i = 0; i < sizeof topos / sizeof *topos; i++)
         for (int k = 0; k < 5; k++) {
             nf_fabric *f;
@@ -450,8 +470,9 @@ static void test_dragonfly_paths(void **state) {
             nf_hops_free(h);
             nf_fabric_free(f);
         }
-    r = make("dragonfly:a=4,p=2,h=2", "val", "worstcase",
-             (nf_sim_config){.vcs = 3, .buf_flits = 4, .seed = 2});
+    nf_sim_config cf = defaults();
+    cf.vcs = 3, cf.buf_flits = 4, cf.seed = 2;
+    r = make("dragonfly:a=4,p=2,h=2", "val", "worstcase", cf);
     nf_sim_injection inj = {.load = 0.9};
     nf_sim_phase ph = {.warmup = 500, .window = 10000, .drain_max = 2000};
     assert_int_equal(nf_sim_run(r.s, &inj, &ph, NULL, NULL, &res), 0);
@@ -466,7 +487,8 @@ static void test_ugal_g_threads(void **state) {
     (void)state;
     nf_sim_result g1 = {0};
     for (unsigned th = 1; th <= 3; th++) {
-        nf_sim_config cg = {.vcs = 3, .pkt_flits = 2, .seed = 17, .threads = th};
+        nf_sim_config cg = defaults();
+        cg.vcs = 3, cg.pkt_flits = 2, cg.seed = 17, cg.threads = th;
         rig r = make("dragonfly:a=6,p=3,h=3", "ugal-g", "worstcase", cg);
         nf_sim_injection inj = {.load = 0.35};
         nf_sim_phase ph = {.warmup = 500, .window = 2000, .drain_max = 1000};
@@ -490,7 +512,8 @@ static void test_ugal_g_threads(void **state) {
  * routed wait (unroutable), never crossing a failed link. */
 static void test_faults(void **state) {
     (void)state;
-    nf_sim_config c = {.vcs = 8, .seed = 21};
+    nf_sim_config c = defaults();
+    c.vcs = 8, c.seed = 21;
     for (int sib = 1; sib >= 0; sib--) {
         rig r = make(sib ? "gft:leaves=4,nodes=2,spines=4,sib=1"
                          : "gft:leaves=4,nodes=2,spines=4,sib=0",
@@ -524,19 +547,30 @@ static void test_faults(void **state) {
  * dropped + in flight at every cycle. */
 static void test_fail_during_run(void **state) {
     (void)state;
-    nf_sim_config c = {.vcs = 8, .seed = 4};
+    nf_sim_config c = defaults();
+    c.vcs = 8, c.seed = 4;
     rig r = make("gft:leaves=4,nodes=2,spines=2,sib=0", "ftable", "uniform", c);
     nf_link l = r.f->port_link[nf_port_index(r.f, 1, 3)];
     assert_int_equal(nf_sim_link_at(r.s, l, 1500, false), 0);
     assert_int_equal(nf_sim_link_at(r.s, r.f->n_links, 10, false), NF_EINVAL);
+    uint8_t *before = malloc(r.f->n_links);
+    assert_non_null(before);
+    memcpy(before, r.f->link_state, r.f->n_links);
     nf_sim_injection inj = {.load = 0.6};
     nf_sim_phase ph = {.warmup = 1000, .window = 2000, .drain_max = 5000};
-    nf_sim_result res;
+    nf_sim_result res, again;
     assert_int_equal(nf_sim_run(r.s, &inj, &ph, NULL, NULL, &res), 0);
     assert_false(res.deadlock);
     if (!(res.dropped_pkts > 0 && res.lost_frac > 0))
         fail_msg("dropped %llu lost %.4f", (unsigned long long)res.dropped_pkts, res.lost_frac);
-    assert_int_equal(r.f->link_state[l], NF_LINK_DOWN);
+    /* the failure was the simulator's: the fabric's link states are as they were, and a second
+     * run starts from them, with the link up until cycle 1500 again: the same figures */
+    assert_int_equal(r.f->link_state[l], NF_LINK_UP);
+    assert_memory_equal(r.f->link_state, before, r.f->n_links);
+    assert_int_equal(nf_sim_run(r.s, &inj, &ph, NULL, NULL, &again), 0);
+    res.wall_s = again.wall_s = 0;
+    assert_memory_equal(&res, &again, sizeof res);
+    free(before);
     unmake(&r);
     /* the same, stepped from a fresh simulator: conservation with drops, then a full drain */
     r = make("gft:leaves=4,nodes=2,spines=2,sib=0", "ftable", "uniform", c);
@@ -549,6 +583,71 @@ static void test_fail_during_run(void **state) {
     unmake(&r);
 }
 
+/* One simulator's run on its own thread (test_shared_fabric). */
+typedef struct solo {
+    nf_sim *s;
+    pthread_barrier_t *go; /* both threads start together */
+    nf_sim_result res;
+    int rc;
+} solo;
+
+static void *run_solo(void *arg) {
+    solo *x = arg;
+    nf_sim_injection inj = {.load = 0.6};
+    nf_sim_phase ph = {.warmup = 1000, .window = 20000, .drain_max = 5000};
+    pthread_barrier_wait(x->go);
+    x->rc = nf_sim_run(x->s, &inj, &ph, NULL, NULL, &x->res);
+    x->res.wall_s = 0;
+    return NULL;
+}
+
+/* Two simulators of one fabric (gft:leaves=4,nodes=2,spines=2 without siblings, ftable), one
+ * with leaf 1's link to spine 0 failing at cycle 1500 (packets dropped and lost, as in
+ * test_fail_during_run), the other with every link up all along, run at the same time on two
+ * threads: each gives bit for bit what it gives alone, and the fabric is left as it was. Were
+ * the failure written into the fabric, the second would see it (dropped_pkts > 0). */
+static void test_shared_fabric(void **state) {
+    (void)state;
+    nf_sim_config c = defaults();
+    c.vcs = 8, c.seed = 4, c.threads = 1;
+    rig r = make("gft:leaves=4,nodes=2,spines=2,sib=0", "ftable", "uniform", c);
+    nf_sim *other;
+    nf_diag d = {{0}, 0, {0}};
+    c.seed = 9;
+    assert_int_equal(nf_sim_new(r.f, r.h, &c, nf_sim_routing_find("ftable"),
+                                nf_sim_traffic_find("uniform"), &other, &d),
+                     0);
+    nf_link l = r.f->port_link[nf_port_index(r.f, 1, 3)];
+    assert_int_equal(nf_sim_link_at(r.s, l, 1500, false), 0);
+    pthread_barrier_t go;
+    assert_int_equal(pthread_barrier_init(&go, NULL, 1), 0);
+    solo alone[2] = {{.s = r.s, .go = &go}, {.s = other, .go = &go}};
+    for (int i = 0; i < 2; i++) {
+        run_solo(&alone[i]);
+        assert_int_equal(alone[i].rc, 0);
+    }
+    pthread_barrier_destroy(&go);
+    if (!(alone[0].res.dropped_pkts > 0 && alone[1].res.dropped_pkts == 0 &&
+          alone[1].res.lost_frac == 0.0))
+        fail_msg("alone: dropped %llu and %llu", (unsigned long long)alone[0].res.dropped_pkts,
+                 (unsigned long long)alone[1].res.dropped_pkts);
+    assert_int_equal(pthread_barrier_init(&go, NULL, 2), 0);
+    solo both[2] = {{.s = r.s, .go = &go}, {.s = other, .go = &go}};
+    pthread_t th[2];
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(pthread_create(&th[i], NULL, run_solo, &both[i]), 0);
+    for (int i = 0; i < 2; i++)
+        pthread_join(th[i], NULL);
+    pthread_barrier_destroy(&go);
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(both[i].rc, 0);
+        assert_memory_equal(&both[i].res, &alone[i].res, sizeof both[i].res);
+    }
+    assert_int_equal(r.f->link_state[l], NF_LINK_UP);
+    nf_sim_free(other);
+    unmake(&r);
+}
+
 /* Unroutable pairs through failed links (gft:leaves=4,nodes=2,spines=4 without siblings, 8
  * endpoints): leaf 0's four up links down part its 2 endpoints from the other 6, 24 ordered
  * pairs, whether they are down at the start or set to fail during the run; three of them leave
@@ -558,7 +657,8 @@ static void test_fail_during_run(void **state) {
 static void test_unroutable_failed(void **state) {
     (void)state;
     const char *gft = "gft:leaves=4,nodes=2,spines=4,sib=0";
-    nf_sim_config c = {.vcs = 8, .seed = 5};
+    nf_sim_config c = defaults();
+    c.vcs = 8, c.seed = 5;
     uint64_t pairs, excluded[2] = {0};
     nf_node src, dst;
     for (int during = 0; during <= 1; during++) {
@@ -610,7 +710,8 @@ static void test_unroutable_failed(void **state) {
  * waiting for ever (nothing in the network, nothing to release). */
 static void test_script_lost(void **state) {
     (void)state;
-    nf_sim_config c = {.vcs = 8, .seed = 4};
+    nf_sim_config c = defaults();
+    c.vcs = 8, c.seed = 4;
     rig r = make("gft:leaves=4,nodes=2,spines=2,sib=0", "ftable", "uniform", c);
     for (unsigned p = 3; p <= 4; p++)
         assert_int_equal(nf_sim_link_at(r.s, r.f->port_link[nf_port_index(r.f, 1, p)], 0, false),
@@ -630,7 +731,8 @@ static void test_script_lost(void **state) {
  * its head = 20 cycles. */
 static void test_script(void **state) {
     (void)state;
-    nf_sim_config c = {.vcs = 4, .pkt_flits = 8, .seed = 1};
+    nf_sim_config c = defaults();
+    c.vcs = 4, c.pkt_flits = 8, c.seed = 1;
     rig r = make("gft:leaves=4,nodes=2,spines=2,sib=0,rails=2", "minhop", "uniform", c);
     nf_sim *s = r.s;
     assert_int_equal(nf_sim_endpoints(s), 8);
@@ -709,7 +811,8 @@ static void test_script(void **state) {
      * and 3 threads, and every flit delivered */
     nf_sim_msg_times first[40];
     for (unsigned th = 1; th <= 3; th++) {
-        nf_sim_config ct = {.vcs = 4, .pkt_flits = 8, .seed = 3, .threads = th};
+        nf_sim_config ct = defaults();
+        ct.vcs = 4, ct.pkt_flits = 8, ct.seed = 3, ct.threads = th;
         r = make("gft:preset=sunway-proto", "minhop", "uniform", ct);
         for (uint32_t i = 0; i < 40; i++) {
             nf_sim_msg m = {.src = (i * 37) % 512,
@@ -748,7 +851,9 @@ static void test_script(void **state) {
  * allreduce of 64 bytes: 14 steps of 8 bytes, 13 cycles each = 182. */
 static void test_collectives_sw(void **state) {
     (void)state;
-    rig r = make("torus:1,c=8", "minhop", "uniform", (nf_sim_config){.vcs = 2, .seed = 1});
+    nf_sim_config cf = defaults();
+    cf.vcs = 2, cf.seed = 1;
+    rig r = make("torus:1,c=8", "minhop", "uniform", cf);
     uint32_t ranks[8] = {0, 1, 2, 3, 4, 5, 6, 7};
     static const struct {
         nf_sim_coll c;
@@ -811,8 +916,9 @@ static nf_mcast *route_groups(rig *r, const nf_groups *g, const char *engine) {
 static void test_mcast_hw(void **state) {
     (void)state;
     for (unsigned P = 1; P <= 4; P += 3) {
-        rig r = make("torus:1,c=8", "minhop", "uniform",
-                     (nf_sim_config){.vcs = 2, .pkt_flits = P, .seed = 1});
+        nf_sim_config cf = defaults();
+        cf.vcs = 2, cf.pkt_flits = P, cf.seed = 1;
+        rig r = make("torus:1,c=8", "minhop", "uniform", cf);
         nf_node S = r.f->n_switches;
         nf_node mem[4] = {S, S + 1, S + 2, S + 3};
         uint32_t off[2] = {0, 4};
@@ -838,7 +944,9 @@ static void test_mcast_hw(void **state) {
     }
     { /* two groups forced onto one tree over all 8 endpoints: a packet floods every endpoint
        * on it (7 flits delivered), and counts at its own group's members only; at 44 + 1 */
-        rig r = make("torus:1,c=8", "minhop", "uniform", (nf_sim_config){.vcs = 2, .seed = 1});
+        nf_sim_config cf = defaults();
+        cf.vcs = 2, cf.seed = 1;
+        rig r = make("torus:1,c=8", "minhop", "uniform", cf);
         nf_node S = r.f->n_switches, mem[8];
         nf_link links[16];
         for (unsigned i = 0; i < 8; i++) {
@@ -872,9 +980,9 @@ static void test_mcast_hw(void **state) {
     const char *engines[] = {"minihop", "sssp", "fulb", "fulb"};
     uint64_t sum1 = 0;
     for (int e = 0; e < 4; e++) { /* the last: fulb again on 3 threads, the same times */
-        rig r =
-            make("gft:leaves=8,nodes=4,spines=4,sib=0", "minhop", "uniform",
-                 (nf_sim_config){.vcs = 8, .pkt_flits = 2, .seed = 7, .threads = e < 3 ? 1 : 3});
+        nf_sim_config cf = defaults();
+        cf.vcs = 8, cf.pkt_flits = 2, cf.seed = 7, cf.threads = e < 3 ? 1 : 3;
+        rig r = make("gft:leaves=8,nodes=4,spines=4,sib=0", "minhop", "uniform", cf);
         nf_node S = r.f->n_switches;
         enum { G = 8, K = 5 };
         nf_node mem[G * K];
@@ -927,7 +1035,9 @@ static void test_mcast_hw(void **state) {
  * Binomial reduce in software: 7 messages, the last in at 39 as well. Then the values. */
 static void test_collectives_hw(void **state) {
     (void)state;
-    rig r = make("torus:1,c=8", "minhop", "uniform", (nf_sim_config){.vcs = 2, .seed = 1});
+    nf_sim_config cf = defaults();
+    cf.vcs = 2, cf.seed = 1;
+    rig r = make("torus:1,c=8", "minhop", "uniform", cf);
     nf_node S = r.f->n_switches, mem[8];
     for (unsigned i = 0; i < 8; i++)
         mem[i] = S + i;
@@ -1032,8 +1142,9 @@ static void test_collectives_threads(void **state) {
     uint64_t want[5][N * 8] = {{0}};
     uint32_t nmsg[5] = {0};
     for (unsigned th = 1; th <= 3; th++) {
-        rig r = make("gft:leaves=8,nodes=4,spines=4,sib=0", "minhop", "uniform",
-                     (nf_sim_config){.vcs = 8, .pkt_flits = 2, .seed = 5, .threads = th});
+        nf_sim_config cc = defaults();
+        cc.vcs = 8, cc.pkt_flits = 2, cc.seed = 5, cc.threads = th;
+        rig r = make("gft:leaves=8,nodes=4,spines=4,sib=0", "minhop", "uniform", cc);
         nf_node S = r.f->n_switches, mem[N];
         uint32_t ranks[N], off[2] = {0, N};
         for (uint32_t i = 0; i < N; i++) {
@@ -1080,7 +1191,9 @@ static void test_patterns_run(void **state) {
     (void)state;
     for (size_t i = 0; i < nf_sim_traffic_count(); i++) {
         const char *t = nf_sim_traffic_name(nf_sim_traffic_at(i));
-        rig r = make("dragonfly:a=4,p=2,h=2", "dfmin", t, (nf_sim_config){.pkt_flits = 2});
+        nf_sim_config cf = defaults();
+        cf.pkt_flits = 2;
+        rig r = make("dragonfly:a=4,p=2,h=2", "dfmin", t, cf);
         nf_sim_result res = point(&r, 0.03, 2000); /* hotspot: 72 * 0.03 / 4 < 1 at the hot port */
         if (res.saturated || res.packets == 0)
             fail_msg("%s: saturated %d, %llu packets", t, res.saturated,
@@ -1096,18 +1209,88 @@ static void test_patterns_run(void **state) {
     nf_diag d = {{0}, 0, {0}};
     assert_int_equal(nf_topo_build("dragonfly:a=4,p=2,h=2", NULL, &f, &d), 0);
     assert_int_equal(nf_hops_compute(f, 1, &h), 0);
-    nf_sim_config c = {.vcs = 1};
+    nf_sim_config c = defaults();
+    c.vcs = 1;
     assert_int_equal(
         nf_sim_new(f, h, &c, nf_sim_routing_find("dfmin"), nf_sim_traffic_find("uniform"), &s, &d),
         NF_EINVAL);
     assert_non_null(strstr(d.msg, "VCs"));
-    c = (nf_sim_config){.buf_flits = 2, .pkt_flits = 4};
+    c = defaults();
+    c.buf_flits = 2, c.pkt_flits = 4;
     assert_int_equal(
         nf_sim_new(f, h, &c, nf_sim_routing_find("dfmin"), nf_sim_traffic_find("uniform"), &s, &d),
         NF_EINVAL);
     assert_non_null(strstr(d.msg, "cut-through"));
+    /* a 0 is taken as given, not as the default: refused where it means nothing */
+    const struct {
+        const char *knob, *why;
+    } zeros[] = {{"vcs", "VCs"},
+                 {"pkt_flits", "at least 1"},
+                 {"alloc_iters", "at least 1"},
+                 {"flit_bytes", "at least 1"},
+                 {"lat_local", "latencies"},
+                 {"speedup", "speedup"}};
+    for (size_t i = 0; i < sizeof zeros / sizeof zeros[0]; i++) {
+        c = defaults();
+        const char *k = zeros[i].knob;
+        if (!strcmp(k, "vcs")) c.vcs = 0;
+        if (!strcmp(k, "pkt_flits")) c.pkt_flits = 0;
+        if (!strcmp(k, "alloc_iters")) c.alloc_iters = 0;
+        if (!strcmp(k, "flit_bytes")) c.flit_bytes = 0;
+        if (!strcmp(k, "lat_local")) c.lat_local = 0;
+        if (!strcmp(k, "speedup")) c.speedup = 0;
+        d.msg[0] = '\0';
+        if (nf_sim_new(f, h, &c, nf_sim_routing_find("dfmin"), nf_sim_traffic_find("uniform"), &s,
+                       &d) != NF_EINVAL ||
+            !strstr(d.msg, zeros[i].why))
+            fail_msg("%s 0: not refused (%s)", k, d.msg);
+    }
+    /* no configuration: the defaults; a phase with a window of 0 cycles is refused */
+    assert_int_equal(nf_sim_new(f, h, NULL, nf_sim_routing_find("dfmin"),
+                                nf_sim_traffic_find("uniform"), &s, &d),
+                     0);
+    nf_sim_injection inj = {.load = 0.1};
+    nf_sim_phase ph = {.warmup = 10, .window = 0, .drain_max = 10};
+    nf_sim_result res;
+    assert_int_equal(nf_sim_run(s, &inj, &ph, NULL, NULL, &res), NF_EINVAL);
+    nf_sim_free(s);
     nf_hops_free(h);
     nf_fabric_free(f);
+}
+
+/* The defaults are the documented ones (sim.h), every other field 0, whatever *c held. */
+static void test_config_defaults(void **state) {
+    (void)state;
+    nf_sim_config c;
+    memset(&c, 0xA5, sizeof c);
+    nf_sim_config_defaults(&c);
+    if (c.vcs != 4 || c.buf_flits != 32 || c.pkt_flits != 1 || c.router_delay != 3 ||
+        c.credit_delay != 2 || c.lat_host != 1 || c.lat_local != 1 || c.lat_global != 1 ||
+        c.speedup != 1.0 || c.alloc_iters != 1 || c.w_hop != 1.0 || c.flit_bytes != 32 ||
+        c.nic_msg_cycles != 40 || c.nic_short_cycles != 8 || c.shared_flits || c.out_buf ||
+        c.adaptive || c.bias != 0 || c.threshold != 0 || c.proxy_restricted || c.threads ||
+        c.seed || c.exclude_unroutable)
+        fail_msg("defaults: vcs %u buf %u pkt %u rd %u cd %u speedup %g w_hop %g out_buf %u "
+                 "threads %u",
+                 c.vcs, c.buf_flits, c.pkt_flits, c.router_delay, c.credit_delay, c.speedup,
+                 c.w_hop, c.out_buf, c.threads);
+}
+
+/* w_hop 0 is hops costing nothing, not the default of 1 flit: UGAL-G under the worst case at
+ * a light load, where queues are short and the hop costs weigh, sends fewer packets minimally
+ * when the Valiant ways' extra hops cost nothing (0.48 against 0.60 at 1 flit a hop). */
+static void test_w_hop_zero(void **state) {
+    (void)state;
+    double frac[2];
+    for (int i = 0; i < 2; i++) {
+        nf_sim_config c = defaults();
+        c.vcs = 3, c.seed = 3, c.w_hop = i ? 1.0 : 0.0;
+        rig r = make("dragonfly:a=4,p=2,h=2", "ugal-g", "worstcase", c);
+        frac[i] = point(&r, 0.05, 3000).minimal_frac;
+        unmake(&r);
+    }
+    if (!(frac[0] < frac[1] - 0.05))
+        fail_msg("minimal share with w_hop 0: %.4f, with 1: %.4f", frac[0], frac[1]);
 }
 
 /* Two-level tables where every switch is its own supernode (a torus has none) hold exactly the
@@ -1115,7 +1298,8 @@ static void test_patterns_run(void **state) {
  * packet by at most one more hop than min-hop. */
 static void test_table2(void **state) {
     (void)state;
-    nf_sim_config c = {.vcs = 6, .pkt_flits = 2, .seed = 11};
+    nf_sim_config c = defaults();
+    c.vcs = 6, c.pkt_flits = 2, c.seed = 11;
     rig a = make("torus:4x3x2,c=2", "table2", "uniform", c);
     rig b = make("torus:4x3x2,c=2", "minhop", "uniform", c);
     nf_sim_result ra = point(&a, 0.4, 3000), rb = point(&b, 0.4, 3000);
@@ -1135,7 +1319,8 @@ static void test_table2(void **state) {
  * offer the load asked for, on average. */
 static void test_messages_bursts(void **state) {
     (void)state;
-    nf_sim_config c = {.pkt_flits = 2, .seed = 4};
+    nf_sim_config c = defaults();
+    c.pkt_flits = 2, c.seed = 4;
     rig r = make("torus:8,c=1", "dor", "tornado", c);
     nf_sim_injection inj = {.load = 0.003, .msg_pkts = 3};
     nf_sim_phase ph = {.warmup = 500, .window = 30000, .drain_max = 20000};
@@ -1147,7 +1332,9 @@ static void test_messages_bursts(void **state) {
         fail_msg("message latency %.2f, zero-load %.0f", res.msg_lat_mean, pkt0 + 4);
     assert_true(res.msg_lat_mean > res.lat_mean);
     unmake(&r);
-    r = make("torus:4x4,c=2", "dor", "uniform", (nf_sim_config){.pkt_flits = 4, .seed = 8});
+    nf_sim_config cf = defaults();
+    cf.pkt_flits = 4, cf.seed = 8;
+    r = make("torus:4x4,c=2", "dor", "uniform", cf);
     inj = (nf_sim_injection){.load = 0.3, .bursty = true, .burst_pkts = 8};
     ph = (nf_sim_phase){.warmup = 1000, .window = 40000, .drain_max = 20000};
     assert_int_equal(nf_sim_run(r.s, &inj, &ph, NULL, NULL, &res), 0);
@@ -1164,7 +1351,8 @@ static void test_messages_bursts(void **state) {
  * credits all come back (a drained network runs the same point again identically). */
 static void test_shared_pool(void **state) {
     (void)state;
-    nf_sim_config c = {.vcs = 2, .buf_flits = 4, .pkt_flits = 4, .seed = 6};
+    nf_sim_config c = defaults();
+    c.vcs = 2, c.buf_flits = 4, c.pkt_flits = 4, c.seed = 6;
     rig r = make("torus:8,c=1", "dor", "uniform", c);
     nf_sim_result no = point(&r, 0.3, 3000);
     assert_true(no.saturated);
@@ -1206,12 +1394,15 @@ int main(void) {
         cmocka_unit_test(test_ugal_g_threads),
         cmocka_unit_test(test_patterns_run),
         cmocka_unit_test(test_table2),
+        cmocka_unit_test(test_config_defaults),
+        cmocka_unit_test(test_w_hop_zero),
         cmocka_unit_test(test_messages_bursts),
         cmocka_unit_test(test_shared_pool),
         cmocka_unit_test(test_faults),
         cmocka_unit_test(test_script),
         cmocka_unit_test(test_script_lost),
         cmocka_unit_test(test_fail_during_run),
+        cmocka_unit_test(test_shared_fabric),
         cmocka_unit_test(test_unroutable_failed),
         cmocka_unit_test(test_collectives_sw),
         cmocka_unit_test(test_mcast_hw),
