@@ -116,12 +116,7 @@ int nf_cmd_mcast(int argc, char **argv) {
     int threads = 0;
     static const char *const mappings[] = {"aware", "random", NULL};
     const nf_opt rows[] = {
-        {.name = "topo",
-         .short_name = 't',
-         .arg = "SPEC",
-         .kind = NF_OPT_STR,
-         NF_OPT_TO(topo),
-         .help = "the fabric (netfab topo --help)"},
+        {NF_OPT_TOPO(topo), .short_name = 't'},
         {.name = "groups",
          .short_name = 'g',
          .arg = "PATTERN",

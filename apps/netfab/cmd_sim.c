@@ -222,11 +222,7 @@ int nf_cmd_sim(int argc, char **argv) {
     nf_opt knobs[NF_APP_SIM_KNOBS];
     size_t n_knobs = nf_app_sim_knob_opts(&k, knobs);
     const nf_opt rows[] = {
-        {.name = "topo",
-         .arg = "SPEC",
-         .kind = NF_OPT_STR,
-         NF_OPT_TO(topo),
-         .help = "the fabric (netfab topo --help)"},
+        {NF_OPT_TOPO(topo)},
         {.name = "routing",
          .arg = "NAME",
          .kind = NF_OPT_STR,
@@ -375,11 +371,7 @@ int nf_cmd_route(int argc, char **argv) {
     char vcs_help[48];
     snprintf(vcs_help, sizeof vcs_help, "virtual channels per port (default %u)", c.vcs);
     const nf_opt rows[] = {
-        {.name = "topo",
-         .arg = "SPEC",
-         .kind = NF_OPT_STR,
-         NF_OPT_TO(topo),
-         .help = "the fabric (netfab topo --help)"},
+        {NF_OPT_TOPO(topo)},
         {.name = "routing",
          .arg = "NAME",
          .kind = NF_OPT_STR,

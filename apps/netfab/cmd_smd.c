@@ -38,11 +38,7 @@ int nf_cmd_smd(int argc, char **argv) {
     int threads = 0;
     nf_smd_opts so = {.wake_fd = -1, .log = log_line};
     const nf_opt rows[] = {
-        {.name = "topo",
-         .arg = "SPEC",
-         .kind = NF_OPT_STR,
-         NF_OPT_TO(topo),
-         .help = "the fabric (netfab topo --help)"},
+        {NF_OPT_TOPO(topo)},
         {.name = "listen",
          .arg = "ADDR:PORT",
          .kind = NF_OPT_STR,

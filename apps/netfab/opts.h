@@ -61,6 +61,12 @@ struct nf_opt {
     .name = "threads", .arg = "N", .kind = NF_OPT_UINT, NF_OPT_TO(var), .lo = 1,                   \
     .hi = NF_APP_MAX_THREADS, .help = text
 
+/* The members of a --topo SPEC row, the fabric every command builds, into var:
+ * {NF_OPT_TOPO(topo)}. */
+#define NF_OPT_TOPO(var)                                                                           \
+    .name = "topo", .arg = "SPEC", .kind = NF_OPT_STR, NF_OPT_TO(var),                             \
+    .help = "the fabric (netfab topo --help)"
+
 enum { NF_OPT_GROUPS = 2 };
 
 /* A command: usage synopsis (the lines after "usage: "), description, extra sections (static
