@@ -1,0 +1,314 @@
+/* SPDX-License-Identifier: MIT */
+/* Installed unicast forwarding tables (uft.h): a dense S x (top LID + 1) byte matrix of output
+ * ports, read from and written in the real tools' text layouts. */
+#include "netfab/uft.h"
+#include "netfab/io.h"
+
+#include "../util/diag.h"
+#include "../util/mem.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct nf_uft {
+    const nf_fabric *f;
+    uint16_t top;        /* highest LID */
+    size_t stride;       /* top + 1 */
+    uint8_t *port;       /* [switch * stride + lid] */
+    nf_node *owner;      /* [lid]: the node with that LID, NF_NONE when none */
+    uint8_t *owner_port; /* [lid]: its port (0 for a switch) */
+};
+
+int nf_uft_new(const nf_fabric *f, nf_uft **out, nf_diag *diag) {
+    *out = NULL;
+    uint16_t top = 0;
+    for (nf_node n = 0; n < f->n_nodes; n++)
+        for (unsigned p = 1; p <= f->nports[n]; p++) {
+            uint16_t l = f->port_lid[nf_port_index(f, n, p)];
+            if (l > top) top = l;
+        }
+    if (top == 0)
+        return nf__fail_at(diag, NF_EINVAL, "", 0,
+                           "the fabric has no LIDs (all 0): nothing to "
+                           "resolve forwarding tables against");
+    nf_uft *t = nf__calloc(1, sizeof *t);
+    if (!t) return NF_ENOMEM;
+    t->f = f;
+    t->top = top;
+    t->stride = (size_t)top + 1;
+    t->port = nf__malloc((size_t)f->n_switches * t->stride + 1);
+    t->owner = nf__malloc(t->stride * sizeof *t->owner);
+    t->owner_port = nf__calloc(t->stride, 1);
+    if (!t->port || !t->owner || !t->owner_port) {
+        nf_uft_free(t);
+        return NF_ENOMEM;
+    }
+    memset(t->port, NF_UFT_NONE, (size_t)f->n_switches * t->stride);
+    for (size_t l = 0; l < t->stride; l++)
+        t->owner[l] = NF_NONE;
+    for (nf_node n = 0; n < f->n_nodes; n++) {
+        if (nf_is_switch(f, n)) {
+            if (f->lid[n] && t->owner[f->lid[n]] == NF_NONE) t->owner[f->lid[n]] = n;
+            continue;
+        }
+        for (unsigned p = 1; p <= f->nports[n]; p++) {
+            uint16_t l = f->port_lid[nf_port_index(f, n, p)];
+            if (l && t->owner[l] == NF_NONE) {
+                t->owner[l] = n;
+                t->owner_port[l] = (uint8_t)p;
+            }
+        }
+    }
+    *out = t;
+    return NF_OK;
+}
+
+void nf_uft_free(nf_uft *t) {
+    if (!t) return;
+    nf__free(t->port);
+    nf__free(t->owner);
+    nf__free(t->owner_port);
+    nf__free(t);
+}
+
+uint16_t nf_uft_top_lid(const nf_uft *t) { return t->top; }
+
+nf_node nf_uft_lid_owner(const nf_uft *t, uint16_t lid, unsigned *port) {
+    if (lid == 0 || lid > t->top) return NF_NONE;
+    if (port) *port = t->owner_port[lid];
+    return t->owner[lid];
+}
+
+unsigned nf_uft_get(const nf_uft *t, nf_node s, uint16_t lid) {
+    if (!nf_is_switch(t->f, s) || lid > t->top) return NF_UFT_NONE;
+    return t->port[(size_t)s * t->stride + lid];
+}
+
+int nf_uft_set(nf_uft *t, nf_node s, uint16_t lid, unsigned port) {
+    if (!nf_is_switch(t->f, s) || lid > t->top || (port != NF_UFT_NONE && port > t->f->nports[s]))
+        return NF_EINVAL;
+    t->port[(size_t)s * t->stride + lid] = (uint8_t)port;
+    return NF_OK;
+}
+
+/* ---- reading -------------------------------------------------------------------------------- */
+
+/* A counted warning: how many, and the first line. */
+typedef struct tally {
+    uint64_t n;
+    int first;
+} tally;
+
+static void count(tally *c, int line) {
+    if (!c->n++) c->first = line;
+}
+
+/* Reads a hexadecimal number after "0x" at *p (advancing it); false when there is none or it
+ * does not fit 64 bits. */
+static bool hex_at(const char **p, const char *end, uint64_t *v) {
+    const char *s = *p;
+    if (end - s < 3 || s[0] != '0' || (s[1] != 'x' && s[1] != 'X')) return false;
+    s += 2;
+    uint64_t x = 0;
+    int digits = 0;
+    for (; s < end; s++, digits++) {
+        unsigned d = *s >= '0' && *s <= '9'   ? (unsigned)(*s - '0')
+                     : *s >= 'a' && *s <= 'f' ? (unsigned)(*s - 'a' + 10)
+                     : *s >= 'A' && *s <= 'F' ? (unsigned)(*s - 'A' + 10)
+                                              : 16;
+        if (d == 16) break;
+        if (digits == 16) return false;
+        x = x << 4 | d;
+    }
+    if (!digits) return false;
+    *v = x;
+    *p = s;
+    return true;
+}
+
+static bool starts(const char *p, const char *end, const char *w) {
+    size_t n = strlen(w);
+    return (size_t)(end - p) >= n && memcmp(p, w, n) == 0;
+}
+
+/* The GUID of a header line "Unicast lids [..] of switch ... guid 0x<hex> ...". */
+static bool header_guid(const char *p, const char *end, uint64_t *guid) {
+    for (const char *q = p; q + 7 < end; q++)
+        if (memcmp(q, " guid 0x", 8) == 0) {
+            q += 6;
+            return hex_at(&q, end, guid);
+        }
+    return false;
+}
+
+/* The footer lines: "N lids dumped", "N valid lids dumped". */
+static bool footer(const char *p, const char *end) {
+    while (p < end && *p >= '0' && *p <= '9')
+        p++;
+    return starts(p, end, " lids dumped") || starts(p, end, " valid lids dumped");
+}
+
+int nf_uft_parse(const nf_fabric *f, const char *text, size_t len, const char *filename,
+                 nf_warn_fn warn, void *warn_ud, nf_uft **out, nf_diag *diag) {
+    *out = NULL;
+    const char *file = filename ? filename : "<tables>";
+    if (len > NF_IO_MAX_BYTES)
+        return nf__fail_at(diag, NF_EPARSE, file, 0, "larger than %llu MiB: not a table file",
+                           (unsigned long long)(NF_IO_MAX_BYTES >> 20));
+    nf_uft *t;
+    int rc = nf_uft_new(f, &t, diag);
+    if (rc) {
+        if (rc == NF_EINVAL && diag) snprintf(diag->file, sizeof diag->file, "%s", file);
+        return rc;
+    }
+    bool *seen = nf__calloc(f->n_switches + 1, sizeof *seen);
+    if (!seen) {
+        nf_uft_free(t);
+        return NF_ENOMEM;
+    }
+    tally no_lid = {0}, no_link = {0};
+    nf_node sw = NF_NONE;
+    int line = 0;
+    const char *p = text, *end = text + len;
+    while (p < end && !rc) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        const char *e = nl ? nl : end;
+        line++;
+        if ((size_t)(e - p) > NF_IO_MAX_LINE) {
+            rc = nf__fail_at(diag, NF_EPARSE, file, line, "line longer than %u bytes",
+                             NF_IO_MAX_LINE);
+            break;
+        }
+        if (memchr(p, '\0', (size_t)(e - p))) {
+            rc = nf__fail_at(diag, NF_EPARSE, file, line, "NUL byte: binary data, not a table");
+            break;
+        }
+        const char *le = e;
+        while (le > p && (le[-1] == '\r' || le[-1] == ' ' || le[-1] == '\t'))
+            le--;
+        uint64_t v;
+        const char *q = p;
+        if (le == p || *p == ' ' || *p == '\t' || footer(p, le)) {
+            /* blank, the column heads of dump_fts and ibroute, the footers */
+        } else if (starts(p, le, "Unicast lids [")) {
+            uint64_t guid;
+            if (!header_guid(p, le, &guid)) {
+                rc = nf__fail_at(diag, NF_EPARSE, file, line, "switch header without a GUID");
+                break;
+            }
+            sw = nf_fabric_find_guid(f, guid);
+            if (sw == NF_NONE || !nf_is_switch(f, sw)) {
+                rc = nf__fail_at(diag, NF_EPARSE, file, line,
+                                 "switch GUID 0x%016llx is no switch of the fabric",
+                                 (unsigned long long)guid);
+                break;
+            }
+            if (seen[sw]) {
+                rc = nf__fail_at(diag, NF_EPARSE, file, line, "switch %s (0x%016llx) listed twice",
+                                 nf_node_name(f, sw), (unsigned long long)guid);
+                break;
+            }
+            seen[sw] = true;
+        } else if (hex_at(&q, le, &v)) {
+            /* an entry: LID, blanks, the port in decimal, then " : (...)" or " # ..." or nothing */
+            const char *r = q;
+            while (r < le && *r == ' ')
+                r++;
+            unsigned port = 0, digits = 0;
+            for (; r < le && *r >= '0' && *r <= '9' && digits < 4; r++, digits++)
+                port = port * 10 + (unsigned)(*r - '0');
+            bool tail_ok = r == le || *r == ' ';
+            if (q == r || !digits || !tail_ok || v > 0xFFFF) {
+                rc = nf__fail_at(diag, NF_EPARSE, file, line,
+                                 "not a forwarding entry (want \"0xLID PORT\")");
+                break;
+            }
+            if (sw == NF_NONE) {
+                rc = nf__fail_at(diag, NF_EPARSE, file, line, "an entry before any switch header");
+                break;
+            }
+            if (port == NF_UFT_NONE) {
+                /* an invalid entry (dump_fts -a): none */
+            } else if (port > f->nports[sw]) {
+                rc = nf__fail_at(diag, NF_EPARSE, file, line,
+                                 "port %u of switch %s, which has %u ports", port,
+                                 nf_node_name(f, sw), f->nports[sw]);
+                break;
+            } else if (nf_uft_lid_owner(t, (uint16_t)v, NULL) == NF_NONE) {
+                count(&no_lid, line);
+            } else {
+                if (port && f->peer[nf_port_index(f, sw, port)] == NF_NONE) count(&no_link, line);
+                t->port[(size_t)sw * t->stride + v] = (uint8_t)port;
+            }
+        } else {
+            rc = nf__fail_at(diag, NF_EPARSE, file, line,
+                             "not a line of opensm-lfts.dump, dump_fts or ibroute");
+            break;
+        }
+        p = nl ? nl + 1 : end;
+    }
+    nf__free(seen);
+    if (rc) {
+        nf_uft_free(t);
+        return rc;
+    }
+    char msg[160];
+    if (warn && no_lid.n) {
+        snprintf(msg, sizeof msg, "%llu entries for LIDs that no port of the fabric has: skipped",
+                 (unsigned long long)no_lid.n);
+        warn(warn_ud, file, no_lid.first, msg);
+    }
+    if (warn && no_link.n) {
+        snprintf(msg, sizeof msg, "%llu entries forward out of a port with no link",
+                 (unsigned long long)no_link.n);
+        warn(warn_ud, file, no_link.first, msg);
+    }
+    *out = t;
+    return NF_OK;
+}
+
+int nf_uft_load(const nf_fabric *f, const char *path, nf_warn_fn warn, void *warn_ud, nf_uft **out,
+                nf_diag *diag) {
+    *out = NULL;
+    FILE *fp = fopen(path, "rb");
+    if (!fp) return nf__fail_at(diag, NF_EIO, path, 0, "%s", strerror(errno));
+    char *buf = NULL;
+    size_t len = 0, cap = 0;
+    int rc = NF_OK;
+    for (;;) {
+        if ((rc = NF_GROW(buf, cap, len + 65536))) break;
+        size_t n = fread(buf + len, 1, cap - len, fp);
+        if (n == 0) break;
+        len += n;
+        if (len > NF_IO_MAX_BYTES) break; /* the parser says why */
+    }
+    if (!rc && ferror(fp)) rc = nf__fail_at(diag, NF_EIO, path, 0, "%s", strerror(errno));
+    fclose(fp);
+    if (!rc) rc = nf_uft_parse(f, buf ? buf : "", len, path, warn, warn_ud, out, diag);
+    nf__free(buf);
+    return rc;
+}
+
+/* ---- writing -------------------------------------------------------------------------------- */
+
+int nf_uft_write(const nf_uft *t, FILE *out) {
+    const nf_fabric *f = t->f;
+    for (nf_node s = 0; s < f->n_switches; s++) {
+        fprintf(out, "Unicast lids [0-%u] of switch Lid %u guid 0x%016llx ('%s'):\n", t->top,
+                f->lid[s], (unsigned long long)f->guid[s], nf_node_name(f, s));
+        for (size_t l = 1; l < t->stride; l++) {
+            unsigned port = t->port[(size_t)s * t->stride + l];
+            if (port == NF_UFT_NONE) continue;
+            nf_node o = t->owner[l];
+            bool sw = nf_is_switch(f, o);
+            uint64_t guid = sw ? f->guid[o] : f->port_guid[nf_port_index(f, o, t->owner_port[l])];
+            fprintf(out, "0x%04zx %03u # %s portguid 0x%016llx: '%s'\n", l, port,
+                    sw ? "Switch" : "Channel Adapter", (unsigned long long)guid,
+                    nf_node_name(f, o));
+        }
+        fprintf(out, "%u lids dumped\n", t->top);
+    }
+    return ferror(out) ? NF_EIO : NF_OK;
+}
