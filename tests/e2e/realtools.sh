@@ -123,11 +123,13 @@ for spec in fattree:k=4 torus:4x4,c=1; do
         same_fabric "$spec (netfab reading ibnetdiscover)" "$f.want" "$f.back"
     fi
 
-    # 2. ibsim's own net format as netfab writes it: the same nodes and links, named by their
-    # descriptions (this format has no GUID lines, so ibsim numbers the nodes itself)
+    # 2. ibsim's own net format as netfab writes it: the same nodes, GUIDs (switchguid=, caguid=
+    # above each block), LIDs and links, and by their descriptions too
     if discover "$f.net" "$f.found-net"; then
+        canon "$f.found-net" >"$f.got-net"
+        same_fabric "$spec (.net through ibsim)" "$f.want" "$f.got-net"
         canon "$f.found-net" name >"$f.got-names"
-        same_fabric "$spec (.net through ibsim)" "$f.want-names" "$f.got-names"
+        same_fabric "$spec (.net through ibsim, by name)" "$f.want-names" "$f.got-names"
     fi
 done
 
