@@ -24,7 +24,9 @@ NF_API const char *nf_mcast_engine_summary(const nf_mcast_engine *e);
 
 /* The routed state of a set of groups. Group g has root switch root[g] and its tree is the set
  * of links tree_link[tree_off[g] .. tree_off[g+1]): switch-to-switch links and the host link of
- * every member. A group that cannot be routed (a member unreachable from every switch that
+ * every member. Under minihop, a group of one member gets an empty tree (no links, height 0),
+ * as OpenSM installs nothing for it; root[g] is then its member's switch. A group that cannot be
+ * routed (a member unreachable from every switch that
  * reaches the others, a member with no cabled port) has status[g] < 0, root NF_NONE and an
  * empty tree; the other groups are routed regardless. */
 typedef struct nf_mcast {
@@ -55,6 +57,7 @@ NF_API void nf_mcast_free(nf_mcast *m);
 
 typedef struct nf_mcast_stats {
     uint32_t groups, routed, failed;
+    uint32_t empty; /* routed groups with an empty tree (one member under minihop) */
     uint64_t memberships;
     uint32_t max_efi;      /* over inter-switch links */
     double mean_efi;       /* over inter-switch links that carry at least one group */
@@ -62,7 +65,7 @@ typedef struct nf_mcast_stats {
     uint32_t max_efi_host; /* the same over host (endpoint) links */
     double mean_efi_host;
     uint32_t max_height;
-    double mean_height; /* over routed groups */
+    double mean_height; /* over routed groups with a non-empty tree */
 } nf_mcast_stats;
 NF_API void nf_mcast_stats_compute(const nf_fabric *f, const nf_groups *g, const nf_mcast *m,
                                    nf_mcast_stats *out);

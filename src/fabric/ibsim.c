@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* ibsim's net file format. Reading is done by the shared block reader (ibtext.c) in its ibsim
- * dialect (free-form node ids, w=/s= options, include/do lines). Writing spells GUIDs into the
- * node ids and names into header comments, so parse(write(f)) gives f back, and ibsim reads it. */
+ * dialect (free-form node ids, w=/s= options, include/do lines). Writing gives GUIDs in key lines
+ * and node ids and names in header comments, so parse(write(f)) gives f back, and ibsim reads it
+ * with our GUIDs. */
 #include "netfab/ibsim.h"
 #include "fabric/ibtext.h"
 
@@ -13,10 +14,10 @@ int nf_ibsim_parse(const char *text, size_t len, const char *filename, const nf_
 /* What ibsim (0.10) needs, beyond the ibnetdiscover layout it was made to read: a blank line
  * between blocks (a block ends at the first line that is neither a port line nor a comment, and
  * that line is consumed), lines under 256 bytes, and no '=' after a port unless it is a w=/s=
- * option. Width and speed ride in the "lid N 4xEDR" tail of the comment, which ibsim reads. No
- * switchguid=/caguid= lines: they would make the file detect as ibnetdiscover output, so ibsim
- * numbers the nodes itself and our GUIDs live in the ids. ibsim also derives CA port GUIDs itself
- * and skips ours in "(guid)". */
+ * option. Width and speed ride in the "lid N 4xEDR" tail of the comment, which ibsim reads. A
+ * "switchguid=G" or "caguid=G" line above each block gives ibsim the node GUID (ibsim takes it as
+ * the GUID of the next node of that kind); the ids spell it too, for our reader. ibsim derives CA
+ * port GUIDs itself (node GUID + port number) and skips ours in "(guid)". */
 int nf_ibsim_write(const nf_fabric *f, FILE *out) {
     fprintf(
         out,

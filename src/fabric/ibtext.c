@@ -1125,6 +1125,8 @@ void nf__ibtext_put_block(const nf_fabric *f, nf_node n, nf__ibtext_dialect dial
             fprintf(out, "switchguid=0x%llx(%llx)\n", guid, guid);
         else
             fprintf(out, "caguid=0x%llx\n", guid);
+    } else { /* ibsim gives the next node of the kind this GUID, else numbers it itself */
+        fprintf(out, "%s=0x%016llx\n", sw ? "switchguid" : "caguid", guid);
     }
     const char *kw = sw ? "Switch" : dialect == NF__IBTEXT_IBNET ? "Ca" : "Hca";
     fprintf(out, "%s\t%u \"%c-%016llx\"\t\t# ", kw, f->nports[n], id_prefix(f, n), guid);

@@ -409,6 +409,13 @@ uint32_t nf__mc_member_leaves(const nf_fabric *f, const nf_node *member, uint32_
     return w;
 }
 
+/* Whether member[0..n) names one CA only (n > 0). */
+static bool one_member(const nf_node *member, uint32_t n) {
+    for (uint32_t i = 1; i < n; i++)
+        if (member[i] != member[0]) return false;
+    return true;
+}
+
 /* Routes one group whose members hang off the nl distinct switches leaf[] (ascending): root and
  * tree from the engine, the switch links into links[0..*nt), the height. Timings added to *t_root
  * and *t_tree. */
@@ -499,7 +506,10 @@ int nf_mcast_route_progress(const nf_fabric *f, const nf_hops *h, const nf_group
         int status = cabled ? NF_OK : NF_EUNREACHABLE;
         for (uint32_t i = g->off[k]; i < g->off[k + 1] && cabled; i++)
             nf__mc_member_switch(f, g->member[i], &links[S + n_host++]);
-        if (status == NF_OK && nl > 0) {
+        if (status == NF_OK && nl == 1 && e->single_empty &&
+            one_member(g->member + g->off[k], g->off[k + 1] - g->off[k])) {
+            m->root[k] = leaf[0]; /* an empty tree: no links, height 0, no load */
+        } else if (status == NF_OK && nl > 0) {
             nf_node root = NF_NONE;
             uint32_t nt = 0;
             uint8_t height = 0;
@@ -632,6 +642,12 @@ int nf_mcast_live_add(nf_mcast_live *lv, const nf_node *members, uint32_t n, nf_
     bool cabled;
     uint32_t nl = nf__mc_member_leaves(f, members, n, lv->leaf, &cabled);
     if (!cabled) return NF_EUNREACHABLE;
+    if (nl == 1 && lv->e->single_empty && one_member(members, n)) {
+        out->links = nf__malloc(sizeof *out->links); /* an empty tree: height 0, no load */
+        if (!out->links) return NF_ENOMEM;
+        out->root = lv->leaf[0];
+        return NF_OK;
+    }
     nf_node root = NF_NONE;
     uint32_t nt = 0;
     uint8_t height = 0;
@@ -665,11 +681,13 @@ int nf_mcast_live_adopt(nf_mcast_live *lv, const nf_mcast_tree *t) {
     if (t->root >= lv->f->n_switches) return NF_EINVAL;
     for (uint32_t i = 0; i < t->n_links; i++)
         if (t->links[i] >= lv->f->n_links) return NF_EINVAL;
+    if (t->n_links == 0) return NF_OK; /* an empty tree carries no load, not even at its root */
     tree_loads(lv->f, lv->efi, lv->sw_load, t->root, t->links, t->n_links, 1);
     return NF_OK;
 }
 
 void nf_mcast_live_remove(nf_mcast_live *lv, const nf_mcast_tree *t) {
+    if (t->n_links == 0) return; /* an empty tree added no load */
     tree_loads(lv->f, lv->efi, lv->sw_load, t->root, t->links, t->n_links, -1);
 }
 

@@ -88,10 +88,15 @@ void nf_mcast_stats_compute(const nf_fabric *f, const nf_groups *g, const nf_mca
             continue;
         }
         out->routed++;
+        if (m->tree_off[k + 1] == m->tree_off[k]) {
+            out->empty++;
+            continue;
+        }
         hsum += m->height[k];
         if (m->height[k] > out->max_height) out->max_height = m->height[k];
     }
-    out->mean_height = out->routed ? (double)hsum / out->routed : 0.0;
+    uint32_t with_tree = out->routed - out->empty;
+    out->mean_height = with_tree ? (double)hsum / with_tree : 0.0;
 }
 
 /* ---- verification -------------------------------------------------------------------------- */
@@ -238,6 +243,17 @@ int nf_mcast_verify(const nf_fabric *f, const nf_hops *h, const nf_groups *g, co
         if (m->root[k] >= S) {
             rc = vfail(diag, "group %lu: root %lu is not a switch", k, m->root[k], 0);
             break;
+        }
+        if (m->tree_off[k + 1] == m->tree_off[k]) { /* an empty tree: one member, nothing to do */
+            bool one = true;
+            for (uint32_t i = g->off[k] + 1; i < g->off[k + 1]; i++)
+                one &= g->member[i] == g->member[g->off[k]];
+            if (!one || g->off[k + 1] == g->off[k] || m->height[k] != 0) {
+                rc = vfail(diag, "group %lu: empty tree for %lu members, height %lu", k,
+                           g->off[k + 1] - g->off[k], m->height[k]);
+                break;
+            }
+            continue;
         }
         mft_fill(&t, f, m, k);
         unsigned height = 0;

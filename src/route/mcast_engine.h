@@ -52,6 +52,9 @@ struct nf_mcast_engine {
                 nf_link *links, uint32_t *n_links);
     int (*refine)(void *ctx, const nf__mc_view *v, const nf_groups *g, nf_mcast *m);
     void (*fini)(void *ctx);
+    /* A group of fewer than two distinct members gets an empty tree (no links, height 0, no
+     * load), its root being its member's switch: what OpenSM (3.3.7 on) installs for it. */
+    bool single_empty;
 };
 
 /* The switches at the least max distance from the leaves (the root candidates of every engine),

@@ -79,6 +79,7 @@ const nf_mcast_engine nf__mc_minihop = {
     .summary = "OpenSM's MINIHOP-MC: first least-max-hop root, top-down lowest min-hop port",
     .root = nf__mc_root_opensm,
     .tree = minihop_tree,
+    .single_empty = true,
 };
 
 const nf_mcast_engine nf__mc_minihop_new = {

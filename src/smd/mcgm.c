@@ -428,6 +428,7 @@ static int route_group(nf_mcgm *m, uint32_t s) {
     if (n == 0) return NF_EINVAL;
     /* room for the TREE record first, so that logging a routed tree cannot fail */
     if (m->log && !rec_room(m, 27 + 4 * ((size_t)m->f->n_switches + n))) return NF_ENOMEM;
+    bool was_routed = g->routed; /* its tree may be empty: one member under minihop */
     if (g->routed) { /* out of the loads first: the new tree must not see its own old load */
         nf_mcast_live_remove(m->live, &g->tree);
         g->routed = false;
@@ -437,7 +438,7 @@ static int route_group(nf_mcgm *m, uint32_t s) {
     int rc = nf_mcast_live_add(m->live, m->scratch, n, &t);
     m->c.route_s += mono_s() - t0;
     if (rc) {
-        if (g->tree.n_links) { /* the old tree goes back */
+        if (was_routed) { /* the old tree goes back */
             nf_mcast_live_adopt(m->live, &g->tree);
             g->routed = true;
         }
@@ -992,12 +993,13 @@ int nf_mcgm_replay(nf_mcgm *m, const uint8_t *r, uint32_t len) {
     if (!t.links) return NF_ENOMEM;
     for (uint32_t i = 0; i < nl; i++)
         t.links[i] = get32(r + 27 + 4 * (size_t)i);
+    bool was_routed = g->routed;
     if (g->routed) nf_mcast_live_remove(m->live, &g->tree);
     g->routed = false;
     int rc = nf_mcast_live_adopt(m->live, &t);
     if (rc) {
         nf_mcast_tree_clear(&t);
-        if (g->tree.n_links) {
+        if (was_routed) {
             nf_mcast_live_adopt(m->live, &g->tree);
             g->routed = true;
         }

@@ -123,11 +123,13 @@ for spec in fattree:k=4 torus:4x4,c=1; do
         same_fabric "$spec (netfab reading ibnetdiscover)" "$f.want" "$f.back"
     fi
 
-    # 2. ibsim's own net format as netfab writes it: the same nodes and links, named by their
-    # descriptions (this format has no GUID lines, so ibsim numbers the nodes itself)
+    # 2. ibsim's own net format as netfab writes it: the same nodes, GUIDs (switchguid=, caguid=
+    # above each block), LIDs and links, and by their descriptions too
     if discover "$f.net" "$f.found-net"; then
+        canon "$f.found-net" >"$f.got-net"
+        same_fabric "$spec (.net through ibsim)" "$f.want" "$f.got-net"
         canon "$f.found-net" name >"$f.got-names"
-        same_fabric "$spec (.net through ibsim)" "$f.want-names" "$f.got-names"
+        same_fabric "$spec (.net through ibsim, by name)" "$f.want-names" "$f.got-names"
     fi
 done
 
@@ -182,6 +184,13 @@ else
         [ -s "$tmp/mft.osm" ] && cmp -s "$tmp/mft.osm" "$tmp/mft.diag" && ok ||
             bad "opensm.mcfdbs and dump_fts -M differ: $(diff "$tmp/mft.osm" "$tmp/mft.diag" | head -4)"
         grep -q ' 0xc002' "$tmp/mft.diag" && bad "a one-member group got MFT entries" || ok
+        # netfab's minihop does as OpenSM on the same fabric: a group of three members (MLID
+        # 0xC000) gets entries, one of a single member (0xC001) none, on any switch
+        printf '0 1 5\n0\n' >"$tmp/single.groups"
+        expect 0 "$nf" mcast --topo "file:$f.ibnet" --groups "file:$tmp/single.groups" \
+            --engine minihop --verify --dump-mft "$tmp/single.mft"
+        grep -q '^0xC000 :' "$tmp/single.mft" && ok || bad "netfab's minihop: no tree for 3 members"
+        grep -q '^0xC001 :' "$tmp/single.mft" && bad "netfab's minihop: a one-member group got MFT entries" || ok
         # 0x10 sends down to its two members and up to the root; 0x80 down to its one member
         grep -q '^0002c90000000010 0xc001 1 2 [34]$' "$tmp/mft.diag" && ok || bad "edge 0x10: $(grep '^0002c90000000010' "$tmp/mft.diag")"
         grep -q '^0002c90000000080 0xc001 1 [34]$' "$tmp/mft.diag" && ok || bad "edge 0x80: $(grep '^0002c90000000080' "$tmp/mft.diag")"

@@ -352,14 +352,18 @@ static void test_writer_format(void **state) {
     size_t len;
     char *text = write_str(f, &len);
     assert_non_null(
-        strstr(text, "\n\nSwitch\t8 \"S-0200000000000000\"\t\t# \"sw-a\" base port 0 lid 0 lmc 0\n"
+        strstr(text, "\nSwitch\t8 \"S-0200000000000000\"\t\t# \"sw-a\" base port 0 lid 0 lmc 0\n"
                      "[1]\t\"H-0200000000000001\"[1](200000000000001)  w=2\t\t# \"hca-1\" lid 0\n"
                      "[2]\t\"H-0000000000001234\"[1](1234)  w=8\t\t# \"second host\" lid 0\n"
                      "[3]\t\"S-00000000000000b0\"[1] s=2\t\t# \"spine b\" lid 0\n"));
     assert_non_null(strstr(
-        text, "\n\nHca\t1 \"H-0000000000001234\"\t\t# \"second host\"\n"
+        text, "\nHca\t1 \"H-0000000000001234\"\t\t# \"second host\"\n"
               "[1](1234) \t\"S-0200000000000000\"[2] w=8\t\t# lid 0 lmc 0 \"sw-a\" lid 0\n"));
-    assert_null(strstr(text, "guid="));
+    /* the GUIDs in key lines, which ibsim reads (else it numbers the nodes itself) */
+    assert_non_null(
+        strstr(text, "\n\nswitchguid=0x0200000000000000\nSwitch\t8 \"S-0200000000000000\""));
+    assert_non_null(strstr(text, "\n\ncaguid=0x0000000000001234\nHca\t1 \"H-0000000000001234\""));
+    assert_non_null(strstr(text, "\n\nswitchguid=0x00000000000000b0\nSwitch\t"));
     assert_null(strstr(text, "vendid="));
     assert_int_equal(nf_io_detect(text, len), NF_FMT_IBSIM);
     free(text);
@@ -413,6 +417,63 @@ static void test_writer_line_limits(void **state) {
     nf_fabric_free(f);
 }
 
+/* GUID key lines: "switchguid=G" / "caguid=G" give the next node, if its id is bare, GUID G. Our
+ * written files read back with every GUID from the key lines alone (ids made bare). */
+static void test_key_line_guids(void **state) {
+    (void)state;
+    static const char text[] = "switchguid=0x0002c90000000a01\n"
+                               "Switch\t2 \"sw\"\n"
+                               "[1]\t\"h1\"[1]\n"
+                               "[2]\t\"h2\"[1]\n"
+                               "\n"
+                               "caguid=0x0002c90000000b00\n"
+                               "Hca\t1 \"h1\"\n"
+                               "[1]\t\"sw\"[1]\n"
+                               "\n"
+                               "caguid=0x0002c90000000c00\n"
+                               "Hca\t1 \"h2\"\n"
+                               "[1]\t\"sw\"[2]\n";
+    warns w = {0};
+    nf_fabric *f = NULL;
+    nf_diag d = {0};
+    if (parse_str(text, &w, &f, &d)) fail_msg("line %d: %s", d.line, d.msg);
+    assert_int_equal(w.count, 0);
+    assert_int_equal(f->n_nodes, 3);
+    nf_node sw = nf_fabric_find_guid(f, 0x0002c90000000a01ULL),
+            h1 = nf_fabric_find_guid(f, 0x0002c90000000b00ULL),
+            h2 = nf_fabric_find_guid(f, 0x0002c90000000c00ULL);
+    assert_true(sw != NF_NONE && h1 != NF_NONE && h2 != NF_NONE);
+    assert_int_equal(f->peer[nf_port_index(f, sw, 1)], h1);
+    assert_int_equal(f->peer[nf_port_index(f, sw, 2)], h2);
+    nf_fabric_free(f);
+
+    /* a real dump written, its ids made bare ("S-0002..." -> "Sx0002..."): the key lines
+     * alone bring every GUID back, and the links with them */
+    f = must_load(NF_FABRICS_DIR, "switchib-edr-6sw-96hca.ibnet", NF_FMT_IBNET, &w);
+    size_t len;
+    char *out = write_str(f, &len);
+    for (char *p = out; (p = strstr(p, "\"S-")) != NULL;)
+        p[2] = 'x';
+    for (char *p = out; (p = strstr(p, "\"H-")) != NULL;)
+        p[2] = 'x';
+    nf_fabric *g = NULL;
+    if (parse_str(out, &w, &g, &d)) fail_msg("re-parse: line %d: %s", d.line, d.msg);
+    assert_int_equal(w.count, 0);
+    assert_int_equal(g->n_nodes, f->n_nodes);
+    for (nf_node n = 0; n < f->n_nodes; n++) {
+        nf_node m = nf_fabric_find_guid(g, f->guid[n]);
+        assert_int_not_equal(m, NF_NONE);
+        for (unsigned p = 1; p <= f->nports[n]; p++) {
+            nf_node q = f->peer[nf_port_index(f, n, p)];
+            nf_node r = g->peer[nf_port_index(g, m, p)];
+            assert_int_equal(q == NF_NONE ? 0 : f->guid[q], r == NF_NONE ? 0 : g->guid[r]);
+        }
+    }
+    free(out);
+    nf_fabric_free(g);
+    nf_fabric_free(f);
+}
+
 /* ---- ibsim reads what we write ------------------------------------------------------------- */
 
 /* Runs ibsim on our file with the console commands "Dump" and "quit" (no kernel, no umad: the
@@ -439,11 +500,15 @@ static void check_ibsim_reads(const nf_fabric *f, const char *what, bool expect_
         if (strstr(line, "ibwarn") || strstr(line, "ibpanic")) warnings++;
         const char *dn = strstr(line, "#  dumped ");
         if (dn && sscanf(dn, "#  dumped %u nodes", &dumped) == 1) continue;
-        /* ibsim numbers nodes itself (nodeguid); ours is in the id */
-        if (sscanf(line, "%15s %u \"%*[SH]-%llx\"\tnodeguid", kind, &nports, &guid) == 3) {
+        /* ibsim's node GUID (nodeguid) is ours, from the key line; the id spells it too */
+        unsigned long long nodeguid;
+        if (sscanf(line, "%15s %u \"%*[SH]-%llx\"\tnodeguid %llx", kind, &nports, &guid,
+                   &nodeguid) == 4) {
             cur = nf_fabric_find_guid(f, guid);
             if (cur == NF_NONE)
                 fail_msg("%s: ibsim has a node with unknown id GUID %llx", what, guid);
+            if (nodeguid != guid)
+                fail_msg("%s: ibsim gave node %llx the GUID %llx", what, guid, nodeguid);
             assert_int_equal(nports, f->nports[cur]);
             assert_int_equal(strcmp(kind, "Switch") == 0, nf_is_switch(f, cur));
             nodes++;
@@ -509,6 +574,7 @@ int main(void) {
         cmocka_unit_test(test_roundtrip),
         cmocka_unit_test(test_writer_format),
         cmocka_unit_test(test_writer_line_limits),
+        cmocka_unit_test(test_key_line_guids),
         cmocka_unit_test(test_ibsim_reads_our_output),
         cmocka_unit_test(test_allocation_failures),
     };

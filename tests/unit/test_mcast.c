@@ -258,10 +258,11 @@ static void test_fat_tree_by_hand(void **state) {
         verify_ok(f, h, &ft_groups, m, opensm_roots[e]);
         static const nf_node want_root[6] = {S1, S1, S1, L1, L2, S1};
         static const uint8_t want_h[6] = {2, 2, 2, 1, 1, 2};
+        bool osm = e == 0; /* minihop: G4 has one member, so an empty tree as in OpenSM */
         for (uint32_t k = 0; k < 6; k++) {
             assert_int_equal(m->status[k], 0);
             assert_int_equal(m->root[k], want_root[k]);
-            assert_int_equal(m->height[k], want_h[k]);
+            assert_int_equal(m->height[k], osm && k == 4 ? 0 : want_h[k]);
         }
         nf_link t0[] = {up(f, S1, 0), up(f, S1, 1), hl(f, 0), hl(f, 2)};
         nf_link t1[] = {up(f, S1, 0), up(f, S1, 2), hl(f, 1), hl(f, 4)};
@@ -273,7 +274,7 @@ static void test_fat_tree_by_hand(void **state) {
         assert_tree(m, 1, t1, 4, opensm_roots[e]);
         assert_tree(m, 2, t2, 4, opensm_roots[e]);
         assert_tree(m, 3, t3, 2, opensm_roots[e]);
-        assert_tree(m, 4, t4, 1, opensm_roots[e]);
+        assert_tree(m, 4, t4, osm ? 0 : 1, opensm_roots[e]);
         assert_tree(m, 5, t5, 6, opensm_roots[e]);
         for (int l = 0; l < 3; l++) {
             assert_int_equal(m->efi[up(f, S1, l)], 3);
@@ -281,9 +282,10 @@ static void test_fat_tree_by_hand(void **state) {
         }
         static const uint32_t host_efi[6] = {2, 1, 3, 2, 3, 1};
         for (int r = 0; r < 6; r++)
-            assert_int_equal(m->efi[hl(f, r)], host_efi[r]);
+            assert_int_equal(m->efi[hl(f, r)], host_efi[r] - (osm && r == 4));
         nf_mcast_stats st;
         nf_mcast_stats_compute(f, &ft_groups, m, &st);
+        assert_int_equal(st.empty, osm ? 1 : 0);
         assert_int_equal(st.max_efi, 3);
         assert_true(st.mean_efi == 3.0);
         assert_int_equal(st.links_used, 3);
@@ -332,8 +334,9 @@ static void test_fat_tree_by_hand(void **state) {
     nf_fabric_free(f);
 }
 
-/* Small groups: one member (root its switch, height 1, only its host link), two and three members
- * on one switch (height 1, no switch link), two members on different switches (height 2). */
+/* Small groups: one member (root its switch, height 1, only its host link; under minihop, as in
+ * OpenSM, an empty tree of height 0: no entry on any switch), two and three members on one switch
+ * (height 1, no switch link), two members on different switches (height 2). */
 static void test_small_groups(void **state) {
     (void)state;
     nf_fabric *f = fat_tree_2l();
@@ -345,10 +348,11 @@ static void test_small_groups(void **state) {
         const char *name = nf_mcast_engine_name(nf_mcast_engine_at(e));
         nf_mcast *m = route(f, h, &g, name);
         verify_ok(f, h, &g, m, name);
+        bool osm = strcmp(name, "minihop") == 0;
         assert_int_equal(m->root[0], L2);
-        assert_int_equal(m->height[0], 1);
+        assert_int_equal(m->height[0], osm ? 0 : 1);
         nf_link t0[] = {hl(f, 5)};
-        assert_tree(m, 0, t0, 1, name);
+        assert_tree(m, 0, t0, osm ? 0 : 1, name);
         assert_int_equal(m->root[1], L0);
         assert_int_equal(m->height[1], 1);
         nf_link t1[] = {hl(f, 0), hl(f, 1)};
@@ -377,14 +381,63 @@ static void test_small_groups(void **state) {
         assert_true(m->root[0] == 0 || m->root[0] == 1);
         assert_int_equal(m->height[0], 2);
         assert_int_equal(m->tree_off[1] - m->tree_off[0], 3);
+        bool osm = strcmp(name, "minihop") == 0;
         assert_int_equal(m->root[1], 5);
-        assert_int_equal(m->height[1], 1);
+        assert_int_equal(m->height[1], osm ? 0 : 1);
+        assert_int_equal(m->tree_off[2] - m->tree_off[1], osm ? 0 : 1);
         assert_int_equal(m->height[2], 5);
         assert_int_equal(m->tree_off[3] - m->tree_off[2], 15 + 16); /* a spanning tree */
         nf_mcast_free(m);
     }
     nf_hops_free(h);
     nf_fabric_free(t);
+    nf_fabric_free(f);
+}
+
+/* OpenSM installs nothing for a group of one member: minihop's MFT dump has no entry on any
+ * switch for it (group 0, and group 2 which names its member twice), while the two-member group 1
+ * has its rows; the statistics count the empty trees as routed, with no load and no height; the
+ * live router gives the same empty tree, which adds and removes no load. */
+static void test_single_member_minihop(void **state) {
+    (void)state;
+    nf_fabric *f = fat_tree_2l();
+    nf_hops *h = hops(f);
+    uint32_t off[] = {0, 1, 3, 5};
+    nf_node mem[] = {H0 + 5, H0 + 0, H0 + 2, H0 + 3, H0 + 3};
+    nf_groups g = {.n = 3, .off = off, .member = mem};
+    nf_mcast *m = route(f, h, &g, "minihop");
+    verify_ok(f, h, &g, m, "minihop");
+    assert_int_equal(m->tree_off[1], 0);
+    assert_int_equal(m->tree_off[3], m->tree_off[2]);
+    char buf[4096] = {0};
+    FILE *fp = fmemopen(buf, sizeof buf - 1, "w");
+    assert_non_null(fp);
+    assert_int_equal(nf_mcast_write_mft(f, m, fp), NF_OK);
+    fclose(fp);
+    assert_null(strstr(buf, "0xC000 :"));
+    assert_non_null(strstr(buf, "0xC001 :"));
+    assert_null(strstr(buf, "0xC002 :"));
+    nf_mcast_stats st;
+    nf_mcast_stats_compute(f, &g, m, &st);
+    assert_int_equal(st.routed, 3);
+    assert_int_equal(st.empty, 2);
+    assert_int_equal(st.max_efi_host, 1);
+    assert_true(st.mean_height == (double)m->height[1]);
+    nf_mcast_free(m);
+
+    nf_mcast_live *lv;
+    assert_int_equal(nf_mcast_live_new(f, h, nf_mcast_engine_find("minihop"), &lv), NF_OK);
+    nf_mcast_tree t;
+    assert_int_equal(nf_mcast_live_add(lv, mem, 1, &t), NF_OK);
+    assert_int_equal(t.n_links, 0);
+    assert_int_equal(t.height, 0);
+    assert_int_equal(t.root, L2);
+    for (nf_link l = 0; l < f->n_links; l++)
+        assert_int_equal(nf_mcast_live_efi(lv)[l], 0);
+    nf_mcast_live_remove(lv, &t);
+    nf_mcast_tree_clear(&t);
+    nf_mcast_live_free(lv);
+    nf_hops_free(h);
     nf_fabric_free(f);
 }
 
@@ -1585,6 +1638,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fat_tree_by_hand),
         cmocka_unit_test(test_small_groups),
+        cmocka_unit_test(test_single_member_minihop),
         cmocka_unit_test(test_torus_by_hand),
         cmocka_unit_test(test_cut_fabric),
         cmocka_unit_test(test_engines_match_reference),
