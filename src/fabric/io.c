@@ -7,13 +7,12 @@
 #include "netfab/ibsim.h"
 #include "util/diag.h"
 #include "util/mem.h"
+#include "util/textfile.h"
 
 #include <ctype.h>
-#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 
 static const char *const fmt_names[] = {"auto", "ibnet", "ibsim", "dot", "json"};
 
@@ -100,66 +99,15 @@ int nf_io_parse(const char *text, size_t len, nf_format fmt, const char *filenam
     }
 }
 
-/* Reads the file in 64 KiB chunks and checks each as it comes (the parser checks the same again,
- * for text given to nf_io_parse): a NUL byte, a line over NF_IO_MAX_LINE or more than
- * NF_IO_MAX_BYTES in all stop the reading at once, so /dev/zero or a binary file costs one chunk,
- * not all of memory. lines counts the newlines read so far, cur the length of the last line. */
 int nf_io_load(const char *path, nf_format fmt, const nf_load_opts *opts, nf_fabric **out,
                nf_diag *diag) {
     *out = NULL;
-    FILE *fp = fopen(path, "rb");
-    char *buf = NULL;
-    size_t len = 0, cap = 0, cur = 0;
-    int rc = NF_OK, lines = 0;
-    if (!fp) goto ioerr;
-    struct stat st;
-    if (fstat(fileno(fp), &st) == 0 && S_ISREG(st.st_mode) &&
-        (unsigned long long)st.st_size > NF_IO_MAX_BYTES) {
-        rc = nf__fail_at(diag, NF_EPARSE, path, 0, "larger than %llu MiB: not a fabric file",
-                         (unsigned long long)(NF_IO_MAX_BYTES >> 20));
-        goto done;
-    }
-    for (;;) {
-        if ((rc = NF_GROW(buf, cap, len + 65536))) goto done;
-        size_t want = cap - len > 65536 ? 65536 : cap - len;
-        size_t n = fread(buf + len, 1, want, fp);
-        if (n == 0) break;
-        const char *p = buf + len, *end = p + n;
-        len += n;
-        if (len > NF_IO_MAX_BYTES) {
-            rc = nf__fail_at(diag, NF_EPARSE, path, 0, "larger than %llu MiB: not a fabric file",
-                             (unsigned long long)(NF_IO_MAX_BYTES >> 20));
-            goto done;
-        }
-        const char *nul = memchr(p, '\0', n);
-        for (;;) {
-            const char *nl = memchr(p, '\n', (size_t)(end - p));
-            const char *stop = nl ? nl : end;
-            if (nul && nul < stop) {
-                rc = nf__fail_at(diag, NF_EPARSE, path, lines + 1,
-                                 "NUL byte at column %zu: binary data, not a fabric file",
-                                 cur + (size_t)(nul - p) + 1);
-                goto done;
-            }
-            cur += (size_t)(stop - p);
-            if (cur > NF_IO_MAX_LINE) {
-                rc = nf__fail_at(diag, NF_EPARSE, path, lines + 1,
-                                 "line longer than %u bytes: not a fabric file", NF_IO_MAX_LINE);
-                goto done;
-            }
-            if (!nl) break;
-            if (lines < INT32_MAX) lines++;
-            cur = 0;
-            p = nl + 1;
-        }
-    }
-    if (ferror(fp)) goto ioerr;
-    rc = nf_io_parse(buf, len, fmt, path, opts, out, diag);
-    goto done;
-ioerr:
-    rc = nf__fail_at(diag, NF_EIO, path, 0, "cannot read: %s", strerror(errno));
-done:
-    if (fp) fclose(fp);
+    char *buf;
+    size_t len;
+    int rc =
+        nf__read_text(path, "a fabric file", NF_IO_MAX_BYTES, NF_IO_MAX_LINE, &buf, &len, diag);
+    if (rc) return rc;
+    rc = nf_io_parse(buf ? buf : "", len, fmt, path, opts, out, diag);
     nf__free(buf);
     return rc;
 }

@@ -6,8 +6,8 @@
 
 #include "../util/diag.h"
 #include "../util/mem.h"
+#include "../util/textfile.h"
 
-#include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -272,21 +272,11 @@ int nf_uft_parse(const nf_fabric *f, const char *text, size_t len, const char *f
 int nf_uft_load(const nf_fabric *f, const char *path, nf_warn_fn warn, void *warn_ud, nf_uft **out,
                 nf_diag *diag) {
     *out = NULL;
-    FILE *fp = fopen(path, "rb");
-    if (!fp) return nf__fail_at(diag, NF_EIO, path, 0, "%s", strerror(errno));
-    char *buf = NULL;
-    size_t len = 0, cap = 0;
-    int rc = NF_OK;
-    for (;;) {
-        if ((rc = NF_GROW(buf, cap, len + 65536))) break;
-        size_t n = fread(buf + len, 1, cap - len, fp);
-        if (n == 0) break;
-        len += n;
-        if (len > NF_IO_MAX_BYTES) break; /* the parser says why */
-    }
-    if (!rc && ferror(fp)) rc = nf__fail_at(diag, NF_EIO, path, 0, "%s", strerror(errno));
-    fclose(fp);
-    if (!rc) rc = nf_uft_parse(f, buf ? buf : "", len, path, warn, warn_ud, out, diag);
+    char *buf;
+    size_t len;
+    int rc = nf__read_text(path, "a table file", NF_IO_MAX_BYTES, NF_IO_MAX_LINE, &buf, &len, diag);
+    if (rc) return rc;
+    rc = nf_uft_parse(f, buf ? buf : "", len, path, warn, warn_ud, out, diag);
     nf__free(buf);
     return rc;
 }

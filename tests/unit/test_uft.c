@@ -201,6 +201,12 @@ static void test_bad_tables(void **state) {
     assert_int_equal(parse(f, HDR "0x0002 01x\n", &w, &d), NF_EPARSE);
     assert_int_equal(parse(f, HDR "0x10002 013\n", &w, &d), NF_EPARSE);
     assert_int_equal(parse(f, "\0x", &w, &d), NF_OK); /* strlen: empty text, no tables */
+    /* a file that is not text stops the reading at its first chunk */
+    nf_uft *z = NULL;
+    assert_int_equal(nf_uft_load(f, "/dev/zero", on_warn, &w, &z, &d), NF_EPARSE);
+    assert_null(z);
+    assert_string_equal(d.msg, "NUL byte at column 1: binary data, not a table file");
+    assert_int_equal(nf_uft_load(f, "/nonexistent/t.dump", on_warn, &w, &z, &d), NF_EIO);
     nf_fabric_free(f);
     /* LIDs no port has (two, the first on line 3) and a port with no link: counted. The fabric
      * without node 0 (its block taken out of xgft.ibnet): 'xgft L1 0' port 1 has no link, and
