@@ -59,4 +59,44 @@ NF_API int nf_uft_load(const nf_fabric *f, const char *path, nf_warn_fn warn, vo
  * order. 0, or NF_EIO on a write error. */
 NF_API int nf_uft_write(const nf_uft *t, FILE *out);
 
+/* ---- checking installed tables -------------------------------------------------------------- */
+
+/* A channel: the output port of a switch. */
+typedef struct nf_uft_hop {
+    nf_node sw;
+    unsigned port;
+    uint16_t lid; /* in a credit loop: a destination LID whose routes use this dependency */
+} nf_uft_hop;
+
+/* nf_uft_check's flags. */
+#define NF_UFT_CHECK_SWITCH_LIDS 1u /* switches are sources and destinations too */
+
+/* What the tables do with the traffic they carry, and their credit loops. */
+typedef struct nf_uft_report {
+    uint32_t dests;       /* destination LIDs checked */
+    uint32_t sources;     /* source switches (those CAs hang off; every switch with the flag) */
+    uint64_t routes;      /* (source switch, destination LID) pairs walked */
+    uint64_t delivered;   /* of them, reaching the destination's port */
+    uint64_t holes;       /* stopping at a switch with no entry for the LID */
+    uint64_t dead_ports;  /* stopping at an entry whose port has no link, or a link down */
+    uint64_t loops;       /* going round a forwarding loop */
+    uint64_t misrouted;   /* ending at another node (a CA, or port 0 of a switch not the owner) */
+    nf_uft_hop *problem;  /* the walk of the first failing route, first hop first */
+    uint32_t problem_len; /* its hops (for a loop: up to and around the loop once) */
+    uint16_t problem_lid; /* its destination LID; 0 when every route delivers */
+    /* the channel dependency graph on one VL: a vertex per channel some route uses, an edge
+     * from a channel to the next one of the same route */
+    uint64_t vertices, edges;
+    nf_uft_hop *cycle;  /* a credit loop: channels c0 -> c1 -> ... -> c0 */
+    uint32_t cycle_len; /* 0: the graph has no cycle (no credit loop) */
+} nf_uft_report;
+
+/* Walks every route of the tables: from each source switch to each destination LID (CA ports'
+ * LIDs; with NF_UFT_CHECK_SWITCH_LIDS the switches' own LIDs too, and every switch is a source),
+ * counting how each ends, and looks for a cycle in the channel dependency graph of those routes
+ * (one VL: every route a channel carries waits on the next channel it takes). A forwarding loop
+ * shows as a cycle too. Fills *r (free with nf_uft_report_fini). NF_OK or NF_ENOMEM. */
+NF_API int nf_uft_check(const nf_uft *t, unsigned flags, nf_uft_report *r, nf_diag *diag);
+NF_API void nf_uft_report_fini(nf_uft_report *r);
+
 #endif

@@ -302,3 +302,235 @@ int nf_uft_write(const nf_uft *t, FILE *out) {
     }
     return ferror(out) ? NF_EIO : NF_OK;
 }
+
+/* ---- checking -------------------------------------------------------------------------------- */
+
+enum { OUT_PENDING, OUT_DELIVERED, OUT_HOLE, OUT_DEAD, OUT_LOOP, OUT_MISROUTED };
+
+/* A dependency of the graph: channel from (a global port) waits on channel to, for routes to
+ * lid. */
+typedef struct dep {
+    uint32_t from, to;
+    uint16_t lid;
+} dep;
+
+static int dep_cmp(const void *a, const void *b) {
+    const dep *x = a, *y = b;
+    if (x->from != y->from) return x->from < y->from ? -1 : 1;
+    if (x->to != y->to) return x->to < y->to ? -1 : 1;
+    return (x->lid > y->lid) - (x->lid < y->lid);
+}
+
+/* The switch owning global port g, and its port number. */
+static nf_uft_hop hop_of(const nf_fabric *f, uint32_t g, uint16_t lid) {
+    nf_node lo = 0, hi = f->n_switches; /* the last switch s with port_off[s] <= g */
+    while (hi - lo > 1) {
+        nf_node mid = lo + (hi - lo) / 2;
+        if (f->port_off[mid] <= g)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return (nf_uft_hop){.sw = lo, .port = g - f->port_off[lo] + 1, .lid = lid};
+}
+
+/* A cycle of the graph deps[0..n) (sorted, distinct) into r->cycle; 0 or NF_ENOMEM. Iterative
+ * depth-first search; a dependency onto a channel still on the search's stack closes a cycle. */
+static int find_cycle(const nf_fabric *f, const dep *deps, size_t n, nf_uft_report *r) {
+    uint32_t P = f->port_off[f->n_switches];
+    uint32_t *first = nf__calloc((size_t)P + 1, sizeof *first); /* CSR over deps by from */
+    uint8_t *color = nf__calloc(P ? P : 1, 1);                  /* 0 new, 1 on stack, 2 done */
+    uint32_t *stack = nf__malloc(((size_t)P + 1) * sizeof *stack);
+    size_t *next = nf__malloc(((size_t)P + 1) * sizeof *next); /* per stack level: next dep */
+    int rc = NF_OK;
+    if (!first || !color || !stack || !next) {
+        rc = NF_ENOMEM;
+        goto out;
+    }
+    for (size_t i = 0; i < n; i++)
+        first[deps[i].from + 1]++;
+    for (uint32_t g = 0; g < P; g++)
+        first[g + 1] += first[g];
+    for (uint32_t root = 0; root < P && !r->cycle_len; root++) {
+        if (color[root] || first[root] == first[root + 1]) continue;
+        size_t top = 0;
+        stack[0] = root;
+        next[0] = first[root];
+        color[root] = 1;
+        while (top != SIZE_MAX && !r->cycle_len) {
+            uint32_t u = stack[top];
+            if (next[top] == first[u + 1]) {
+                color[u] = 2;
+                top--;
+                continue;
+            }
+            const dep *e = &deps[next[top]++];
+            if (color[e->to] == 0) {
+                color[e->to] = 1;
+                stack[++top] = e->to;
+                next[top] = first[e->to];
+            } else if (color[e->to] == 1) {
+                size_t k = top;
+                while (stack[k] != e->to)
+                    k--;
+                uint32_t len = (uint32_t)(top - k + 1);
+                r->cycle = nf__malloc(len * sizeof *r->cycle);
+                if (!r->cycle) {
+                    rc = NF_ENOMEM;
+                    break;
+                }
+                /* each channel with the LID of the dependency leaving it */
+                for (size_t j = k; j <= top; j++) {
+                    const dep *out = j < top ? &deps[next[j] - 1] : e;
+                    r->cycle[j - k] = hop_of(f, stack[j], out->lid);
+                }
+                r->cycle_len = len;
+            }
+        }
+    }
+out:
+    nf__free(first);
+    nf__free(color);
+    nf__free(stack);
+    nf__free(next);
+    return rc;
+}
+
+void nf_uft_report_fini(nf_uft_report *r) {
+    if (!r) return;
+    nf__free(r->problem);
+    nf__free(r->cycle);
+    r->problem = r->cycle = NULL;
+}
+
+int nf_uft_check(const nf_uft *t, unsigned flags, nf_uft_report *r, nf_diag *diag) {
+    (void)diag;
+    const nf_fabric *f = t->f;
+    memset(r, 0, sizeof *r);
+    uint32_t S = f->n_switches, P = f->port_off[S];
+    bool with_sw = flags & NF_UFT_CHECK_SWITCH_LIDS;
+    uint32_t *stamp = nf__calloc(S ? S : 1, sizeof *stamp);
+    uint8_t *res = nf__calloc(S ? S : 1, 1);
+    nf_node *path = nf__malloc(((size_t)S + 1) * sizeof *path);
+    nf_node *src = nf__malloc(((size_t)S + 1) * sizeof *src);
+    uint8_t *used = nf__calloc(P ? P : 1, 1);
+    dep *deps = NULL;
+    size_t n_deps = 0, cap = 0;
+    int rc = NF_OK;
+    if (!stamp || !res || !path || !src || !used) {
+        rc = NF_ENOMEM;
+        goto out;
+    }
+    /* the sources: switches a CA is cabled to (every switch with the flag) */
+    for (nf_node s = 0; s < S; s++) {
+        bool ca = with_sw;
+        for (unsigned p = 1; p <= f->nports[s] && !ca; p++) {
+            nf_node w = f->peer[nf_port_index(f, s, p)];
+            ca = w != NF_NONE && !nf_is_switch(f, w);
+        }
+        if (ca) src[r->sources++] = s;
+    }
+    uint32_t cur = 0;
+    for (size_t lid = 1; lid < t->stride; lid++) {
+        nf_node o = t->owner[lid];
+        if (o == NF_NONE || (nf_is_switch(f, o) && !with_sw)) continue;
+        unsigned op = t->owner_port[lid];
+        const uint8_t *col = t->port + lid; /* switch s's entry: col[s * stride] */
+        r->dests++;
+        cur++;
+        for (uint32_t i = 0; i < r->sources; i++) {
+            nf_node s = src[i];
+            uint32_t len = 0;
+            int outcome = OUT_PENDING;
+            nf_node loop_at = NF_NONE;
+            while (outcome == OUT_PENDING) {
+                if (stamp[s] == cur) {
+                    outcome = res[s] == OUT_PENDING ? OUT_LOOP : res[s];
+                    if (outcome == OUT_LOOP) loop_at = s;
+                    break;
+                }
+                stamp[s] = cur;
+                res[s] = OUT_PENDING;
+                path[len++] = s;
+                unsigned p = col[(size_t)s * t->stride];
+                if (p == NF_UFT_NONE) {
+                    outcome = OUT_HOLE;
+                    break;
+                }
+                if (p == 0) {
+                    outcome = s == o ? OUT_DELIVERED : OUT_MISROUTED;
+                    break;
+                }
+                nf_gport g = nf_port_index(f, s, p);
+                nf_node w = f->peer[g];
+                if (w == NF_NONE || f->link_state[f->port_link[g]] != NF_LINK_UP) {
+                    outcome = OUT_DEAD;
+                    break;
+                }
+                used[g] = 1;
+                if (!nf_is_switch(f, w)) {
+                    outcome = w == o && f->peer_port[g] == op ? OUT_DELIVERED : OUT_MISROUTED;
+                    break;
+                }
+                unsigned q = col[(size_t)w * t->stride];
+                if (q != NF_UFT_NONE && q != 0) {
+                    nf_gport h = nf_port_index(f, w, q);
+                    if (f->peer[h] != NF_NONE && f->link_state[f->port_link[h]] == NF_LINK_UP) {
+                        if (NF_GROW(deps, cap, n_deps + 1)) {
+                            rc = NF_ENOMEM;
+                            goto out;
+                        }
+                        deps[n_deps++] = (dep){.from = g, .to = h, .lid = (uint16_t)lid};
+                    }
+                }
+                s = w;
+            }
+            for (uint32_t j = 0; j < len; j++)
+                res[path[j]] = (uint8_t)outcome;
+            r->routes++;
+            r->delivered += outcome == OUT_DELIVERED;
+            r->holes += outcome == OUT_HOLE;
+            r->dead_ports += outcome == OUT_DEAD;
+            r->loops += outcome == OUT_LOOP;
+            r->misrouted += outcome == OUT_MISROUTED;
+            if (outcome != OUT_DELIVERED && !r->problem_lid && len) {
+                /* the first failing route is always walked whole: a switch that ended an earlier
+                 * walk badly would have been the first */
+                uint32_t n = len + (loop_at != NF_NONE);
+                r->problem = nf__malloc(n * sizeof *r->problem);
+                if (!r->problem) {
+                    rc = NF_ENOMEM;
+                    goto out;
+                }
+                for (uint32_t j = 0; j < n; j++) {
+                    nf_node x = j < len ? path[j] : loop_at;
+                    r->problem[j] = (nf_uft_hop){
+                        .sw = x, .port = col[(size_t)x * t->stride], .lid = (uint16_t)lid};
+                }
+                r->problem_len = n;
+                r->problem_lid = (uint16_t)lid;
+            }
+        }
+    }
+    for (uint32_t g = 0; g < P; g++)
+        r->vertices += used[g];
+    if (n_deps) {
+        qsort(deps, n_deps, sizeof *deps, dep_cmp);
+        size_t k = 0; /* distinct (from, to), each with its lowest LID */
+        for (size_t i = 0; i < n_deps; i++)
+            if (!k || deps[i].from != deps[k - 1].from || deps[i].to != deps[k - 1].to)
+                deps[k++] = deps[i];
+        n_deps = k;
+    }
+    r->edges = n_deps;
+    rc = find_cycle(f, deps, n_deps, r);
+out:
+    nf__free(stamp);
+    nf__free(res);
+    nf__free(path);
+    nf__free(src);
+    nf__free(used);
+    nf__free(deps);
+    if (rc) nf_uft_report_fini(r);
+    return rc;
+}

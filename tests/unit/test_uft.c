@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <cmocka.h>
 
+#include "netfab/gen.h"
 #include "netfab/io.h"
 #include "netfab/uft.h"
 
@@ -241,12 +242,181 @@ static void test_bad_tables(void **state) {
     nf_fabric_free(f);
 }
 
+/* ---- nf_uft_check ---------------------------------------------------------------------------- */
+
+/* A ring of four switches (torus:4,c=1): switch i has LID i+1, its CA LID i+5 on port 1; port 2
+ * leads to switch i+1, port 3 to switch i-1 (mod 4). */
+static nf_fabric *ring4(void) {
+    nf_fabric *f = NULL;
+    nf_diag d = {0};
+    if (nf_topo_build("torus:4,c=1", NULL, &f, &d)) fail_msg("ring: %s", d.msg);
+    for (nf_node s = 0; s < 4; s++) {
+        assert_int_equal(f->lid[s], s + 1);
+        assert_int_equal(f->peer[nf_port_index(f, s, 2)], (s + 1) % 4);
+        assert_int_equal(f->port_lid[nf_port_index(f, 4 + s, 1)], s + 5);
+    }
+    return f;
+}
+
+/* Tables on the ring: every CA reached clockwise (cw), or along the line 0-1-2-3 (the link 3-0
+ * never used); with_sw: the switch LIDs too, the same way, port 0 at the owner. */
+static nf_uft *ring_tables(const nf_fabric *f, bool cw, bool with_sw) {
+    nf_uft *t = NULL;
+    assert_int_equal(nf_uft_new(f, &t, NULL), NF_OK);
+    for (nf_node s = 0; s < 4; s++)
+        for (nf_node j = 0; j < 4; j++) {
+            unsigned port = j == s ? 1 : cw || j > s ? 2 : 3;
+            assert_int_equal(nf_uft_set(t, s, (uint16_t)(j + 5), port), NF_OK);
+            if (with_sw) assert_int_equal(nf_uft_set(t, s, (uint16_t)(j + 1), j == s ? 0 : port), 0);
+        }
+    return t;
+}
+
+static nf_uft_report check(const nf_uft *t, unsigned flags) {
+    nf_uft_report r;
+    assert_int_equal(nf_uft_check(t, flags, &r, NULL), NF_OK);
+    return r;
+}
+
+/* Clockwise routes on a ring wait on each other all the way round: the credit loop of four
+ * clockwise channels (counted by hand: 4 channel-to-channel and 4 channel-to-CA dependencies).
+ * Routes along the line have none: 2 + 2 chained dependencies, 3 + 3 into CAs. */
+static void test_check_ring_credit_loop(void **state) {
+    (void)state;
+    nf_fabric *f = ring4();
+    nf_uft *t = ring_tables(f, true, false);
+    nf_uft_report r = check(t, 0);
+    assert_int_equal(r.dests, 4);
+    assert_int_equal(r.sources, 4);
+    assert_int_equal(r.routes, 16);
+    assert_int_equal(r.delivered, 16);
+    assert_int_equal(r.problem_lid, 0);
+    assert_int_equal(r.vertices, 8);
+    assert_int_equal(r.edges, 8);
+    assert_int_equal(r.cycle_len, 4);
+    bool seen[4] = {0};
+    for (unsigned i = 0; i < 4; i++) {
+        assert_int_equal(r.cycle[i].port, 2);
+        seen[r.cycle[i].sw] = true;
+        /* each channel waits on the next switch's clockwise channel */
+        assert_int_equal(r.cycle[(i + 1) % 4].sw, (r.cycle[i].sw + 1) % 4);
+        /* the LID named is one whose route takes both channels: 2 or 3 hops on */
+        unsigned ca = r.cycle[i].lid - 5u, ahead = (ca + 4 - r.cycle[i].sw) % 4;
+        assert_true(ahead >= 2);
+    }
+    assert_true(seen[0] && seen[1] && seen[2] && seen[3]);
+    nf_uft_report_fini(&r);
+    nf_uft_free(t);
+
+    t = ring_tables(f, false, false);
+    r = check(t, 0);
+    assert_int_equal(r.delivered, 16);
+    assert_int_equal(r.vertices, 10);
+    assert_int_equal(r.edges, 10);
+    assert_int_equal(r.cycle_len, 0);
+    assert_null(r.cycle);
+    nf_uft_report_fini(&r);
+    /* the switch LIDs are not routed: with them, every route to one is a hole */
+    r = check(t, NF_UFT_CHECK_SWITCH_LIDS);
+    assert_int_equal(r.dests, 8);
+    assert_int_equal(r.routes, 32);
+    assert_int_equal(r.delivered, 16);
+    assert_int_equal(r.holes, 16);
+    nf_uft_report_fini(&r);
+    nf_uft_free(t);
+    t = ring_tables(f, false, true);
+    r = check(t, NF_UFT_CHECK_SWITCH_LIDS);
+    assert_int_equal(r.delivered, 32);
+    assert_int_equal(r.cycle_len, 0);
+    nf_uft_report_fini(&r);
+    nf_uft_free(t);
+    nf_fabric_free(f);
+}
+
+/* A forwarding loop, a hole, a misdelivery and a dead port, each counted by hand. */
+static void test_check_ring_problems(void **state) {
+    (void)state;
+    nf_fabric *f = ring4();
+    /* switch 1 sends LID 8 (switch 3's CA) back to 0, which sends it to 1: routes from 0 and 1
+     * go round; from 2 and 3 they arrive */
+    nf_uft *t = ring_tables(f, false, false);
+    assert_int_equal(nf_uft_set(t, 1, 8, 3), NF_OK);
+    nf_uft_report r = check(t, 0);
+    assert_int_equal(r.loops, 2);
+    assert_int_equal(r.delivered, 14);
+    assert_int_equal(r.problem_lid, 8);
+    assert_int_equal(r.problem_len, 3); /* 0 -> 1 -> 0 */
+    assert_int_equal(r.problem[0].sw, 0);
+    assert_int_equal(r.problem[0].port, 2);
+    assert_int_equal(r.problem[1].sw, 1);
+    assert_int_equal(r.problem[1].port, 3);
+    assert_int_equal(r.problem[2].sw, 0);
+    assert_int_equal(r.cycle_len, 2); /* the loop is a cycle of the graph too */
+    nf_uft_report_fini(&r);
+    /* a hole at switch 2 for LID 5: routes from 2 and 3 stop there */
+    assert_int_equal(nf_uft_set(t, 1, 8, 2), NF_OK);
+    assert_int_equal(nf_uft_set(t, 2, 5, NF_UFT_NONE), NF_OK);
+    r = check(t, 0);
+    assert_int_equal(r.holes, 2);
+    assert_int_equal(r.loops, 0);
+    assert_int_equal(r.problem_lid, 5);
+    assert_int_equal(r.problem[r.problem_len - 1].sw, 2);
+    assert_int_equal(r.problem[r.problem_len - 1].port, NF_UFT_NONE);
+    nf_uft_report_fini(&r);
+    /* switch 1 keeps LID 6 (its CA's) to itself: every route to it is misdelivered */
+    assert_int_equal(nf_uft_set(t, 2, 5, 3), NF_OK);
+    assert_int_equal(nf_uft_set(t, 1, 6, 0), NF_OK);
+    r = check(t, 0);
+    assert_int_equal(r.misrouted, 4);
+    assert_int_equal(r.delivered, 12);
+    nf_uft_report_fini(&r);
+    assert_int_equal(nf_uft_set(t, 1, 6, 1), NF_OK);
+    /* the link 0-1 down: routes out of 0's port 2 (to CAs 1, 2, 3) and 1's port 3 (to CA 0
+     * from 1, 2, 3) end there */
+    nf_link l = f->port_link[nf_port_index(f, 0, 2)];
+    f->link_state[l] = NF_LINK_DOWN;
+    r = check(t, 0);
+    assert_int_equal(r.dead_ports, 6);
+    assert_int_equal(r.delivered, 10);
+    nf_uft_report_fini(&r);
+    nf_uft_free(t);
+    nf_fabric_free(f);
+}
+
+/* OpenSM's own tables: every CA route of min-hop and up/down delivers on the fat tree; up/down
+ * leaves the two spines without a way to each other (opensm.fdbs says UNREACHABLE for spine
+ * LIDs 3 and 4 there), so with the switch LIDs exactly the two spine-to-spine routes are holes. */
+static void test_check_opensm_tables(void **state) {
+    (void)state;
+    nf_fabric *f = xgft();
+    warns w = {0};
+    nf_uft *t = must_load(f, REAL "xgft-updn.opensm-lfts.dump", &w);
+    nf_uft_report r = check(t, 0);
+    assert_int_equal(r.routes, 2 * 24);
+    assert_int_equal(r.delivered, r.routes);
+    assert_int_equal(r.cycle_len, 0);
+    nf_uft_report_fini(&r);
+    r = check(t, NF_UFT_CHECK_SWITCH_LIDS);
+    assert_int_equal(r.routes, 4 * 28);
+    assert_int_equal(r.holes, 2);
+    assert_int_equal(r.delivered, 4 * 28 - 2);
+    assert_true(r.problem_lid == 3 || r.problem_lid == 4);
+    assert_string_equal(nf_node_name(f, r.problem[0].sw), r.problem_lid == 3 ? "xgft L2 1"
+                                                                             : "xgft L2 0");
+    nf_uft_report_fini(&r);
+    nf_uft_free(t);
+    nf_fabric_free(f);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_read_opensm_by_hand),
         cmocka_unit_test(test_two_views_agree),
         cmocka_unit_test(test_write_round_trip),
         cmocka_unit_test(test_bad_tables),
+        cmocka_unit_test(test_check_ring_credit_loop),
+        cmocka_unit_test(test_check_ring_problems),
+        cmocka_unit_test(test_check_opensm_tables),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
