@@ -1,7 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # Runs every libFuzzer target (fuzz_*) built in BUILD_DIR for SECONDS seconds each, on a corpus in
-# fuzz/corpus-<name>/ seeded from the shared ibnetdiscover dumps, tests/data, ibsim's examples and
+# fuzz/corpus-<name>/ seeded from the shared ibnetdiscover dumps, tests/data and tests/data/real
+# (what the real tools wrote), ibsim's examples and
 # the target's own seeds in tests/data/<name>/ (the SA datagrams for fuzz_sa).
 # Exits non-zero when a target crashes, leaks, aborts or hangs; reproducers land in fuzz/crash-*.
 # Usage: fuzz/run.sh BUILD_DIR SECONDS
@@ -26,7 +27,8 @@ for bin in "$build"/fuzz_*; do
     name=${name#fuzz_}
     corpus=$here/corpus-$name
     mkdir -p "$corpus"
-    for seed in "$fabrics"/*.ibnet "$root"/tests/data/* "$root/tests/data/$name"/* \
+    for seed in "$fabrics"/*.ibnet "$root"/tests/data/* "$root"/tests/data/real/* \
+        "$root/tests/data/$name"/* \
         /usr/share/doc/ibsim-utils/net-examples/net*; do
         [ -f "$seed" ] || continue
         [ -e "$corpus/seed-$(basename "$seed")" ] || cp "$seed" "$corpus/seed-$(basename "$seed")"
