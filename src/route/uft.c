@@ -168,8 +168,12 @@ int nf_uft_parse(const nf_fabric *f, const char *text, size_t len, const char *f
         nf_uft_free(t);
         return NF_ENOMEM;
     }
-    tally no_lid = {0}, no_link = {0};
+    tally no_lid = {0}, no_link = {0}, no_top = {0};
     nf_node sw = NF_NONE;
+    uint64_t top = 0;     /* the hex top LID of the current dump_fts/ibroute header, else 0 */
+    bool top_seen = true; /* its entry was listed */
+    int top_line = 0;
+    uint64_t top_missing = 0; /* the first such top LID not listed */
     int line = 0;
     const char *p = text, *end = text + len;
     while (p < end && !rc) {
@@ -193,6 +197,13 @@ int nf_uft_parse(const nf_fabric *f, const char *text, size_t len, const char *f
         if (le == p || *p == ' ' || *p == '\t' || footer(p, le)) {
             /* blank, the column heads of dump_fts and ibroute, the footers */
         } else if (starts(p, le, "Unicast lids [")) {
+            if (!top_seen && !no_top.n++) no_top.first = top_line, top_missing = top;
+            const char *r = p + 14;
+            top = 0;
+            top_seen = true;
+            if (starts(r, le, "0x") && hex_at(&r, le, &v) && *r == '-' && ++r < le &&
+                hex_at(&r, le, &v) && v % 64 == 0 && v)
+                top = v, top_seen = false, top_line = line;
             uint64_t guid;
             if (!header_guid(p, le, &guid)) {
                 rc = nf__fail_at(diag, NF_EPARSE, file, line, "switch header without a GUID");
@@ -229,6 +240,7 @@ int nf_uft_parse(const nf_fabric *f, const char *text, size_t len, const char *f
                 rc = nf__fail_at(diag, NF_EPARSE, file, line, "an entry before any switch header");
                 break;
             }
+            if (v == top) top_seen = true;
             if (port == NF_UFT_NONE) {
                 /* an invalid entry (dump_fts -a): none */
             } else if (port > f->nports[sw]) {
@@ -254,7 +266,8 @@ int nf_uft_parse(const nf_fabric *f, const char *text, size_t len, const char *f
         nf_uft_free(t);
         return rc;
     }
-    char msg[160];
+    if (!top_seen && !no_top.n++) no_top.first = top_line, top_missing = top;
+    char msg[320];
     if (warn && no_lid.n) {
         snprintf(msg, sizeof msg, "%llu entries for LIDs that no port of the fabric has: skipped",
                  (unsigned long long)no_lid.n);
@@ -264,6 +277,14 @@ int nf_uft_parse(const nf_fabric *f, const char *text, size_t len, const char *f
         snprintf(msg, sizeof msg, "%llu entries forward out of a port with no link",
                  (unsigned long long)no_link.n);
         warn(warn_ud, file, no_link.first, msg);
+    }
+    if (warn && no_top.n) {
+        snprintf(msg, sizeof msg,
+                 "%llu switches list no entry for the top LID 0x%llx of their header: "
+                 "infiniband-diags' dump_fts and ibroute skip a top LID that is a multiple of 64 "
+                 "(the switch may still hold it: ibtracert tells; OpenSM's opensm-lfts.dump has it)",
+                 (unsigned long long)no_top.n, (unsigned long long)top_missing);
+        warn(warn_ud, file, no_top.first, msg);
     }
     *out = t;
     return NF_OK;
