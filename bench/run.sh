@@ -15,6 +15,9 @@ echo
 echo "## Multicast routing: the multicast paper's grid (bench_mcast): max / mean EFI over inter-switch links, routing ms"
 "$build/bench_mcast"
 echo
+echo "## Reading a subnet manager's forwarding tables (bench_tables.sh)"
+sh "$(dirname "$0")/bench_tables.sh" "$build/netfab" "$build/bench_uft"
+echo
 echo "## Multicast group manager under load (bench_smd.sh): 72,000 joins on the 30x20x20 torus"
 sh "$(dirname "$0")/bench_smd.sh" "$build/netfab"
 echo
