@@ -236,10 +236,11 @@ int nf_cmd_route(int argc, char **argv) {
                  "LIDs the first min-hop port (management traffic). Routings that choose per "
                  "packet (val, ugal-*, par) are refused"},
         {.name = "trace",
-         .arg = "SRC DST",
+         .arg = "SRC",
          .kind = NF_OPT_STR,
          NF_OPT_TO(trace),
-         .help = "print the path from SRC to DST (CA or switch names as the fabric has them, "
+         .help = "with the operand DST: print the path from SRC to DST (CA or switch names as "
+                 "the fabric has them, "
                  "node GUIDs 0x..., or LIDs), one line per hop as ibtracert, then 'reached' or "
                  "what went wrong (a loop, a hole, a port with no link); the first of several "
                  "candidates is followed, their number shown. Exit 1 when DST is not reached"},

@@ -105,6 +105,9 @@ expect 2 "$nf" sim $xg --routing lft: $run; has err "wants a file name"
 expect 2 "$nf" route --topo fattree:k=4 --routing minhop --trace 5; has err "SRC DST"
 expect 2 "$nf" route $xg --routing minhop --trace 5 nosuch; has err "no node 'nosuch'"
 expect 2 "$nf" route $xg --routing minhop --check --trace 5 28; has err "one at a time"
+# a fabric without LIDs has nothing to read tables against
+expect 2 "$nf" sim --topo "file:$2/tests/data/small.net" --routing "lft:$tmp/a.dump" $run
+has err "no LIDs"
 # tables of another fabric: refused at the first entry that does not fit it
 expect 2 "$nf" route $t3 --routing "lft:$R/xgft-updn.opensm-lfts.dump" --check
 has err "xgft-updn.opensm-lfts.dump:3: port 13 of switch torus 0,0, which has 5 ports"
