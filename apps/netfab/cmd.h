@@ -19,7 +19,7 @@
     X(mcast_state, "mcast-state", "a group's state, every group's (--all), or a dump")             \
     X(smd_load, "smd-load", "play every rank of a job against the group manager; joins/s")         \
     X(sim, "sim", "packet-level simulation: latency and throughput per load point")                \
-    X(route, "route", "unicast routing functions: --check proves deadlock freedom")                \
+    X(route, "route", "unicast routings: deadlock check, tables out (OpenSM), one path")           \
     X(exp, "exp", "the Sunway experiments: dual rail, multicast, collectives, faults, tables")     \
     X(sweep, "sweep", "a grid of simulations or multicast routings over MPI ranks and threads")    \
     X(plot, "plot", "draw results: latency curves, EFI histograms, a multicast tree (png, svg)")   \

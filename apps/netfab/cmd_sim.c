@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* `netfab sim`: the packet-level simulator on a fabric, one load point or a sweep; and
- * `netfab route --check`: the deadlock checker of a routing function. */
+/* `netfab sim`: the packet-level simulator on a fabric, one load point or a sweep. */
 #define _GNU_SOURCE
 #include "cmd.h"
 #include "opts.h"
@@ -60,7 +59,7 @@ typedef struct sim_plan {
     nf_sim_config c;
     nf_sim_phase ph;
     nf_sim_injection inj;
-    const nf_sim_routing *r;
+    nf_app_routing *r; /* resolved here, against the fabric, for lft:FILE */
     const nf_sim_traffic *t;
     const nf_app_fail *fail; /* --fail-links, or NULL */
     uint64_t fail_at;        /* --fail-at, or UINT64_MAX */
@@ -87,7 +86,12 @@ static int sim_run(sim_plan *p) {
     nf_sim *s = NULL;
     int rc = nf_app_fabric(topo, threads, &f, &h);
     if (rc) return rc;
-    if ((rc = nf_sim_new(f, h, &c, p->r, p->t, &s, &d))) {
+    if ((rc = nf_app_routing_resolve(p->r, f))) {
+        nf_hops_free(h);
+        nf_fabric_free(f);
+        return rc;
+    }
+    if ((rc = nf_sim_new(f, h, &c, p->r->r, p->t, &s, &d))) {
         int ex = nf_app_report(rc, &d);
         nf_hops_free(h);
         nf_fabric_free(f);
@@ -227,7 +231,7 @@ int nf_cmd_sim(int argc, char **argv) {
          .arg = "NAME",
          .kind = NF_OPT_STR,
          NF_OPT_TO(rname),
-         .help = "the routing function (routings above)"},
+         .help = "the routing function (routings above)" NF_APP_LFT_HELP},
         {.name = "traffic",
          .arg = "NAME",
          .kind = NF_OPT_STR,
@@ -286,7 +290,8 @@ int nf_cmd_sim(int argc, char **argv) {
     const nf_cmd_spec spec = {
         .name = "sim",
         .synopsis =
-            "netfab sim --topo SPEC --routing NAME --traffic NAME (--load X | --sweep A:B:STEP)\n"
+            "netfab sim --topo SPEC --routing NAME|lft:FILE --traffic NAME\n"
+            "                  (--load X | --sweep A:B:STEP)\n"
             "                  [--cycles N] [--warmup N] [--drain N] [--vcs V] [--buf FLITS]\n"
             "                  [--pkt FLITS] [--msg PKTS] [--router-delay C] [--credit-delay C]\n"
             "                  [--lat-host C] [--lat-local C] [--lat-global C] [--speedup S]\n"
@@ -320,14 +325,15 @@ int nf_cmd_sim(int argc, char **argv) {
         return ex == NF_OPT_HELP ? NF_EXIT_OK : ex;
     }
     /* validation, all before the fabric is built */
-    const nf_sim_routing *r = NULL;
+    nf_app_routing r = {0};
     const nf_sim_traffic *t = NULL;
     if (!topo || !rname || !tname || load_given == !!sweep)
         ex = nf_opt_usage("sim", "--topo, --routing, --traffic and one of --load, --sweep are "
                                  "required");
-    else if (!(r = nf_sim_routing_find(rname)) || !(t = nf_sim_traffic_find(tname)))
-        ex = nf_opt_usage("sim", "unknown %s '%s' (see netfab sim --help)",
-                          r ? "traffic" : "routing", r ? tname : rname);
+    else if ((ex = nf_app_routing_parse("sim", rname, &r)))
+        ;
+    else if (!(t = nf_sim_traffic_find(tname)))
+        ex = nf_opt_usage("sim", "unknown traffic '%s' (see netfab sim --help)", tname);
     else if (fail_at_given && !fail_given)
         ex = nf_opt_usage("sim", "--fail-at needs --fail-links");
     /* the load points: --load, or --sweep's A + j STEP, as netfab sweep makes them */
@@ -350,7 +356,7 @@ int nf_cmd_sim(int argc, char **argv) {
                      .c = k.c,
                      .ph = k.ph,
                      .inj = k.inj,
-                     .r = r,
+                     .r = &r,
                      .t = t,
                      .fail = fail_given ? &fail : NULL,
                      .fail_at = fail_at_given ? fail_at : UINT64_MAX,
@@ -359,83 +365,7 @@ int nf_cmd_sim(int argc, char **argv) {
                      .n_points = n_points};
     plan.c.threads = (unsigned)threads;
     ex = sim_run(&plan);
+    nf_app_routing_fini(&r);
     nf_app_fail_fini(&fail);
-    return ex;
-}
-
-int nf_cmd_route(int argc, char **argv) {
-    const char *topo = NULL, *rname = NULL;
-    bool check = false, json = false;
-    nf_sim_config c;
-    nf_sim_config_defaults(&c);
-    char vcs_help[48];
-    snprintf(vcs_help, sizeof vcs_help, "virtual channels per port (default %u)", c.vcs);
-    const nf_opt rows[] = {
-        {NF_OPT_TOPO(topo)},
-        {.name = "routing",
-         .arg = "NAME",
-         .kind = NF_OPT_STR,
-         NF_OPT_TO(rname),
-         .help = "the routing function (netfab sim --help lists them)"},
-        {.name = "check",
-         .kind = NF_OPT_FLAG,
-         NF_OPT_TO(check),
-         .help = "look for a cycle in the channel dependency graph"},
-        {.name = "vcs",
-         .arg = "V",
-         .kind = NF_OPT_UINT,
-         NF_OPT_TO(c.vcs),
-         .lo = 1,
-         .hi = NF_SIM_MAX_VCS,
-         .help = vcs_help},
-        {.name = "json",
-         .kind = NF_OPT_FLAG,
-         NF_OPT_TO(json),
-         .help = "one JSON object: routing, vertices, edges, deadlock_free, cycle_length"},
-    };
-    const nf_cmd_spec spec = {
-        .name = "route",
-        .synopsis = "netfab route --topo SPEC --routing NAME --check [--vcs V] [--json]\n",
-        .description =
-            "Builds the channel dependency graph of the routing on the fabric (every channel\n"
-            "and VC a vertex; an edge for each channel a packet holding one may request next,\n"
-            "over every destination and every reachable state) and looks for a cycle. Exit 0\n"
-            "when it is deadlock-free, 1 when a cycle exists (one is printed).\n",
-        .group = {{"options", rows, sizeof rows / sizeof rows[0]}},
-        .examples = "  netfab route --topo torus:4x4,c=1 --routing dor --check\n"};
-    int argi, ex = nf_opt_parse(&spec, argc, argv, &argi);
-    if (ex) return ex == NF_OPT_HELP ? NF_EXIT_OK : ex;
-    if (!topo || !rname || !check)
-        return nf_opt_usage("route", "--topo, --routing and --check are required");
-    const nf_sim_routing *r = nf_sim_routing_find(rname);
-    if (!r) return nf_opt_usage("route", "unknown routing '%s'", rname);
-    nf_diag d = {{0}, 0, {0}};
-    nf_fabric *f;
-    nf_hops *h;
-    int rc = nf_app_fabric(topo, 0, &f, &h);
-    if (rc) return rc;
-    uint32_t cyc;
-    uint64_t nv, ne;
-    nf_progress bar;
-    nf_progress_begin(&bar, "netfab route: checking");
-    rc = nf_sim_check_deadlock_progress(f, h, r, &c, on_progress, &bar, &cyc, &nv, &ne, &d);
-    nf_progress_end(&bar);
-    ex = NF_EXIT_OK;
-    if (rc) {
-        ex = nf_app_report(rc, &d);
-    } else if (json) {
-        printf("{\"routing\": \"%s\", \"vertices\": %llu, \"edges\": %llu, \"deadlock_free\": %s, "
-               "\"cycle_length\": %u}\n",
-               rname, (unsigned long long)nv, (unsigned long long)ne, cyc ? "false" : "true", cyc);
-        ex = cyc ? NF_EXIT_FAIL : NF_EXIT_OK;
-    } else {
-        printf("%s on %s: %llu channel-VC vertices, %llu dependencies: %s\n", rname, topo,
-               (unsigned long long)nv, (unsigned long long)ne,
-               cyc ? "a cycle (can deadlock)" : "no cycle (deadlock-free)");
-        if (cyc) printf("%s (length %u)\n", d.msg, cyc);
-        ex = cyc ? NF_EXIT_FAIL : NF_EXIT_OK;
-    }
-    nf_hops_free(h);
-    nf_fabric_free(f);
     return ex;
 }

@@ -172,6 +172,7 @@ static void grid_free(grid *g) {
 typedef struct fab {
     nf_fabric *f;
     nf_hops *h;
+    nf_app_routing *rt; /* simulation: per routing item, resolved against f (lft:FILE) */
 } fab;
 
 /* What one thread keeps between consecutive cells that share everything but the innermost
@@ -234,8 +235,8 @@ static json_t *run_cell(const grid *g, const fab *fabs, worker *w, size_t i, uns
             nf_sim_config sc = g->k.c;
             sc.seed = g->seed[c.s];
             sc.threads = threads;
-            rc = nf_sim_new(fb->f, fb->h, &sc, nf_sim_routing_find(g->a.v[c.a]),
-                            nf_sim_traffic_find(g->b.v[c.b]), &w->sim, &d);
+            rc = nf_sim_new(fb->f, fb->h, &sc, fb->rt[c.a].r, nf_sim_traffic_find(g->b.v[c.b]),
+                            &w->sim, &d);
             /* as in netfab sim, pairs no path joins would wait for ever; a refused simulator is
              * not kept, so the next cell of the same key is refused too */
             uint64_t pairs;
@@ -560,7 +561,7 @@ static int parse(int argc, char **argv, grid *g, unsigned *threads, bool *json, 
          .kind = NF_OPT_CUSTOM,
          NF_OPT_TO(routing),
          .parse = list_arg,
-         .help = "simulation: the routings (netfab sim --help)"},
+         .help = "simulation: the routings (netfab sim --help)" NF_APP_LFT_HELP},
         {.name = "traffic",
          .arg = "X,Y",
          .kind = NF_OPT_CUSTOM,
@@ -690,12 +691,10 @@ static int parse(int argc, char **argv, grid *g, unsigned *threads, bool *json, 
         why = "--procs-per-node, --mapping and --verify belong to a multicast grid";
     }
     if (why) ex = nf_opt_usage("sweep", "%s", why);
-    for (size_t i = 0; !ex && i < routing.n; i++)
-        if (!nf_sim_routing_find(routing.v[i])) {
-            fprintf(stderr, "netfab sweep: unknown routing '%s' (see netfab sim --help)\n",
-                    routing.v[i]);
-            ex = NF_EXIT_USAGE;
-        }
+    for (size_t i = 0; !ex && i < routing.n; i++) {
+        nf_app_routing ar;
+        ex = nf_app_routing_parse("sweep", routing.v[i], &ar);
+    }
     for (size_t i = 0; !ex && i < traffic.n; i++)
         if (!nf_sim_traffic_find(traffic.v[i])) {
             fprintf(stderr, "netfab sweep: unknown traffic '%s' (see netfab sim --help)\n",
@@ -752,8 +751,15 @@ static int sweep_main(int argc, char **argv, int rank, int size) {
     /* every rank builds every fabric (deterministic, and cheap beside the cells) */
     fab *fabs = ex ? NULL : calloc(g.topo.n, sizeof *fabs);
     if (!ex && !fabs) ex = nf_app_report(NF_ENOMEM, NULL);
-    for (size_t t = 0; !ex && t < g.topo.n; t++)
+    for (size_t t = 0; !ex && t < g.topo.n; t++) {
         ex = nf_app_fabric(g.topo.v[t], (int)threads, &fabs[t].f, &fabs[t].h);
+        /* lft:FILE items: their tables read against this fabric */
+        if (!ex && !g.mcast && !(fabs[t].rt = calloc(g.a.n + 1, sizeof *fabs[t].rt)))
+            ex = nf_app_report(NF_ENOMEM, NULL);
+        for (size_t i = 0; !ex && !g.mcast && i < g.a.n; i++)
+            if (!(ex = nf_app_routing_parse("sweep", g.a.v[i], &fabs[t].rt[i])))
+                ex = nf_app_routing_resolve(&fabs[t].rt[i], fabs[t].f);
+    }
     if (hush >= 0) quiet(hush);
     json_t *rows = json_array();
     if (worst_exit(ex, size) == NF_EXIT_OK) {
@@ -789,6 +795,9 @@ static int sweep_main(int argc, char **argv, int rank, int size) {
     }
     json_decref(rows);
     for (size_t t = 0; fabs && t < g.topo.n; t++) {
+        for (size_t i = 0; fabs[t].rt && i < g.a.n; i++)
+            nf_app_routing_fini(&fabs[t].rt[i]);
+        free(fabs[t].rt);
         nf_hops_free(fabs[t].h);
         nf_fabric_free(fabs[t].f);
     }

@@ -97,8 +97,7 @@ static void help_texts(void) {
     H(vcs, "virtual channels per port (default %u); val and ugal-* need 3, par 4", d.vcs);
     H(buf, "input buffer per VC (default %u flits)", d.buf_flits);
     H(pkt, "flits per packet (default %u)", d.pkt_flits);
-    H(rd, "cycles from a head flit's arrival to its switch traversal (default %u)",
-      d.router_delay);
+    H(rd, "cycles from a head flit's arrival to its switch traversal (default %u)", d.router_delay);
     H(cd, "cycles before a freed slot's credit leaves for upstream (default %u)", d.credit_delay);
     H(lh, "latency of host links, cycles (default %u)", d.lat_host);
     H(ll, "latency of local links, cycles (default %u)", d.lat_local);
@@ -137,28 +136,20 @@ size_t nf_app_sim_knob_opts(nf_app_sim_knobs *k, nf_opt *rows) {
         UINT_ROW("drain", "N", k->ph.drain_max, 0, 1000000000,
                  "then at most N cycles for the measured packets to arrive (default " NF_STR(
                      NF_SIM_DEFAULT_DRAIN) ")"),
-        UINT_ROW("vcs", "V", c->vcs, 1, NF_SIM_MAX_VCS,
-                 help.vcs),
+        UINT_ROW("vcs", "V", c->vcs, 1, NF_SIM_MAX_VCS, help.vcs),
         UINT_ROW("buf", "FLITS", c->buf_flits, 1, 65535, help.buf),
         UINT_ROW("pkt", "FLITS", c->pkt_flits, 1, 65535, help.pkt),
         UINT_ROW("msg", "PKTS", k->inj.msg_pkts, 1, 65535, "packets per message (default 1)"),
-        UINT_ROW("router-delay", "C", c->router_delay, 1, 1000,
-                 help.rd),
-        UINT_ROW("credit-delay", "C", c->credit_delay, 1, 1000,
-                 help.cd),
+        UINT_ROW("router-delay", "C", c->router_delay, 1, 1000, help.rd),
+        UINT_ROW("credit-delay", "C", c->credit_delay, 1, 1000, help.cd),
         UINT_ROW("lat-host", "C", c->lat_host, 1, 255, help.lh),
-        UINT_ROW("lat-local", "C", c->lat_local, 1, 255,
-                 help.ll),
-        UINT_ROW("lat-global", "C", c->lat_global, 1, 255,
-                 help.lg),
-        REAL_ROW("speedup", "S", c->speedup, 0.1, 64,
-                 help.spd),
-        UINT_ROW("alloc-iters", "N", c->alloc_iters, 1, 64,
-                 help.iters),
+        UINT_ROW("lat-local", "C", c->lat_local, 1, 255, help.ll),
+        UINT_ROW("lat-global", "C", c->lat_global, 1, 255, help.lg),
+        REAL_ROW("speedup", "S", c->speedup, 0.1, 64, help.spd),
+        UINT_ROW("alloc-iters", "N", c->alloc_iters, 1, 64, help.iters),
         UINT_ROW("out-buf", "FLITS", c->out_buf, 1, 65535,
                  "output queue per port behind the crossbar (default: as --buf)"),
-        UINT_ROW("shared", "FLITS", c->shared_flits, 0, 65535,
-                 help.shared),
+        UINT_ROW("shared", "FLITS", c->shared_flits, 0, 65535, help.shared),
         FLAG_ROW("adaptive", c->adaptive,
                  "table routings take the candidate port with most credits"),
         FLAG_ROW("bursty", k->inj.bursty,
@@ -227,4 +218,45 @@ json_t *nf_app_sim_result_json(double load, const nf_sim_result *res, unsigned f
         json_object_set_new(o, "excluded_msgs", json_integer((json_int_t)res->excluded_msgs));
     if (res->deadlock) json_object_set_new(o, "stuck", json_string(res->stuck));
     return o;
+}
+
+int nf_app_routing_parse(const char *cmd, const char *name, nf_app_routing *out) {
+    *out = (nf_app_routing){0};
+    size_t n = strlen(NF_APP_LFT_PREFIX);
+    if (strncmp(name, NF_APP_LFT_PREFIX, n) == 0) {
+        if (!name[n]) return nf_opt_usage(cmd, "--routing lft:FILE wants a file name");
+        out->lft_path = name + n;
+        return NF_EXIT_OK;
+    }
+    if (!(out->r = nf_sim_routing_find(name)))
+        return nf_opt_usage(cmd, "unknown routing '%s' (see netfab sim --help)", name);
+    return NF_EXIT_OK;
+}
+
+int nf_app_routing_resolve(nf_app_routing *ar, const nf_fabric *f) {
+    if (!ar->lft_path) return NF_EXIT_OK;
+    nf_diag d = {{0}, 0, {0}};
+    int rc = nf_uft_load(f, ar->lft_path, nf_app_warn, NULL, &ar->t, &d);
+    nf_app_warn_summary();
+    if (!rc) rc = nf_sim_routing_from_uft(ar->t, &ar->own, &d);
+    if (rc) {
+        if (rc == NF_EINVAL || rc == NF_EPARSE || rc == NF_EIO) {
+            if (!d.file[0]) snprintf(d.file, sizeof d.file, "%s", ar->lft_path);
+            int ex = nf_app_report(rc == NF_EIO ? NF_EINVAL : rc, &d);
+            nf_app_routing_fini(ar);
+            return ex;
+        }
+        nf_app_routing_fini(ar);
+        return nf_app_report(rc, &d);
+    }
+    ar->r = ar->own;
+    return NF_EXIT_OK;
+}
+
+void nf_app_routing_fini(nf_app_routing *ar) {
+    nf_sim_routing_free(ar->own);
+    nf_uft_free(ar->t);
+    ar->own = NULL;
+    ar->t = NULL;
+    if (ar->lft_path) ar->r = NULL;
 }

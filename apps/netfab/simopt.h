@@ -50,4 +50,36 @@ json_t *nf_app_sim_result_json(double load, const nf_sim_result *res, unsigned f
 int nf_app_sim_unroutable(const nf_fabric *f, const nf_sim *s, bool exclude, bool failed,
                           uint64_t *pairs, char *msg, size_t cap);
 
+/* A --routing argument: a routing of the registry by name, or "lft:FILE", forwarding tables
+ * (OpenSM's opensm-lfts.dump, dump_fts or ibroute output) read against the fabric once it is
+ * built. */
+typedef struct nf_app_routing {
+    const nf_sim_routing *r; /* the routing (after nf_app_routing_resolve for lft:FILE) */
+    const char *lft_path;    /* FILE of lft:FILE (borrowed from argv), else NULL */
+    nf_uft *t;               /* its tables, owned */
+    nf_sim_routing *own;     /* the routing over them, owned */
+} nf_app_routing;
+
+/* The prefix of a --routing argument that names a tables file. */
+#define NF_APP_LFT_PREFIX "lft:"
+
+/* The one line of help for --routing that says what lft:FILE is. */
+#define NF_APP_LFT_HELP                                                                            \
+    "; or lft:FILE, the forwarding tables in FILE (OpenSM's opensm-lfts.dump, dump_fts or "        \
+    "ibroute output), read against the --topo fabric by switch GUID and LID: an ibnetdiscover "    \
+    "or ibsim file with the LIDs the tables were made for (a generated fabric's LIDs are "         \
+    "netfab's own)"
+
+/* Checks name before any fabric is built: a known routing, or lft:FILE with a FILE. 0, or
+ * NF_EXIT_USAGE after saying why ("netfab CMD: ..."). */
+int nf_app_routing_parse(const char *cmd, const char *name, nf_app_routing *out);
+
+/* For lft:FILE, reads the tables against f (warnings to stderr with their counts) and makes the
+ * routing over them; nothing for a routing of the registry. 0, or the exit status after saying
+ * why (NF_EXIT_USAGE for a fabric without LIDs or a bad table, NF_EXIT_FAIL otherwise). */
+int nf_app_routing_resolve(nf_app_routing *ar, const nf_fabric *f);
+
+/* Frees what resolve made (the fabric may be freed before or after). */
+void nf_app_routing_fini(nf_app_routing *ar);
+
 #endif

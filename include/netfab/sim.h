@@ -14,6 +14,7 @@
 #include "groups.h"
 #include "hops.h"
 #include "mcast.h"
+#include "uft.h"
 
 #include <stdbool.h>
 
@@ -99,6 +100,77 @@ NF_API size_t nf_sim_routing_count(void);
 NF_API const nf_sim_routing *nf_sim_routing_at(size_t i);
 NF_API const char *nf_sim_routing_name(const nf_sim_routing *r);
 NF_API const char *nf_sim_routing_summary(const nf_sim_routing *r);
+
+/* A routing that follows installed forwarding tables t (uft.h: OpenSM's or the switches' dump,
+ * read against the fabric it will route): at a switch a packet for a CA leaves by the one port
+ * the tables hold for the LID of the CA's port on the packet's rail; no entry, port 0, a port
+ * with no link or whose link is down, or a port into another CA: no way on (no fallback). VC =
+ * switch hops taken, as minhop (injection on VC 0). A packet whose way the tables do not complete
+ * (a hole, a loop, a missing link) is counted lost at its source (lost_frac), never sent. Its
+ * name is "lft". t outlives it; free it with nf_sim_routing_free. NF_EINVAL (t NULL),
+ * NF_ENOMEM; nf_sim_new and the checker refuse it (NF_EINVAL) on a fabric other than t's. */
+NF_API int nf_sim_routing_from_uft(const nf_uft *t, nf_sim_routing **out, nf_diag *diag);
+/* Frees a routing of nf_sim_routing_from_uft; NULL and the registry's routings: nothing. */
+NF_API void nf_sim_routing_free(nf_sim_routing *r);
+
+/* The forwarding tables routing r amounts to on f under its link states, for every switch and
+ * LID of f (nf_uft_new): a CA port's LID gets the port the simulator sends a packet on when it
+ * has a free choice: the first candidate of r whose link is up, for a packet injected at that
+ * switch (input port: one cabled to a CA, else the first cabled; VC 0, no hops taken); at the
+ * CA's own switch, the port cabled to it. Every routing that can be tabled picks its ports from
+ * the switch and the destination alone (the input port and the hops choose VCs only), so the
+ * tables are its first choice at every switch of every path. A switch's own LID gets port 0,
+ * another switch's LID the first min-hop port toward it (management traffic, which the
+ * simulator does not route). A LID with no way from a switch: no entry. A table routing (lft)
+ * gives its tables as they are. c: the configuration (NULL: defaults; VCs at least the routing's
+ * minimum). NF_EINVAL (reason in diag) for a routing whose ports depend on the packet (random
+ * bits) or the queues (adaptive), or a fabric with no LIDs; NF_ENOMEM. */
+NF_API int nf_sim_routing_to_uft(const nf_fabric *f, const nf_hops *h, const nf_sim_routing *r,
+                                 const nf_sim_config *c, nf_uft **out, nf_diag *diag);
+
+/* The path of one packet, hop by hop. */
+typedef enum nf_sim_trace_end {
+    NF_SIM_TRACE_REACHED = 0, /* at the destination */
+    NF_SIM_TRACE_LOOP = 1,    /* a switch visited twice (the last hop is the repeat) */
+    NF_SIM_TRACE_HOLE = 2,    /* no entry at a switch, or the routing gave no candidate */
+    NF_SIM_TRACE_NO_LINK = 3, /* out of a port with no link, or whose link is down */
+    NF_SIM_TRACE_ASTRAY = 4   /* into a CA that is not the destination, or port 0 at a switch
+                               * that is not it */
+} nf_sim_trace_end;
+
+/* "reached", "loop", "hole", "no link", "astray". */
+NF_API const char *nf_sim_trace_end_name(nf_sim_trace_end e);
+
+typedef struct nf_sim_trace_hop {
+    nf_node node;
+    unsigned in_port;    /* the port it came in by; 0 at the source */
+    unsigned out_port;   /* the port it leaves by; 0 at the last node */
+    unsigned candidates; /* the routing's candidates there (1 out of a CA or with tables; 0 at
+                          * the last node) */
+} nf_sim_trace_hop;
+
+typedef struct nf_sim_trace {
+    nf_sim_trace_hop *hop; /* the nodes visited, source first */
+    size_t n;
+    nf_sim_trace_end end;
+    size_t loop_at; /* LOOP: the index of the first visit of the switch seen again */
+} nf_sim_trace;
+
+/* Walks routing r on f (links as they are) from node src to node dst (CAs or switches): src_port
+ * is a CA source's port (0: its first cabled), dst_port a CA destination's (0: the source's port
+ * number when cabled, as a packet keeps its rail, else its first cabled). At each switch the
+ * first candidate whose link is up is followed, as the simulator does with a free choice, for a
+ * packet with random bits 0 in an empty network (so val takes one fixed intermediate group and
+ * ugal-* go minimal); the tables of lft are followed exactly, the destination switch's entry
+ * included. To a switch, routings other than lft follow the first min-hop port (what
+ * nf_sim_routing_to_uft writes for switch LIDs). The result is in *out (free with
+ * nf_sim_trace_fini); a loop, a hole, a missing link are results, not errors. NF_EINVAL (reason
+ * in diag): src or dst not a node, equal, a CA with no cabled port, too few VCs in c (NULL:
+ * defaults), a destination with no LID under lft; the routing's own refusals; NF_ENOMEM. */
+NF_API int nf_sim_trace_path(const nf_fabric *f, const nf_hops *h, const nf_sim_routing *r,
+                             const nf_sim_config *c, nf_node src, unsigned src_port, nf_node dst,
+                             unsigned dst_port, nf_sim_trace *out, nf_diag *diag);
+NF_API void nf_sim_trace_fini(nf_sim_trace *t);
 
 /* The UGAL rule of the UGAL note: minimal when q_min + h_min w_hop <= bias (q_val + h_val w_hop).
  */

@@ -26,6 +26,9 @@ typedef struct nf_uft nf_uft;
 NF_API int nf_uft_new(const nf_fabric *f, nf_uft **out, nf_diag *diag);
 NF_API void nf_uft_free(nf_uft *t);
 
+/* The fabric the tables were made for (borrowed: f of nf_uft_new). */
+NF_API const nf_fabric *nf_uft_fabric(const nf_uft *t);
+
 /* The highest LID the tables hold an entry slot for. */
 NF_API uint16_t nf_uft_top_lid(const nf_uft *t);
 

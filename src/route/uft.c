@@ -75,6 +75,8 @@ void nf_uft_free(nf_uft *t) {
 
 uint16_t nf_uft_top_lid(const nf_uft *t) { return t->top; }
 
+const nf_fabric *nf_uft_fabric(const nf_uft *t) { return t->f; }
+
 nf_node nf_uft_lid_owner(const nf_uft *t, uint16_t lid, unsigned *port) {
     if (lid == 0 || lid > t->top) return NF_NONE;
     if (port) *port = t->owner_port[lid];

@@ -224,28 +224,34 @@ static unsigned df_route(void *ctx, nf_node sw, unsigned in_port, unsigned in_vc
     return n;
 }
 
-static int dfmin_init(void **out, const nf_fabric *f, const uint8_t *ls, const nf_hops *h,
-                      const nf_sim_config *c, nf_diag *diag) {
+static int dfmin_init(void **out, const void *data, const nf_fabric *f, const uint8_t *ls,
+                      const nf_hops *h, const nf_sim_config *c, nf_diag *diag) {
+    (void)data;
     return df_init_kind(out, f, ls, h, c, DF_MIN, diag);
 }
-static int dfval_init(void **out, const nf_fabric *f, const uint8_t *ls, const nf_hops *h,
-                      const nf_sim_config *c, nf_diag *diag) {
+static int dfval_init(void **out, const void *data, const nf_fabric *f, const uint8_t *ls,
+                      const nf_hops *h, const nf_sim_config *c, nf_diag *diag) {
+    (void)data;
     return df_init_kind(out, f, ls, h, c, DF_VAL, diag);
 }
-static int ugal_l_init(void **out, const nf_fabric *f, const uint8_t *ls, const nf_hops *h,
-                       const nf_sim_config *c, nf_diag *diag) {
+static int ugal_l_init(void **out, const void *data, const nf_fabric *f, const uint8_t *ls,
+                       const nf_hops *h, const nf_sim_config *c, nf_diag *diag) {
+    (void)data;
     return df_init_kind(out, f, ls, h, c, DF_UGAL_L, diag);
 }
-static int ugal_g_init(void **out, const nf_fabric *f, const uint8_t *ls, const nf_hops *h,
-                       const nf_sim_config *c, nf_diag *diag) {
+static int ugal_g_init(void **out, const void *data, const nf_fabric *f, const uint8_t *ls,
+                       const nf_hops *h, const nf_sim_config *c, nf_diag *diag) {
+    (void)data;
     return df_init_kind(out, f, ls, h, c, DF_UGAL_G, diag);
 }
-static int par_init(void **out, const nf_fabric *f, const uint8_t *ls, const nf_hops *h,
-                    const nf_sim_config *c, nf_diag *diag) {
+static int par_init(void **out, const void *data, const nf_fabric *f, const uint8_t *ls,
+                    const nf_hops *h, const nf_sim_config *c, nf_diag *diag) {
+    (void)data;
     return df_init_kind(out, f, ls, h, c, DF_PAR, diag);
 }
-static int ugal_lt_init(void **out, const nf_fabric *f, const uint8_t *ls, const nf_hops *h,
-                        const nf_sim_config *c, nf_diag *diag) {
+static int ugal_lt_init(void **out, const void *data, const nf_fabric *f, const uint8_t *ls,
+                        const nf_hops *h, const nf_sim_config *c, nf_diag *diag) {
+    (void)data;
     return df_init_kind(out, f, ls, h, c, DF_UGAL_LT, diag);
 }
 
@@ -451,6 +457,7 @@ const nf_sim_routing nf__sim_dfmin = {
     .summary = "Dragonfly minimal: local, global, local; VC class 1 after the global hop",
     .min_vcs = 2,
     .marks_nonmin = true, /* never marks: every packet goes local-global-local */
+    .fixed_ports = true,
     .init = dfmin_init,
     .route = df_route,
     .inj_vc_hi = vc0_only,

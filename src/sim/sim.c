@@ -344,7 +344,7 @@ int nf_sim_new(const nf_fabric *f, const nf_hops *h, const nf_sim_config *cfg,
         }
     for (uint32_t e = 0; e < 2 * s->topo.n_ep; e++)
         s->src.nics[e].cur = SIM_NO_PKT;
-    if ((rc = r->init(&s->routing_ctx, f, s->faults.link_state, h, &c, diag))) goto fail;
+    if ((rc = r->init(&s->routing_ctx, r->data, f, s->faults.link_state, h, &c, diag))) goto fail;
     if ((rc = t->init(&s->traffic_ctx, f, s->topo.n_ep, s->topo.ep_ca, c.seed, diag))) goto fail;
     reset(s);
     *out = s;
@@ -553,12 +553,12 @@ static int generate(nf_sim *s, uint32_t e) {
         rails = 2;
     }
     bool meas = s->now >= s->meas.win_lo && s->now < s->meas.win_hi;
-    if (s->routing->deliverable &&
-        s->faults.any_down) { /* a rail with a way, else the message is lost */
+    if (s->routing->deliverable && (s->faults.any_down || s->routing->may_strand)) {
+        /* a rail with a way, else the message is lost */
         unsigned k = 0;
         while (k < rails &&
                !s->routing->deliverable(s->routing_ctx, s->topo.ep_sw[(size_t)e * 2 + rail],
-                                        s->topo.ep_ca[dst]))
+                                        s->topo.ep_ca[dst], s->topo.ep_sw[(size_t)dst * 2 + rail]))
             rail ^= 1, k++;
         if (k == rails) {
             if (meas) s->meas.lost_flits += (uint64_t)s->src.inj.msg_pkts * s->cfg.pkt_flits;

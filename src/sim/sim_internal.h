@@ -41,22 +41,33 @@ struct nf_sim_routing {
     unsigned min_vcs;
     bool marks_nonmin; /* minimal = not marked NF__RS_NONMIN (else: hops equal the distance) */
     bool needs_global; /* reads view->remote: the engine keeps the snapshot */
+    /* The ports route() gives depend only on the switch, the destination and the link states:
+     * not on the packet's salt or word, the queues, the input port, the input VC or the hops
+     * (those may choose the VC only). Such a routing is what a forwarding table can hold
+     * (nf_sim_routing_to_uft); the others are random or adaptive. */
+    bool fixed_ports;
+    /* The routing's ways may be missing or circle even with every link up (tables read from a
+     * file): the engine asks deliverable for every message, not only once links have failed. */
+    bool may_strand;
+    /* What init gets as data: NULL for the registry's routings; a table routing's tables. */
+    const void *data;
     /* link_state: the states of f's links the routing goes by (one nf_link_state per link),
      * read at init and at every route call, borrowed for the context's life: the simulator's
      * own copy, which changes during a run as links fail (the deadlock checker passes
      * f->link_state). The fabric itself is never written. */
-    int (*init)(void **ctx, const nf_fabric *f, const uint8_t *link_state, const nf_hops *h,
-                const nf_sim_config *c, nf_diag *diag);
+    int (*init)(void **ctx, const void *data, const nf_fabric *f, const uint8_t *link_state,
+                const nf_hops *h, const nf_sim_config *c, nf_diag *diag);
     unsigned (*route)(void *ctx, nf_node sw, unsigned in_port, unsigned in_vc, unsigned hops,
                       const nf__sim_pkt *p, nf_sim_cand *out, unsigned max);
     unsigned (*inj_vc_hi)(void *ctx);
     /* Optional, for a routing that knows its packets' whole way (deterministic tables): false
-     * when a packet from switch src_sw can never reach endpoint dst_ca under the current link
-     * states (link_state of init). The engine then counts it lost at its source (lost_frac), and
-     * since such a routing's "no port" means the way is gone, not "wait", it discards a packet its
-     * route gives no port (dropped_pkts) and routes again a packet whose cached port has failed. A
-     * routing without it: packets with no port wait (unroutable). */
-    bool (*deliverable)(void *ctx, nf_node src_sw, nf_node dst_ca);
+     * when a packet from switch src_sw can never reach endpoint dst_ca, at its port cabled to
+     * switch dst_sw (its rail), under the current link states (link_state of init). The engine then
+     * counts it lost at its source (lost_frac), and since such a routing's "no port" means the way
+     * is gone, not "wait", it discards a packet its route gives no port (dropped_pkts) and routes
+     * again a packet whose cached port has failed. A routing without it: packets with no port wait
+     * (unroutable). */
+    bool (*deliverable)(void *ctx, nf_node src_sw, nf_node dst_ca, nf_node dst_sw);
     void (*fini)(void *ctx);
 };
 

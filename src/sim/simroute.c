@@ -59,8 +59,9 @@ static unsigned closer_ports(const nf_fabric *f, const uint8_t *ls, const nf_hop
 
 /* ---- minhop: every min-hop port; VC = hops taken (deadlock-free only with V > diameter) ---- */
 
-static int mh_init(void **ctx, const nf_fabric *f, const uint8_t *ls, const nf_hops *h,
-                   const nf_sim_config *c, nf_diag *d) {
+static int mh_init(void **ctx, const void *data, const nf_fabric *f, const uint8_t *ls,
+                   const nf_hops *h, const nf_sim_config *c, nf_diag *d) {
+    (void)data;
     (void)d;
     return base_init(ctx, f, ls, h, c);
 }
@@ -85,8 +86,9 @@ static unsigned vc0_only(void *ctx) {
 
 /* ---- updown: fat trees; up by d-mod-k among the min-hop up ports, then down -------------- */
 
-static int ud_init(void **ctx, const nf_fabric *f, const uint8_t *ls, const nf_hops *h,
-                   const nf_sim_config *c, nf_diag *d) {
+static int ud_init(void **ctx, const void *data, const nf_fabric *f, const uint8_t *ls,
+                   const nf_hops *h, const nf_sim_config *c, nf_diag *d) {
+    (void)data;
     for (nf_node s = 0; s < f->n_switches; s++)
         if (f->level[s] == 0)
             return nf__fail(d, NF_EINVAL,
@@ -179,12 +181,14 @@ refuse:
                     dateline ? "dor" : "dor-plain");
 }
 
-static int dor_init(void **ctx, const nf_fabric *f, const uint8_t *ls, const nf_hops *h,
-                    const nf_sim_config *c, nf_diag *d) {
+static int dor_init(void **ctx, const void *data, const nf_fabric *f, const uint8_t *ls,
+                    const nf_hops *h, const nf_sim_config *c, nf_diag *d) {
+    (void)data;
     return dor_init_any(ctx, f, ls, h, c, d, true);
 }
-static int dorp_init(void **ctx, const nf_fabric *f, const uint8_t *ls, const nf_hops *h,
-                     const nf_sim_config *c, nf_diag *d) {
+static int dorp_init(void **ctx, const void *data, const nf_fabric *f, const uint8_t *ls,
+                     const nf_hops *h, const nf_sim_config *c, nf_diag *d) {
+    (void)data;
     return dor_init_any(ctx, f, ls, h, c, d, false);
 }
 
@@ -250,8 +254,9 @@ static void t2_fini(void *ctx) {
     nf__free(t);
 }
 
-static int t2_init(void **out, const nf_fabric *f, const uint8_t *ls, const nf_hops *h,
-                   const nf_sim_config *c, nf_diag *diag) {
+static int t2_init(void **out, const void *data, const nf_fabric *f, const uint8_t *ls,
+                   const nf_hops *h, const nf_sim_config *c, nf_diag *diag) {
+    (void)data;
     (void)diag;
     uint32_t S = f->n_switches;
     t2_ctx *t = nf__calloc(1, sizeof *t);
@@ -377,8 +382,9 @@ static void ft_fini(void *ctx) {
     nf__free(x);
 }
 
-static int ft_init(void **out, const nf_fabric *f, const uint8_t *ls, const nf_hops *h,
-                   const nf_sim_config *c, nf_diag *diag) {
+static int ft_init(void **out, const void *data, const nf_fabric *f, const uint8_t *ls,
+                   const nf_hops *h, const nf_sim_config *c, nf_diag *diag) {
+    (void)data;
     (void)diag;
     ft_ctx *x = nf__calloc(1, sizeof *x);
     if (!x) return NF_ENOMEM;
@@ -407,7 +413,8 @@ static unsigned ft_route(void *ctx, nf_node sw, unsigned in_port, unsigned in_vc
 }
 
 /* Walks the first usable candidates from src_sw: the packet's path, if it has one. */
-static bool ft_deliverable(void *ctx, nf_node src_sw, nf_node dst_ca) {
+static bool ft_deliverable(void *ctx, nf_node src_sw, nf_node dst_ca, nf_node dst_sw) {
+    (void)dst_sw; /* ftable's ways lead to the CA (its first cabled port) */
     ft_ctx *x = ctx;
     const nf_fabric *f = x->b.f;
     nf_node s = src_sw;
@@ -428,6 +435,7 @@ static const nf_sim_routing r_minhop = {
     .name = "minhop",
     .summary = "every min-hop port (table); VC = hops taken, deadlock-free when VCs > diameter",
     .min_vcs = 1,
+    .fixed_ports = true,
     .init = mh_init,
     .route = mh_route,
     .inj_vc_hi = vc0_only,
@@ -436,6 +444,7 @@ static const nf_sim_routing r_updown = {
     .name = "updown",
     .summary = "fat trees: up by d-mod-k (or adaptively) among min-hop up ports, then down",
     .min_vcs = 1,
+    .fixed_ports = true,
     .init = ud_init,
     .route = ud_route,
     .inj_vc_hi = all_vcs,
@@ -444,6 +453,7 @@ static const nf_sim_routing r_dor = {
     .name = "dor",
     .summary = "tori: dimension order, shortest way round, dateline VC classes",
     .min_vcs = 2,
+    .fixed_ports = true,
     .init = dor_init,
     .route = dor_route,
     .inj_vc_hi = vc0_only,
@@ -452,6 +462,7 @@ static const nf_sim_routing r_dor_plain = {
     .name = "dor-plain",
     .summary = "tori: dimension order without datelines (deadlocks; for the checker)",
     .min_vcs = 1,
+    .fixed_ports = true,
     .init = dorp_init,
     .route = dor_route,
     .inj_vc_hi = all_vcs,
@@ -460,6 +471,7 @@ static const nf_sim_routing r_table2 = {
     .name = "table2",
     .summary = "two-level tables: intra-supernode rows, inter-supernode rows; VC = hops taken",
     .min_vcs = 1,
+    .fixed_ports = true,
     .init = t2_init,
     .route = t2_route,
     .inj_vc_hi = vc0_only,
@@ -470,6 +482,7 @@ static const nf_sim_routing r_ftable = {
     .summary = "deterministic tables kept through link failures: first usable candidate "
                "(min-hop, then sibling detours); VC = hops taken",
     .min_vcs = 1,
+    .fixed_ports = true,
     .init = ft_init,
     .route = ft_route,
     .inj_vc_hi = vc0_only,
@@ -544,7 +557,7 @@ int nf_sim_check_deadlock_progress(const nf_fabric *f, const nf_hops *h, const n
         return NF_EINVAL;
     }
     void *ctx = NULL;
-    int rc = r->init(&ctx, f, f->link_state, h, &c, diag);
+    int rc = r->init(&ctx, r->data, f, f->link_state, h, &c, diag);
     if (rc) return rc;
     unsigned V = c.vcs;
     uint32_t P = f->port_off[f->n_nodes];

@@ -14,8 +14,12 @@ cmds=$("$nf" --help | sed -n '/^commands:/,/^$/p' | sed -n 's/^  \([a-z-]*\) .*/
 [ "$(echo $cmds | wc -w)" = 13 ] && ok || bad "netfab --help lists $(echo $cmds | wc -w) commands: $cmds"
 
 # the operands after which a command line is complete but for one stray operand: the parser
-# then stops at 'stray' (exit 2), after it has taken every option before it
-operands() { case $1 in exp) echo "tables stray" ;; plot) echo "latency stray" ;; *) echo stray ;; esac; }
+# then stops at 'stray' (exit 2), after it has taken every option before it (route takes one,
+# the DST of --trace SRC DST)
+operands() {
+    case $1 in exp) echo "tables stray" ;; plot) echo "latency stray" ;; route) echo "dst stray" ;;
+    *) echo stray ;; esac
+}
 # only CMD ARGS...: the options are taken, and the one complaint is the stray operand
 only_stray() {
     c=$1; shift
