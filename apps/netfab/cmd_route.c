@@ -187,6 +187,95 @@ static int do_check(const nf_fabric *f, const nf_hops *h, const nf_sim_routing *
     return cyc ? NF_EXIT_FAIL : NF_EXIT_OK;
 }
 
+/* A channel of the table check as words: "name" port P. */
+static void print_hop(const nf_fabric *f, const nf_uft_hop *hp) {
+    printf("\"%s\" port ", nf_node_name(f, hp->sw));
+    if (hp->port == NF_UFT_NONE)
+        printf("none");
+    else
+        printf("%u", hp->port);
+}
+
+static json_t *hops_json(const nf_fabric *f, const nf_uft_hop *hp, uint32_t n) {
+    json_t *a = json_array();
+    for (uint32_t i = 0; a && i < n; i++) {
+        json_t *o = json_pack("{s:s, s:o, s:I}", "switch", nf_node_name(f, hp[i].sw), "port",
+                              hp[i].port == NF_UFT_NONE ? json_null()
+                                                        : json_integer((json_int_t)hp[i].port),
+                              "lid", (json_int_t)hp[i].lid);
+        if (!o || json_array_append_new(a, o)) {
+            json_decref(a);
+            return NULL;
+        }
+    }
+    return a;
+}
+
+/* --check of lft:FILE: every route the tables hold walked, and their credit loops on one VL
+ * (nf_uft_check). NF_EXIT_OK when every route delivers and there is no credit loop. */
+static int do_table_check(const nf_fabric *f, const nf_uft *t, const char *rname, bool switch_lids,
+                          bool json) {
+    nf_uft_report r;
+    nf_diag d = {{0}, 0, {0}};
+    int rc = nf_uft_check(t, switch_lids ? NF_UFT_CHECK_SWITCH_LIDS : 0, &r, &d);
+    if (rc) return nf_app_report(rc, &d);
+    bool bad = r.delivered != r.routes || r.cycle_len;
+    if (json) {
+        json_t *problem = r.problem_lid ? json_pack("{s:I, s:o}", "lid", (json_int_t)r.problem_lid,
+                                                    "path", hops_json(f, r.problem, r.problem_len))
+                                        : json_null();
+        json_t *o = json_pack(
+            "{s:s, s:b, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:b, s:o, s:o}",
+            "routing", rname, "switch_lids", switch_lids, "destinations", (json_int_t)r.dests,
+            "sources", (json_int_t)r.sources, "routes", (json_int_t)r.routes, "delivered",
+            (json_int_t)r.delivered, "holes", (json_int_t)r.holes, "dead_ports",
+            (json_int_t)r.dead_ports, "loops", (json_int_t)r.loops, "misrouted",
+            (json_int_t)r.misrouted, "vertices", (json_int_t)r.vertices, "edges",
+            (json_int_t)r.edges, "credit_loop", r.cycle_len > 0, "cycle",
+            hops_json(f, r.cycle, r.cycle_len), "problem", problem);
+        if (!o) {
+            nf_uft_report_fini(&r);
+            return nf_app_report(NF_ENOMEM, NULL);
+        }
+        json_dumpf(o, stdout, JSON_PRESERVE_ORDER);
+        putchar('\n');
+        json_decref(o);
+    } else {
+        printf("%s: %u destination LIDs (CA ports%s), %u source switches: %llu routes, %llu "
+               "delivered",
+               rname, r.dests, switch_lids ? " and switches" : "", r.sources,
+               (unsigned long long)r.routes, (unsigned long long)r.delivered);
+        const struct {
+            uint64_t n;
+            const char *what;
+        } ends[] = {{r.holes, "end at a switch with no entry"},
+                    {r.dead_ports, "end at a port with no link up"},
+                    {r.loops, "go round a forwarding loop"},
+                    {r.misrouted, "end at the wrong node"}};
+        for (size_t i = 0; i < sizeof ends / sizeof ends[0]; i++)
+            if (ends[i].n) printf(", %llu %s", (unsigned long long)ends[i].n, ends[i].what);
+        printf("\n");
+        if (r.problem_lid) {
+            printf("first failing route, to LID %u: ", r.problem_lid);
+            for (uint32_t i = 0; i < r.problem_len; i++) {
+                if (i) printf(" -> ");
+                print_hop(f, &r.problem[i]);
+            }
+            printf("\n");
+        }
+        printf("channel dependency graph on one VL: %llu channels, %llu dependencies: %s\n",
+               (unsigned long long)r.vertices, (unsigned long long)r.edges,
+               r.cycle_len ? "a credit loop (can deadlock)" : "no credit loop");
+        for (uint32_t i = 0; i < r.cycle_len; i++) {
+            printf("  ");
+            print_hop(f, &r.cycle[i]);
+            printf(" waits on the next, for LID %u\n", r.cycle[i].lid);
+        }
+    }
+    nf_uft_report_fini(&r);
+    return bad ? NF_EXIT_FAIL : NF_EXIT_OK;
+}
+
 /* --dump-lft FILE: the tables, written whole or not at all. */
 static int do_dump(const nf_fabric *f, const nf_hops *h, const nf_sim_routing *r,
                    const nf_sim_config *c, const char *path) {
@@ -207,7 +296,7 @@ static int do_dump(const nf_fabric *f, const nf_hops *h, const nf_sim_routing *r
 
 int nf_cmd_route(int argc, char **argv) {
     const char *topo = NULL, *rname = NULL, *dump = NULL, *trace = NULL;
-    bool check = false, json = false;
+    bool check = false, json = false, switch_lids = false;
     nf_sim_config c;
     nf_sim_config_defaults(&c);
     char vcs_help[48];
@@ -223,6 +312,11 @@ int nf_cmd_route(int argc, char **argv) {
          .kind = NF_OPT_FLAG,
          NF_OPT_TO(check),
          .help = "look for a cycle in the channel dependency graph"},
+        {.name = "switch-lids",
+         .kind = NF_OPT_FLAG,
+         NF_OPT_TO(switch_lids),
+         .help = "--check of lft:FILE: switches send and receive too (management traffic), "
+                 "not only CA ports"},
         {.name = "dump-lft",
          .arg = "FILE",
          .kind = NF_OPT_STR,
@@ -254,13 +348,18 @@ int nf_cmd_route(int argc, char **argv) {
         {.name = "json",
          .kind = NF_OPT_FLAG,
          NF_OPT_TO(json),
-         .help = "--check: one object (routing, vertices, edges, deadlock_free, cycle_length); "
+         .help = "--check: one object (routing, vertices, edges, deadlock_free, cycle_length; "
+                 "for lft:FILE: switch_lids, destinations, sources, routes, delivered, holes, "
+                 "dead_ports, loops, misrouted, vertices, edges, credit_loop, cycle [{switch, "
+                 "port, lid}], problem {lid, path}); "
                  "--trace: one object (src, dst, hops [{node, guid, lid, in_port, out_port, "
                  "candidates}], reached, problem)"},
     };
     const nf_cmd_spec spec = {
         .name = "route",
-        .synopsis = "netfab route --topo SPEC --routing NAME|lft:FILE --check [--vcs V] [--json]\n"
+        .synopsis = "netfab route --topo SPEC --routing NAME --check [--vcs V] [--json]\n"
+                    "       netfab route --topo SPEC --routing lft:FILE --check [--switch-lids] "
+                    "[--json]\n"
                     "       netfab route --topo SPEC --routing NAME|lft:FILE --dump-lft FILE\n"
                     "       netfab route --topo SPEC --routing NAME|lft:FILE --trace SRC DST "
                     "[--json]\n",
@@ -271,7 +370,13 @@ int nf_cmd_route(int argc, char **argv) {
             "exit 0 when it is deadlock-free, 1 when a cycle exists (one is printed).\n"
             "--dump-lft writes the routing as forwarding tables; --trace follows one packet.\n"
             "With lft:FILE the routing is the tables of FILE, exactly: a packet leaves by the\n"
-            "entry's port, VC = hops taken; no entry or a port without a link is a dead end.\n",
+            "entry's port, VC = hops taken; no entry or a port without a link is a dead end.\n"
+            "--check of lft:FILE checks the tables as a switch holds them, on one VL (--vcs\n"
+            "does not apply): it walks every route from each switch a CA hangs off to each CA\n"
+            "port's LID (--switch-lids: from every switch to every LID), counts how each ends,\n"
+            "and looks for a credit loop in the dependencies of those routes, printed as its\n"
+            "channels (switch, port) with a LID whose routes take each. Exit 0 when every\n"
+            "route delivers and there is no credit loop, 1 otherwise.\n",
         .group = {{"options", rows, sizeof rows / sizeof rows[0]}},
         .notes = "--trace under a routing with random or adaptive choices follows a packet with\n"
                  "random bits 0 in an empty network. To a switch, routings other than lft follow\n"
@@ -279,6 +384,8 @@ int nf_cmd_route(int argc, char **argv) {
         .examples =
             "  netfab route --topo torus:4x4,c=1 --routing dor --check\n"
             "  netfab route --topo file:fabric.ibnet --routing minhop --dump-lft lfts.dump\n"
+            "  netfab route --topo file:fabric.ibnet --routing lft:dump_fts.txt --check "
+            "--switch-lids\n"
             "  netfab route --topo file:fabric.ibnet --routing lft:opensm-lfts.dump "
             "--trace 5 28\n",
         .max_args = 1};
@@ -293,13 +400,18 @@ int nf_cmd_route(int argc, char **argv) {
         return nf_opt_usage("route", "--check and --trace each print a report: one at a time");
     if (trace && !trace_dst) return nf_opt_usage("route", "--trace wants SRC DST");
     if (!trace && trace_dst) return nf_opt_usage("route", "unexpected argument '%s'", trace_dst);
+    if (switch_lids && !check) return nf_opt_usage("route", "--switch-lids goes with --check");
     if ((ex = nf_app_routing_parse("route", rname, &ar))) return ex;
+    if (switch_lids && !ar.lft_path)
+        return nf_opt_usage("route", "--switch-lids checks installed tables: --routing lft:FILE");
     nf_fabric *f;
     nf_hops *h;
     if ((ex = nf_app_fabric(topo, 0, &f, &h))) return ex;
     if (!(ex = nf_app_routing_resolve(&ar, f))) {
         if (dump) ex = do_dump(f, h, ar.r, &c, dump);
-        if (!ex && check) ex = do_check(f, h, ar.r, &c, rname, topo, json);
+        if (!ex && check)
+            ex = ar.t ? do_table_check(f, ar.t, rname, switch_lids, json)
+                      : do_check(f, h, ar.r, &c, rname, topo, json);
         if (!ex && trace) ex = do_trace(f, h, ar.r, &c, trace, trace_dst, json);
     }
     nf_app_routing_fini(&ar);

@@ -121,4 +121,28 @@ has err "xgft-updn.opensm-lfts.dump:3: port 13 of switch torus 0,0, which has 5 
 sed 's/^0x001c /0x0fff /' "$tmp/a.dump" >"$tmp/extra.dump"
 expect 1 "$nf" route $xg --routing "lft:$tmp/extra.dump" --trace 5 28
 has err "4 entries for LIDs that no port of the fabric has"
+# --check of installed tables (one VL): OpenSM's min-hop tables of the 3x3 torus have no credit
+# loop between CAs, and one of 6 channels once switches send to switches (hand-checked: three
+# +x and three +y hops round both rings); up/down on xgft leaves the two spines unreachable from
+# each other, as OpenSM's own opensm.fdbs says (UNREACHABLE)
+expect 0 "$nf" route $t3 --routing "lft:$R/torus3x3-minhop.dump_fts" --check
+has out "81 routes, 81 delivered"; has out "no credit loop"
+expect 1 "$nf" route $t3 --routing "lft:$R/torus3x3-minhop.dump_fts" --check --switch-lids
+has out "162 routes, 162 delivered"; has out "a credit loop"
+[ "$(grep -c 'waits on the next' "$tmp/out")" = 6 ] && ok || bad "the torus's loop is not 6 channels"
+has_line out '  "torus 0,0" port 2 waits on the next, for LID 14'
+expect 1 "$nf" route $t3 --routing "lft:$R/torus3x3-minhop.dump_fts" --check --switch-lids --json
+json_val out credit_loop true; json_num out routes 162; json_num out edges 107
+json_nums out port "2 4 2 4 2 4"
+expect 1 "$nf" route $xg --routing "lft:$R/xgft-updn.dump_fts" --check --switch-lids --json
+json_num out holes 2; json_num out delivered 110; json_val out credit_loop false
+json_num out lid 3 '"switch":"xgft L2 1"'
+expect 0 "$nf" route $xg --routing "lft:$R/xgft-updn.dump_fts" --check --json
+json_num out routes 48; json_val out problem null
+# a forwarding loop: counted, and shown as the failing route
+expect 1 "$nf" route $xg --routing "lft:$tmp/loop.dump" --check
+has out "go round a forwarding loop"; has out "first failing route, to LID 28"
+expect 2 "$nf" route $xg --routing minhop --check --switch-lids; has err "lft:FILE"
+expect 2 "$nf" route $xg --routing "lft:$R/xgft-updn.dump_fts" --trace 5 28 --switch-lids
+has err "goes with --check"
 finish

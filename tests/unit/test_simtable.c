@@ -615,6 +615,57 @@ static void test_write_read_back(void **state) {
     nf_fabric_free(f);
 }
 
+/* Two implementations of one question: does a set of tables have a credit loop between CAs on
+ * one VL? nf_uft_check walks the tables' routes; the simulator's deadlock checker explores the
+ * lft routing's states with one VC. They must agree on every table here: OpenSM's (a loop-free
+ * fat tree, and a 3x3 torus whose CA routes have none), and netfab's minhop and dor-plain tables
+ * of the 4x4 and 5x5 tori (min-hop routes of a torus close loops), a fat tree's and a ring's. */
+static void test_credit_loop_two_ways(void **state) {
+    (void)state;
+    const struct {
+        const char *fabric, *tables; /* tables: a file of REAL, or a routing to dump */
+        bool loop;                   /* known: OpenSM's fat tree and the tori's min-hop routes */
+    } cases[] = {
+        {REAL "xgft.ibnet", REAL "xgft-minhop.dump_fts", false},
+        {REAL "xgft.ibnet", REAL "xgft-updn.dump_fts", false},
+        {REAL "torus3x3.ibnet", REAL "torus3x3-minhop.dump_fts", false},
+        {REAL "torus3x3.ibnet", REAL "torus3x3-updn.dump_fts", false},
+        {"fattree:k=4", "minhop", false},
+        {"fattree:k=4", "updown", false},
+        {"torus:4x4,c=1", "minhop", true},
+        {"torus:5x5,c=1", "minhop", true},
+        {"torus:5x5,c=1", "dor-plain", true},
+        {"torus:6,c=1", "minhop", true},
+        {"torus:3,c=1", "minhop", false},
+    };
+    nf_sim_config c;
+    nf_sim_config_defaults(&c);
+    c.vcs = 1;
+    c.threads = 1;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        bool file = strchr(cases[i].fabric, '/') != NULL;
+        nf_fabric *f = file ? load_fabric(cases[i].fabric) : gen(cases[i].fabric);
+        nf_hops *h = hops_of(f);
+        nf_uft *t = file ? load_tables(f, cases[i].tables) : dump(f, h, cases[i].tables);
+        nf_uft_report rep;
+        assert_int_equal(nf_uft_check(t, 0, &rep, NULL), NF_OK);
+        assert_int_equal(rep.delivered, rep.routes);
+        nf_sim_routing *r = lft(t);
+        uint32_t cyc;
+        uint64_t nv, ne;
+        nf_diag d = {{0}, 0, {0}};
+        assert_int_equal(nf_sim_check_deadlock(f, h, r, &c, &cyc, &nv, &ne, &d), NF_OK);
+        if ((rep.cycle_len > 0) != cases[i].loop || (cyc > 0) != cases[i].loop)
+            fail_msg("%s %s: tables' check %u, simulator's checker %u, want a loop: %d",
+                     cases[i].fabric, cases[i].tables, rep.cycle_len, cyc, cases[i].loop);
+        nf_sim_routing_free(r);
+        nf_uft_report_fini(&rep);
+        nf_uft_free(t);
+        nf_hops_free(h);
+        nf_fabric_free(f);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_real_ibtracert),
@@ -627,6 +678,7 @@ int main(void) {
         cmocka_unit_test(test_fixed_ports_hold),
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_write_read_back),
+        cmocka_unit_test(test_credit_loop_two_ways),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
