@@ -108,7 +108,7 @@ typedef struct nf_mft_report {
     uint32_t max_efi, links_used, bad_groups; /* bad_groups: groups with a problem */
     double mean_efi;
     uint32_t max_height;
-    double mean_height; /* over groups with at least one link */
+    double mean_height; /* over groups with a member (as nf_mcast_stats: non-empty trees) */
 } nf_mft_report;
 
 /* Analyses every MLID of t. 0 and a new report in *out (free with nf_mft_report_free), or

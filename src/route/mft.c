@@ -785,7 +785,7 @@ int nf_mft_analyze(const nf_mft *t, nf_mft_report **out) {
         n_roots += g->n_roots;
         r->bad_groups += g->problems != 0;
         if (g->height > r->max_height) r->max_height = g->height;
-        if (g->links) {
+        if (g->members) {
             hsum += g->height;
             hn++;
         }

@@ -411,6 +411,8 @@ static void test_analyze_fixture(void **state) {
     assert_int_equal(r->links_used, 2);
     assert_int_equal(r->hist[0], 2);
     assert_int_equal(r->hist[2], 2);
+    assert_int_equal(r->max_height, 2);
+    assert_float_equal(r->mean_height, 5.0 / 3.0, 1e-12);
     nf_mft_report_free(r);
     nf_mft_free(t);
     nf_fabric_free(f);
