@@ -125,10 +125,17 @@ int nf_app_mcast_analyze(const char *topo, int threads, const char *tables, cons
     nf_diag d = {{0}, 0, {0}};
     int rc, status = nf_app_fabric(topo, threads, &f, n_eng ? &h : NULL);
     if (status) goto done;
-    if ((rc = nf_mft_load(f, tables, nf_app_warn, NULL, &t, &d)) || (rc = nf_mft_analyze(t, &r))) {
+    double t0 = nf_app_now();
+    if ((rc = nf_mft_load(f, tables, nf_app_warn, NULL, &t, &d))) {
         status = nf_app_report(rc, &d);
         goto done;
     }
+    double t1 = nf_app_now();
+    if ((rc = nf_mft_analyze(t, &r))) {
+        status = nf_app_report(rc, &d);
+        goto done;
+    }
+    double read_s = t1 - t0, analyze_s = nf_app_now() - t1;
     if (n_eng) {
         if (sa_spec)
             rc = nf_groups_load_sa(f, sa_spec + 3, nf_app_warn, NULL, &g, &mlid, &d);
@@ -142,6 +149,7 @@ int nf_app_mcast_analyze(const char *topo, int threads, const char *tables, cons
     }
     if (!as_json) {
         print_table(f, r, &b, engines, tables);
+        printf("read %.4f s, analysed %.4f s\n", read_s, analyze_s);
         for (int e = 0; e < n_eng; e++) {
             nf_mcast_stats st;
             nf_mcast_stats_compute(f, g, b.m[e], &st);
@@ -152,11 +160,12 @@ int nf_app_mcast_analyze(const char *topo, int threads, const char *tables, cons
         }
     } else {
         json_t *groups = json_array(), *hist = json_array(), *eng = json_array();
-        o = json_pack("{s:s, s:s, s:I, s:I, s:I, s:f, s:I, s:I, s:f}", "tables", tables, "topo",
-                      topo, "groups", (json_int_t)r->n_groups, "bad_groups",
+        o = json_pack("{s:s, s:s, s:I, s:I, s:I, s:f, s:I, s:I, s:f, s:f, s:f}", "tables", tables,
+                      "topo", topo, "groups", (json_int_t)r->n_groups, "bad_groups",
                       (json_int_t)r->bad_groups, "max_efi", (json_int_t)r->max_efi, "mean_efi",
                       r->mean_efi, "links_used", (json_int_t)r->links_used, "max_height",
-                      (json_int_t)r->max_height, "mean_height", r->mean_height);
+                      (json_int_t)r->max_height, "mean_height", r->mean_height, "read_s", read_s,
+                      "analyze_s", analyze_s);
         if (!o || !groups || !hist || !eng) {
             json_decref(groups);
             json_decref(hist);
