@@ -789,7 +789,7 @@ int nf_groups_parse_sa(const nf_fabric *f, const char *text, size_t len, const c
                 rc = nf__u64map_put(
                     &c.port, pass ? f->port_guid[nf_port_index(f, n, 1)] : f->guid[n] + 1, n);
     if (rc || (rc = sa_lines(&c, text, len))) goto done;
-    qsort(c.pair, c.n, sizeof *c.pair, cmp_u64);
+    if (c.n) qsort(c.pair, c.n, sizeof *c.pair, cmp_u64);
     rc = NF_ENOMEM;
     if (!(g = nf__calloc(1, sizeof *g)) || !(g->off = nf__malloc((c.n + 2) * sizeof *g->off)) ||
         !(g->member = nf__malloc((c.n + 1) * sizeof *g->member)) ||

@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <cmocka.h>
 
+#include "testutil.h"
+
 #include "netfab/io.h"
 #include "netfab/mft.h"
 
@@ -418,6 +420,75 @@ static void test_analyze_fixture(void **state) {
     nf_fabric_free(f);
 }
 
+/* ---- allocation failures ----------------------------------------------------------------------
+ */
+
+typedef struct sweep_ctx {
+    nf_fabric *f;
+    const char *text;
+    size_t len;
+    bool sa;
+    uint32_t groups; /* what the successful run found */
+} sweep_ctx;
+
+/* Parse, analyse and take the groups of the tables (or parse the SA's groups) with the k-th
+ * allocation failing: NF_ENOMEM and nothing left behind, or all of it. alloc_sweep speaks of
+ * fabrics: it gets the borrowed fabric on success. */
+static int sweep_mft(void *ctx, nf_fabric **out, nf_diag *d) {
+    sweep_ctx *c = ctx;
+    *out = NULL;
+    nf_groups *g = NULL;
+    uint16_t *ml = NULL;
+    int rc;
+    if (c->sa) {
+        rc = nf_groups_parse_sa(c->f, c->text, c->len, "s", NULL, NULL, &g, &ml, d);
+        if (rc) {
+            assert_null(g);
+            assert_null(ml);
+            return rc;
+        }
+        c->groups = g->n;
+    } else {
+        nf_mft *t = NULL;
+        nf_mft_report *r = NULL;
+        rc = nf_mft_parse(c->f, c->text, c->len, "t", NULL, NULL, &t, d);
+        if (rc) {
+            assert_null(t);
+            return rc;
+        }
+        if (!(rc = nf_mft_analyze(t, &r))) {
+            c->groups = r->n_groups;
+            rc = nf_mft_groups(t, &g, &ml, d);
+        }
+        nf_mft_report_free(r);
+        nf_mft_free(t);
+        if (rc) return rc;
+    }
+    nf_groups_free(g);
+    nf_free(ml);
+    *out = c->f;
+    return NF_OK;
+}
+
+static void test_alloc_failures(void **state) {
+    (void)state;
+    const char *files[] = {"xgft-minhop.dump_fts-M", "xgft-minhop.opensm.mcfdbs",
+                           "xgft-minhop.opensm-sa.dump", "xgft.saquery-m"};
+    uint32_t want[] = {3, 3, 4, 2};
+    nf_fabric *f = xgft();
+    for (int i = 0; i < 4; i++) {
+        char path[256];
+        snprintf(path, sizeof path, REAL "%s", files[i]);
+        sweep_ctx c = {.f = f, .sa = i >= 2};
+        c.text = slurp(path, &c.len);
+        long failures = 0;
+        assert_ptr_equal(alloc_sweep(sweep_mft, &c, NULL, &failures), f);
+        assert_true(failures >= 3);
+        assert_int_equal(c.groups, want[i]);
+    }
+    nf_fabric_free(f);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_read_fixtures_by_hand),
@@ -426,6 +497,7 @@ int main(void) {
         cmocka_unit_test(test_analyze_faults),
         cmocka_unit_test(test_analyze_loads),
         cmocka_unit_test(test_analyze_fixture),
+        cmocka_unit_test(test_alloc_failures),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
