@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* libFuzzer target: the multicast table reader (netfab/mft.h) and the SA group reader
  * (nf_groups_parse_sa) on arbitrary bytes, against the xgft fabric of tests/data/real (so its
- * captured files are seeds: fuzz/run.sh takes tests/data/mft/). Tables that parse must analyse,
- * write in OpenSM's layout and read back equal; groups that parse must hold ascending CA members
- * under ascending MLIDs. Anything else aborts. */
+ * captured files are seeds, which fuzz/run.sh takes, with tests/data/mft/). Tables that parse must
+ * analyse, write in OpenSM's layout and read back equal; groups that parse must hold ascending CA
+ * members under ascending MLIDs. Anything else aborts. */
 #include "netfab/gen.h"
 #include "netfab/groups.h"
 #include "netfab/mft.h"
