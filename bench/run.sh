@@ -18,6 +18,9 @@ echo
 echo "## Reading a subnet manager's forwarding tables (bench_tables.sh)"
 sh "$(dirname "$0")/bench_tables.sh" "$build/netfab" "$build/bench_uft"
 echo
+echo "## Installed multicast tables analysed (bench_mft.sh): 1,000 groups of 8 on fattree:k=16"
+sh "$(dirname "$0")/bench_mft.sh" "$build/netfab"
+echo
 echo "## Multicast group manager under load (bench_smd.sh): 72,000 joins on the 30x20x20 torus"
 sh "$(dirname "$0")/bench_smd.sh" "$build/netfab"
 echo

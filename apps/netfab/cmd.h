@@ -91,6 +91,13 @@ json_t *nf_app_mcast_json(const nf_fabric *f, const char *topo, const char *patt
                           const nf_groups *g, const nf_mcast *m, const nf_mcast_engine *e,
                           uint32_t lower_bound, bool verified);
 
+/* `netfab mcast --analyze TABLES` (cmd_mcast_analyze.c): reads the multicast tables against
+ * fabric topo, prints their analysis (JSON with as_json) and, for each of the n_eng engines, the
+ * same groups routed beside: the tables' members, or sa_spec's groups ("sa:PATH") when given.
+ * NF_EXIT_FAIL when a group of the tables has a problem. */
+int nf_app_mcast_analyze(const char *topo, int threads, const char *tables, const char *sa_spec,
+                         const nf_mcast_engine *const *engines, int n_eng, bool as_json);
+
 /* Output files (output.c): opened through util/afile.h, so a file appears complete or not at
  * all. out_open opens a temporary file next to path ("-": stdout) and returns where to write,
  * or NULL after saying why ("<who>: cannot write <path>: <errno text>"). out_close commits it

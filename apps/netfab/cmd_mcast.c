@@ -110,7 +110,8 @@ static void on_progress(void *ud, double frac) {
 
 int nf_cmd_mcast(int argc, char **argv) {
     const char *topo = NULL, *pattern = NULL, *engine_list = "all", *mft_path = NULL,
-               *groups_path = NULL;
+               *groups_path = NULL, *tables = NULL;
+    bool engine_given = false;
     nf_workload_opts wopts = {.procs_per_node = 1, .mapping = NF_MAP_AWARE, .seed = 1};
     bool verify = false, as_json = false;
     int threads = 0;
@@ -128,7 +129,18 @@ int nf_cmd_mcast(int argc, char **argv) {
          .arg = "LIST|all",
          .kind = NF_OPT_STR,
          NF_OPT_TO(engine_list),
-         .help = "comma-separated engines (default all)"},
+         .given = &engine_given,
+         .help = "comma-separated engines (default all; with --analyze, none)"},
+        {.name = "analyze",
+         .short_name = 'A',
+         .arg = "FILE",
+         .kind = NF_OPT_STR,
+         NF_OPT_TO(tables),
+         .help = "read installed multicast tables (dump_fts -M, ibroute -M or OpenSM's "
+                 "opensm.mcfdbs) and print every MLID's tree (members, switches, root, height, "
+                 "members reached, problems) and the EFI of the inter-switch links; with "
+                 "--engine, the same groups (the tables' members, or --groups sa:FILE) routed "
+                 "beside; exit 1 when a tree has a problem"},
         {.name = "procs-per-node",
          .short_name = 'p',
          .arg = "N",
@@ -167,7 +179,7 @@ int nf_cmd_mcast(int argc, char **argv) {
          .kind = NF_OPT_STR,
          NF_OPT_TO(mft_path),
          .help = "the switches' multicast forwarding tables, OpenSM mcfdbs layout (one engine "
-                 "only)"},
+                 "only); MLIDs from 0xC001 in group order, or the SA's with --groups sa:FILE"},
         {.name = "dump-groups",
          .short_name = 'G',
          .arg = "FILE",
@@ -184,7 +196,9 @@ int nf_cmd_mcast(int argc, char **argv) {
                     "S]\n"
                     "                    [--verify] [--json] [--dump-mft FILE] [--dump-groups "
                     "FILE]\n"
-                    "                    [--threads N]\n",
+                    "                    [--threads N]\n"
+                    "       netfab mcast --topo SPEC --analyze FILE [--engine LIST] [--groups "
+                    "sa:FILE] [--json]\n",
         .description =
             "Routes every group of the workload with each engine (groups in order, each seeing\n"
             "the link loads of those before it) and prints one row per engine.\n",
@@ -193,7 +207,9 @@ int nf_cmd_mcast(int argc, char **argv) {
                     "  grid3d:XxYxZ          every line along each dimension of a rank grid\n"
                     "  random:n=G,size=S     G groups of S random ranks\n"
                     "  hier:n=N,s=A.B...     hierarchical communicators and their leaders\n"
-                    "  file:PATH             one group per line, ranks separated by blanks\n",
+                    "  file:PATH             one group per line, ranks separated by blanks\n"
+                    "  sa:PATH               the SA's groups and MLIDs: saquery -m --smkey 1, or "
+                    "OpenSM's opensm-sa.dump\n",
         .more = mcast_engines,
         .group = {{"options", rows, sizeof rows / sizeof rows[0]}},
         .examples = "  netfab mcast --topo fattree:k=40 --groups grid2d:160x100 --engine "
@@ -203,8 +219,22 @@ int nf_cmd_mcast(int argc, char **argv) {
     int argi, ex = nf_opt_parse(&spec, argc, argv, &argi);
     if (ex) return ex == NF_OPT_HELP ? NF_EXIT_OK : ex;
     if (!topo) return nf_opt_usage("mcast", "--topo SPEC is required");
-    if (!pattern) return nf_opt_usage("mcast", "--groups PATTERN is required");
+    bool from_sa = pattern && strncmp(pattern, "sa:", 3) == 0;
+    if (from_sa && !pattern[3]) return nf_opt_bad("mcast", "--groups", "sa:FILE", pattern);
     const nf_mcast_engine *engines[32];
+    if (tables) {
+        if (pattern && !from_sa)
+            return nf_opt_usage("mcast", "--analyze takes its groups from the tables, or from "
+                                         "--groups sa:FILE");
+        if (mft_path || groups_path || verify)
+            return nf_opt_usage("mcast", "--analyze reads tables: no --dump-mft, --dump-groups "
+                                         "or --verify with it");
+        int n = engine_given ? parse_engines(engine_list, engines, 32) : 0;
+        if (n < 0) return NF_EXIT_USAGE;
+        return nf_app_mcast_analyze(topo, threads, tables, from_sa ? pattern : NULL, engines, n,
+                                    as_json);
+    }
+    if (!pattern) return nf_opt_usage("mcast", "--groups PATTERN is required");
     int n_eng = parse_engines(engine_list, engines, 32);
     if (n_eng <= 0) return NF_EXIT_USAGE;
     if (mft_path && n_eng != 1)
@@ -214,13 +244,30 @@ int nf_cmd_mcast(int argc, char **argv) {
     nf_fabric *f = NULL;
     nf_hops *h = NULL;
     nf_groups *g = NULL;
+    uint16_t *mlid = NULL;
     json_t *arr = as_json ? json_array() : NULL;
     nf_diag d = {{0}, 0, {0}};
     int rc;
     if ((status = nf_app_fabric(topo, threads, &f, &h))) goto done;
-    if ((rc = nf_groups_build(f, pattern, &wopts, &g, &d))) {
+    rc = from_sa ? nf_groups_load_sa(f, pattern + 3, nf_app_warn, NULL, &g, &mlid, &d)
+                 : nf_groups_build(f, pattern, &wopts, &g, &d);
+    if (rc) {
         status = nf_app_report(rc, &d);
         goto done;
+    }
+    if (!mlid && (mft_path || groups_path)) { /* OpenSM gives 0xC000 to IPoIB: ours from 0xC001 */
+        if (g->n > NF_MLID_MAX - NF_MLID_BASE) {
+            fprintf(stderr, "netfab mcast: %u groups, more than the %u MLIDs 0xC001-0xFFFE\n", g->n,
+                    NF_MLID_MAX - NF_MLID_BASE);
+            status = NF_EXIT_FAIL;
+            goto done;
+        }
+        if (!(mlid = malloc(((size_t)g->n + 1) * sizeof *mlid))) {
+            status = nf_app_report(NF_ENOMEM, &d);
+            goto done;
+        }
+        for (uint32_t k = 0; k < g->n; k++)
+            mlid[k] = (uint16_t)(NF_MLID_BASE + 1 + k);
     }
     if (groups_path) {
         nf__afile a;
@@ -229,7 +276,8 @@ int nf_cmd_mcast(int argc, char **argv) {
             status = NF_EXIT_FAIL;
             goto done;
         }
-        status = nf_app_out_close(&a, "netfab mcast", groups_path, nf_mcast_write_groups(f, g, fp));
+        status = nf_app_out_close(&a, "netfab mcast", groups_path,
+                                  nf_mcast_write_groups_mlids(f, g, mlid, fp));
         if (status) goto done;
     }
     uint32_t lb = nf_mcast_lower_bound(f, h, g);
@@ -263,14 +311,14 @@ int nf_cmd_mcast(int argc, char **argv) {
         if (mft_path && status == NF_EXIT_OK) {
             nf__afile a;
             FILE *fp = nf_app_out_open(&a, "netfab mcast", mft_path);
-            status =
-                fp ? nf_app_out_close(&a, "netfab mcast", mft_path, nf_mcast_write_mft(f, m, fp))
-                   : NF_EXIT_FAIL;
+            status = fp ? nf_app_out_close(&a, "netfab mcast", mft_path,
+                                           nf_mcast_write_mft_mlids(f, m, mlid, fp))
+                        : NF_EXIT_FAIL;
         }
         for (uint32_t k = 0; k < m->n_groups && st.failed; k++)
             if (m->status[k] != NF_OK) {
                 fprintf(stderr, "netfab mcast: %s: group %u (MLID 0x%04X) not routed: %s\n",
-                        nf_mcast_engine_name(engines[i]), k, NF_MLID_BASE + k,
+                        nf_mcast_engine_name(engines[i]), k, mlid ? mlid[k] : NF_MLID_BASE + 1 + k,
                         nf_strerror(m->status[k]));
                 break; /* one example is enough; the count is in the table */
             }
@@ -304,6 +352,10 @@ int nf_cmd_mcast(int argc, char **argv) {
     }
 done:
     json_decref(arr);
+    if (from_sa)
+        nf_free(mlid);
+    else
+        free(mlid);
     nf_groups_free(g);
     nf_hops_free(h);
     nf_fabric_free(f);

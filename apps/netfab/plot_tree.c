@@ -47,7 +47,7 @@ static void write_tree_dot(FILE *o, const nf_fabric *f, const nf_groups *g, cons
         snprintf(label, sizeof label, "%s", title);
     else
         snprintf(label, sizeof label, "group %u (MLID 0x%04X), %s: %u members, height %u", k,
-                 NF_MLID_BASE + k, engine, members, m->height[k]);
+                 NF_MLID_BASE + 1 + k, engine, members, m->height[k]);
     fprintf(o,
             "digraph mcast_tree {\n  // netfab plot tree: group %u, engine %s, %u links, %u "
             "nodes, root n%u\n",

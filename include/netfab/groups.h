@@ -50,6 +50,8 @@ typedef struct nf_workload_opts {
  *                        while more than one leader remains.
  *   file:PATH            one group per line of decimal ranks separated by white space; '#'
  *                        starts a comment; lines left empty are skipped; a rank may repeat
+ *   sa:PATH              the groups a subnet manager's SA holds (nf_groups_load_sa; its MLIDs
+ *                        and warnings dropped here; ppn, mapping and seed do not apply)
  * Dimensions, n, size and the hier sizes are decimal numbers from 1 to 10^9, and every rank used
  * must have a slot (ranks <= E * ppn). Groups come in the order above; a group's members are the
  * distinct endpoints of its ranks, ascending; groups that collapse to one endpoint are kept (a
@@ -63,5 +65,31 @@ typedef struct nf_workload_opts {
 NF_API int nf_groups_build(const nf_fabric *f, const char *spec, const nf_workload_opts *opts,
                            nf_groups **out, nf_diag *diag);
 NF_API void nf_groups_free(nf_groups *g); /* NULL is a no-op */
+
+/* The multicast groups of an InfiniBand SA, from the text of `saquery -m --smkey 1`
+ * (MCMemberRecord blocks: Mlid, PortGid, ScopeState) or OpenSM's opensm-sa.dump ("MC Group
+ * 0x<mlid> ..." lines, each followed by one "mcm_port: port_gid=..." line per member), told apart
+ * line by line (docs/real-tools.md). One group per MLID, ascending (records of several MGIDs on
+ * one MLID are one group, as OpenSM routes them); every join state (full, non-member, send-only)
+ * makes a member, as OpenSM counts them. A member is the CA whose cabled port 1 has the record's
+ * port GUID (the GID's low 64 bits), or whose node GUID + 1 is that GUID (ibsim numbers a CA's
+ * port GUIDs node GUID + port). MLIDs without a member in the fabric (IPoIB's well-known 0xC000
+ * under OpenSM) are left out. filename is used in messages only.
+ *
+ * Returns 0, the groups in *out (free with nf_groups_free) and their MLIDs in a new array *mlids
+ * (n entries, ascending; free with nf_free). Fatal, as NF_EPARSE with "file:line: what" in diag:
+ * a malformed record or line of either layout, an MLID outside 0xC000-0xFFFE, a record with an
+ * all-zero PortGid (saquery without the SM key hides the members: the message says to use
+ * --smkey 1). Counted as one warning (warn, optional) with the first line: members whose port
+ * GUID no cabled CA port of f has (skipped). NF_EINVAL (diag) when no group has a member in f;
+ * the input limits of the fabric readers (NF_IO_MAX_LINE, NF_IO_MAX_BYTES, no NUL). */
+NF_API int nf_groups_parse_sa(const nf_fabric *f, const char *text, size_t len,
+                              const char *filename, nf_warn_fn warn, void *warn_ud, nf_groups **out,
+                              uint16_t **mlids, nf_diag *diag);
+
+/* Reads path and parses it as nf_groups_parse_sa; NF_EIO (reason in diag) when it cannot be
+ * read. */
+NF_API int nf_groups_load_sa(const nf_fabric *f, const char *path, nf_warn_fn warn, void *warn_ud,
+                             nf_groups **out, uint16_t **mlids, nf_diag *diag);
 
 #endif

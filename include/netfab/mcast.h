@@ -141,4 +141,8 @@ NF_API int nf_mcast_write_mft_mlids(const nf_fabric *f, const nf_mcast *m, const
 /* One line per group: its MLID in hex, then the port GUID of every member in hex. */
 NF_API int nf_mcast_write_groups(const nf_fabric *f, const nf_groups *g, FILE *out);
 
+/* The same with group g's MLID given by mlid[g] (NULL: NF_MLID_BASE + g). */
+NF_API int nf_mcast_write_groups_mlids(const nf_fabric *f, const nf_groups *g, const uint16_t *mlid,
+                                       FILE *out);
+
 #endif

@@ -3,9 +3,12 @@
  * slots (in order, or shuffled with the seed), slots on endpoints, and every group is reduced to
  * its distinct member endpoints in ascending order. Spec strings: include/netfab/groups.h. */
 #include "netfab/groups.h"
+#include "netfab/io.h"
 #include "util/diag.h"
 #include "util/mem.h"
 #include "util/rng.h"
+#include "util/textfile.h"
+#include "util/u64map.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -472,7 +475,7 @@ done:
 
 /* ---- entry points ---------------------------------------------------------------------------- */
 
-static const char *const pattern_names = "grid2d, grid3d, random, hier, file";
+static const char *const pattern_names = "grid2d, grid3d, random, hier, file, sa";
 
 int nf_groups_build(const nf_fabric *f, const char *spec, const nf_workload_opts *opts,
                     nf_groups **out, nf_diag *diag) {
@@ -484,6 +487,13 @@ int nf_groups_build(const nf_fabric *f, const char *spec, const nf_workload_opts
     if (o.mapping != NF_MAP_AWARE && o.mapping != NF_MAP_RANDOM)
         return gr_fail(diag, NF_EINVAL, "unknown mapping %d (aware or random)", (int)o.mapping);
 
+    if (strncmp(spec, "sa:", 3) == 0) {
+        if (!spec[3]) return gr_fail(diag, NF_EINVAL, "sa: missing path (sa:PATH)");
+        uint16_t *ml = NULL;
+        int rc = nf_groups_load_sa(f, spec + 3, NULL, NULL, out, &ml, diag);
+        nf__free(ml);
+        return rc;
+    }
     const char *colon = strchr(spec, ':');
     size_t nlen = colon ? (size_t)(colon - spec) : strlen(spec);
     const char *args = colon ? colon + 1 : NULL;
@@ -544,4 +554,294 @@ void nf_groups_free(nf_groups *g) {
     nf__free(g->off);
     nf__free(g->member);
     nf__free(g);
+}
+
+/* ---- groups from a subnet manager's SA --------------------------------------------------------
+ */
+
+/* A member found in the text: its MLID and CA, packed as mlid << 32 | node for one sort. */
+typedef struct sactx {
+    const nf_fabric *f;
+    const char *file;
+    nf_diag *diag;
+    int line;
+    nf__u64map port; /* port GUID -> CA */
+    uint64_t *pair;
+    size_t n, cap;
+    uint64_t unknown;
+    int unknown_line;
+} sactx;
+
+static int sa_err(sactx *c, const char *what) {
+    return nf__fail_at(c->diag, NF_EPARSE, c->file, c->line, "%s", what);
+}
+
+static bool sa_starts(const char *p, const char *end, const char *w) {
+    size_t n = strlen(w);
+    return (size_t)(end - p) >= n && memcmp(p, w, n) == 0;
+}
+
+static int sa_digit(char ch) {
+    return ch >= '0' && ch <= '9'   ? ch - '0'
+           : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10
+           : ch >= 'A' && ch <= 'F' ? ch - 'A' + 10
+                                    : -1;
+}
+
+/* "0x" and 1 to 16 hex digits at *p, advancing it. */
+static bool sa_hex(const char **p, const char *end, uint64_t *v) {
+    const char *s = *p;
+    if (end - s < 3 || s[0] != '0' || (s[1] != 'x' && s[1] != 'X')) return false;
+    uint64_t x = 0;
+    int n = 0;
+    for (s += 2; s < end && sa_digit(*s) >= 0; s++, n++) {
+        if (n == 16) return false;
+        x = x << 4 | (uint64_t)sa_digit(*s);
+    }
+    if (!n) return false;
+    *v = x;
+    *p = s;
+    return true;
+}
+
+/* An IPv6-notation GID (8 groups of up to 4 hex digits, one "::" allowed) in s .. end, as its
+ * high and low 64 bits. */
+static bool sa_gid6(const char *s, const char *end, uint64_t *hi, uint64_t *lo) {
+    uint16_t g[8] = {0};
+    int n = 0, gap = -1;
+    const char *p = s;
+    if (sa_starts(p, end, "::")) {
+        gap = 0;
+        p += 2;
+    }
+    while (p < end) {
+        unsigned v = 0;
+        int d = 0;
+        for (; p < end && sa_digit(*p) >= 0; p++, d++)
+            v = v << 4 | (unsigned)sa_digit(*p);
+        if (d == 0 || d > 4 || n == 8) return false;
+        g[n++] = (uint16_t)v;
+        if (p == end) break;
+        if (*p != ':') return false;
+        p++;
+        if (p < end && *p == ':') {
+            if (gap >= 0) return false;
+            gap = n;
+            p++;
+        } else if (p == end) {
+            return false;
+        }
+    }
+    if (gap < 0 && n != 8) return false;
+    if (gap >= 0) { /* move the groups after the gap to the end */
+        if (n == 8) return false;
+        int tail = n - gap;
+        memmove(g + 8 - tail, g + gap, (size_t)tail * sizeof *g);
+        memset(g + gap, 0, (size_t)(8 - tail - gap) * sizeof *g);
+    }
+    *hi = *lo = 0;
+    for (int i = 0; i < 4; i++) {
+        *hi = *hi << 16 | g[i];
+        *lo = *lo << 16 | g[4 + i];
+    }
+    return true;
+}
+
+/* A member record: MLID and port GID; all-zero GIDs refused. */
+static int sa_member(sactx *c, uint64_t mlid, uint64_t hi, uint64_t lo) {
+    if (mlid < 0xC000 || mlid > 0xFFFE)
+        return nf__fail_at(c->diag, NF_EPARSE, c->file, c->line,
+                           "MLID 0x%llX is outside the multicast range 0xC000-0xFFFE",
+                           (unsigned long long)mlid);
+    if (!hi && !lo)
+        return sa_err(c, "the PortGid is all zero: the SA hides the members from a query "
+                         "without the SM key; run saquery -m --smkey 1");
+    uint32_t n;
+    if (!nf__u64map_get(&c->port, lo, &n)) {
+        if (!c->unknown++) c->unknown_line = c->line;
+        return NF_OK;
+    }
+    if (NF_GROW(c->pair, c->cap, c->n + 1)) return NF_ENOMEM;
+    c->pair[c->n++] = mlid << 32 | n;
+    return NF_OK;
+}
+
+/* The value after "NAME....." of a saquery field line (two tabs, the name, dots), or NULL. */
+static const char *sa_field(const char *p, const char *end, const char *name) {
+    while (p < end && (*p == '\t' || *p == ' '))
+        p++;
+    if (!sa_starts(p, end, name)) return NULL;
+    p += strlen(name);
+    if (p == end || *p != '.') return NULL;
+    while (p < end && *p == '.')
+        p++;
+    return p;
+}
+
+/* saquery's record in progress. */
+typedef struct sarec {
+    bool open, has_mlid, has_gid;
+    uint64_t mlid, hi, lo;
+    int line; /* of its PortGid */
+} sarec;
+
+static int sa_close(sactx *c, sarec *r) {
+    if (!r->open) return NF_OK;
+    int rc = NF_OK;
+    if (!r->has_mlid || !r->has_gid) {
+        rc = sa_err(c, "an MCMemberRecord without Mlid or PortGid");
+    } else {
+        int at = c->line;
+        c->line = r->line;
+        rc = sa_member(c, r->mlid, r->hi, r->lo);
+        c->line = at;
+    }
+    *r = (sarec){0};
+    return rc;
+}
+
+static int cmp_u64(const void *a, const void *b) {
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+static int sa_lines(sactx *c, const char *text, size_t len) {
+    sarec r = {0};
+    uint64_t group = 0; /* the MLID of the last "MC Group" line; 0 before one */
+    const char *p = text, *end = text + len;
+    int rc = NF_OK;
+    while (p < end && !rc) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        const char *e = nl ? nl : end;
+        c->line++;
+        if ((size_t)(e - p) > NF_IO_MAX_LINE)
+            return nf__fail_at(c->diag, NF_EPARSE, c->file, c->line, "line longer than %u bytes",
+                               NF_IO_MAX_LINE);
+        if (memchr(p, '\0', (size_t)(e - p))) return sa_err(c, "NUL byte: binary data");
+        while (e > p && (e[-1] == '\r' || e[-1] == ' ' || e[-1] == '\t'))
+            e--;
+        const char *v;
+        uint64_t x, hi, lo;
+        if (p == e) {
+            /* blank */
+        } else if (sa_starts(p, e, "MCMemberRecord member dump:")) {
+            rc = sa_close(c, &r);
+            r.open = true;
+        } else if ((v = sa_field(p, e, "Mlid"))) {
+            const char *q = v;
+            if (!r.open || !sa_hex(&q, e, &x) || q != e) return sa_err(c, "a bad Mlid line");
+            r.mlid = x;
+            r.has_mlid = true;
+        } else if ((v = sa_field(p, e, "PortGid"))) {
+            if (!r.open || !sa_gid6(v, e, &hi, &lo)) return sa_err(c, "a bad PortGid line");
+            r.hi = hi;
+            r.lo = lo;
+            r.has_gid = true;
+            r.line = c->line;
+        } else if (*p == '\t' && r.open) {
+            /* the record's other fields (MGID, ScopeState, ProxyJoin, NodeDescription) */
+        } else if (sa_starts(p, e, "MC Group 0x")) {
+            rc = sa_close(c, &r);
+            const char *q = p + 9;
+            if (!rc && (!sa_hex(&q, e, &group) || (q < e && *q != ' ' && *q != ':')))
+                return sa_err(c, "an MC Group line without its MLID");
+            if (!rc && (group < 0xC000 || group > 0xFFFE))
+                return nf__fail_at(c->diag, NF_EPARSE, c->file, c->line,
+                                   "MLID 0x%llX is outside the multicast range 0xC000-0xFFFE",
+                                   (unsigned long long)group);
+        } else if (sa_starts(p, e, "mcm_port: port_gid=0x")) {
+            const char *q = p + 19;
+            if (!group) return sa_err(c, "an mcm_port line before any MC Group line");
+            bool ok = sa_hex(&q, e, &hi) && sa_starts(q, e, ":0x");
+            if (ok) {
+                q++;
+                ok = sa_hex(&q, e, &lo) && (q == e || *q == ' ');
+            }
+            if (!ok) return sa_err(c, "an mcm_port line without a port_gid=0xPREFIX:0xGUID");
+            rc = sa_member(c, group, hi, lo);
+        } else if (r.open || !group) {
+            return sa_err(c, "not a line of saquery -m or of opensm-sa.dump's groups");
+        }
+        /* else: another record kind of opensm-sa.dump (services, inform infos): not groups */
+        p = nl ? nl + 1 : end;
+    }
+    if (!rc) rc = sa_close(c, &r);
+    return rc;
+}
+
+int nf_groups_parse_sa(const nf_fabric *f, const char *text, size_t len, const char *filename,
+                       nf_warn_fn warn, void *warn_ud, nf_groups **out, uint16_t **mlids,
+                       nf_diag *diag) {
+    *out = NULL;
+    *mlids = NULL;
+    sactx c = {.f = f, .file = filename ? filename : "<sa>", .diag = diag};
+    if (len > NF_IO_MAX_BYTES)
+        return nf__fail_at(diag, NF_EPARSE, c.file, 0, "larger than %llu MiB: not an SA dump",
+                           (unsigned long long)(NF_IO_MAX_BYTES >> 20));
+    nf__u64map_init(&c.port);
+    nf_groups *g = NULL;
+    uint16_t *ml = NULL;
+    int rc = NF_OK;
+    /* ibsim's numbering first, so that a port GUID of the fabric itself wins a clash */
+    for (int pass = 0; pass < 2 && !rc; pass++)
+        for (nf_node n = f->n_switches; n < f->n_nodes && !rc; n++)
+            if (is_endpoint(f, n))
+                rc = nf__u64map_put(
+                    &c.port, pass ? f->port_guid[nf_port_index(f, n, 1)] : f->guid[n] + 1, n);
+    if (rc || (rc = sa_lines(&c, text, len))) goto done;
+    if (c.n) qsort(c.pair, c.n, sizeof *c.pair, cmp_u64);
+    rc = NF_ENOMEM;
+    if (!(g = nf__calloc(1, sizeof *g)) || !(g->off = nf__malloc((c.n + 2) * sizeof *g->off)) ||
+        !(g->member = nf__malloc((c.n + 1) * sizeof *g->member)) ||
+        !(ml = nf__malloc((c.n + 1) * sizeof *ml)))
+        goto done;
+    uint32_t k = 0, w = 0;
+    g->off[0] = 0;
+    for (size_t i = 0; i < c.n; i++) {
+        if (i && c.pair[i] == c.pair[i - 1]) continue;
+        if (!i || c.pair[i] >> 32 != c.pair[i - 1] >> 32) {
+            if (i) g->off[++k] = w;
+            ml[k] = (uint16_t)(c.pair[i] >> 32);
+        }
+        g->member[w++] = (nf_node)(c.pair[i] & 0xFFFFFFFFu);
+    }
+    if (c.n) g->off[++k] = w;
+    g->n = k;
+    if (!k) {
+        rc = nf__fail_at(diag, NF_EINVAL, c.file, 0, "no group has a member in the fabric");
+        goto done;
+    }
+    rc = NF_OK;
+    if (warn && c.unknown) {
+        char msg[160];
+        snprintf(msg, sizeof msg,
+                 "%llu members have a port GUID no cabled CA port of the fabric has: skipped",
+                 (unsigned long long)c.unknown);
+        warn(warn_ud, c.file, c.unknown_line, msg);
+    }
+done:
+    if (rc == NF_ENOMEM) nf__fail_at(diag, rc, c.file, c.line, "out of memory");
+    nf__u64map_fini(&c.port);
+    nf__free(c.pair);
+    if (rc) {
+        nf_groups_free(g);
+        nf__free(ml);
+        return rc;
+    }
+    *out = g;
+    *mlids = ml;
+    return NF_OK;
+}
+
+int nf_groups_load_sa(const nf_fabric *f, const char *path, nf_warn_fn warn, void *warn_ud,
+                      nf_groups **out, uint16_t **mlids, nf_diag *diag) {
+    *out = NULL;
+    *mlids = NULL;
+    char *buf;
+    size_t len;
+    int rc = nf__read_text(path, "an SA dump", NF_IO_MAX_BYTES, NF_IO_MAX_LINE, &buf, &len, diag);
+    if (rc) return rc;
+    rc = nf_groups_parse_sa(f, buf ? buf : "", len, path, warn, warn_ud, out, mlids, diag);
+    nf__free(buf);
+    return rc;
 }

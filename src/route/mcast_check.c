@@ -376,9 +376,14 @@ done:
 }
 
 int nf_mcast_write_groups(const nf_fabric *f, const nf_groups *g, FILE *out) {
-    if (g->n > NF_MLID_MAX - NF_MLID_BASE + 1) return NF_ERANGE;
+    return nf_mcast_write_groups_mlids(f, g, NULL, out);
+}
+
+int nf_mcast_write_groups_mlids(const nf_fabric *f, const nf_groups *g, const uint16_t *mlid,
+                                FILE *out) {
+    if (!mlid && g->n > NF_MLID_MAX - NF_MLID_BASE + 1) return NF_ERANGE;
     for (uint32_t k = 0; k < g->n; k++) {
-        fprintf(out, "0x%04X", NF_MLID_BASE + k);
+        fprintf(out, "0x%04X", mlid ? mlid[k] : NF_MLID_BASE + k);
         for (uint32_t i = g->off[k]; i < g->off[k + 1]; i++)
             fprintf(out, " 0x%016" PRIx64, f->port_guid[nf_port_index(f, g->member[i], 1)]);
         if (fputc('\n', out) == EOF) return NF_EIO;

@@ -101,20 +101,22 @@ fi
 # and its port 1 the same; the 20 switches come first, so rank r is node 20 + r)
 expect 0 "$nf" mcast $ft --groups "file:$tmp/g.txt" --engine minihop --dump-mft "$tmp/m.mft" \
     --dump-groups "$tmp/g.out"
-line "$tmp/g.out" 1 "0xC000 0x0002c90000000150 0x0002c90000000160"
-line "$tmp/g.out" 2 "0xC001 0x0002c90000000150 0x0002c90000000170"
-line "$tmp/g.out" 3 "0xC002 0x0002c90000000150 0x0002c90000000190"
+# MLIDs from 0xC001 (OpenSM gives 0xC000 to IPoIB's broadcast group)
+line "$tmp/g.out" 1 "0xC001 0x0002c90000000150 0x0002c90000000160"
+line "$tmp/g.out" 2 "0xC002 0x0002c90000000150 0x0002c90000000170"
+line "$tmp/g.out" 3 "0xC003 0x0002c90000000150 0x0002c90000000190"
 n=$(wc -l <"$tmp/g.out"); [ "$n" -eq 3 ] && ok || bad "groups dump has $n lines, want 3"
 # mcfdbs: an empty line, the switch, the column header, then MLID rows
 line "$tmp/m.mft" 1 ""
 line_re "$tmp/m.mft" 2 '^Switch 0x[0-9a-f]{16}$'
 line "$tmp/m.mft" 3 "LID    : Out Port(s)"
-line_re "$tmp/m.mft" 4 '^0xC00[0-2] :( 0x0[0-9A-F]{2} )+$'
+line_re "$tmp/m.mft" 4 '^0xC00[1-3] :( 0x0[0-9A-F]{2} )+$'
 # every group's MLID appears; group 0 (one edge switch, ports 1 and 2) exactly once
-grep -q '^0xC000 : 0x001  0x002 $' "$tmp/m.mft" && ok || bad "mcfdbs lacks group 0's row"
-n=$(grep -c '^0xC000 ' "$tmp/m.mft"); [ "$n" = 1 ] && ok || bad "0xC000 on $n switches, want 1"
-n=$(grep -c '^0xC001 ' "$tmp/m.mft"); [ "$n" = 3 ] && ok || bad "0xC001 on $n switches, want 3"
-n=$(grep -c '^0xC002 ' "$tmp/m.mft"); [ "$n" = 5 ] && ok || bad "0xC002 on $n switches, want 5"
+grep -q '^0xC001 : 0x001  0x002 $' "$tmp/m.mft" && ok || bad "mcfdbs lacks group 0's row"
+grep -q '^0xC000 ' "$tmp/m.mft" && bad "MLID 0xC000 used" || ok
+n=$(grep -c '^0xC001 ' "$tmp/m.mft"); [ "$n" = 1 ] && ok || bad "0xC001 on $n switches, want 1"
+n=$(grep -c '^0xC002 ' "$tmp/m.mft"); [ "$n" = 3 ] && ok || bad "0xC002 on $n switches, want 3"
+n=$(grep -c '^0xC003 ' "$tmp/m.mft"); [ "$n" = 5 ] && ok || bad "0xC003 on $n switches, want 5"
 # to stdout, and to an unwritable place
 expect 0 "$nf" mcast $ft --groups "file:$tmp/g.txt" --engine fulb --dump-mft - --json
 has_line out "LID    : Out Port(s)"

@@ -217,7 +217,7 @@ done
 [ "$(grep -c 'shape=box' "$tmp/t.dot")" = 5 ] && ok || bad "t.dot: not 5 switches"
 [ "$(grep -c 'shape=ellipse' "$tmp/t.dot")" = 2 ] && ok || bad "t.dot: not 2 endpoints"
 [ "$(grep -c 'fillcolor' "$tmp/t.dot")" = 1 ] && ok || bad "t.dot: not one root"
-has_gp "$tmp/t.dot" 'label="group 1 (MLID 0xC001), minihop: 2 members, height 3"'
+has_gp "$tmp/t.dot" 'label="group 1 (MLID 0xC002), minihop: 2 members, height 3"'
 # every engine: a minimal tree for two pods is 6 links under a core switch, members 20 and 24;
 # for one pod (group 0) 4 links under an aggregation switch, members 20 and 22
 for e in minihop minihop-new sssp sssp-new fulb fulb+; do

@@ -185,12 +185,12 @@ else
             bad "opensm.mcfdbs and dump_fts -M differ: $(diff "$tmp/mft.osm" "$tmp/mft.diag" | head -4)"
         grep -q ' 0xc002' "$tmp/mft.diag" && bad "a one-member group got MFT entries" || ok
         # netfab's minihop does as OpenSM on the same fabric: a group of three members (MLID
-        # 0xC000) gets entries, one of a single member (0xC001) none, on any switch
+        # 0xC001) gets entries, one of a single member (0xC002) none, on any switch
         printf '0 1 5\n0\n' >"$tmp/single.groups"
         expect 0 "$nf" mcast --topo "file:$f.ibnet" --groups "file:$tmp/single.groups" \
             --engine minihop --verify --dump-mft "$tmp/single.mft"
-        grep -q '^0xC000 :' "$tmp/single.mft" && ok || bad "netfab's minihop: no tree for 3 members"
-        grep -q '^0xC001 :' "$tmp/single.mft" && bad "netfab's minihop: a one-member group got MFT entries" || ok
+        grep -q '^0xC001 :' "$tmp/single.mft" && ok || bad "netfab's minihop: no tree for 3 members"
+        grep -q '^0xC002 :' "$tmp/single.mft" && bad "netfab's minihop: a one-member group got MFT entries" || ok
         # 0x10 sends down to its two members and up to the root; 0x80 down to its one member
         grep -q '^0002c90000000010 0xc001 1 2 [34]$' "$tmp/mft.diag" && ok || bad "edge 0x10: $(grep '^0002c90000000010' "$tmp/mft.diag")"
         grep -q '^0002c90000000080 0xc001 1 [34]$' "$tmp/mft.diag" && ok || bad "edge 0x80: $(grep '^0002c90000000080' "$tmp/mft.diag")"

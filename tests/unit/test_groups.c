@@ -11,6 +11,7 @@
 
 #include "netfab/gen.h"
 #include "netfab/groups.h"
+#include "netfab/io.h"
 #include "util/rng.h"
 
 #include <stdio.h>
@@ -427,7 +428,7 @@ static void test_errors(void **state) {
     struct {
         const char *spec, *want;
     } cases[] = {
-        {"foo:1", "unknown groups pattern 'foo' (known: grid2d, grid3d, random, hier, file)"},
+        {"foo:1", "unknown groups pattern 'foo' (known: grid2d, grid3d, random, hier, file, sa)"},
         {"", "unknown groups pattern ''"},
         {"grid2d", "grid2d: expected RxC"},
         {"grid2d:", "grid2d: expected RxC, got ''"},
@@ -675,6 +676,135 @@ static void test_rng_shuffle(void **state) {
     if (chi > 30) fail_msg("chi-square %.1f over 5 degrees of freedom", chi);
 }
 
+/* ---- groups from the SA ------------------------------------------------------------------------
+ */
+
+#define REAL NF_TEST_DATA "/real/"
+
+typedef struct sawarns {
+    int n, line;
+    char last[256];
+} sawarns;
+
+static void sa_warn(void *ud, const char *file, int line, const char *msg) {
+    (void)file;
+    sawarns *w = ud;
+    w->n++;
+    w->line = line;
+    snprintf(w->last, sizeof w->last, "%s", msg);
+}
+
+/* CA n of the xgft fixture (capture.sh): node GUID 0x2c90000000050 + 0x10 n; ibsim gives its
+ * port GUID + 1. */
+static nf_node xgft_ca(const nf_fabric *f, unsigned n) {
+    nf_node c = nf_fabric_find_guid(f, 0x2c90000000050ull + 16u * n);
+    assert_true(c != NF_NONE && c >= f->n_switches);
+    return c;
+}
+
+/* The groups capture.sh joined, read from OpenSM's SA dump by hand: 0xc001 CAs 0 1 11 13 23
+ * (23 send-only: scope_state 0x04), 0xc002 CA 17, 0xc003 CAs 0 1 9 (9 a non-member), 0xc004 CAs
+ * 10 and 12-20; IPoIB's 0xc000 has no member and is left out. saquery -m (taken earlier, 3
+ * records): 0xc001 CAs 0 and 13, 0xc002 CA 17. */
+static void test_sa_fixtures(void **state) {
+    (void)state;
+    nf_fabric *f = NULL;
+    nf_diag d = {0};
+    assert_int_equal(nf_io_load(REAL "xgft.ibnet", NF_FMT_AUTO, NULL, &f, &d), 0);
+    nf_groups *g = NULL;
+    uint16_t *ml = NULL;
+    sawarns w = {0};
+    assert_int_equal(
+        nf_groups_load_sa(f, REAL "xgft-minhop.opensm-sa.dump", sa_warn, &w, &g, &ml, &d), 0);
+    assert_int_equal(w.n, 0);
+    assert_int_equal(g->n, 4);
+    for (unsigned i = 0; i < 4; i++)
+        assert_int_equal(ml[i], 0xC001 + i);
+    check_groups(f, g);
+    MEMBERS(g, 0, xgft_ca(f, 0), xgft_ca(f, 1), xgft_ca(f, 11), xgft_ca(f, 13), xgft_ca(f, 23));
+    MEMBERS(g, 1, xgft_ca(f, 17));
+    MEMBERS(g, 2, xgft_ca(f, 0), xgft_ca(f, 1), xgft_ca(f, 9));
+    MEMBERS(g, 3, xgft_ca(f, 10), xgft_ca(f, 12), xgft_ca(f, 13), xgft_ca(f, 14), xgft_ca(f, 15),
+            xgft_ca(f, 16), xgft_ca(f, 17), xgft_ca(f, 18), xgft_ca(f, 19), xgft_ca(f, 20));
+    nf_groups_free(g);
+    nf_free(ml);
+    assert_int_equal(nf_groups_load_sa(f, REAL "xgft.saquery-m", sa_warn, &w, &g, &ml, &d), 0);
+    assert_int_equal(g->n, 2);
+    assert_int_equal(ml[0], 0xC001);
+    assert_int_equal(ml[1], 0xC002);
+    MEMBERS(g, 0, xgft_ca(f, 0), xgft_ca(f, 13));
+    MEMBERS(g, 1, xgft_ca(f, 17));
+    nf_groups_free(g);
+    nf_free(ml);
+    /* as a --groups pattern, the same groups */
+    g = build(f, "sa:" REAL "xgft.saquery-m", 1, NF_MAP_AWARE, 0);
+    assert_int_equal(g->n, 2);
+    MEMBERS(g, 0, xgft_ca(f, 0), xgft_ca(f, 13));
+    nf_groups_free(g);
+    nf_fabric_free(f);
+}
+
+static int sa_parse(const nf_fabric *f, const char *text, sawarns *w, nf_diag *d, uint32_t *n) {
+    nf_groups *g = NULL;
+    uint16_t *ml = NULL;
+    int rc = nf_groups_parse_sa(f, text, strlen(text), "t.sa", sa_warn, w, &g, &ml, d);
+    if (n) *n = g ? g->n : 0;
+    nf_groups_free(g);
+    nf_free(ml);
+    return rc;
+}
+
+#define REC(mlid, gid)                                                                             \
+    "MCMemberRecord member dump:\n\t\tMGID....................ff12:601b:ffff::1\n"                 \
+    "\t\tMlid...................." mlid "\n\t\tPortGid................." gid "\n"                  \
+    "\t\tScopeState..............0x1\n"
+
+static void test_sa_errors(void **state) {
+    (void)state;
+    nf_fabric *f = NULL;
+    nf_diag d = {0};
+    assert_int_equal(nf_io_load(REAL "xgft.ibnet", NF_FMT_AUTO, NULL, &f, &d), 0);
+    sawarns w = {0};
+    uint32_t n;
+    /* the fabric's own port GUID (...50) and ibsim's (...51) are the same CA; ::1 is no port */
+    assert_int_equal(sa_parse(f,
+                              REC("0xC001", "fe80::2:c900:0:50") REC("0xC001", "fe80::2:c900:0:51")
+                                  REC("0xC001", "fe80::1"),
+                              &w, &d, &n),
+                     0);
+    assert_int_equal(n, 1);
+    assert_int_equal(w.n, 1);
+    assert_int_equal(w.line, 14);
+    assert_non_null(strstr(w.last, "1 members"));
+    /* saquery without the SM key: members hidden */
+    assert_int_equal(
+        sa_parse(f, REC("0xC001", "fe80::2:c900:0:51") REC("0xC002", "::"), &w, &d, NULL),
+        NF_EPARSE);
+    assert_int_equal(d.line, 9);
+    assert_non_null(strstr(d.msg, "--smkey 1"));
+    assert_int_equal(sa_parse(f, REC("0xBFFF", "fe80::2:c900:0:51"), &w, &d, NULL), NF_EPARSE);
+    assert_non_null(strstr(d.msg, "multicast range"));
+    assert_int_equal(sa_parse(f, REC("0xC001", "fe80::2:c900:0:51:1:2:3"), &w, &d, NULL),
+                     NF_EPARSE);
+    assert_int_equal(d.line, 4);
+    assert_int_equal(sa_parse(f, "hello\n", &w, &d, NULL), NF_EPARSE);
+    assert_int_equal(
+        sa_parse(f, "mcm_port: port_gid=0xfe80000000000000:0x0002c90000000051\n", &w, &d, NULL),
+        NF_EPARSE);
+    assert_non_null(strstr(d.msg, "before any MC Group"));
+    assert_int_equal(sa_parse(f,
+                              "MC Group 0xc005 : mgid=0xff12601bffff0000:0x0000000000000001\n"
+                              "mcm_port: port_gid=0xfe80000000000000:0x0002c90000000zz1\n",
+                              &w, &d, NULL),
+                     NF_EPARSE);
+    assert_int_equal(d.line, 2);
+    w = (sawarns){0};
+    assert_int_equal(sa_parse(f, REC("0xC001", "fe80::7"), &w, &d, NULL), NF_EINVAL);
+    assert_int_equal(w.n, 0);
+    assert_non_null(strstr(d.msg, "no group has a member"));
+    nf_fabric_free(f);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_grid2d_aware),
@@ -691,6 +821,8 @@ int main(void) {
         cmocka_unit_test(test_rng_known),
         cmocka_unit_test(test_rng_below),
         cmocka_unit_test(test_rng_shuffle),
+        cmocka_unit_test(test_sa_fixtures),
+        cmocka_unit_test(test_sa_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
