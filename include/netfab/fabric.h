@@ -17,7 +17,10 @@ typedef uint32_t nf_link;  /* link id */
 typedef uint32_t nf_gport; /* global port index: port_off[node] + port - 1 */
 
 #define NF_NONE UINT32_MAX
-#define NF_MAX_PORTS 255 /* InfiniBand NumPorts is 8 bits */
+/* The most ports a node has: InfiniBand port numbers are 8 bits. Real switches stop at 254 (a
+ * forwarding table's 255 is "no port", NF_UFT_NONE); the model, its readers, generators and the
+ * simulator take 255. */
+#define NF_MAX_PORTS 255
 
 typedef enum nf_node_kind { NF_NODE_SWITCH = 0, NF_NODE_CA = 1 } nf_node_kind;
 
@@ -42,8 +45,8 @@ typedef enum nf_link_state { NF_LINK_UP = 0, NF_LINK_DOWN = 1 } nf_link_state;
     X(DDR, "DDR", 5000)                                                                            \
     X(QDR, "QDR", 10000)                                                                           \
     X(FDR10, "FDR10", 10313)                                                                       \
-    X(FDR, "FDR", 14063) X(EDR, "EDR", 25781) X(HDR, "HDR", 53125) X(NDR, "NDR", 106250)           \
-        X(XDR, "XDR", 212500)
+    X(FDR, "FDR", 14063)                                                                           \
+    X(EDR, "EDR", 25781) X(HDR, "HDR", 53125) X(NDR, "NDR", 106250) X(XDR, "XDR", 212500)
 typedef enum nf_speed {
     NF_SPEED_UNKNOWN = 0,
 #define NF_X_SPEED(id, str, mbps) NF_SPEED_##id,

@@ -19,7 +19,8 @@
 #include <stdbool.h>
 
 #define NF_SIM_MAX_VCS 16
-#define NF_SIM_MAX_RADIX 64   /* ports of a switch the router model takes (a 64-bit port mask) */
+/* Ports of a switch the router model takes: every switch a fabric holds (NF_MAX_PORTS, 255). */
+#define NF_SIM_MAX_RADIX NF_MAX_PORTS
 #define NF_SIM_MAX_THREADS 64 /* threads one simulator shares its switches among */
 
 /* A run's phases when nf_sim_run is given none (cycles). */
@@ -265,8 +266,7 @@ typedef struct nf_sim_msg {
  * (or waits, holding none), then each flit crosses to all of them in one crossbar pass, when
  * all are free; each copy on VC hops + 1 as it climbs, 0 into a NIC. Copies count at their own
  * group's members only (a tree shared by several groups floods them all). Replaces earlier
- * groups. NF_EINVAL (a group not routed, a member without a cabled port, a port over 64),
- * NF_ENOMEM. */
+ * groups. NF_EINVAL (a group not routed, a member without a cabled port), NF_ENOMEM. */
 NF_API int nf_sim_set_mcast(nf_sim *s, const nf_groups *g, const nf_mcast *m);
 
 /* When a scripted message was released (its NIC work begun), its data fully in at its target,
@@ -368,8 +368,9 @@ NF_API int nf_sim_msg_times_of(const nf_sim *s, uint32_t id, nf_sim_msg_times *o
 /* A simulator over fabric f (f, h outlive it; both only read, the link states copied when the
  * simulator is made and when each run begins) with configuration c (NULL: the defaults).
  * NF_EINVAL with the reason in diag when a knob is out of its range (see nf_sim_config), the
- * routing refuses the fabric or the configuration does not fit it (radix over
- * NF_SIM_MAX_RADIX, too few VCs for the routing, buffers smaller than a packet). */
+ * routing refuses the fabric or the configuration does not fit it (too few VCs for the
+ * routing, buffers smaller than a packet). Switches of every radix a fabric holds are taken
+ * (NF_SIM_MAX_RADIX); fabrics whose switches have at most 64 ports run a faster path. */
 NF_API int nf_sim_new(const nf_fabric *f, const nf_hops *h, const nf_sim_config *c,
                       const nf_sim_routing *r, const nf_sim_traffic *t, nf_sim **out,
                       nf_diag *diag);

@@ -406,7 +406,10 @@ static int parse_port_line(parser *ps, cursor *c, int line) {
     pnode *nd = &ps->nodes[ps->cur];
     pline pl = {.node = ps->cur, .peer = NONE32, .llid = -1, .plid = -1, .line = line};
     c->p++; /* '[' */
-    if (!read_dec(c, NF_MAX_PORTS, &v)) return perr(ps, line, "bad port number");
+    if (!read_dec(c, 99999, &v)) return perr(ps, line, "bad port number");
+    if (v > NF_MAX_PORTS)
+        return perr(ps, line, "port %llu is beyond the limit of %d ports a node has",
+                    (unsigned long long)v, NF_MAX_PORTS);
     if (!eat(c, ']')) return perr(ps, line, "expected ']' after the port number");
     if (v == 0) return perr(ps, line, "port 0 in a port line (ports are numbered from 1)");
     if (v > nd->nports)
@@ -425,8 +428,10 @@ static int parse_port_line(parser *ps, cursor *c, int line) {
                     shown(buf, sizeof buf, pl.peer_id, pl.peer_len));
     skip_ws(c);
     if (!eat(c, '[')) return perr(ps, line, "expected '[' and the peer port after the peer id");
-    if (!read_dec(c, NF_MAX_PORTS, &v) || !eat(c, ']'))
-        return perr(ps, line, "bad peer port number");
+    if (!read_dec(c, 99999, &v) || !eat(c, ']')) return perr(ps, line, "bad peer port number");
+    if (v > NF_MAX_PORTS)
+        return perr(ps, line, "peer port %llu is beyond the limit of %d ports a node has",
+                    (unsigned long long)v, NF_MAX_PORTS);
     if (v == 0) return perr(ps, line, "peer port 0 in a port line (ports are numbered from 1)");
     pl.peer_port = (uint8_t)v;
     skip_ext(c);

@@ -13,7 +13,12 @@
 
 #define SIM_NO_PKT UINT32_MAX
 #define SIM_CACHE_CANDS 6
-#define SIM_DROP_PORT 0xFF /* an input VC's out_port: its head packet is being discarded */
+/* An input VC's out_port when its head packet is being discarded: above every port number (a
+ * switch has up to NF_MAX_PORTS = 255 ports, so out_port is 16 bits). */
+#define SIM_DROP_PORT 0xFFFFu
+/* Words of a switch's port bitset (bit p - 1 for port p): 1 when every switch has at most 64
+ * ports (the fast path), else SIM_MASK_WORDS, enough for NF_MAX_PORTS. */
+#define SIM_MASK_WORDS 4
 /* Input VC rings hold (buf + shared) / pkt + 2 packet entries in 16-bit indices. */
 #define SIM_MAX_BUF_FLITS 60000u
 #define SIM_CAL_SLOTS 1024u /* slots of the sources' calendar (a power of two) */
@@ -47,12 +52,11 @@ typedef struct sim_ivc {
     uint16_t head, qn; /* ring of packet entries: first, number */
     uint16_t out;      /* flits of the head packet that have left */
     uint16_t sh;       /* flits held in the port's shared pool */
-    uint8_t out_port;  /* 0: no output VC yet */
+    uint16_t out_port; /* 0: no output VC yet; SIM_DROP_PORT: discarding */
     uint8_t out_vc;
     uint8_t ncand; /* candidates cached in cands (0: not routed yet; more than SIM_CACHE_CANDS:
                     * routed again at each try) */
-    uint8_t pad_;
-} sim_ivc;
+} sim_ivc;         /* 24 bytes */
 
 typedef struct sim_ovc {
     int32_t credits; /* free slots downstream; ejection ports never run out */
@@ -186,11 +190,12 @@ typedef struct sim_net {
     nf_sim_cand *cands;  /* n_sw_ports * n_vcs * SIM_CACHE_CANDS: head packets' candidates */
     void *raw[4];        /* what to free for ports, rings, oq_ring, cands */
     double *xbar_credit; /* per switch: fractional crossbar passes */
-    uint64_t *in_mask;   /* per switch: ports with buffered input flits (bit p - 1) */
-    uint64_t *out_mask;  /* per switch: ports with queued output flits */
-    uint8_t *active;     /* per switch: in its owner's active list */
-    uint32_t *snap;      /* routings that need it: per switch port, its occupancy at the
-                          * end of the last cycle its switch ran */
+    uint32_t mw_shift;  /* a switch's port bitsets have 1 << mw_shift words (1 or SIM_MASK_WORDS) */
+    uint64_t *in_mask;  /* per switch, 1 << mw_shift words: ports with buffered input flits */
+    uint64_t *out_mask; /* per switch, the same: ports with queued output flits */
+    uint8_t *active;    /* per switch: in its owner's active list */
+    uint32_t *snap;     /* routings that need it: per switch port, its occupancy at the
+                         * end of the last cycle its switch ran */
     uint32_t wheel_mask; /* slots of an event wheel, less 1 (a power of two) */
 } sim_net;
 
@@ -256,14 +261,15 @@ typedef struct sim_faults {
 } sim_faults;
 
 /* Hardware multicast (nf_sim_set_mcast): per group, its switches (ascending) and each one's
- * ports (bit p - 1 for port p); per input VC the branches its head packet has still to take
- * and the packet id of the copy being sent (the packet itself for the last branch). */
+ * ports (a port bitset of net.mw_shift's size); per input VC the branches its head packet has
+ * still to take (the same) and the packet id of the copy being sent (the packet itself for the
+ * last branch). */
 typedef struct sim_mcast {
     uint32_t n_groups;
     uint32_t *off; /* per group: its rows in sw, mask */
     nf_node *sw;
-    uint64_t *mask;
-    uint64_t *left;             /* per input VC */
+    uint64_t *mask;             /* per row, a port bitset */
+    uint64_t *left;             /* per input VC, a port bitset */
     uint32_t *ids, fan;         /* per input VC: fan packet ids, one per branch */
     uint32_t *grp_off, *grp_ep; /* per group: its member endpoints (ascending) */
 } sim_mcast;
@@ -310,6 +316,35 @@ static inline size_t sim_vc_ix(const nf_sim *s, nf_gport g, unsigned vc) {
     return (size_t)g * s->net.n_vcs + vc;
 }
 
+/* Switch sw's port bitset in masks (net.in_mask, net.out_mask). */
+static inline uint64_t *sim_mask(const nf_sim *s, uint64_t *masks, nf_node sw) {
+    return masks + ((size_t)sw << s->net.mw_shift);
+}
+/* Sets (clears) bit i of switch sw's port bitset in masks, bitsets of W words (W = 1 when
+ * i is below 64: the one-word path, as the engine's W = 1 build calls it). */
+static inline void sim_port_set(uint64_t *masks, nf_node sw, unsigned i, unsigned W) {
+    if (W == 1)
+        masks[sw] |= 1ULL << i;
+    else
+        masks[(size_t)sw * W + (i >> 6)] |= 1ULL << (i & 63);
+}
+static inline void sim_port_clear(uint64_t *masks, nf_node sw, unsigned i, unsigned W) {
+    if (W == 1)
+        masks[sw] &= ~(1ULL << i);
+    else
+        masks[(size_t)sw * W + (i >> 6)] &= ~(1ULL << (i & 63));
+}
+/* Sets (clears) bit i of bitset m. */
+static inline void sim_bit_set(uint64_t *m, unsigned i) { m[i >> 6] |= 1ULL << (i & 63); }
+static inline void sim_bit_clear(uint64_t *m, unsigned i) { m[i >> 6] &= ~(1ULL << (i & 63)); }
+/* Whether bitset m of n words has a bit set. */
+static inline bool sim_bits_any(const uint64_t *m, unsigned n) {
+    uint64_t a = 0;
+    for (unsigned w = 0; w < n; w++)
+        a |= m[w];
+    return a != 0;
+}
+
 /* Room downstream of output p on VC vc: its own slots and the port's shared pool. */
 static inline int32_t sim_room(const nf_sim *s, sim_port *p, unsigned vc) {
     return sim_ovcs(s, p)[vc].credits + p->shcr;
@@ -350,17 +385,23 @@ static inline uint32_t sim_lower_bound(const uint32_t *a, uint32_t lo, uint32_t 
 /* ---- a router's primitives, for the crossbar (sim.c) and the replication (replicate.c) --- */
 
 /* The head flit of input VC v of port gi has left (crossed, or been discarded): its slot is
- * free and its credit leaves upstream, shared slots given back first. */
-static inline int sim_free_slot(nf_sim *s, sim_worker *b, nf_node sw, nf_gport gi, unsigned v) {
+ * free and its credit leaves upstream, shared slots given back first. W: the words of a port
+ * bitset (1 << net.mw_shift). */
+static inline int sim_free_slot_w(nf_sim *s, sim_worker *b, nf_node sw, nf_gport gi, unsigned v,
+                                  unsigned W) {
     sim_port *pi = sim_port_at(s, gi);
     sim_ivc *iv = &sim_ivcs(s, pi)[v];
     iv->count--;
-    if (--pi->occ == 0) s->net.in_mask[sw] &= ~(1ULL << (gi - s->f->port_off[sw]));
+    if (--pi->occ == 0) sim_port_clear(s->net.in_mask, sw, gi - s->f->port_off[sw], W);
     uint8_t kind = iv->sh ? 1 : 0;
     if (kind) iv->sh--;
     return sim_push_event(
         s, b, pi->peer_own, s->now + s->cfg.credit_delay + pi->lat,
         (sim_event){.port = pi->back, .pkt = SIM_NO_PKT, .vc = (uint8_t)v, .flags = kind});
+}
+
+static inline int sim_free_slot(nf_sim *s, sim_worker *b, nf_node sw, nf_gport gi, unsigned v) {
+    return sim_free_slot_w(s, b, sw, gi, v, 1u << s->net.mw_shift);
 }
 
 /* Appends a flit to output go's queue: to the last run when it continues it, else as a run. */
@@ -391,7 +432,11 @@ static inline void sim_oq_push(nf_sim *s, sim_port *po, nf_gport go, uint32_t id
 
 /* The head packet of input VC v of port gi has left with its tail: the next one comes up. */
 static inline void sim_next_head(nf_sim *s, nf_gport gi, unsigned v, sim_ivc *iv) {
-    if (s->mc.left) s->mc.left[sim_vc_ix(s, gi, v)] = 0;
+    if (s->mc.left) {
+        uint64_t *left = s->mc.left + (sim_vc_ix(s, gi, v) << s->net.mw_shift);
+        for (unsigned w = 0; w < 1u << s->net.mw_shift; w++)
+            left[w] = 0;
+    }
     iv->out_port = 0;
     iv->ncand = 0;
     iv->out = 0;
@@ -411,7 +456,8 @@ bool nf__sim_is_member(const nf_sim *s, uint32_t g, uint32_t e); /* endpoint e i
 /* A multicast head packet of input VC v of port pi at switch sw takes its branches (or waits). */
 void nf__sim_allocate_mc(nf_sim *s, sim_worker *b, nf_node sw, nf_gport gi, sim_port *pi,
                          unsigned in_port, unsigned v);
-/* The multicast inputs of a crossbar pass at sw, before the unicast ones. */
+/* The multicast inputs of a crossbar pass at sw, before the unicast ones; in_done and out_done
+ * are port bitsets of 1 << net.mw_shift words. */
 int nf__sim_crossbar_mc(nf_sim *s, sim_worker *b, nf_node sw, uint64_t *in_done, uint64_t *out_done,
                         bool *moved);
 

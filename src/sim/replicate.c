@@ -29,12 +29,13 @@ int nf_sim_set_mcast(nf_sim *s, const nf_groups *g, const nf_mcast *m) {
     for (uint32_t i = 0; i < g->n; i++)
         if (m->status[i] < 0) return NF_EINVAL;
     size_t PSV = (size_t)s->topo.n_sw_ports * s->net.n_vcs, n_links = m->tree_off[g->n];
+    unsigned W = 1u << s->net.mw_shift; /* words of a port bitset */
     uint32_t *off = nf__calloc((size_t)g->n + 1, sizeof *off);
     nf_node *sw = nf__malloc((2 * n_links + 1) * sizeof *sw);
-    uint64_t *mask = nf__malloc((2 * n_links + 1) * sizeof *mask);
+    uint64_t *mask = nf__malloc((2 * n_links + 1) * W * sizeof *mask);
     uint32_t *goff = nf__calloc((size_t)g->n + 1, sizeof *goff);
     uint32_t *gep = nf__malloc(((size_t)g->off[g->n] + 1) * sizeof *gep);
-    uint64_t *left = s->mc.left ? s->mc.left : nf__calloc(PSV + 1, sizeof *left);
+    uint64_t *left = s->mc.left ? s->mc.left : nf__calloc(PSV * W + 1, sizeof *left);
     uint32_t *copy = NULL, fan = 1;
     if (!off || !sw || !mask || !goff || !gep || !left) goto oom;
     size_t n = 0;
@@ -48,21 +49,23 @@ int nf_sim_set_mcast(nf_sim *s, const nf_groups *g, const nf_mcast *m) {
             unsigned ports[2] = {f->link_pa[l], f->link_pz[l]};
             for (int e = 0; e < 2; e++) {
                 if (ends[e] >= f->n_switches) continue;
-                if (ports[e] > NF_SIM_MAX_RADIX) goto inval;
                 size_t j = n++;
                 while (j > first && sw[j - 1] > ends[e]) { /* insertion: trees are small */
                     sw[j] = sw[j - 1];
-                    mask[j] = mask[j - 1];
+                    memcpy(mask + j * W, mask + (j - 1) * W, W * sizeof *mask);
                     j--;
                 }
                 if (j > first && sw[j - 1] == ends[e]) { /* merge into the switch's row */
-                    mask[j - 1] |= 1ULL << (ports[e] - 1);
-                    for (size_t q = j; q + 1 < n; q++)
-                        sw[q] = sw[q + 1], mask[q] = mask[q + 1];
+                    sim_bit_set(mask + (j - 1) * W, ports[e] - 1);
+                    for (size_t q = j; q + 1 < n; q++) {
+                        sw[q] = sw[q + 1];
+                        memcpy(mask + q * W, mask + (q + 1) * W, W * sizeof *mask);
+                    }
                     n--;
                 } else {
                     sw[j] = ends[e];
-                    mask[j] = 1ULL << (ports[e] - 1);
+                    memset(mask + j * W, 0, W * sizeof *mask);
+                    sim_bit_set(mask + j * W, ports[e] - 1);
                 }
             }
         }
@@ -76,9 +79,12 @@ int nf_sim_set_mcast(nf_sim *s, const nf_groups *g, const nf_mcast *m) {
     }
     off[g->n] = (uint32_t)n;
     goff[g->n] = g->off[g->n];
-    for (size_t i = 0; i < n; i++) /* the most branches a copy set can have */
-        if ((uint32_t)__builtin_popcountll(mask[i]) > fan)
-            fan = (uint32_t)__builtin_popcountll(mask[i]);
+    for (size_t i = 0; i < n; i++) { /* the most branches a copy set can have */
+        uint32_t k = 0;
+        for (unsigned w = 0; w < W; w++)
+            k += (uint32_t)__builtin_popcountll(mask[i * W + w]);
+        if (k > fan) fan = k;
+    }
     copy = nf__malloc(PSV * fan * sizeof *copy + 1);
     if (!copy) goto oom;
     nf__free(s->mc.off);
@@ -103,10 +109,14 @@ oom:
     return NF_ENOMEM;
 }
 
-/* Group g's ports at switch sw (0 when sw is not in its tree). */
-static uint64_t mc_row(const nf_sim *s, uint32_t g, nf_node sw) {
+/* The router's side comes in two builds, as the crossbar's (sim.c): the functions taking W (the
+ * words of a port bitset, 1 or SIM_MASK_WORDS) are inlined into each entry point. */
+
+/* Group g's ports at switch sw (a port bitset), NULL when sw is not in its tree. */
+static const uint64_t *mc_row(const nf_sim *s, uint32_t g, nf_node sw) {
     uint32_t i = sim_lower_bound(s->mc.sw, s->mc.off[g], s->mc.off[g + 1], sw);
-    return i < s->mc.off[g + 1] && s->mc.sw[i] == sw ? s->mc.mask[i] : 0;
+    return i < s->mc.off[g + 1] && s->mc.sw[i] == sw ? s->mc.mask + ((size_t)i << s->net.mw_shift)
+                                                     : NULL;
 }
 
 /* A multicast head packet gets every branch of its tree at this router at once (the row less
@@ -114,73 +124,95 @@ static uint64_t mc_row(const nf_sim *s, uint32_t g, nf_node sw) {
  * (no hold-and-wait): VC hops + 1 towards a switch (copies climb the VCs as they go), 0 into a
  * NIC; a copy's packet id for every branch but the last, which keeps the packet itself. No
  * branch at all: discarded. */
-void nf__sim_allocate_mc(nf_sim *s, sim_worker *b, nf_node sw, nf_gport gi, sim_port *pi,
-                         unsigned in_port, unsigned v) {
+static inline __attribute__((always_inline)) void allocate_mc(nf_sim *s, sim_worker *b, nf_node sw,
+                                                              nf_gport gi, sim_port *pi,
+                                                              unsigned in_port, unsigned v,
+                                                              const unsigned W) {
     sim_ivc *civ = &sim_ivcs(s, pi)[v];
     size_t x = sim_vc_ix(s, gi, v);
     sim_pkt *p = &s->pool.pkts[civ->head_pkt];
     nf_gport g0 = s->f->port_off[sw];
-    uint64_t mask = mc_row(s, p->mgroup, sw) & ~(1ULL << (in_port - 1));
+    uint64_t mask[SIM_MASK_WORDS] = {0};
+    const uint64_t *row = mc_row(s, p->mgroup, sw);
+    if (row) memcpy(mask, row, W * sizeof *mask);
+    sim_bit_clear(mask, in_port - 1);
     /* the VC of the switch branches, fixed now (kept in out_vc): the packet's hops change as
      * its copies move on */
     unsigned swvc = p->hops + 1u < s->net.n_vcs ? p->hops + 1u : s->net.n_vcs - 1;
-    for (uint64_t m = mask; m; m &= m - 1) {
-        nf_link l = s->f->port_link[g0 + (unsigned)__builtin_ctzll(m)];
-        if (l == NF_NONE || s->faults.link_state[l] != NF_LINK_UP) mask &= ~(m & -m);
-    }
-    if (!mask) {
+    unsigned k = 0, first = 0;
+    for (unsigned w = 0; w < W; w++)
+        for (uint64_t m = mask[w]; m; m &= m - 1) {
+            nf_link l = s->f->port_link[g0 + w * 64 + (unsigned)__builtin_ctzll(m)];
+            if (l == NF_NONE || s->faults.link_state[l] != NF_LINK_UP)
+                mask[w] &= ~(m & -m);
+            else if (k++ == 0)
+                first = w * 64 + (unsigned)__builtin_ctzll(m);
+        }
+    if (!k) {
         civ->out_port = SIM_DROP_PORT;
         return;
     }
-    unsigned k = 0;
-    for (uint64_t m = mask; m; m &= m - 1, k++) {
-        sim_port *po = sim_port_at(s, g0 + (unsigned)__builtin_ctzll(m));
-        unsigned vc = po->to_sw ? swvc : 0;
-        if (sim_ovcs(s, po)[vc].busy || sim_room(s, po, vc) < (int32_t)s->cfg.pkt_flits) return;
-    }
+    for (unsigned w = 0; w < W; w++)
+        for (uint64_t m = mask[w]; m; m &= m - 1) {
+            sim_port *po = sim_port_at(s, g0 + w * 64 + (unsigned)__builtin_ctzll(m));
+            unsigned vc = po->to_sw ? swvc : 0;
+            if (sim_ovcs(s, po)[vc].busy || sim_room(s, po, vc) < (int32_t)s->cfg.pkt_flits) return;
+        }
     if (b->n_stash < k - 1) return; /* no ids left this cycle: next cycle */
     uint32_t *ids = s->mc.ids + x * s->mc.fan, j = 0;
-    for (uint64_t m = mask; m; m &= m - 1, j++) {
-        sim_port *po = sim_port_at(s, g0 + (unsigned)__builtin_ctzll(m));
-        uint32_t id = civ->head_pkt;
-        if (j + 1 < k) {
-            id = b->stash[--b->n_stash];
-            s->pool.pkts[id] = *p;
+    for (unsigned w = 0; w < W; w++)
+        for (uint64_t m = mask[w]; m; m &= m - 1, j++) {
+            sim_port *po = sim_port_at(s, g0 + w * 64 + (unsigned)__builtin_ctzll(m));
+            uint32_t id = civ->head_pkt;
+            if (j + 1 < k) {
+                id = b->stash[--b->n_stash];
+                s->pool.pkts[id] = *p;
+            }
+            ids[j] = id;
+            sim_ovcs(s, po)[po->to_sw ? swvc : 0].busy = 1;
+            if (po->to_sw) s->pool.pkts[id].hops++;
         }
-        ids[j] = id;
-        sim_ovcs(s, po)[po->to_sw ? swvc : 0].busy = 1;
-        if (po->to_sw) s->pool.pkts[id].hops++;
-    }
-    s->mc.left[x] = mask;
-    civ->out_port = (uint8_t)(__builtin_ctzll(mask) + 1); /* (marks it allocated) */
+    memcpy(s->mc.left + x * W, mask, W * sizeof *mask);
+    civ->out_port = (uint16_t)(first + 1); /* (marks it allocated) */
     civ->out_vc = (uint8_t)swvc;
+}
+
+void nf__sim_allocate_mc(nf_sim *s, sim_worker *b, nf_node sw, nf_gport gi, sim_port *pi,
+                         unsigned in_port, unsigned v) {
+    if (s->net.mw_shift)
+        allocate_mc(s, b, sw, gi, pi, in_port, v, SIM_MASK_WORDS);
+    else
+        allocate_mc(s, b, sw, gi, pi, in_port, v, 1);
 }
 
 /* Moves the head flit of multicast input VC v of port gi to every branch at once (the
  * crossbar joins the input to all of them): the input slot frees once, a flit leaves on each. */
-static int traverse_mc(nf_sim *s, sim_worker *b, nf_node sw, nf_gport gi, unsigned v) {
+static inline __attribute__((always_inline)) int
+traverse_mc(nf_sim *s, sim_worker *b, nf_node sw, nf_gport gi, unsigned v, const unsigned W) {
     sim_port *pi = sim_port_at(s, gi);
     sim_ivc *iv = &sim_ivcs(s, pi)[v];
     size_t x = sim_vc_ix(s, gi, v);
-    uint64_t mask = s->mc.left[x];
+    uint64_t mask[SIM_MASK_WORDS];
+    memcpy(mask, s->mc.left + x * W, W * sizeof *mask); /* (the tail clears it) */
     const uint32_t *ids = s->mc.ids + x * s->mc.fan;
     bool head = iv->out == 0, tail = ++iv->out == s->cfg.pkt_flits;
-    int rc = sim_free_slot(s, b, sw, gi, v);
+    int rc = sim_free_slot_w(s, b, sw, gi, v, W);
     if (rc) return rc;
     nf_gport g0 = s->f->port_off[sw];
     unsigned j = 0;
-    for (uint64_t m = mask; m; m &= m - 1, j++) {
-        unsigned o = (unsigned)__builtin_ctzll(m);
-        sim_port *po = sim_port_at(s, g0 + o);
-        /* the hops the copy had before this router: its VC was chosen on them */
-        unsigned vc = po->to_sw ? iv->out_vc : 0;
-        s->net.out_mask[sw] |= 1ULL << o;
-        bool shared = sim_take_credit(s, po, vc);
-        sim_oq_push(s, po, g0 + o, ids[j], (uint8_t)vc,
-                    (uint8_t)((tail ? SIM_FL_TAIL : 0) | (head ? SIM_FL_HEAD : 0) |
-                              (shared ? SIM_FL_SHARED : 0)));
-        if (tail) sim_ovcs(s, po)[vc].busy = 0;
-    }
+    for (unsigned w = 0; w < W; w++)
+        for (uint64_t m = mask[w]; m; m &= m - 1, j++) {
+            unsigned o = w * 64 + (unsigned)__builtin_ctzll(m);
+            sim_port *po = sim_port_at(s, g0 + o);
+            /* the hops the copy had before this router: its VC was chosen on them */
+            unsigned vc = po->to_sw ? iv->out_vc : 0;
+            sim_port_set(s->net.out_mask, sw, o, W);
+            bool shared = sim_take_credit(s, po, vc);
+            sim_oq_push(s, po, g0 + o, ids[j], (uint8_t)vc,
+                        (uint8_t)((tail ? SIM_FL_TAIL : 0) | (head ? SIM_FL_HEAD : 0) |
+                                  (shared ? SIM_FL_SHARED : 0)));
+            if (tail) sim_ovcs(s, po)[vc].busy = 0;
+        }
     b->injected += j - 1; /* the copies are new flits in the network */
     if (tail) sim_next_head(s, gi, v, iv);
     return NF_OK;
@@ -188,34 +220,50 @@ static int traverse_mc(nf_sim *s, sim_worker *b, nf_node sw, nf_gport gi, unsign
 
 /* Multicast inputs first in a crossbar pass: an input VC whose packet holds its branches
  * crosses to all of them when each is free this pass and has room. */
+static inline __attribute__((always_inline)) int crossbar_mc(nf_sim *s, sim_worker *b, nf_node sw,
+                                                             uint64_t *in_done, uint64_t *out_done,
+                                                             bool *moved, const unsigned W) {
+    nf_gport g0 = s->f->port_off[sw];
+    const uint64_t *in_mask = s->net.in_mask + (size_t)sw * W;
+    const unsigned V = s->net.n_vcs;
+    const uint64_t now = s->now;
+    for (unsigned iw = 0; iw < W; iw++)
+        for (uint64_t im = in_mask[iw] & ~in_done[iw]; im; im &= im - 1) {
+            unsigned ip = iw * 64 + (unsigned)__builtin_ctzll(im);
+            sim_port *pi = sim_port_at(s, g0 + ip);
+            sim_ivc *ivs = sim_ivcs(s, pi);
+            for (unsigned v = 0; v < V; v++) {
+                size_t x = sim_vc_ix(s, g0 + ip, v);
+                if (!ivs[v].count || now < ivs[v].ready_at) continue;
+                if (!ivs[v].out_port && (s->pool.pkts[ivs[v].head_pkt].flags & SIM_PK_MCAST))
+                    allocate_mc(s, b, sw, g0 + ip, pi, ip + 1, v, W);
+                const uint64_t *mask = s->mc.left + x * W;
+                uint64_t any = 0, clash = 0;
+                for (unsigned w = 0; w < W; w++)
+                    any |= mask[w], clash |= mask[w] & out_done[w];
+                if (!any || clash) continue;
+                bool ok = true;
+                for (unsigned w = 0; w < W && ok; w++)
+                    for (uint64_t m = mask[w]; m && ok; m &= m - 1) {
+                        sim_port *po = sim_port_at(s, g0 + w * 64 + (unsigned)__builtin_ctzll(m));
+                        ok = po->oq_count < s->net.oq_cap &&
+                             sim_room(s, po, po->to_sw ? ivs[v].out_vc : 0) > 0;
+                    }
+                if (!ok) continue;
+                for (unsigned w = 0; w < W; w++)
+                    out_done[w] |= mask[w]; /* (before the tail crossing clears it) */
+                int rc = traverse_mc(s, b, sw, g0 + ip, v, W);
+                if (rc) return rc;
+                in_done[ip >> 6] |= 1ULL << (ip & 63);
+                *moved = true;
+                break;
+            }
+        }
+    return NF_OK;
+}
+
 int nf__sim_crossbar_mc(nf_sim *s, sim_worker *b, nf_node sw, uint64_t *in_done, uint64_t *out_done,
                         bool *moved) {
-    nf_gport g0 = s->f->port_off[sw];
-    for (uint64_t im = s->net.in_mask[sw] & ~*in_done; im; im &= im - 1) {
-        unsigned ip = (unsigned)__builtin_ctzll(im);
-        sim_port *pi = sim_port_at(s, g0 + ip);
-        sim_ivc *ivs = sim_ivcs(s, pi);
-        for (unsigned v = 0; v < s->net.n_vcs; v++) {
-            size_t x = sim_vc_ix(s, g0 + ip, v);
-            if (!ivs[v].count || s->now < ivs[v].ready_at) continue;
-            if (!ivs[v].out_port && (s->pool.pkts[ivs[v].head_pkt].flags & SIM_PK_MCAST))
-                nf__sim_allocate_mc(s, b, sw, g0 + ip, pi, ip + 1, v);
-            uint64_t mask = s->mc.left[x];
-            if (!mask || (mask & *out_done)) continue;
-            bool ok = true;
-            for (uint64_t m = mask; m && ok; m &= m - 1) {
-                sim_port *po = sim_port_at(s, g0 + (unsigned)__builtin_ctzll(m));
-                ok = po->oq_count < s->net.oq_cap &&
-                     sim_room(s, po, po->to_sw ? ivs[v].out_vc : 0) > 0;
-            }
-            if (!ok) continue;
-            int rc = traverse_mc(s, b, sw, g0 + ip, v);
-            if (rc) return rc;
-            *in_done |= 1ULL << ip;
-            *out_done |= mask;
-            *moved = true;
-            break;
-        }
-    }
-    return NF_OK;
+    return s->net.mw_shift ? crossbar_mc(s, b, sw, in_done, out_done, moved, SIM_MASK_WORDS)
+                           : crossbar_mc(s, b, sw, in_done, out_done, moved, 1);
 }

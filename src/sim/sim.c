@@ -37,6 +37,9 @@
  * processor; smaller ones run on one thread. */
 #define AUTO_THREADS_MIN_SWITCHES 64
 
+/* The router's steps, inlined into each build of the crossbar (see crossbar_pass_w). */
+#define SIM_INLINE static inline __attribute__((always_inline))
+
 /* The defaults. w_hop: one flit per hop whatever the packet size: the queue a source router can
  * see is bounded by a VC class's credits, not by the packet, and a packet's worth per hop (4
  * flits) left UGAL-L minimal under the worst case with 4-flit packets (bench_ugal.sh, pkt 4). */
@@ -202,11 +205,6 @@ int nf_sim_new(const nf_fabric *f, const nf_hops *h, const nf_sim_config *cfg,
                         "link latencies must be 1 to 255 cycles (got %u, %u, %u), delays at most "
                         "%u",
                         c.lat_host, c.lat_local, c.lat_global, 1000);
-    for (nf_node n = 0; n < f->n_switches; n++)
-        if (f->nports[n] > NF_SIM_MAX_RADIX)
-            return nf__fail(diag, NF_EINVAL,
-                            "switch %u has %u ports; the router model has at most %u", n,
-                            f->nports[n], NF_SIM_MAX_RADIX);
     nf_sim *s = nf__calloc(1, sizeof *s);
     if (!s) return NF_ENOMEM;
     s->f = f;
@@ -220,6 +218,10 @@ int nf_sim_new(const nf_fabric *f, const nf_hops *h, const nf_sim_config *cfg,
     s->net.n_vcs = c.vcs;
     s->net.buf_flits = c.buf_flits;
     s->net.oq_cap = c.out_buf;
+    for (nf_node n = 0; n < f->n_switches; n++) /* port bitsets of one word, or of four */
+        if (f->nports[n] > 64) s->net.mw_shift = 2;
+    _Static_assert(SIM_MASK_WORDS == 4 && NF_MAX_PORTS <= 64 * SIM_MASK_WORDS,
+                   "port bitsets of 1 << 2 words hold every port");
     int rc = NF_ENOMEM;
     /* endpoints: CAs whose port 1 is cabled to a switch over an up link; a second rail when
      * port 2 is too */
@@ -281,8 +283,9 @@ int nf_sim_new(const nf_fabric *f, const nf_hops *h, const nf_sim_config *cfg,
     s->net.active = nf__calloc((size_t)s->topo.n_sw + 1, 1);
     s->topo.owner = nf__calloc((size_t)s->topo.n_sw + 1, 1);
     s->src.nics = nf__calloc(2 * (size_t)s->topo.n_ep, sizeof *s->src.nics);
-    s->net.in_mask = nf__calloc((size_t)s->topo.n_sw + 1, sizeof *s->net.in_mask);
-    s->net.out_mask = nf__calloc((size_t)s->topo.n_sw + 1, sizeof *s->net.out_mask);
+    size_t mask_words = ((size_t)s->topo.n_sw << s->net.mw_shift) + 1;
+    s->net.in_mask = nf__calloc(mask_words, sizeof *s->net.in_mask);
+    s->net.out_mask = nf__calloc(mask_words, sizeof *s->net.out_mask);
     s->src.next_gen = nf__calloc((size_t)s->topo.n_ep + 1, sizeof *s->src.next_gen);
     s->workers = nf__calloc(s->n_threads, sizeof *s->workers);
     s->src.nic_on = nf__calloc(2 * (size_t)s->topo.n_ep, 1);
@@ -409,8 +412,8 @@ static void reset(nf_sim *s) {
         s->faults.any_down |= p->down;
     }
     memset(s->net.xbar_credit, 0, (size_t)s->topo.n_sw * sizeof *s->net.xbar_credit);
-    memset(s->net.in_mask, 0, (size_t)s->topo.n_sw * sizeof *s->net.in_mask);
-    memset(s->net.out_mask, 0, (size_t)s->topo.n_sw * sizeof *s->net.out_mask);
+    memset(s->net.in_mask, 0, ((size_t)s->topo.n_sw << s->net.mw_shift) * sizeof *s->net.in_mask);
+    memset(s->net.out_mask, 0, ((size_t)s->topo.n_sw << s->net.mw_shift) * sizeof *s->net.out_mask);
     memset(s->net.active, 0, s->topo.n_sw);
     for (unsigned t = 0; t < s->n_threads; t++) {
         sim_worker *w = &s->workers[t];
@@ -436,7 +439,9 @@ static void reset(nf_sim *s) {
     }
     s->pool.n = s->pool.n_free = 0;
     if (s->mc.left) {
-        memset(s->mc.left, 0, (size_t)s->topo.n_sw_ports * s->net.n_vcs * sizeof *s->mc.left);
+        memset(s->mc.left, 0,
+               (((size_t)s->topo.n_sw_ports * s->net.n_vcs) << s->net.mw_shift) *
+                   sizeof *s->mc.left);
     }
     s->now = s->tally.injected = s->tally.delivered = s->tally.in_net = s->tally.moved_at =
         s->tally.flit_hops = 0;
@@ -779,7 +784,8 @@ static int apply_slot(nf_sim *s, sim_worker *wk, sim_wheel_slot *w) {
         }
         if (e.flags & SIM_FL_HEAD && v->count == 0) /* at the head now */
             v->ready_at = (uint32_t)(s->now + s->cfg.router_delay);
-        if (p->occ++ == 0) s->net.in_mask[n] |= 1ULL << (e.port - port_off[n]);
+        if (p->occ++ == 0)
+            sim_port_set(s->net.in_mask, n, e.port - port_off[n], 1u << s->net.mw_shift);
         if (e.flags & SIM_FL_SHARED) v->sh++;
         v->count++;
         wake(s, wk, n);
@@ -831,8 +837,8 @@ static void snap_phase(nf_sim *s, unsigned t) {
  * routing's candidates (or the ejection port at the destination switch), the first free VC with
  * room for the whole packet, deterministically the first candidate that has one, adaptively the
  * one with the most credits. */
-static void allocate_vc(nf_sim *s, sim_worker *b, nf_node sw, nf_gport gi, sim_port *pi,
-                        unsigned in_port, unsigned v) {
+SIM_INLINE void allocate_vc(nf_sim *s, sim_worker *b, nf_node sw, nf_gport gi, sim_port *pi,
+                            unsigned in_port, unsigned v) {
     sim_ivc *civ = &sim_ivcs(s, pi)[v];
     sim_pkt *p = &s->pool.pkts[civ->head_pkt];
     if (p->flags & SIM_PK_MCAST) {
@@ -901,7 +907,7 @@ static void allocate_vc(nf_sim *s, sim_worker *b, nf_node sw, nf_gport gi, sim_p
         if (failed && s->routing->deliverable) civ->ncand = 0;
         return;
     }
-    civ->out_port = (uint8_t)best_port;
+    civ->out_port = (uint16_t)best_port;
     civ->out_vc = (uint8_t)best_vc;
     sim_port *po = sim_port_at(s, g0 + best_port - 1);
     sim_ovcs(s, po)[best_vc].busy = 1;
@@ -909,7 +915,7 @@ static void allocate_vc(nf_sim *s, sim_worker *b, nf_node sw, nf_gport gi, sim_p
 }
 
 /* Takes the first flit of output go's queue (not empty) as the event that carries it on. */
-static sim_event oq_pop(nf_sim *s, sim_port *po, nf_gport go) {
+SIM_INLINE sim_event oq_pop(nf_sim *s, sim_port *po, nf_gport go) {
     sim_run *h = &po->hd;
     sim_event e = {.port = po->back,
                    .pkt = h->pkt,
@@ -949,15 +955,16 @@ static int drop_flit(nf_sim *s, sim_worker *b, nf_node sw, nf_gport gi, unsigned
 }
 
 /* Moves the head flit of input VC v of port gi through the crossbar to output go's queue; its
- * slot's credit leaves upstream. */
-static int traverse(nf_sim *s, sim_worker *b, nf_node sw, nf_gport gi, unsigned v, nf_gport go) {
+ * slot's credit leaves upstream. W: the words of a port bitset. */
+SIM_INLINE int traverse(nf_sim *s, sim_worker *b, nf_node sw, nf_gport gi, unsigned v, nf_gport go,
+                        const unsigned W) {
     sim_port *pi = sim_port_at(s, gi), *po = sim_port_at(s, go);
     sim_ivc *iv = &sim_ivcs(s, pi)[v];
     uint32_t id = iv->head_pkt;
     bool head = iv->out == 0; /* the first flit of its packet to leave this VC */
     bool tail = ++iv->out == s->cfg.pkt_flits;
-    s->net.out_mask[sw] |= 1ULL << (go - s->f->port_off[sw]);
-    int rc = sim_free_slot(s, b, sw, gi, v);
+    sim_port_set(s->net.out_mask, sw, go - s->f->port_off[sw], W);
+    int rc = sim_free_slot_w(s, b, sw, gi, v, W);
     if (rc) return rc;
     bool shared = sim_take_credit(s, po, iv->out_vc);
     sim_oq_push(s, po, go, id, iv->out_vc,
@@ -970,155 +977,211 @@ static int traverse(nf_sim *s, sim_worker *b, nf_node sw, nf_gport gi, unsigned 
     return NF_OK;
 }
 
+/* The router's cycle comes in two builds: W = 1, for fabrics whose switches have at most 64
+ * ports (a port bitset is one word), and W = SIM_MASK_WORDS for bigger switches. The functions
+ * taking W are inlined into each build (crossbar_pass_1 and _wide, router_phase), so the first
+ * is the plain one-word code and the second loops over the words; both visit ports in the same
+ * ascending order, so a fabric gives the same result in either. */
+
+/* Bit i of bitset m of W words: read, set (with W = 1, i is below 64). */
+SIM_INLINE bool bit_w(const uint64_t *m, unsigned i, const unsigned W) {
+    return (W == 1 ? m[0] >> i : m[i >> 6] >> (i & 63)) & 1;
+}
+SIM_INLINE void set_bit_w(uint64_t *m, unsigned i, const unsigned W) {
+    if (W == 1)
+        m[0] |= 1ULL << i;
+    else
+        m[i >> 6] |= 1ULL << (i & 63);
+}
+
+/* The first set bit of bitset m (W words, not empty) at or after bit start, else the first. */
+SIM_INLINE unsigned rr_first(const uint64_t *m, unsigned start, const unsigned W) {
+    if (W == 1) {
+        uint64_t hi = m[0] & (~0ULL << start);
+        return (unsigned)__builtin_ctzll(hi ? hi : m[0]);
+    }
+    unsigned ws = start >> 6;
+    uint64_t hi = m[ws] & (~0ULL << (start & 63));
+    if (hi) return ws * 64 + (unsigned)__builtin_ctzll(hi);
+    for (unsigned w = ws + 1; w < W; w++)
+        if (m[w]) return w * 64 + (unsigned)__builtin_ctzll(m[w]);
+    for (unsigned w = 0;; w++)
+        if (m[w]) return w * 64 + (unsigned)__builtin_ctzll(m[w]);
+}
+
 /* One crossbar pass at switch sw: separable input-first allocation with alloc_iters iterations
  * (iSLIP-like): in each, every unmatched input offers the first of its VCs (round-robin) whose
  * head packet is ready, holds (or now gets) an output VC whose output is unmatched, has a credit
  * and room in the output queue; every unmatched output grants one offer (round-robin). Pointers
- * move past the winners. Then the matched flits cross. */
-static int crossbar_pass(nf_sim *s, sim_worker *b, nf_node sw, bool *moved) {
+ * move past the winners. Then the matched flits cross. req is room for a W-word bitset per
+ * port (the inputs requesting each output), written before it is read. */
+SIM_INLINE int crossbar_pass_w(nf_sim *s, sim_worker *b, nf_node sw, bool *moved, const unsigned W,
+                               uint64_t *req) {
     const nf_fabric *f = s->f;
     unsigned np = f->nports[sw], V = s->net.n_vcs;
     nf_gport g0 = f->port_off[sw];
-    uint64_t in_done = 0, out_done = 0, in_dropped = 0; /* matched; discarding a flit */
+    const uint64_t *in_mask = s->net.in_mask + (size_t)sw * W;
+    /* matched; discarding a flit (or gone through the multicast pass) */
+    uint64_t in_done[SIM_MASK_WORDS], out_done[SIM_MASK_WORDS], in_dropped[SIM_MASK_WORDS];
+    for (unsigned w = 0; w < W; w++)
+        in_done[w] = out_done[w] = in_dropped[w] = 0;
     if (s->mc.n_groups) {
-        int rc = nf__sim_crossbar_mc(s, b, sw, &in_dropped, &out_done, moved);
+        int rc = nf__sim_crossbar_mc(s, b, sw, in_dropped, out_done, moved);
         if (rc) return rc;
     }
-    uint8_t match_vc[NF_SIM_MAX_RADIX], match_out[NF_SIM_MAX_RADIX];
+    uint8_t match_vc[64 * SIM_MASK_WORDS], match_out[64 * SIM_MASK_WORDS];
     for (unsigned it = 0; it < s->cfg.alloc_iters; it++) {
-        uint64_t req[NF_SIM_MAX_RADIX], outs = 0;
-        uint8_t req_vc[NF_SIM_MAX_RADIX];
-        for (uint64_t im = s->net.in_mask[sw] & ~in_done & ~in_dropped; im; im &= im - 1) {
-            unsigned ip = (unsigned)__builtin_ctzll(im) + 1;
-            nf_gport gi = g0 + ip - 1;
-            sim_port *pi = sim_port_at(s, gi);
-            sim_ivc *ivs = sim_ivcs(s, pi);
-            unsigned v = pi->rr_vc;
-            for (unsigned k = 0; k < V; k++, v = v + 1 == V ? 0 : v + 1) {
-                sim_ivc *iv = &ivs[v];
-                if (!iv->count || s->now < iv->ready_at) continue;
-                if (!iv->out_port) allocate_vc(s, b, sw, gi, pi, ip, v);
-                if (iv->out_port == SIM_DROP_PORT) { /* a flit a cycle into the void */
-                    int rc = drop_flit(s, b, sw, gi, v);
-                    if (rc) return rc;
-                    in_dropped |= 1ULL << (ip - 1); /* its turn this pass, no crossbar */
-                    *moved = true;
+        uint64_t outs[SIM_MASK_WORDS];
+        uint8_t req_vc[64 * SIM_MASK_WORDS];
+        for (unsigned w = 0; w < W; w++)
+            outs[w] = 0;
+        for (unsigned w = 0; w < W; w++) {
+            for (uint64_t im = in_mask[w] & ~in_done[w] & ~in_dropped[w]; im; im &= im - 1) {
+                unsigned ip = w * 64 + (unsigned)__builtin_ctzll(im) + 1;
+                nf_gport gi = g0 + ip - 1;
+                sim_port *pi = sim_port_at(s, gi);
+                sim_ivc *ivs = sim_ivcs(s, pi);
+                unsigned v = pi->rr_vc;
+                for (unsigned k = 0; k < V; k++, v = v + 1 == V ? 0 : v + 1) {
+                    sim_ivc *iv = &ivs[v];
+                    if (!iv->count || s->now < iv->ready_at) continue;
+                    if (!iv->out_port) allocate_vc(s, b, sw, gi, pi, ip, v);
+                    if (iv->out_port == SIM_DROP_PORT) { /* a flit a cycle into the void */
+                        int rc = drop_flit(s, b, sw, gi, v);
+                        if (rc) return rc;
+                        set_bit_w(in_dropped, ip - 1, W); /* its turn this pass, no crossbar */
+                        *moved = true;
+                        break;
+                    }
+                    if (!iv->out_port) continue;
+                    unsigned o = iv->out_port - 1u;
+                    if (bit_w(out_done, o, W)) continue;
+                    if (s->mc.n_groups && sim_bits_any(s->mc.left + sim_vc_ix(s, gi, v) * W, W))
+                        continue; /* (crossbar_mc's) */
+                    sim_port *po = sim_port_at(s, g0 + o);
+                    if (po->oq_count >= s->net.oq_cap || sim_room(s, po, iv->out_vc) <= 0) continue;
+                    uint64_t *r = req + (size_t)o * W;
+                    if (!bit_w(outs, o, W))
+                        for (unsigned x = 0; x < W; x++)
+                            r[x] = 0;
+                    set_bit_w(r, ip - 1, W);
+                    req_vc[ip - 1] = (uint8_t)v;
+                    set_bit_w(outs, o, W);
                     break;
                 }
-                if (!iv->out_port || (out_done >> (iv->out_port - 1) & 1)) continue;
-                if (s->mc.n_groups && s->mc.left[sim_vc_ix(s, gi, v)])
-                    continue; /* (crossbar_mc's) */
-                sim_port *po = sim_port_at(s, g0 + iv->out_port - 1);
-                if (po->oq_count >= s->net.oq_cap || sim_room(s, po, iv->out_vc) <= 0) continue;
-                unsigned o = iv->out_port - 1;
-                if (!(outs >> o & 1)) req[o] = 0;
-                req[o] |= 1ULL << (ip - 1);
-                req_vc[ip - 1] = (uint8_t)v;
-                outs |= 1ULL << o;
-                break;
             }
         }
-        if (!outs) break;
-        while (outs) {
-            unsigned o = (unsigned)__builtin_ctzll(outs);
-            outs &= outs - 1;
-            sim_port *po = sim_port_at(s, g0 + o);
-            uint64_t m = req[o];
-            unsigned start = po->rr_in;
-            uint64_t hi = m & (~0ULL << start);
-            unsigned win = (unsigned)__builtin_ctzll(hi ? hi : m);
-            po->rr_in = (uint8_t)(win + 1 == np ? 0 : win + 1);
-            sim_port_at(s, g0 + win)->rr_vc =
-                (uint8_t)(req_vc[win] + 1u == V ? 0 : req_vc[win] + 1);
-            in_done |= 1ULL << win;
-            out_done |= 1ULL << o;
-            match_vc[win] = req_vc[win];
-            match_out[win] = (uint8_t)o;
+        if (!sim_bits_any(outs, W)) break;
+        for (unsigned w = 0; w < W; w++) {
+            while (outs[w]) {
+                unsigned o = w * 64 + (unsigned)__builtin_ctzll(outs[w]);
+                outs[w] &= outs[w] - 1;
+                sim_port *po = sim_port_at(s, g0 + o);
+                unsigned win = rr_first(req + (size_t)o * W, po->rr_in, W);
+                po->rr_in = (uint8_t)(win + 1 == np ? 0 : win + 1);
+                sim_port_at(s, g0 + win)->rr_vc =
+                    (uint8_t)(req_vc[win] + 1u == V ? 0 : req_vc[win] + 1);
+                set_bit_w(in_done, win, W);
+                set_bit_w(out_done, o, W);
+                match_vc[win] = req_vc[win];
+                match_out[win] = (uint8_t)o;
+            }
         }
     }
-    for (uint64_t m = in_done; m; m &= m - 1) {
-        unsigned ip = (unsigned)__builtin_ctzll(m);
-        int rc = traverse(s, b, sw, g0 + ip, match_vc[ip], g0 + match_out[ip]);
-        if (rc) return rc;
-        *moved = true;
+    for (unsigned w = 0; w < W; w++) {
+        for (uint64_t m = in_done[w]; m; m &= m - 1) {
+            unsigned ip = w * 64 + (unsigned)__builtin_ctzll(m);
+            int rc = traverse(s, b, sw, g0 + ip, match_vc[ip], g0 + match_out[ip], W);
+            if (rc) return rc;
+            *moved = true;
+        }
     }
     return NF_OK;
 }
 
+/* The crossbar pass of a fabric with switches of at most 64 ports, and of one with more. */
+static int crossbar_pass_1(nf_sim *s, sim_worker *b, nf_node sw, bool *moved) {
+    uint64_t req[64];
+    return crossbar_pass_w(s, b, sw, moved, 1, req);
+}
+static int crossbar_pass_wide(nf_sim *s, sim_worker *b, nf_node sw, bool *moved) {
+    uint64_t req[NF_MAX_PORTS * SIM_MASK_WORDS];
+    return crossbar_pass_w(s, b, sw, moved, SIM_MASK_WORDS, req);
+}
+
 /* A router's cycle; *busy says whether it still holds flits. */
-static int router_cycle(nf_sim *s, sim_worker *b, nf_node sw, bool *busy) {
+SIM_INLINE int router_cycle(nf_sim *s, sim_worker *b, nf_node sw, bool *busy, const unsigned W) {
     s->net.xbar_credit[sw] += s->cfg.speedup;
     unsigned passes = (unsigned)s->net.xbar_credit[sw];
     s->net.xbar_credit[sw] -= passes;
     bool moved = false;
     for (unsigned k = 0; k < passes; k++) { /* a pass that moves nothing leaves all as it was */
         bool m = false;
-        int rc = crossbar_pass(s, b, sw, &m);
+        int rc = W == 1 ? crossbar_pass_1(s, b, sw, &m) : crossbar_pass_wide(s, b, sw, &m);
         if (rc) return rc;
         if (!m) break;
         moved = true;
     }
     nf_gport g0 = s->f->port_off[sw];
     bool in_win = s->now >= s->meas.win_lo && s->now < s->meas.win_hi;
-    for (uint64_t om = s->net.out_mask[sw]; om; om &= om - 1) {
-        unsigned p = (unsigned)__builtin_ctzll(om);
-        nf_gport go = g0 + p;
-        sim_port *po = sim_port_at(s, go);
-        int rc = sim_push_event(s, b, po->peer_own, s->now + po->lat, oq_pop(s, po, go));
-        if (rc) return rc;
-        if (po->oq_count == 0) s->net.out_mask[sw] &= ~(1ULL << p);
-        b->flit_hops++;
-        moved = true;
-        if (po->to_sw && in_win) po->link_flits++;
+    uint64_t *out_mask = s->net.out_mask + (size_t)sw * W;
+    for (unsigned w = 0; w < W; w++) {
+        for (uint64_t om = out_mask[w]; om; om &= om - 1) {
+            unsigned p = w * 64 + (unsigned)__builtin_ctzll(om);
+            nf_gport go = g0 + p;
+            sim_port *po = sim_port_at(s, go);
+            int rc = sim_push_event(s, b, po->peer_own, s->now + po->lat, oq_pop(s, po, go));
+            if (rc) return rc;
+            if (po->oq_count == 0) out_mask[w] &= ~(1ULL << (p & 63));
+            b->flit_hops++;
+            moved = true;
+            if (po->to_sw && in_win) po->link_flits++;
+        }
     }
     if (moved) b->moved = 1;
-    *busy = s->net.in_mask[sw] || s->net.out_mask[sw];
+    *busy = sim_bits_any(s->net.in_mask + (size_t)sw * W, W) || sim_bits_any(out_mask, W);
     return NF_OK;
 }
 
 /* ---- the cycle loop ------------------------------------------------------------------------- */
 
-/* Asks the memory for the port records of a router about to run (its cycle reads them at
- * scattered places, and from elsewhere in the fabric than the router before). */
-static void prefetch_router(const nf_sim *s, nf_node sw) {
-    const char *a = (const char *)sim_port_at(s, s->f->port_off[sw]);
-    const char *z = (const char *)sim_port_at(s, s->f->port_off[sw + 1]);
-    for (; a < z; a += 64)
-        __builtin_prefetch(a, 1);
-}
-
-/* The second stage, once the records are in: what they point to that the router's cycle will
- * read (the head packets still to be routed and their cached candidates, the next packet
+/* Asks the memory for what the port records of a router about to run point to, that its cycle
+ * will read (the head packets still to be routed and their cached candidates, the next packet
  * entries of the input rings, the middle runs of the output queues). */
-static void prefetch_behind(const nf_sim *s, nf_node sw) {
+SIM_INLINE void prefetch_behind(const nf_sim *s, nf_node sw, const unsigned W) {
     nf_gport g0 = s->f->port_off[sw];
-    for (uint64_t m = s->net.in_mask[sw]; m; m &= m - 1) {
-        nf_gport g = g0 + (nf_gport)__builtin_ctzll(m);
-        sim_port *p = sim_port_at(s, g);
-        const sim_ivc *iv = sim_ivcs(s, p);
-        for (unsigned v = 0; v < s->net.n_vcs; v++) {
-            if (!iv[v].count) continue;
-            if (!iv[v].out_port) {
-                __builtin_prefetch(&s->pool.pkts[iv[v].head_pkt], 1);
-                __builtin_prefetch(s->net.cands + sim_vc_ix(s, g, v) * SIM_CACHE_CANDS, 1);
-            }
-            if (iv[v].qn > 1) {
-                uint32_t at = iv[v].head + 1u;
-                __builtin_prefetch(&s->net.rings[sim_vc_ix(s, g, v) * s->net.ring_cap +
-                                                 (at == s->net.ring_cap ? 0 : at)]);
+    for (unsigned w = 0; w < W; w++) {
+        for (uint64_t m = s->net.in_mask[(size_t)sw * W + w]; m; m &= m - 1) {
+            nf_gport g = g0 + w * 64 + (nf_gport)__builtin_ctzll(m);
+            sim_port *p = sim_port_at(s, g);
+            const sim_ivc *iv = sim_ivcs(s, p);
+            for (unsigned v = 0; v < s->net.n_vcs; v++) {
+                if (!iv[v].count) continue;
+                if (!iv[v].out_port) {
+                    __builtin_prefetch(&s->pool.pkts[iv[v].head_pkt], 1);
+                    __builtin_prefetch(s->net.cands + sim_vc_ix(s, g, v) * SIM_CACHE_CANDS, 1);
+                }
+                if (iv[v].qn > 1) {
+                    uint32_t at = iv[v].head + 1u;
+                    __builtin_prefetch(&s->net.rings[sim_vc_ix(s, g, v) * s->net.ring_cap +
+                                                     (at == s->net.ring_cap ? 0 : at)]);
+                }
             }
         }
     }
-    for (uint64_t m = s->net.out_mask[sw]; m; m &= m - 1) {
-        nf_gport g = g0 + (nf_gport)__builtin_ctzll(m);
-        const sim_port *p = sim_port_at(s, g);
-        if (p->oq_runs > 2)
-            __builtin_prefetch(&s->net.oq_ring[(size_t)g * s->net.oq_cap + p->oq_mid]);
+    for (unsigned w = 0; w < W; w++) {
+        for (uint64_t m = s->net.out_mask[(size_t)sw * W + w]; m; m &= m - 1) {
+            nf_gport g = g0 + w * 64 + (nf_gport)__builtin_ctzll(m);
+            const sim_port *p = sim_port_at(s, g);
+            if (p->oq_runs > 2)
+                __builtin_prefetch(&s->net.oq_ring[(size_t)g * s->net.oq_cap + p->oq_mid]);
+        }
     }
 }
 
-/* Thread t's routers: each active one runs its cycle; the idle ones leave the list. */
-static int router_phase(nf_sim *s, unsigned t) {
+/* Thread t's routers, with port bitsets of W words: each active one runs its cycle; the idle
+ * ones leave the list. */
+SIM_INLINE int router_phase_w(nf_sim *s, unsigned t, const unsigned W) {
     sim_worker *wk = &s->workers[t];
     uint32_t n = wk->n_act, w = 0;
     if (s->net.snap) {
@@ -1127,10 +1190,9 @@ static int router_phase(nf_sim *s, unsigned t) {
     }
     for (uint32_t i = 0; i < n; i++) {
         nf_node sw = wk->act[i];
-        if (i + 2 < n) prefetch_router(s, wk->act[i + 2]);
-        if (i + 1 < n) prefetch_behind(s, wk->act[i + 1]);
+        if (i + 1 < n) prefetch_behind(s, wk->act[i + 1], W);
         bool busy = false;
-        int rc = router_cycle(s, wk, sw, &busy);
+        int rc = router_cycle(s, wk, sw, &busy, W);
         if (rc) return rc;
         if (busy)
             wk->act[w++] = sw;
@@ -1139,6 +1201,11 @@ static int router_phase(nf_sim *s, unsigned t) {
     }
     wk->n_act = w;
     return NF_OK;
+}
+
+/* Thread t's routers. */
+static int router_phase(nf_sim *s, unsigned t) {
+    return s->net.mw_shift ? router_phase_w(s, t, SIM_MASK_WORDS) : router_phase_w(s, t, 1);
 }
 
 static int cmp_u32(const void *a, const void *b) {
@@ -1171,7 +1238,7 @@ static int gen_phase(nf_sim *s) {
     if (s->mc.n_groups) /* packet ids for this cycle's multicast copies, taken in worker order */
         for (unsigned t = 0; t < s->n_threads; t++) {
             sim_worker *wk = &s->workers[t];
-            size_t want = (size_t)s->net.n_vcs * NF_SIM_MAX_RADIX * 2;
+            size_t want = (size_t)s->net.n_vcs * (64u << s->net.mw_shift) * 2;
             if (wk->cap_stash < want && NF_GROW(wk->stash, wk->cap_stash, want)) return NF_ENOMEM;
             while (wk->n_stash < want) {
                 uint32_t id = new_pkt(s);

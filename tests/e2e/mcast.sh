@@ -123,4 +123,9 @@ has_line out "LID    : Out Port(s)"
 expect 1 "$nf" mcast $ft --groups grid2d:4x4 --engine fulb --dump-mft /nonexistent-dir/x.mft
 has err "/nonexistent-dir/x.mft"
 
+# switches of more than 64 ports: the NDR SuperPOD dump (65-port switches) routes and verifies
+pod="$3/nvidia-topograph-ndr-superpod.ibnet"
+expect 0 "$nf" mcast --topo "file:$pod" --groups random:n=8,size=64 --engine minihop,sssp,fulb \
+    --verify --json
+json_num out failed 0; json_val out verified true; json_num out memberships 512
 finish

@@ -113,4 +113,19 @@ json_num out dropped_pkts "$unr"; json_range out dropped_pkts 1 1000
 json_val out saturated false; json_val out deadlock false
 expect 2 "$nf" sim $gft --fail-at 10;      has err "--fail-at needs --fail-links"
 expect 2 "$nf" sim $gft --fail-links 2 --fail-at x; has err "--fail-at wants"
+# switches of more than 64 ports: the NDR SuperPOD dump (40 switches of 65 ports, the 65th the
+# aggregation port) runs; minhop is minimal, every packet takes 0 or 2 switch links (leaf, spine,
+# leaf) and most leave their leaf, so the mean is just under 2
+pod="$3/nvidia-topograph-ndr-superpod.ibnet"
+expect 0 "$nf" sim --topo "file:$pod" --routing minhop --traffic uniform --load 0.1 --warmup 200 \
+    --cycles 500 --json
+json_range out accepted 0.09 0.11; json_num out minimal_frac 1; json_range out hops_mean 1.8 2
+json_val out saturated false; json_val out deadlock false
+# a switch of 256 ports, or a port numbered 256, is refused at its line
+sed '0,/^Switch\t65/s//Switch\t256/' "$pod" >"$tmp/sw256.ibnet"
+expect 2 "$nf" sim --topo "file:$tmp/sw256.ibnet" --routing minhop --traffic uniform --load 0.1
+has err "sw256.ibnet:10: a node has 1 to 255 ports, not 256"
+sed '0,/^\[17\]\t/s//[256]\t/' "$pod" >"$tmp/port256.ibnet"
+expect 2 "$nf" sim --topo "file:$tmp/port256.ibnet" --routing minhop --traffic uniform --load 0.1
+has err "port256.ibnet:27: port 256 is beyond the limit of 255 ports a node has"
 finish

@@ -377,6 +377,32 @@ static void test_one_sided_and_router(void **state) {
     nf_fabric_free(f);
 }
 
+/* Switches of 144 and 255 ports (the most a node has: port numbers are 8 bits), cabled by
+ * their last ports, read and written back alike. */
+static void test_big_switches(void **state) {
+    (void)state;
+    const char *text = "Switch 255 \"S-1\" # \"big\" lid 1\n"
+                       "[255] \"S-2\"[144] # \"mid\" lid 2 4xNDR\n"
+                       "[254] \"H-3\"[1](3) # \"host\" lid 3 4xNDR\n"
+                       "\n"
+                       "Switch 144 \"S-2\" # \"mid\" lid 2\n"
+                       "[144] \"S-1\"[255] # \"big\" lid 1 4xNDR\n"
+                       "\n"
+                       "Ca 1 \"H-3\" # \"host\"\n"
+                       "[1](3) \"S-1\"[254] # lid 3 lmc 0 \"big\" lid 1 4xNDR\n";
+    warns w = {0};
+    nf_fabric *f = NULL;
+    nf_diag d = {0};
+    if (parse_str(text, &w, &f, &d)) fail_msg("line %d: %s", d.line, d.msg);
+    assert_int_equal(w.count, 0);
+    assert_int_equal(f->nports[by_guid(f, 1)], 255);
+    assert_int_equal(f->nports[by_guid(f, 2)], 144);
+    expect_link(f, 1, 255, 2, 144);
+    expect_link(f, 3, 1, 1, 254);
+    roundtrip(f, "big switches");
+    nf_fabric_free(f);
+}
+
 /* A CA port whose peer has no block: the link is skipped, and so is what its line says about the
  * port (it would not survive writing; found by fuzzing). */
 static void test_skipped_link_drops_port_info(void **state) {
@@ -432,6 +458,8 @@ static const struct bad_input {
     {"Switch 8 \"S-1\"\n[9] \"S-2\"[1]\n", 2, "port 9 is out of range: \"S-1\" has 8 ports"},
     {"Switch 8 \"S-1\"\n[0] \"S-2\"[1]\n", 2, "port 0"},
     {"Switch 8 \"S-1\"\n[x] \"S-2\"[1]\n", 2, "bad port number"},
+    {"Switch 255 \"S-1\"\n[256] \"S-2\"[1]\n", 2, "port 256 is beyond the limit of 255 ports"},
+    {"Switch 255 \"S-1\"\n[1] \"S-2\"[256]\n", 2, "peer port 256 is beyond the limit of 255 ports"},
     {"Switch 8 \"S-1\"\n[1 \"S-2\"[1]\n", 2, "expected ']'"},
     {"Switch 8 \"S-1\"\n[1] \"S-2[1]\n", 2, "unterminated quote in peer id"},
     {"Switch 8 \"S-1\"\n[1] \"S-2\" 1\n", 2, "expected '['"},
@@ -751,6 +779,7 @@ int main(void) {
         cmocka_unit_test(test_fixture_variants),
         cmocka_unit_test(test_one_sided_and_router),
         cmocka_unit_test(test_skipped_link_drops_port_info),
+        cmocka_unit_test(test_big_switches),
         cmocka_unit_test(test_malformed),
         cmocka_unit_test(test_length_bounded),
         cmocka_unit_test(test_truncation_sweep),

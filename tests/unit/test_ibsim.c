@@ -198,6 +198,9 @@ static const struct bad_input {
     {"Switch 8 \"\"\n", 1, "empty node id"},
     {"Switch 8 \"a\"\n[1] \"b\"[1]\n\nSwitch 8 \"b\"\n[1] \"a\"[2]\n", 5, "contradicts line 2"},
     {"Hca 2 \"h\"\n[3] \"a\"[1]\n", 2, "port 3 is out of range"},
+    {"Switch 256 \"a\"\n", 1, "a node has 1 to 255 ports, not 256"},
+    {"Switch 255 \"a\"\n[256] \"b\"[1]\n", 2, "port 256 is beyond the limit of 255 ports"},
+    {"Switch 255 \"a\"\n[255] \"b\"[256]\n", 2, "peer port 256 is beyond the limit of 255"},
 };
 
 static void test_malformed(void **state) {
@@ -214,6 +217,27 @@ static void test_malformed(void **state) {
         assert_null(f);
         assert_string_equal(d.file, "inline.net");
     }
+}
+
+static void roundtrip(const nf_fabric *f, const char *what);
+
+/* A switch of 255 ports (the most a node has: port numbers are 8 bits) cabled by its last port
+ * to one of 144 ports, read and written back alike. */
+static void test_big_switches(void **state) {
+    (void)state;
+    const char *text = "Switch 255 \"big\"\n[255] \"mid\"[144]\n[1] \"h\"[1]\n\n"
+                       "Switch 144 \"mid\"\n[144] \"big\"[255]\n\n"
+                       "Hca 1 \"h\"\n[1] \"big\"[1]\n";
+    warns w = {0};
+    nf_fabric *f = NULL;
+    nf_diag d = {0};
+    if (parse_str(text, &w, &f, &d)) fail_msg("line %d: %s", d.line, d.msg);
+    nf_node big = by_name(f, "big"), mid = by_name(f, "mid");
+    assert_int_equal(f->nports[big], 255);
+    assert_int_equal(f->nports[mid], 144);
+    expect_link(f, big, 255, mid, 144);
+    roundtrip(f, "big switches");
+    nf_fabric_free(f);
 }
 
 /* Links written on one side only. ibsim itself refuses such a net file (its connect step fails:
@@ -570,6 +594,7 @@ int main(void) {
         cmocka_unit_test(test_debian_net_details),
         cmocka_unit_test(test_fixture),
         cmocka_unit_test(test_malformed),
+        cmocka_unit_test(test_big_switches),
         cmocka_unit_test(test_one_sided),
         cmocka_unit_test(test_roundtrip),
         cmocka_unit_test(test_writer_format),

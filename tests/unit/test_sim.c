@@ -1376,6 +1376,180 @@ static void test_shared_pool(void **state) {
     unmake(&r);
 }
 
+/* ---- switches of more than 64 ports ------------------------------------------------------- */
+
+/* One switch of nports ports with a CA on each of ports 1..ncas (endpoint i on port i + 1). */
+static rig make_star(unsigned nports, unsigned ncas, const char *traffic, nf_sim_config c) {
+    rig r;
+    nf_builder *b = nf_builder_new(ncas + 1, ncas);
+    assert_non_null(b);
+    nf_node sw, ca;
+    assert_int_equal(nf_builder_add_node(b, NF_NODE_SWITCH, nports, &(nf_node_attr){0}, &sw), 0);
+    for (unsigned i = 0; i < ncas; i++) {
+        assert_int_equal(nf_builder_add_node(b, NF_NODE_CA, 1, &(nf_node_attr){0}, &ca), 0);
+        assert_int_equal(nf_builder_connect(b, sw, i + 1, ca, 1, &(nf_link_attr){0}), 0);
+    }
+    assert_int_equal(nf_builder_freeze(b, true, &r.f), 0);
+    nf_builder_free(b);
+    assert_int_equal(r.f->nports[0], nports);
+    assert_int_equal(nf_hops_compute(r.f, 1, &r.h), 0);
+    nf_diag d = {{0}, 0, {0}};
+    int rc = nf_sim_new(r.f, r.h, &c, nf_sim_routing_find("minhop"), nf_sim_traffic_find(traffic),
+                        &r.s, &d);
+    if (rc) fail_msg("star of %u ports: %s", nports, d.msg);
+    assert_int_equal(nf_sim_endpoints(r.s), ncas);
+    return r;
+}
+
+/* Stars of 8 (one-word port sets), 65, 128 and 255 ports (the bigger build), every port with a
+ * CA. A one-flit SHORT message leaves its NIC at 8 (the NIC's short overhead; a second one at
+ * 16), is at the switch a cycle later, crosses after the router delay of 3 and is in a cycle
+ * after that: 13. A permutation that sends every endpoint's message 64 ports along (into
+ * another word of the port sets) meets no contention: every message in at 13. Then every
+ * endpoint but the last sends to the last (port N, in the last word): its output takes a flit
+ * a cycle, granting round-robin from port 1, so endpoint e's message is in at 13 + e (the 4
+ * output VCs go to the waiting inputs in port order as they free). Last, on the bigger stars,
+ * the endpoints off ports 1..58 and 71..N-1 send two messages each to the last: the output VCs
+ * go to the first four senders, whose second messages take them as the first ones leave, so
+ * the output serves the senders four at a time, their first messages then their second ones:
+ * the k-th sender of batch b (of nb) in at 13 + 8b + k and 13 + 8b + nb + k. The batch of the
+ * senders off ports 57, 58, 71 and 72 has the grant search cross the gap to the second word
+ * while the second messages of 57 and 58 wait below it. A port the router never looks at
+ * leaves messages undelivered; a wrong grant order moves the times. */
+static void test_radix_star(void **state) {
+    (void)state;
+    static const unsigned radix[] = {8, 65, 128, 255};
+    for (size_t k = 0; k < sizeof radix / sizeof radix[0]; k++) {
+        unsigned N = radix[k], shift = 64 % N ? 64 % N : 1;
+        nf_sim_config cf = defaults();
+        cf.seed = 1, cf.vcs = 4;
+        rig r = make_star(N, N, "uniform", cf);
+        uint32_t id;
+        for (uint32_t e = 0; e < N; e++) {
+            nf_sim_msg m = {.src = e, .dst = (e + shift) % N, .bytes = 8, .kind = NF_SIM_SHORT};
+            assert_int_equal(nf_sim_post(r.s, &m, &id), 0);
+        }
+        nf_sim_script_result res;
+        assert_int_equal(nf_sim_run_script(r.s, 100000, &res), 0);
+        if (res.done != N || res.cycles != 13)
+            fail_msg("%u ports, permutation: %u of %u done, at %llu (want 13)", N, res.done, N,
+                     (unsigned long long)res.cycles);
+        for (uint32_t e = 0; e < N; e++) {
+            nf_sim_msg_times t;
+            assert_int_equal(nf_sim_msg_times_of(r.s, e, &t), 0);
+            if (t.done != 13)
+                fail_msg("%u ports: message from %u in at %llu", N, e, (unsigned long long)t.done);
+        }
+        nf_sim_counts c;
+        nf_sim_get_counts(r.s, &c);
+        assert_int_equal(c.delivered, N);
+        nf_sim_script_clear(r.s);
+        for (uint32_t e = 0; e + 1 < N; e++) {
+            nf_sim_msg m = {.src = e, .dst = N - 1, .bytes = 8, .kind = NF_SIM_SHORT};
+            assert_int_equal(nf_sim_post(r.s, &m, &id), 0);
+        }
+        assert_int_equal(nf_sim_run_script(r.s, 100000, &res), 0);
+        if (res.done != N - 1 || res.cycles != 13 + N - 2)
+            fail_msg("%u ports, incast: %u done, at %llu (want %u)", N, res.done,
+                     (unsigned long long)res.cycles, 13 + N - 2);
+        for (uint32_t e = 0; e + 1 < N; e++) {
+            nf_sim_msg_times t;
+            assert_int_equal(nf_sim_msg_times_of(r.s, e, &t), 0);
+            if (t.done != 13 + e)
+                fail_msg("%u ports, incast: message from %u in at %llu, want %u", N, e,
+                         (unsigned long long)t.done, 13 + e);
+        }
+        if (N > 64) {
+            nf_sim_script_clear(r.s);
+            uint32_t S = 0, want[2 * NF_MAX_PORTS], ids[2 * NF_MAX_PORTS];
+            for (uint32_t e = 0; e + 1 < N; e++) {
+                if (e >= 58 && e < 70) continue;
+                for (unsigned rep = 0; rep < 2; rep++) {
+                    nf_sim_msg m = {.src = e, .dst = N - 1, .bytes = 8, .kind = NF_SIM_SHORT};
+                    assert_int_equal(nf_sim_post(r.s, &m, &ids[2 * S + rep]), 0);
+                }
+                S++;
+            }
+            for (uint32_t i = 0; i < S; i++) {
+                uint32_t b = i / 4, j = i % 4, nb = S - 4 * b < 4 ? S - 4 * b : 4;
+                want[2 * i] = 13 + 8 * b + j, want[2 * i + 1] = 13 + 8 * b + nb + j;
+            }
+            assert_int_equal(nf_sim_run_script(r.s, 100000, &res), 0);
+            assert_int_equal(res.done, 2 * S);
+            for (uint32_t i = 0; i < 2 * S; i++) {
+                nf_sim_msg_times t;
+                assert_int_equal(nf_sim_msg_times_of(r.s, ids[i], &t), 0);
+                if (t.done != want[i])
+                    fail_msg("%u ports, two rounds: sender %u's message %u in at %llu, want %u", N,
+                             i / 2, i % 2, (unsigned long long)t.done, want[i]);
+            }
+        }
+        unmake(&r);
+    }
+}
+
+/* Uniform traffic on one switch of 255 ports with one FIFO per input saturates at the
+ * head-of-line limit, 0.586 for many ports (Karol, Hluchyj and Morgan, 1987: 0.618 at 8, 0.600
+ * at 16, 0.593 at 32). A permutation at half load goes through untouched: no switch-to-switch
+ * hop, and every packet's network latency is the zero-load one of test_zero_load_latency with
+ * no hop, 1 + 3 + 1 = 5 cycles. */
+static void test_radix_hol(void **state) {
+    (void)state;
+    nf_sim_config cf = defaults();
+    cf.seed = 5;
+    rig r = make_star(255, 255, "uniform", cf);
+    nf_sim_result hi = point(&r, 1.0, 2000);
+    assert_true(hi.saturated);
+    if (hi.accepted < 0.575 || hi.accepted > 0.60)
+        fail_msg("255 ports: saturation throughput %.4f, HOL theory 0.586", hi.accepted);
+    unmake(&r);
+    r = make_star(255, 255, "permutation", cf);
+    nf_sim_result lo = point(&r, 0.5, 2000);
+    assert_false(lo.saturated);
+    assert_true(lo.packets > 255 * 800);
+    assert_true(fabs(lo.accepted - lo.offered) < 0.01);
+    if (lo.hops_mean != 0 || lo.minimal_frac != 1 || lo.net_lat_mean != 5)
+        fail_msg("255 ports, permutation: hops %g, minimal %g, network latency %g (want 0, 1, 5)",
+                 lo.hops_mean, lo.minimal_frac, lo.net_lat_mean);
+    unmake(&r);
+}
+
+/* Hardware multicast on one switch of 130 ports to a group of all 130 endpoints: the router
+ * takes all 129 branches at once and the packet reaches every other member at 44 + 1 = 45,
+ * as on 8 ports (test_mcast_hw): 129 flits delivered, once each (back to the sender would be
+ * 130). From endpoint 0 (port 1), then from endpoint 129 (port 130, the third word). */
+static void test_radix_mcast(void **state) {
+    (void)state;
+    enum { N = 130 };
+    nf_sim_config cf = defaults();
+    cf.vcs = 2, cf.seed = 1;
+    rig r = make_star(N, N, "uniform", cf);
+    nf_node mem[N];
+    for (unsigned i = 0; i < N; i++)
+        mem[i] = r.f->n_switches + i;
+    uint32_t off[2] = {0, N};
+    nf_groups g = {.n = 1, .off = off, .member = mem};
+    nf_mcast *m = route_groups(&r, &g, "minihop");
+    assert_int_equal(nf_sim_set_mcast(r.s, &g, m), 0);
+    static const uint32_t srcs[] = {0, N - 1};
+    for (size_t i = 0; i < 2; i++) {
+        nf_sim_script_clear(r.s);
+        uint32_t id;
+        nf_sim_msg mc = {.src = srcs[i], .bytes = 32, .kind = NF_SIM_MCAST, .group = 0};
+        assert_int_equal(nf_sim_post(r.s, &mc, &id), 0);
+        nf_sim_script_result res;
+        assert_int_equal(nf_sim_run_script(r.s, 100000, &res), 0);
+        nf_sim_counts k;
+        nf_sim_get_counts(r.s, &k);
+        if (res.done != 1 || res.cycles != 45 || k.delivered != N - 1 || k.in_flight)
+            fail_msg("from %u: done %u at %llu, %llu flits delivered (want 1, 45, %u)", srcs[i],
+                     res.done, (unsigned long long)res.cycles, (unsigned long long)k.delivered,
+                     N - 1);
+    }
+    nf_mcast_free(m);
+    unmake(&r);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_conservation),
@@ -1408,6 +1582,9 @@ int main(void) {
         cmocka_unit_test(test_mcast_hw),
         cmocka_unit_test(test_collectives_hw),
         cmocka_unit_test(test_collectives_threads),
+        cmocka_unit_test(test_radix_star),
+        cmocka_unit_test(test_radix_hol),
+        cmocka_unit_test(test_radix_mcast),
     };
     /* NF_TEST_FILTER=NAME runs one test (a cmocka glob): scripts/tsan.sh picks the threaded ones */
     cmocka_set_test_filter(getenv("NF_TEST_FILTER"));
