@@ -319,7 +319,12 @@ static int fulb_refine(void *ctx, const nf__mc_view *v, const nf_groups *g, nf_m
     uint32_t S = f->n_switches, G = m->n_groups;
     nf_link **moved = nf__calloc((size_t)G + 1, sizeof *moved);
     uint32_t *moved_n = nf__calloc((size_t)G + 1, sizeof *moved_n);
-    nf_node *leaf = nf__malloc(((size_t)S + 1) * sizeof *leaf);
+    /* the leaves of a group: one per member before duplicates go (a group may have more members
+     * than the fabric has switches) */
+    uint32_t most = S;
+    for (uint32_t k = 0; k < G; k++)
+        if (g->off[k + 1] - g->off[k] > most) most = g->off[k + 1] - g->off[k];
+    nf_node *leaf = nf__malloc(((size_t)most + 1) * sizeof *leaf);
     nf_link *buf = nf__malloc(((size_t)S + 1) * sizeof *buf);
     int rc = NF_ENOMEM;
     if (!moved || !moved_n || !leaf || !buf) goto done;

@@ -1053,7 +1053,8 @@ static void engines_on(const char *spec, const char *const *patterns, size_t np,
     nf_fabric *f = topo(spec);
     nf_hops *h = hops(f);
     uint32_t S = f->n_switches;
-    nf_node *leaf = malloc(sizeof(nf_node) * S), *cand = malloc(sizeof(nf_node) * S);
+    /* a group's leaves, one per member before duplicates go (members may outnumber switches) */
+    nf_node *leaf = malloc(sizeof(nf_node) * f->n_nodes), *cand = malloc(sizeof(nf_node) * S);
     int *dist = malloc(sizeof(int) * S * S);
     for (nf_node s = 0; s < S; s++)
         for (nf_node t = 0; t < S; t++)
@@ -1129,6 +1130,11 @@ static void test_engines_generated(void **state) {
     engines_on("xgft:h=3,m=4.4.3,w=1.2.2", p48, 2, false, false);
     const char *p_bl[] = {"grid2d:68x128", "random:n=300,size=32"};
     engines_on("bluelight", p_bl, 2, false, true);
+    /* groups of more members than the fabric has switches (4 switches, 24 CAs): fulb+'s
+     * refinement once sized its leaves by the switches and wrote past them (ASan: heap overflow
+     * in nf__mc_member_leaves, found on the NDR SuperPOD dump with groups of 64 on 40 switches) */
+    const char *p_wide[] = {"random:n=6,size=20", "grid2d:4x6"};
+    engines_on("xgft:h=2,m=12.2,w=1.2", p_wide, 2, false, false);
 }
 
 /* ---- Dragonfly: the two-global-link trap ---------------------------------------------------- */
