@@ -576,11 +576,6 @@ static int sa_err(sactx *c, const char *what) {
     return nf__fail_at(c->diag, NF_EPARSE, c->file, c->line, "%s", what);
 }
 
-static bool sa_starts(const char *p, const char *end, const char *w) {
-    size_t n = strlen(w);
-    return (size_t)(end - p) >= n && memcmp(p, w, n) == 0;
-}
-
 static int sa_digit(char ch) {
     return ch >= '0' && ch <= '9'   ? ch - '0'
            : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10
@@ -610,7 +605,7 @@ static bool sa_gid6(const char *s, const char *end, uint64_t *hi, uint64_t *lo) 
     uint16_t g[8] = {0};
     int n = 0, gap = -1;
     const char *p = s;
-    if (sa_starts(p, end, "::")) {
+    if (nf__starts(p, end, "::")) {
         gap = 0;
         p += 2;
     }
@@ -670,7 +665,7 @@ static int sa_member(sactx *c, uint64_t mlid, uint64_t hi, uint64_t lo) {
 static const char *sa_field(const char *p, const char *end, const char *name) {
     while (p < end && (*p == '\t' || *p == ' '))
         p++;
-    if (!sa_starts(p, end, name)) return NULL;
+    if (!nf__starts(p, end, name)) return NULL;
     p += strlen(name);
     if (p == end || *p != '.') return NULL;
     while (p < end && *p == '.')
@@ -724,7 +719,7 @@ static int sa_lines(sactx *c, const char *text, size_t len) {
         uint64_t x, hi, lo;
         if (p == e) {
             /* blank */
-        } else if (sa_starts(p, e, "MCMemberRecord member dump:")) {
+        } else if (nf__starts(p, e, "MCMemberRecord member dump:")) {
             rc = sa_close(c, &r);
             r.open = true;
         } else if ((v = sa_field(p, e, "Mlid"))) {
@@ -740,7 +735,7 @@ static int sa_lines(sactx *c, const char *text, size_t len) {
             r.line = c->line;
         } else if (*p == '\t' && r.open) {
             /* the record's other fields (MGID, ScopeState, ProxyJoin, NodeDescription) */
-        } else if (sa_starts(p, e, "MC Group 0x")) {
+        } else if (nf__starts(p, e, "MC Group 0x")) {
             rc = sa_close(c, &r);
             const char *q = p + 9;
             if (!rc && (!sa_hex(&q, e, &group) || (q < e && *q != ' ' && *q != ':')))
@@ -749,10 +744,10 @@ static int sa_lines(sactx *c, const char *text, size_t len) {
                 return nf__fail_at(c->diag, NF_EPARSE, c->file, c->line,
                                    "MLID 0x%llX is outside the multicast range 0xC000-0xFFFE",
                                    (unsigned long long)group);
-        } else if (sa_starts(p, e, "mcm_port: port_gid=0x")) {
+        } else if (nf__starts(p, e, "mcm_port: port_gid=0x")) {
             const char *q = p + 19;
             if (!group) return sa_err(c, "an mcm_port line before any MC Group line");
-            bool ok = sa_hex(&q, e, &hi) && sa_starts(q, e, ":0x");
+            bool ok = sa_hex(&q, e, &hi) && nf__starts(q, e, ":0x");
             if (ok) {
                 q++;
                 ok = sa_hex(&q, e, &lo) && (q == e || *q == ' ');

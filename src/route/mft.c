@@ -173,43 +173,6 @@ bool nf_mft_equal(const nf_mft *a, const nf_mft *b, nf_diag *diag) {
 
 /* ---- reading -------------------------------------------------------------------------------- */
 
-typedef struct tally {
-    uint64_t n;
-    int first;
-} tally;
-
-static void count(tally *c, int line) {
-    if (!c->n++) c->first = line;
-}
-
-/* A hexadecimal number after "0x" at *p (advancing it); false when there is none or it has more
- * than 16 digits. */
-static bool hex_at(const char **p, const char *end, uint64_t *v) {
-    const char *s = *p;
-    if (end - s < 3 || s[0] != '0' || (s[1] != 'x' && s[1] != 'X')) return false;
-    s += 2;
-    uint64_t x = 0;
-    int digits = 0;
-    for (; s < end; s++, digits++) {
-        unsigned d = *s >= '0' && *s <= '9'   ? (unsigned)(*s - '0')
-                     : *s >= 'a' && *s <= 'f' ? (unsigned)(*s - 'a' + 10)
-                     : *s >= 'A' && *s <= 'F' ? (unsigned)(*s - 'A' + 10)
-                                              : 16;
-        if (d == 16) break;
-        if (digits == 16) return false;
-        x = x << 4 | d;
-    }
-    if (!digits) return false;
-    *v = x;
-    *p = s;
-    return true;
-}
-
-static bool starts(const char *p, const char *end, const char *w) {
-    size_t n = strlen(w);
-    return (size_t)(end - p) >= n && memcmp(p, w, n) == 0;
-}
-
 typedef enum layout { LAYOUT_NONE, LAYOUT_DIAGS, LAYOUT_OPENSM } layout;
 
 /* The state of one parse. */
@@ -224,7 +187,7 @@ typedef struct mparse {
     bool *seen;     /* per switch: its header was read */
     uint16_t *col;  /* dump_fts -M: col[k] is the column of port k's digit */
     unsigned ncols; /* ports in the "Ports:" header; 0 before it */
-    tally no_link;
+    nf__tally no_link;
 } mparse;
 
 static int perr(mparse *c, const char *what) {
@@ -257,7 +220,7 @@ static int add_port(mparse *c, uint64_t mlid, uint64_t port) {
                            "port %" PRIu64 " of switch %s, which has %u ports", port,
                            nf_node_name(f, c->sw), f->nports[c->sw]);
     if (port && f->peer[nf_port_index(f, c->sw, (unsigned)port)] == NF_NONE)
-        count(&c->no_link, c->line);
+        nf__tally_add(&c->no_link, c->line);
     return nf_mft_set(c->t, c->sw, (uint16_t)mlid, (unsigned)port, true);
 }
 
@@ -266,12 +229,12 @@ static int line_diags(mparse *c, const char *p, const char *e) {
     const char *le = e;
     while (le > p && le[-1] == ' ')
         le--;
-    if (starts(p, le, "Multicast mlids [")) {
+    if (nf__starts(p, le, "Multicast mlids [")) {
         for (const char *q = p; q + 8 <= le; q++)
             if (memcmp(q, " guid 0x", 8) == 0) {
                 uint64_t guid;
                 q += 6;
-                if (!hex_at(&q, le, &guid)) break;
+                if (!nf__hex_at(&q, le, &guid)) break;
                 return take_switch(c, guid);
             }
         return perr(c, "switch header without a GUID");
@@ -281,7 +244,7 @@ static int line_diags(mparse *c, const char *p, const char *e) {
         const char *q = p;
         while (q < le && *q == ' ')
             q++;
-        if (starts(q, le, "Ports:")) {
+        if (nf__starts(q, le, "Ports:")) {
             /* the units digits, two columns apart: the k-th digit is port k */
             c->ncols = 0;
             for (const char *r = q + 6; r < le; r++) {
@@ -293,7 +256,7 @@ static int line_diags(mparse *c, const char *p, const char *e) {
             if (!c->ncols) return perr(c, "a \"Ports:\" header without ports");
             return NF_OK;
         }
-        if (starts(q, le, "MLid") && q + 4 == le) return NF_OK;
+        if (nf__starts(q, le, "MLid") && q + 4 == le) return NF_OK;
         for (; q < le; q++) /* the tens digits above "Ports:" */
             if (*q != ' ' && (*q < '0' || *q > '9'))
                 return perr(c, "not a line of dump_fts -M or ibroute -M");
@@ -301,7 +264,7 @@ static int line_diags(mparse *c, const char *p, const char *e) {
     }
     const char *q = p;
     uint64_t mlid;
-    if (hex_at(&q, le, &mlid)) {
+    if (nf__hex_at(&q, le, &mlid)) {
         if (c->sw == NF_NONE) return perr(c, "an MLID line before any switch header");
         if (!c->ncols) return perr(c, "an MLID line before the \"Ports:\" header");
         unsigned k = 0;
@@ -321,21 +284,21 @@ static int line_diags(mparse *c, const char *p, const char *e) {
     }
     while (q < le && *q >= '0' && *q <= '9')
         q++;
-    if (q > p && starts(q, le, " valid mlids dumped") && q + 19 == le) return NF_OK;
+    if (q > p && nf__starts(q, le, " valid mlids dumped") && q + 19 == le) return NF_OK;
     return perr(c, "not a line of dump_fts -M or ibroute -M");
 }
 
 /* One line of opensm.mcfdbs (trailing blanks dropped: p .. le). */
 static int line_opensm(mparse *c, const char *p, const char *le) {
-    if (le == p || (starts(p, le, "LID    : Out Port(s)") && p + 20 == le)) return NF_OK;
+    if (le == p || (nf__starts(p, le, "LID    : Out Port(s)") && p + 20 == le)) return NF_OK;
     const char *q = p;
     uint64_t v;
-    if (starts(p, le, "Switch 0x")) {
+    if (nf__starts(p, le, "Switch 0x")) {
         q += 7;
-        if (!hex_at(&q, le, &v) || q != le) return perr(c, "a switch line without a GUID");
+        if (!nf__hex_at(&q, le, &v) || q != le) return perr(c, "a switch line without a GUID");
         return take_switch(c, v);
     }
-    if (!hex_at(&q, le, &v) || !starts(q, le, " :"))
+    if (!nf__hex_at(&q, le, &v) || !nf__starts(q, le, " :"))
         return perr(c, "not a line of opensm.mcfdbs (want \"0xMLID : 0xPORT ...\")");
     if (c->sw == NF_NONE) return perr(c, "an MLID line before any switch line");
     q += 2;
@@ -346,7 +309,7 @@ static int line_opensm(mparse *c, const char *p, const char *le) {
             continue;
         }
         uint64_t port;
-        if (!hex_at(&q, le, &port) || (q < le && *q != ' '))
+        if (!nf__hex_at(&q, le, &port) || (q < le && *q != ' '))
             return perr(c, "a port that is not \"0x\" and hexadecimal digits");
         int rc = add_port(c, v, port);
         if (rc) return rc;
@@ -389,9 +352,9 @@ int nf_mft_parse(const nf_fabric *f, const char *text, size_t len, const char *f
         while (le > p && (le[-1] == ' ' || le[-1] == '\t'))
             le--;
         if (c.lay == LAYOUT_NONE && le > p) {
-            if (starts(p, le, "Multicast mlids ["))
+            if (nf__starts(p, le, "Multicast mlids ["))
                 c.lay = LAYOUT_DIAGS;
-            else if (starts(p, le, "Switch 0x"))
+            else if (nf__starts(p, le, "Switch 0x"))
                 c.lay = LAYOUT_OPENSM;
             else {
                 rc = perr(&c, "neither dump_fts -M / ibroute -M (\"Multicast mlids [...\") nor "

@@ -97,50 +97,12 @@ int nf_uft_set(nf_uft *t, nf_node s, uint16_t lid, unsigned port) {
 
 /* ---- reading -------------------------------------------------------------------------------- */
 
-/* A counted warning: how many, and the first line. */
-typedef struct tally {
-    uint64_t n;
-    int first;
-} tally;
-
-static void count(tally *c, int line) {
-    if (!c->n++) c->first = line;
-}
-
-/* Reads a hexadecimal number after "0x" at *p (advancing it); false when there is none or it
- * does not fit 64 bits. */
-static bool hex_at(const char **p, const char *end, uint64_t *v) {
-    const char *s = *p;
-    if (end - s < 3 || s[0] != '0' || (s[1] != 'x' && s[1] != 'X')) return false;
-    s += 2;
-    uint64_t x = 0;
-    int digits = 0;
-    for (; s < end; s++, digits++) {
-        unsigned d = *s >= '0' && *s <= '9'   ? (unsigned)(*s - '0')
-                     : *s >= 'a' && *s <= 'f' ? (unsigned)(*s - 'a' + 10)
-                     : *s >= 'A' && *s <= 'F' ? (unsigned)(*s - 'A' + 10)
-                                              : 16;
-        if (d == 16) break;
-        if (digits == 16) return false;
-        x = x << 4 | d;
-    }
-    if (!digits) return false;
-    *v = x;
-    *p = s;
-    return true;
-}
-
-static bool starts(const char *p, const char *end, const char *w) {
-    size_t n = strlen(w);
-    return (size_t)(end - p) >= n && memcmp(p, w, n) == 0;
-}
-
 /* The GUID of a header line "Unicast lids [..] of switch ... guid 0x<hex> ...". */
 static bool header_guid(const char *p, const char *end, uint64_t *guid) {
     for (const char *q = p; q + 7 < end; q++)
         if (memcmp(q, " guid 0x", 8) == 0) {
             q += 6;
-            return hex_at(&q, end, guid);
+            return nf__hex_at(&q, end, guid);
         }
     return false;
 }
@@ -149,7 +111,7 @@ static bool header_guid(const char *p, const char *end, uint64_t *guid) {
 static bool footer(const char *p, const char *end) {
     while (p < end && *p >= '0' && *p <= '9')
         p++;
-    return starts(p, end, " lids dumped") || starts(p, end, " valid lids dumped");
+    return nf__starts(p, end, " lids dumped") || nf__starts(p, end, " valid lids dumped");
 }
 
 int nf_uft_parse(const nf_fabric *f, const char *text, size_t len, const char *filename,
@@ -170,7 +132,7 @@ int nf_uft_parse(const nf_fabric *f, const char *text, size_t len, const char *f
         nf_uft_free(t);
         return NF_ENOMEM;
     }
-    tally no_lid = {0}, no_link = {0}, no_top = {0};
+    nf__tally no_lid = {0}, no_link = {0}, no_top = {0};
     nf_node sw = NF_NONE;
     uint64_t top = 0;     /* the hex top LID of the current dump_fts/ibroute header, else 0 */
     bool top_seen = true; /* its entry was listed */
@@ -198,13 +160,13 @@ int nf_uft_parse(const nf_fabric *f, const char *text, size_t len, const char *f
         const char *q = p;
         if (le == p || *p == ' ' || *p == '\t' || footer(p, le)) {
             /* blank, the column heads of dump_fts and ibroute, the footers */
-        } else if (starts(p, le, "Unicast lids [")) {
+        } else if (nf__starts(p, le, "Unicast lids [")) {
             if (!top_seen && !no_top.n++) no_top.first = top_line, top_missing = top;
             const char *r = p + 14;
             top = 0;
             top_seen = true;
-            if (starts(r, le, "0x") && hex_at(&r, le, &v) && *r == '-' && ++r < le &&
-                hex_at(&r, le, &v) && v % 64 == 0 && v)
+            if (nf__starts(r, le, "0x") && nf__hex_at(&r, le, &v) && *r == '-' && ++r < le &&
+                nf__hex_at(&r, le, &v) && v % 64 == 0 && v)
                 top = v, top_seen = false, top_line = line;
             uint64_t guid;
             if (!header_guid(p, le, &guid)) {
@@ -224,7 +186,7 @@ int nf_uft_parse(const nf_fabric *f, const char *text, size_t len, const char *f
                 break;
             }
             seen[sw] = true;
-        } else if (hex_at(&q, le, &v)) {
+        } else if (nf__hex_at(&q, le, &v)) {
             /* an entry: LID, blanks, the port in decimal, then " : (...)" or " # ..." or nothing */
             const char *r = q;
             while (r < le && *r == ' ')
@@ -251,9 +213,10 @@ int nf_uft_parse(const nf_fabric *f, const char *text, size_t len, const char *f
                                  nf_node_name(f, sw), f->nports[sw]);
                 break;
             } else if (nf_uft_lid_owner(t, (uint16_t)v, NULL) == NF_NONE) {
-                count(&no_lid, line);
+                nf__tally_add(&no_lid, line);
             } else {
-                if (port && f->peer[nf_port_index(f, sw, port)] == NF_NONE) count(&no_link, line);
+                if (port && f->peer[nf_port_index(f, sw, port)] == NF_NONE)
+                    nf__tally_add(&no_link, line);
                 t->port[(size_t)sw * t->stride + v] = (uint8_t)port;
             }
         } else {
@@ -281,11 +244,12 @@ int nf_uft_parse(const nf_fabric *f, const char *text, size_t len, const char *f
         warn(warn_ud, file, no_link.first, msg);
     }
     if (warn && no_top.n) {
-        snprintf(msg, sizeof msg,
-                 "%llu switches list no entry for the top LID 0x%llx of their header: "
-                 "infiniband-diags' dump_fts and ibroute skip a top LID that is a multiple of 64 "
-                 "(the switch may still hold it: ibtracert tells; OpenSM's opensm-lfts.dump has it)",
-                 (unsigned long long)no_top.n, (unsigned long long)top_missing);
+        snprintf(
+            msg, sizeof msg,
+            "%llu switches list no entry for the top LID 0x%llx of their header: "
+            "infiniband-diags' dump_fts and ibroute skip a top LID that is a multiple of 64 "
+            "(the switch may still hold it: ibtracert tells; OpenSM's opensm-lfts.dump has it)",
+            (unsigned long long)no_top.n, (unsigned long long)top_missing);
         warn(warn_ud, file, no_top.first, msg);
     }
     *out = t;

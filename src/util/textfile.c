@@ -73,3 +73,33 @@ done:
     nf__free(buf);
     return rc;
 }
+
+void nf__tally_add(nf__tally *t, int line) {
+    if (!t->n++) t->first = line;
+}
+
+bool nf__hex_at(const char **p, const char *end, uint64_t *v) {
+    const char *s = *p;
+    if (end - s < 3 || s[0] != '0' || (s[1] != 'x' && s[1] != 'X')) return false;
+    s += 2;
+    uint64_t x = 0;
+    int digits = 0;
+    for (; s < end; s++, digits++) {
+        unsigned d = *s >= '0' && *s <= '9'   ? (unsigned)(*s - '0')
+                     : *s >= 'a' && *s <= 'f' ? (unsigned)(*s - 'a' + 10)
+                     : *s >= 'A' && *s <= 'F' ? (unsigned)(*s - 'A' + 10)
+                                              : 16;
+        if (d == 16) break;
+        if (digits == 16) return false;
+        x = x << 4 | d;
+    }
+    if (!digits) return false;
+    *v = x;
+    *p = s;
+    return true;
+}
+
+bool nf__starts(const char *p, const char *end, const char *w) {
+    size_t n = strlen(w);
+    return (size_t)(end - p) >= n && memcmp(p, w, n) == 0;
+}

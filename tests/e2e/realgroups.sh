@@ -11,30 +11,13 @@ set -u
 nf=$1
 . "$2/tests/e2e/lib/harness.sh"
 . "$2/tests/e2e/lib/ibsim.sh"
+. "$2/tests/e2e/lib/tables.sh"
 ibsim_require
 if [ -z "${NF_IBJOIN:-}" ] || [ ! -x "${NF_IBJOIN:-}" ]; then
     echo "SKIP: nf_ibjoin is not built (libibmad-dev and libibumad-dev: scripts/deps.sh build)"
     exit 77
 fi
 t0=$(date +%s)
-# mft_osm FILE / mft_diag FILE: "SWITCHGUID MLID PORT..." lines (lowercase, sorted) of OpenSM's
-# opensm.mcfdbs (and netfab's --dump-mft, the same layout) and of dump_fts -M / ibroute -M output,
-# read by this script, not by netfab
-mft_osm() {
-    awk '/^Switch 0x/ { sw = tolower(substr($2, 3)) }
-        /^0x[0-9A-Fa-f]+ :/ { s = sw " " tolower($1); for (i = 3; i <= NF; i++) s = s " " $i + 0; print s }' \
-        "$1" | sort
-}
-mft_diag() {
-    awk '/^Multicast mlids/ { sw = $0; sub(/.* guid 0x/, "", sw); sub(/ .*/, "", sw); next }
-        /^ *Ports:/ { n = 0; split("", col)
-            for (i = index($0, ":") + 1; i <= length($0); i++) if (substr($0, i, 1) ~ /[0-9]/) col[i] = n++
-            next }
-        /^0x[0-9a-f]+ / { s = sw " " $1
-            for (i = length($1) + 1; i <= length($0); i++)
-                if (substr($0, i, 1) == "x") s = s " " (i in col ? col[i] : "?")
-            print s }' "$1" | sort
-}
 printf 'sa_db_dump TRUE\n' >"$tmp/osm.conf"
 
 for spec in fattree:k=4 torus:4x4,c=1; do

@@ -11,16 +11,11 @@ set -u
 nf=$1
 . "$2/tests/e2e/lib/harness.sh"
 . "$2/tests/e2e/lib/ibsim.sh"
+. "$2/tests/e2e/lib/tables.sh"
 ibsim_require
 t0=$(date +%s)
 
 # ---- unicast forwarding tables: netfab's loaded into OpenSM, OpenSM's read by netfab ------------
-# lft_canon FILE: "GUID LID PORT" lines, sorted, of an opensm-lfts.dump or dump_fts file (a reader
-# of this script's own, not netfab's)
-lft_canon() {
-    awk '/^Unicast lids/ { sw = $0; sub(/.* guid 0x/, "", sw); sub(/[^0-9a-fA-F].*/, "", sw); next }
-        /^0x[0-9a-fA-F]+ [0-9]+/ { print tolower(sw), tolower($1), $2 + 0 }' "$1" | sort
-}
 # hops FILE: "OUT IN LID" per hop of ibtracert's output or netfab route --trace's
 hops() { sed -n 's/^\[\([0-9]*\)\] -> .*\[\([0-9]*\)\] lid \([0-9]*\).*/\1 \2 \3/p' "$1"; }
 # osm_loads SPEC NET ROUTING: netfab writes ROUTING's tables for the fabric of SPEC (written as NET,

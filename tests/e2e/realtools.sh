@@ -9,27 +9,7 @@ set -u
 nf=$1
 . "$2/tests/e2e/lib/harness.sh"
 . "$2/tests/e2e/lib/ibsim.sh"
-# ---- multicast forwarding tables as the tools write them ---------------------------------------
-# mft_osm FILE / mft_diag FILE: "SWITCHGUID MLID PORT..." lines (lowercase, sorted) of OpenSM's
-# opensm.mcfdbs and of dump_fts -M output
-mft_osm() {
-    awk '/^Switch 0x/ { sw = tolower(substr($2, 3)) }
-        /^0x[0-9A-Fa-f]+ :/ { s = sw " " tolower($1); for (i = 3; i <= NF; i++) s = s " " $i + 0; print s }' \
-        "$1" | sort
-}
-mft_diag() {
-    awk '/^Multicast mlids/ { sw = $0; sub(/.* guid 0x/, "", sw); sub(/ .*/, "", sw); next }
-        # the k-th digit column of the "Ports:" line is port k (above it, for switches of 10 ports
-        # or more, a line of tens digits); an "x" in that column sets port k
-        /^ *Ports:/ { n = 0; split("", col)
-            for (i = index($0, ":") + 1; i <= length($0); i++) if (substr($0, i, 1) ~ /[0-9]/) col[i] = n++
-            next }
-        /^0x[0-9a-f]+ / { s = sw " " $1
-            for (i = length($1) + 1; i <= length($0); i++)
-                if (substr($0, i, 1) == "x") s = s " " (i in col ? col[i] : "?")
-            print s }' "$1" | sort
-}
-
+. "$2/tests/e2e/lib/tables.sh"
 # the captured fixtures (tests/data/real/capture.sh): OpenSM's dump and dump_fts -M hold the same
 # multicast tables, on leaf switches of 14 ports (tens digits above the ports line) too
 d=$2/tests/data/real
