@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <cmocka.h>
 
+#include "real.h"
+
 #include "testutil.h"
 
 #include "netfab/io.h"
@@ -16,29 +18,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define REAL NF_TEST_DATA "/real/"
-
-typedef struct warns {
-    int n, line;
-    char last[256];
-} warns;
-
-static void on_warn(void *ud, const char *file, int line, const char *msg) {
-    (void)file;
-    warns *w = ud;
-    w->n++;
-    w->line = line;
-    snprintf(w->last, sizeof w->last, "%s", msg);
-}
-
-static nf_fabric *xgft(void) {
-    nf_fabric *f = NULL;
-    nf_diag d = {0};
-    if (nf_io_load(REAL "xgft.ibnet", NF_FMT_AUTO, NULL, &f, &d))
-        fail_msg("xgft.ibnet: %s:%d: %s", d.file, d.line, d.msg);
-    return f;
-}
 
 static nf_mft *must_load(const nf_fabric *f, const char *path, warns *w) {
     nf_mft *t = NULL;

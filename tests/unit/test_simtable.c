@@ -12,6 +12,8 @@
 
 #include <cmocka.h>
 
+#include "real.h"
+
 #include "netfab/gen.h"
 #include "netfab/io.h"
 #include "netfab/sim.h"
@@ -21,16 +23,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define REAL NF_TEST_DATA "/real/"
-
-static nf_fabric *load_fabric(const char *path) {
-    nf_fabric *f = NULL;
-    nf_diag d = {{0}, 0, {0}};
-    if (nf_io_load(path, NF_FMT_AUTO, NULL, &f, &d))
-        fail_msg("%s: %s:%d: %s", path, d.file, d.line, d.msg);
-    return f;
-}
 
 static nf_fabric *gen(const char *topo) {
     nf_fabric *f = NULL;
@@ -103,7 +95,7 @@ static nf_node ca_switch(const nf_fabric *f, nf_node ca) {
  * out of 12 into the CA. */
 static void test_real_ibtracert(void **state) {
     (void)state;
-    nf_fabric *f = load_fabric(REAL "xgft.ibnet");
+    nf_fabric *f = real_fabric(REAL "xgft.ibnet");
     nf_hops *h = hops_of(f);
     nf_uft *t = load_tables(f, REAL "xgft-updn.opensm-lfts.dump");
     nf_sim_routing *r = lft(t);
@@ -147,7 +139,7 @@ static void test_real_tables_deliver(void **state) {
     char path[512];
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         snprintf(path, sizeof path, REAL "%s", cases[i].fabric);
-        nf_fabric *f = load_fabric(path);
+        nf_fabric *f = real_fabric(path);
         nf_hops *h = hops_of(f);
         snprintf(path, sizeof path, REAL "%s", cases[i].tables);
         nf_uft *t = load_tables(f, path);
@@ -644,7 +636,7 @@ static void test_credit_loop_two_ways(void **state) {
     c.threads = 1;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         bool file = strchr(cases[i].fabric, '/') != NULL;
-        nf_fabric *f = file ? load_fabric(cases[i].fabric) : gen(cases[i].fabric);
+        nf_fabric *f = file ? real_fabric(cases[i].fabric) : gen(cases[i].fabric);
         nf_hops *h = hops_of(f);
         nf_uft *t = file ? load_tables(f, cases[i].tables) : dump(f, h, cases[i].tables);
         nf_uft_report rep;

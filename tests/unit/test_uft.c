@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <cmocka.h>
 
+#include "real.h"
+
 #include "netfab/gen.h"
 #include "netfab/io.h"
 #include "netfab/uft.h"
@@ -15,29 +17,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define REAL NF_TEST_DATA "/real/"
-
-typedef struct warns {
-    int n, line;
-    char last[256];
-} warns;
-
-static void on_warn(void *ud, const char *file, int line, const char *msg) {
-    (void)file;
-    warns *w = ud;
-    w->n++;
-    w->line = line;
-    snprintf(w->last, sizeof w->last, "%s", msg);
-}
-
-static nf_fabric *xgft(void) {
-    nf_fabric *f = NULL;
-    nf_diag d = {0};
-    if (nf_io_load(REAL "xgft.ibnet", NF_FMT_AUTO, NULL, &f, &d))
-        fail_msg("xgft.ibnet: %s:%d: %s", d.file, d.line, d.msg);
-    return f;
-}
 
 static nf_uft *must_load(const nf_fabric *f, const char *path, warns *w) {
     nf_uft *t = NULL;
@@ -267,7 +246,8 @@ static nf_uft *ring_tables(const nf_fabric *f, bool cw, bool with_sw) {
         for (nf_node j = 0; j < 4; j++) {
             unsigned port = j == s ? 1 : cw || j > s ? 2 : 3;
             assert_int_equal(nf_uft_set(t, s, (uint16_t)(j + 5), port), NF_OK);
-            if (with_sw) assert_int_equal(nf_uft_set(t, s, (uint16_t)(j + 1), j == s ? 0 : port), 0);
+            if (with_sw)
+                assert_int_equal(nf_uft_set(t, s, (uint16_t)(j + 1), j == s ? 0 : port), 0);
         }
     return t;
 }
@@ -401,8 +381,8 @@ static void test_check_opensm_tables(void **state) {
     assert_int_equal(r.holes, 2);
     assert_int_equal(r.delivered, 4 * 28 - 2);
     assert_true(r.problem_lid == 3 || r.problem_lid == 4);
-    assert_string_equal(nf_node_name(f, r.problem[0].sw), r.problem_lid == 3 ? "xgft L2 1"
-                                                                             : "xgft L2 0");
+    assert_string_equal(nf_node_name(f, r.problem[0].sw),
+                        r.problem_lid == 3 ? "xgft L2 1" : "xgft L2 0");
     nf_uft_report_fini(&r);
     nf_uft_free(t);
     nf_fabric_free(f);
@@ -436,8 +416,8 @@ static void test_top_lid_skipped(void **state) {
     const char *b2 = strstr(text + 1, "Unicast");
     assert_non_null(b2);
     w = (warns){0};
-    assert_int_equal(
-        nf_uft_parse(f, b2, (size_t)n - (size_t)(b2 - text), "t", on_warn, &w, &t, &d), NF_OK);
+    assert_int_equal(nf_uft_parse(f, b2, (size_t)n - (size_t)(b2 - text), "t", on_warn, &w, &t, &d),
+                     NF_OK);
     assert_int_equal(w.n, 0);
     nf_uft_free(t);
     nf_fabric_free(f);
@@ -445,14 +425,10 @@ static void test_top_lid_skipped(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_read_opensm_by_hand),
-        cmocka_unit_test(test_two_views_agree),
-        cmocka_unit_test(test_write_round_trip),
-        cmocka_unit_test(test_bad_tables),
-        cmocka_unit_test(test_check_ring_credit_loop),
-        cmocka_unit_test(test_check_ring_problems),
-        cmocka_unit_test(test_check_opensm_tables),
-        cmocka_unit_test(test_top_lid_skipped),
+        cmocka_unit_test(test_read_opensm_by_hand),    cmocka_unit_test(test_two_views_agree),
+        cmocka_unit_test(test_write_round_trip),       cmocka_unit_test(test_bad_tables),
+        cmocka_unit_test(test_check_ring_credit_loop), cmocka_unit_test(test_check_ring_problems),
+        cmocka_unit_test(test_check_opensm_tables),    cmocka_unit_test(test_top_lid_skipped),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
