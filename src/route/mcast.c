@@ -4,6 +4,7 @@
  * statistics of the result. Verification and exports live in mcast_check.c. */
 #include "route/mcast_engine.h"
 #include "util/mem.h"
+#include "util/sort.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -371,6 +372,25 @@ nf_node nf__mc_member_switch(const nf_fabric *f, nf_node ca, nf_link *host_link)
         return NF_NONE;
     *host_link = f->port_link[g];
     return s;
+}
+
+int nf__mc_opensm_order(const nf_fabric *f, nf_node *order, uint32_t *rank) {
+    uint32_t S = f->n_switches;
+    nf_node *ids = order ? order : nf__malloc(((size_t)S + 1) * sizeof *ids);
+    uint64_t *key = nf__malloc(((size_t)S + 1) * sizeof *key);
+    int rc = NF_ENOMEM;
+    if (ids && key) {
+        for (nf_node s = 0; s < S; s++) {
+            ids[s] = s;
+            key[s] = nf__mc_opensm_key(f->guid[s]);
+        }
+        if (!(rc = nf__sort_ids_by_key(ids, key, S)))
+            for (uint32_t i = 0; i < S; i++)
+                rank[ids[i]] = i;
+    }
+    if (ids != order) nf__free(ids);
+    nf__free(key);
+    return rc;
 }
 
 uint32_t nf__mc_group_leaves(const nf_fabric *f, const nf_groups *g, uint32_t k, nf_node *leaf,

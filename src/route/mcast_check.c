@@ -4,7 +4,6 @@
  * OpenSM's mcfdbs layout and as a member list. */
 #include "route/mcast_engine.h"
 #include "util/mem.h"
-#include "util/sort.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -324,16 +323,8 @@ int nf_mcast_write_mft_mlids(const nf_fabric *f, const nf_mcast *m, const uint16
     nf_node *order = nf__malloc(((size_t)S + 1) * sizeof *order);
     uint32_t *rank = nf__malloc(((size_t)S + 1) * sizeof *rank);
     uint64_t *ent = nf__malloc((n + 1) * sizeof *ent);
-    uint64_t *key = nf__malloc(((size_t)S + 1) * sizeof *key);
     int rc = NF_ENOMEM;
-    if (!order || !rank || !ent || !key) goto done;
-    for (nf_node s = 0; s < S; s++) { /* switches in OpenSM's order */
-        order[s] = s;
-        key[s] = nf__mc_opensm_key(f->guid[s]);
-    }
-    if (nf__sort_ids_by_key(order, key, S)) goto done;
-    for (uint32_t i = 0; i < S; i++)
-        rank[order[i]] = i;
+    if (!order || !rank || !ent || nf__mc_opensm_order(f, order, rank)) goto done;
     /* key: switch rank << 24 | MLID offset << 8 | port (offsets < 2^14, ports < 2^8) */
     n = 0;
     for (uint32_t k = 0; k < m->n_groups; k++) {
@@ -371,7 +362,6 @@ done:
     nf__free(order);
     nf__free(rank);
     nf__free(ent);
-    nf__free(key);
     return rc;
 }
 

@@ -102,6 +102,10 @@ uint32_t nf__mc_new_stamp(const nf__mc_view *v);
  * (docs/opensm-mcast.md). This is that order's key. */
 static inline uint64_t nf__mc_opensm_key(uint64_t guid) { return __builtin_bswap64(guid); }
 
+/* Every switch of f in OpenSM's order: the switches by rank into order (optional, S entries) and
+ * each switch's rank into rank (S entries). NF_OK or NF_ENOMEM. */
+int nf__mc_opensm_order(const nf_fabric *f, nf_node *order, uint32_t *rank);
+
 /* Root choices shared by the engines, usable as nf_mcast_engine.root: among the candidates,
  * the first in OpenSM's switch order (MINIHOP-MC, SSSP-MC), or the least-loaded (sw_load), ties
  * to OpenSM's order (root rotation: the -new engines and FULB-MC).

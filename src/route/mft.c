@@ -400,35 +400,13 @@ int nf_mft_load(const nf_fabric *f, const char *path, nf_warn_fn warn, void *war
 
 /* ---- writing -------------------------------------------------------------------------------- */
 
-/* Every switch's rank in OpenSM's switch order (docs/opensm-mcast.md), into a new *rank. */
-static int switch_ranks(const nf_fabric *f, uint32_t **rank) {
-    uint32_t S = f->n_switches;
-    nf_node *order = nf__malloc(((size_t)S + 1) * sizeof *order);
-    uint64_t *key = nf__malloc(((size_t)S + 1) * sizeof *key);
-    *rank = nf__malloc(((size_t)S + 1) * sizeof **rank);
-    int rc = NF_ENOMEM;
-    if (!order || !key || !*rank) goto done;
-    for (nf_node s = 0; s < S; s++) {
-        order[s] = s;
-        key[s] = nf__mc_opensm_key(f->guid[s]);
-    }
-    if ((rc = nf__sort_ids_by_key(order, key, S))) goto done;
-    for (uint32_t i = 0; i < S; i++)
-        (*rank)[order[i]] = i;
-done:
-    nf__free(order);
-    nf__free(key);
-    if (rc) {
-        nf__free(*rank);
-        *rank = NULL;
-    }
-    return rc;
-}
-
 int nf_mft_write(const nf_mft *t, FILE *out) {
     const nf_fabric *f = t->f;
-    uint32_t *rank, *ord = NULL;
-    if (switch_ranks(f, &rank)) return NF_ENOMEM;
+    uint32_t *ord = NULL, *rank = nf__malloc(((size_t)f->n_switches + 1) * sizeof *rank);
+    if (!rank || nf__mc_opensm_order(f, NULL, rank)) {
+        nf__free(rank);
+        return NF_ENOMEM;
+    }
     /* key per row: switch rank << 16 | MLID, sorted through the ids */
     uint64_t *k = nf__malloc((t->n + 1) * sizeof *k);
     ord = nf__malloc((t->n + 1) * sizeof *ord);
@@ -701,7 +679,9 @@ int nf_mft_analyze(const nf_mft *t, nf_mft_report **out) {
     ascr a = {0};
     nf_mft_report *r = nf__calloc(1, sizeof *r);
     int rc = NF_ENOMEM;
-    if (!r || sorted_rows(t, key_mlid_sw, &ord, &m) || switch_ranks(f, &rank)) goto done;
+    if (!r || sorted_rows(t, key_mlid_sw, &ord, &m) ||
+        !(rank = nf__malloc(((size_t)S + 1) * sizeof *rank)) || nf__mc_opensm_order(f, NULL, rank))
+        goto done;
     uint32_t ng = 0;
     for (size_t i = 0; i < m; i++)
         ng += !i || t->row[ord[i]].mlid != t->row[ord[i - 1]].mlid;
