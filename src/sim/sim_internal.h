@@ -89,6 +89,12 @@ int nf__sim_group_receivers(const nf_sim *s, uint32_t g, uint32_t src, uint32_t 
 void nf__sim_script_mark(const nf_sim *s, size_t *n_msg, size_t *n_edge);
 void nf__sim_script_truncate(nf_sim *s, size_t n_msg, size_t n_edge);
 
+/* The configuration a routing is asked under outside the simulator (the deadlock checker, its
+ * tables, a trace): *cfg, or the defaults when cfg is NULL, into *c; NF_EINVAL (reason in diag)
+ * when its VCs are fewer than r needs or more than NF_SIM_MAX_VCS (simtable.c). */
+int nf__sim_routing_config(const nf_sim_routing *r, const nf_sim_config *cfg, nf_sim_config *c,
+                           nf_diag *diag);
+
 /* The Dragonfly routings (dfroute.c). */
 extern const nf_sim_routing nf__sim_dfmin, nf__sim_dfval, nf__sim_ugal_l, nf__sim_ugal_lt,
     nf__sim_ugal_g, nf__sim_par;

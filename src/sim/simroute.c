@@ -544,21 +544,10 @@ int nf_sim_check_deadlock_progress(const nf_fabric *f, const nf_hops *h, const n
                                    nf_diag *diag) {
     *cycle_len = 0;
     nf_sim_config c;
-    if (cfg)
-        c = *cfg;
-    else
-        nf_sim_config_defaults(&c);
-    if (c.vcs < r->min_vcs || c.vcs > NF_SIM_MAX_VCS) { /* (min_vcs is at least 1) */
-        if (diag && c.vcs < r->min_vcs)
-            snprintf(diag->msg, sizeof diag->msg, "routing %s needs %u VCs, got %u", r->name,
-                     r->min_vcs, c.vcs);
-        else if (diag)
-            snprintf(diag->msg, sizeof diag->msg, "%u VCs: at most %u", c.vcs, NF_SIM_MAX_VCS);
-        return NF_EINVAL;
-    }
-    void *ctx = NULL;
-    int rc = r->init(&ctx, r->data, f, f->link_state, h, &c, diag);
+    int rc = nf__sim_routing_config(r, cfg, &c, diag);
     if (rc) return rc;
+    void *ctx = NULL;
+    if ((rc = r->init(&ctx, r->data, f, f->link_state, h, &c, diag))) return rc;
     unsigned V = c.vcs;
     uint32_t P = f->port_off[f->n_nodes];
     cdg g = {0};

@@ -191,8 +191,8 @@ static unsigned ask(const nf_sim_routing *r, void *ctx, nf_node sw, unsigned in_
     return r->route(ctx, sw, in_port, in_vc, hops, &pk, cand, NF_SIM_MAX_RADIX);
 }
 
-static int check_vcs(const nf_sim_routing *r, const nf_sim_config *cfg, nf_sim_config *c,
-                     nf_diag *diag) {
+int nf__sim_routing_config(const nf_sim_routing *r, const nf_sim_config *cfg, nf_sim_config *c,
+                           nf_diag *diag) {
     if (cfg)
         *c = *cfg;
     else
@@ -214,7 +214,7 @@ int nf_sim_routing_to_uft(const nf_fabric *f, const nf_hops *h, const nf_sim_rou
                         "no forwarding table holds it",
                         r->name);
     nf_sim_config c;
-    int rc = check_vcs(r, cfg, &c, diag);
+    int rc = nf__sim_routing_config(r, cfg, &c, diag);
     if (rc) return rc;
     nf_uft *t;
     if ((rc = nf_uft_new(f, &t, diag))) return rc;
@@ -319,7 +319,7 @@ int nf_sim_trace_path(const nf_fabric *f, const nf_hops *h, const nf_sim_routing
     if (src >= f->n_nodes || dst >= f->n_nodes) return nf__fail(diag, NF_EINVAL, "no such node");
     if (src == dst) return nf__fail(diag, NF_EINVAL, "source and destination are one node");
     nf_sim_config c;
-    int rc = check_vcs(r, cfg, &c, diag);
+    int rc = nf__sim_routing_config(r, cfg, &c, diag);
     if (rc) return rc;
     /* the ends: a CA's port (the one asked, else by the source's rail, else its first cabled) */
     if (!nf_is_switch(f, src) && !(src_port = ca_port(f, src, src_port)))
