@@ -184,6 +184,5 @@ else
 fi
 ibsim_stop
 took=$(($(date +%s) - t0))
-[ "$took" -le 30 ] && ok || bad "the real-tools checks took ${took}s (want a few seconds)"
 echo "real tools: ${took}s"
 finish
