@@ -189,6 +189,11 @@ static int sim_run(sim_plan *p) {
                    res.wall_s);
             if (exclude) printf(" %9llu", (unsigned long long)res.excluded_msgs);
             putchar('\n');
+            if (res.state_bytes && pi + 1 == n_points)
+                printf("# learned tables: %llu bytes at the router that keeps the most (a row "
+                       "per destination router would take %llu)\n",
+                       (unsigned long long)res.state_bytes,
+                       (unsigned long long)res.state_bytes_flat);
             fflush(stdout);
         }
         if (res.deadlock)

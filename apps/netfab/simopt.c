@@ -168,6 +168,18 @@ size_t nf_app_sim_knob_opts(nf_app_sim_knobs *k, nf_opt *rows) {
          .given = &k->given,
          .help = "restricted draws the intermediate groups of val and ugal-* among those the "
                  "source router's own global links reach (default all)"},
+        REAL_ROW("q-alpha", "A", c->q_alpha, 1e-6, 1,
+                 "qadapt: learning rate, the share of an estimate's error corrected at each "
+                 "return (default 0.2)"),
+        REAL_ROW("q-explore", "P", c->q_explore, 0, 1,
+                 "qadapt: the chance a router sends a packet by a random candidate rather than "
+                 "its best (default 0.001)"),
+        REAL_ROW("q-threshold", "C", c->q_threshold, 0.001, 1e9,
+                 "qadapt: the long way only when expected sooner than the minimal one by more "
+                 "than C cycles (default: a local hop's, router delay + local latency)"),
+        UINT_ROW("q-sample", "K", c->q_sample, 0, 255,
+                 "qadapt: the long ways weighed against the minimal one, K drawn at random per "
+                 "packet, 0 all (default 1)"),
         FLAG_ROW("exclude-unroutable", c->exclude_unroutable,
                  "skip the messages of source/destination pairs that no path joins, and count "
                  "them (excluded_msgs)"),
@@ -217,6 +229,10 @@ json_t *nf_app_sim_result_json(double load, const nf_sim_result *res, unsigned f
     if (exclude)
         json_object_set_new(o, "excluded_msgs", json_integer((json_int_t)res->excluded_msgs));
     if (res->deadlock) json_object_set_new(o, "stuck", json_string(res->stuck));
+    if (res->state_bytes) { /* a learning routing's tables */
+        json_object_set_new(o, "state_bytes", json_integer((json_int_t)res->state_bytes));
+        json_object_set_new(o, "state_bytes_flat", json_integer((json_int_t)res->state_bytes_flat));
+    }
     return o;
 }
 

@@ -52,6 +52,16 @@ typedef struct nf_sim_config {
                             * one VC buffer, buf_flits) */
     bool proxy_restricted; /* val, ugal-*: intermediate groups only among those the source
                             * router's own global links reach (no) */
+    double q_alpha;        /* qadapt: learning rate, the share of an estimate's error corrected
+                            * at each return, above 0, at most 1 (0.2) */
+    double q_explore;      /* qadapt: the chance a router sends a packet by a random candidate
+                            * instead of its choice, 0 to 1 (0.001) */
+    double q_threshold;    /* qadapt: a source-group router sends a packet the long way only when
+                            * that is expected sooner than the minimal way by more than this many
+                            * cycles (0: auto, a local hop in an empty network, router_delay +
+                            * lat_local) */
+    unsigned q_sample;     /* qadapt: the long ways a source-group router weighs against the
+                            * minimal one, drawn at random per packet; 0: all of them (1) */
     unsigned threads;      /* threads (0: auto, every processor for 64 switches or more, else
                             * 1; more than NF_SIM_MAX_THREADS count as that many); results do
                             * not depend on it */
@@ -386,20 +396,23 @@ typedef struct nf_sim_result {
     double minimal_frac; /* share of packets routed minimally: on a Dragonfly routing, not
                           * through an intermediate group; else a path of the least switch hops */
     double link_util_mean, link_util_max; /* inter-switch channels, over the window */
-    bool saturated;         /* measured packets not all delivered by the drain limit, or the
-                             * accepted load below 95% of the offered */
-    bool deadlock;          /* the watchdog fired: flits in flight and none moved for a while */
-    uint64_t packets;       /* measured packets delivered */
-    uint64_t cycles;        /* simulated in all (warm-up, window, drain) */
-    uint64_t flit_hops;     /* flits moved over channels */
-    uint64_t unroutable;    /* times the routing gave a head packet no port (it then waits) */
-    double lost_frac;       /* of the flits generated in the window, the share with no way to
-                             * their destination (failed links; routings that can tell, ftable):
-                             * dropped at the source, not in offered */
-    uint64_t dropped_pkts;  /* discarded in the network: a link failed after they left
-                             * (routings that can tell, ftable) */
-    uint64_t excluded_msgs; /* with exclude_unroutable: messages of the window not sent, their
-                             * endpoints' switches being disconnected */
+    bool saturated;            /* measured packets not all delivered by the drain limit, or the
+                                * accepted load below 95% of the offered */
+    bool deadlock;             /* the watchdog fired: flits in flight and none moved for a while */
+    uint64_t packets;          /* measured packets delivered */
+    uint64_t cycles;           /* simulated in all (warm-up, window, drain) */
+    uint64_t flit_hops;        /* flits moved over channels */
+    uint64_t unroutable;       /* times the routing gave a head packet no port (it then waits) */
+    double lost_frac;          /* of the flits generated in the window, the share with no way to
+                                * their destination (failed links; routings that can tell, ftable):
+                                * dropped at the source, not in offered */
+    uint64_t dropped_pkts;     /* discarded in the network: a link failed after they left
+                                * (routings that can tell, ftable) */
+    uint64_t excluded_msgs;    /* with exclude_unroutable: messages of the window not sent, their
+                                * endpoints' switches being disconnected */
+    uint64_t state_bytes;      /* a learning routing (qadapt): the learned state of the switch that
+                                * keeps the most, bytes (0 for the others) */
+    uint64_t state_bytes_flat; /* the same with a row per destination switch (plain Q-routing) */
     double wall_s;
     char stuck[256]; /* with deadlock: some of the stuck channels */
 } nf_sim_result;

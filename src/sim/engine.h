@@ -100,9 +100,11 @@ typedef struct sim_qent {
 } sim_qent;
 
 typedef struct sim_event {
-    uint32_t port;     /* global port: the receiving input (flit) or the sending output (credit) */
-    uint32_t pkt;      /* flit: packet id; SIM_NO_PKT: a credit */
+    uint32_t port;     /* global port: the receiving input (flit) or the sending output (credit,
+                        * estimate) */
+    uint32_t pkt;      /* flit: packet id; SIM_NO_PKT: a credit; an estimate: its float's bits */
     uint8_t vc, flags; /* SIM_FL_HEAD, SIM_FL_TAIL */
+    uint16_t row;      /* an estimate (learn wheels): the row of the learning routing's table */
 } sim_event;
 
 enum {
@@ -139,8 +141,9 @@ typedef struct sim_sampler {
  * whole engine. */
 typedef struct sim_worker {
     sim_wheel_slot *
-        *wheel;   /* [n_threads]: wheel_mask + 1 slots each, the events for thread d's ports */
-    nf_node *act; /* its active switches */
+        *wheel; /* [n_threads]: wheel_mask + 1 slots each, the events for thread d's ports */
+    sim_wheel_slot **learn; /* the same for a learning routing's estimates (NULL for others) */
+    nf_node *act;           /* its active switches */
     uint32_t n_act;
     uint32_t *freed; /* packet ids freed this cycle */
     size_t n_freed, cap_freed;
@@ -218,6 +221,7 @@ typedef struct sim_sources {
 
 typedef struct sim_pool { /* packets by id */
     sim_pkt *pkts;
+    uint32_t *stamp; /* a learning routing's: the cycle each packet reached its last switch */
     uint32_t n, cap;
     uint32_t *free_ids, n_free;
 } sim_pool;

@@ -55,6 +55,9 @@ void nf_sim_config_defaults(nf_sim_config *c) {
                          .speedup = 1.0,
                          .alloc_iters = 1,
                          .w_hop = 1.0,
+                         .q_alpha = 0.2,
+                         .q_explore = 0.001,
+                         .q_sample = 1,
                          .flit_bytes = 32,
                          .nic_msg_cycles = 40,
                          .nic_short_cycles = 8};
@@ -98,6 +101,11 @@ static uint32_t new_pkt(nf_sim *s) {
         sim_pkt *p = nf__realloc(s->pool.pkts, (size_t)cap * sizeof *p);
         if (!p) return SIM_NO_PKT;
         s->pool.pkts = p;
+        if (s->routing->learns) {
+            uint32_t *st = nf__realloc(s->pool.stamp, (size_t)cap * sizeof *st);
+            if (!st) return SIM_NO_PKT;
+            s->pool.stamp = st;
+        }
         uint32_t *fr = nf__realloc(s->pool.free_ids, (size_t)cap * sizeof *fr);
         if (!fr) return SIM_NO_PKT;
         s->pool.free_ids = fr;
@@ -119,6 +127,12 @@ void nf_sim_free(nf_sim *s) {
                 nf__free(w->wheel[d][i].ev);
             nf__free(w->wheel[d]);
         }
+        for (unsigned d = 0; w->learn && d < s->n_threads; d++) {
+            for (uint32_t i = 0; w->learn[d] && i <= s->net.wheel_mask; i++)
+                nf__free(w->learn[d][i].ev);
+            nf__free(w->learn[d]);
+        }
+        nf__free(w->learn);
         void *arrays[] = {w->wheel, w->act,    w->freed,  w->nic_act, w->ran,
                           w->lat.v, w->nlat.v, w->mlat.v, w->sarr,    w->stash};
         for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
@@ -139,6 +153,7 @@ void nf_sim_free(nf_sim *s) {
     nf__free(s->mc.grp_ep);
     nf__free(s->src.nic_on);
     nf__free(s->net.snap);
+    nf__free(s->pool.stamp);
     nf__free(s->topo.ep_rails);
     nf__free(s->meas.ep_cut);
     nf__free(s->meas.cut_uf);
@@ -321,6 +336,11 @@ int nf_sim_new(const nf_fabric *f, const nf_hops *h, const nf_sim_config *cfg,
         if (!wk->act || !wk->nic_act || !wk->wheel) goto fail;
         for (unsigned d = 0; d < s->n_threads; d++)
             if (!(wk->wheel[d] = nf__calloc(w, sizeof *wk->wheel[d]))) goto fail;
+        if (r->learns) {
+            if (!(wk->learn = nf__calloc(s->n_threads, sizeof *wk->learn))) goto fail;
+            for (unsigned d = 0; d < s->n_threads; d++)
+                if (!(wk->learn[d] = nf__calloc(w, sizeof *wk->learn[d]))) goto fail;
+        }
     }
     /* threads own contiguous ranges of switches with about as many ports each (a Dragonfly's
      * groups are contiguous, so only global links cross) */
@@ -418,8 +438,10 @@ static void reset(nf_sim *s) {
     for (unsigned t = 0; t < s->n_threads; t++) {
         sim_worker *w = &s->workers[t];
         for (unsigned d = 0; d < s->n_threads; d++)
-            for (uint32_t i = 0; i <= s->net.wheel_mask; i++)
+            for (uint32_t i = 0; i <= s->net.wheel_mask; i++) {
                 w->wheel[d][i].n = 0;
+                if (w->learn) w->learn[d][i].n = 0;
+            }
         w->n_act = w->n_nic_act = 0;
         w->n_freed = w->n_sarr = w->n_stash = 0; /* (every packet id is free again) */
         w->lat.n = w->nlat.n = w->mlat.n = 0;
@@ -455,6 +477,7 @@ static void reset(nf_sim *s) {
     s->faults.next = 0;
     if (s->meas.ep_cut) cut_keys(s, s->faults.link_state, NULL, s->meas.cut_uf, s->meas.ep_cut);
     nf__rng_seed(&s->src.rng, s->cfg.seed ^ 0x5eed5eed5eedULL);
+    if (s->routing->reset) s->routing->reset(s->routing_ctx);
 }
 static uint64_t geometric(nf_sim *s, double p);
 
@@ -737,11 +760,28 @@ static int deliver(nf_sim *s, sim_worker *wk, uint32_t id, bool tail, nf_node ca
 
 static int apply_slot(nf_sim *s, sim_worker *wk, sim_wheel_slot *w);
 
-/* Applies this cycle's events for thread t's ports, from every thread's wheel in thread order. */
+/* A learning routing's estimates in slot w, for ports of thread t: each to its switch. */
+static void apply_learn(nf_sim *s, sim_wheel_slot *w) {
+    const nf_gport *port_off = s->f->port_off;
+    for (size_t i = 0; i < w->n; i++) {
+        sim_event e = w->ev[i];
+        nf_node n = sim_port_at(s, e.port)->node;
+        float value;
+        memcpy(&value, &e.pkt, sizeof value);
+        s->routing->learn(s->routing_ctx, n, e.port - port_off[n] + 1, e.row, value);
+    }
+    w->n = 0;
+}
+
+/* Applies this cycle's events for thread t's ports, from every thread's wheel in thread order
+ * (a learning routing's estimates first). */
 static int apply_events(nf_sim *s, unsigned t) {
+    uint32_t slot = (uint32_t)(s->now & s->net.wheel_mask);
+    if (s->workers[t].learn)
+        for (unsigned src = 0; src < s->n_threads; src++)
+            apply_learn(s, &s->workers[src].learn[t][slot]);
     for (unsigned src = 0; src < s->n_threads; src++) {
-        int rc =
-            apply_slot(s, &s->workers[t], &s->workers[src].wheel[t][s->now & s->net.wheel_mask]);
+        int rc = apply_slot(s, &s->workers[t], &s->workers[src].wheel[t][slot]);
         if (rc) return rc;
     }
     return NF_OK;
@@ -833,17 +873,43 @@ static void snap_phase(nf_sim *s, unsigned t) {
     }
 }
 
+/* A learning routing's estimate for the head packet of input VC v of port gi (pi) at switch sw,
+ * sent back upstream once per packet and switch (nf_sim_routing.learns); its arrival cycle here
+ * becomes the packet's stamp. */
+static int learn_back(nf_sim *s, sim_worker *b, nf_node sw, nf_gport gi, sim_port *pi,
+                      unsigned in_port, unsigned v) {
+    sim_ivc *civ = &sim_ivcs(s, pi)[v];
+    uint32_t id = civ->head_pkt;
+    const sim_qent *q = s->net.rings + sim_vc_ix(s, gi, v) * s->net.ring_cap;
+    uint32_t here = q[civ->head].t_arrive, up = s->pool.stamp[id];
+    if (up == here) return NF_OK; /* told already (a packet only stays or moves on) */
+    s->pool.stamp[id] = here;
+    if (!pi->to_sw) return NF_OK; /* from a NIC: no switch upstream */
+    const sim_pkt *p = &s->pool.pkts[id];
+    nf__sim_pkt rp = {.dst_ca = p->dst_ca, .dst_sw = p->dst_sw, .salt = p->salt};
+    uint32_t row = 0;
+    float value = s->routing->estimate(s->routing_ctx, sw, in_port, v, p->hops, &rp, &row) +
+                  (float)(here - up);
+    sim_event e = {.port = pi->back, .row = (uint16_t)row};
+    memcpy(&e.pkt, &value, sizeof value);
+    sim_wheel_slot *w =
+        &b->learn[pi->peer_own][(s->now + s->cfg.credit_delay + pi->lat) & s->net.wheel_mask];
+    if (w->n == w->cap && NF_GROW(w->ev, w->cap, w->n + 1)) return NF_ENOMEM;
+    w->ev[w->n++] = e;
+    return NF_OK;
+}
+
 /* Gives the head packet of input VC v of port pi (index in_port) at switch sw an output VC: the
  * routing's candidates (or the ejection port at the destination switch), the first free VC with
  * room for the whole packet, deterministically the first candidate that has one, adaptively the
- * one with the most credits. */
-SIM_INLINE void allocate_vc(nf_sim *s, sim_worker *b, nf_node sw, nf_gport gi, sim_port *pi,
-                            unsigned in_port, unsigned v) {
+ * one with the most credits. NF_ENOMEM when a learning routing's estimate cannot be sent. */
+SIM_INLINE int allocate_vc(nf_sim *s, sim_worker *b, nf_node sw, nf_gport gi, sim_port *pi,
+                           unsigned in_port, unsigned v) {
     sim_ivc *civ = &sim_ivcs(s, pi)[v];
     sim_pkt *p = &s->pool.pkts[civ->head_pkt];
     if (p->flags & SIM_PK_MCAST) {
         nf__sim_allocate_mc(s, b, sw, gi, pi, in_port, v);
-        return;
+        return NF_OK;
     }
     nf_sim_cand buf[NF_SIM_MAX_RADIX];
     nf_sim_cand *cached = s->net.cands + sim_vc_ix(s, gi, v) * SIM_CACHE_CANDS;
@@ -851,6 +917,10 @@ SIM_INLINE void allocate_vc(nf_sim *s, sim_worker *b, nf_node sw, nf_gport gi, s
     unsigned nc = civ->ncand;
     nf_gport g0 = s->f->port_off[sw];
     if (nc == 0 || nc > SIM_CACHE_CANDS) { /* route (once per packet and router, when it fits) */
+        if (b->learn) {
+            int rc = learn_back(s, b, sw, gi, pi, in_port, v);
+            if (rc) return rc;
+        }
         if (p->dst_sw == sw) {
             buf[0] = (nf_sim_cand){
                 .port = p->dst_port, .vc_lo = 0, .vc_hi = (uint8_t)(s->net.n_vcs - 1)};
@@ -868,7 +938,7 @@ SIM_INLINE void allocate_vc(nf_sim *s, sim_worker *b, nf_node sw, nf_gport gi, s
             if (nc == 0) b->unroutable++;
             if (nc == 0 && s->routing->deliverable) { /* a link failed under it: discard it here */
                 civ->out_port = SIM_DROP_PORT;
-                return;
+                return NF_OK;
             }
         }
         cand = buf;
@@ -905,13 +975,14 @@ SIM_INLINE void allocate_vc(nf_sim *s, sim_worker *b, nf_node sw, nf_gport gi, s
     if (!best_port) {
         /* a cached way has failed since: a routing that can tell asks again next time */
         if (failed && s->routing->deliverable) civ->ncand = 0;
-        return;
+        return NF_OK;
     }
     civ->out_port = (uint16_t)best_port;
     civ->out_vc = (uint8_t)best_vc;
     sim_port *po = sim_port_at(s, g0 + best_port - 1);
     sim_ovcs(s, po)[best_vc].busy = 1;
     if (po->to_sw) p->hops++;
+    return NF_OK;
 }
 
 /* Takes the first flit of output go's queue (not empty) as the event that carries it on. */
@@ -1045,7 +1116,10 @@ SIM_INLINE int crossbar_pass_w(nf_sim *s, sim_worker *b, nf_node sw, bool *moved
                 for (unsigned k = 0; k < V; k++, v = v + 1 == V ? 0 : v + 1) {
                     sim_ivc *iv = &ivs[v];
                     if (!iv->count || s->now < iv->ready_at) continue;
-                    if (!iv->out_port) allocate_vc(s, b, sw, gi, pi, ip, v);
+                    if (!iv->out_port) {
+                        int rc = allocate_vc(s, b, sw, gi, pi, ip, v);
+                        if (rc) return rc;
+                    }
                     if (iv->out_port == SIM_DROP_PORT) { /* a flit a cycle into the void */
                         int rc = drop_flit(s, b, sw, gi, v);
                         if (rc) return rc;
@@ -1600,6 +1674,8 @@ int nf_sim_run(nf_sim *s, const nf_sim_injection *inj, const nf_sim_phase *ph,
     out->minimal_frac = s->meas.n_pkts ? (double)s->meas.minimal / (double)s->meas.n_pkts : 0;
     out->flit_hops = s->tally.flit_hops;
     out->unroutable = s->tally.unroutable;
+    if (s->routing->memory)
+        s->routing->memory(s->routing_ctx, &out->state_bytes, &out->state_bytes_flat);
     uint64_t links = 0, sum = 0;
     uint32_t mx = 0;
     for (nf_gport g = 0; g < s->topo.n_sw_ports; g++) {

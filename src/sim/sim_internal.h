@@ -69,6 +69,25 @@ struct nf_sim_routing {
      * (unroutable). */
     bool (*deliverable)(void *ctx, nf_node src_sw, nf_node dst_ca, nf_node dst_sw);
     void (*fini)(void *ctx);
+    /* A learning routing (learns): routers that learn from their neighbours' estimates, as a
+     * Q-routing does. The engine keeps each packet's arrival cycle at the switch it last
+     * reached. When a packet's head is first given a way at a switch it reached over a
+     * switch-to-switch link (its destination switch too), the engine asks estimate() for that
+     * switch's own estimate of the cycles the packet still needs (at the destination switch the
+     * routing sees dst_sw == sw) and the row of the upstream switch's table the packet counts in
+     * (*row_up, below 2^16), adds the cycles from the packet's arrival upstream to its arrival
+     * here, and sends the sum back over the link like a credit: learn() receives it at the
+     * upstream switch, for the port the packet left by, credit_delay plus the link's latency
+     * later. Both run on the thread that owns the switch they are called for, in an order that
+     * does not depend on the threads. reset() returns the learned state to where a run starts;
+     * memory() tells the learned state's bytes at the switch that keeps the most, and what a
+     * table with a row per destination switch would take instead (flat). */
+    bool learns;
+    float (*estimate)(void *ctx, nf_node sw, unsigned in_port, unsigned in_vc, unsigned hops,
+                      const nf__sim_pkt *p, uint32_t *row_up);
+    void (*learn)(void *ctx, nf_node sw, unsigned port, uint32_t row, float value);
+    void (*reset)(void *ctx);
+    void (*memory)(void *ctx, uint64_t *bytes, uint64_t *flat);
 };
 
 /* A traffic pattern: the destination endpoint (index among endpoints 0..E-1) of a packet from
@@ -98,5 +117,7 @@ int nf__sim_routing_config(const nf_sim_routing *r, const nf_sim_config *cfg, nf
 /* The Dragonfly routings (dfroute.c). */
 extern const nf_sim_routing nf__sim_dfmin, nf__sim_dfval, nf__sim_ugal_l, nf__sim_ugal_lt,
     nf__sim_ugal_g, nf__sim_par;
+/* Q-adaptive, the learning Dragonfly routing (qroute.c). */
+extern const nf_sim_routing nf__sim_qadapt;
 
 #endif

@@ -72,6 +72,18 @@ expect 0 "$nf" sim $df --routing ugal-g --traffic worstcase --vcs 3 --load 0.1 -
 json_val out saturated false
 expect 0 "$nf" route --topo dragonfly:a=4,p=2,h=2,arr=consecutive --routing par --check --vcs 4
 has out "no cycle (deadlock-free)"
+# Q-adaptive: deadlock-free by its VC classes on the small and the 1,056-node Dragonflies; its
+# knobs checked; its learned tables' size in the JSON (72 nodes: 9 + 4 rows x 5 ports x 4 bytes)
+expect 0 "$nf" route --topo dragonfly:a=4,p=2,h=2 --routing qadapt --check
+has out "no cycle (deadlock-free)"
+expect 0 "$nf" route --topo dragonfly:a=8,p=4,h=4 --routing qadapt --check --json
+json_val out deadlock_free true
+expect 2 "$nf" sim $df --routing qadapt --traffic uniform --load 0.1 --vcs 2; has err "needs at least 3 VCs"
+expect 2 "$nf" sim $df --routing qadapt --traffic uniform --load 0.1 --q-alpha 0; has err "--q-alpha wants"
+expect 2 "$nf" sim $df --routing qadapt --traffic uniform --load 0.1 --q-explore 2; has err "--q-explore wants"
+expect 2 "$nf" sim --topo fattree:k=4 --routing qadapt --traffic uniform --load 0.1; has err "qadapt routes Dragonflies"
+expect 0 "$nf" sim $df --routing qadapt --traffic worstcase --load 0.2 --cycles 2000 --json
+json_val out saturated false; json_num out state_bytes 260; json_num out state_bytes_flat 720
 # the checker
 expect 0 "$nf" route --topo torus:4x4,c=1 --routing dor --check;  has out "no cycle (deadlock-free)"
 expect 1 "$nf" route --topo torus:4x4,c=1 --routing dor-plain --check; has out "channel dependency cycle"
