@@ -1,22 +1,24 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# Dragonfly adaptive routing (issue 6): latency-throughput sweeps for every routing under uniform
-# and worst-case traffic, 1-flit and 4-flit packets; a saturation table on stdout (markdown), the
-# sweeps as CSV and, when gnuplot is there, one PNG per (fabric, packet size, traffic) in OUT.
+# Dragonfly adaptive routing (issues 6 and 18): latency-throughput sweeps for every routing under
+# uniform and worst-case traffic, 1-flit and 4-flit packets; a table on stdout (markdown) of each
+# routing's saturation throughput and its mean latency at half of it, the sweeps as CSV and, when
+# gnuplot is there, one PNG per (fabric, packet size, traffic) in OUT.
 # Each sweep climbs (0.01 to 0.05 by 0.01, then by 0.05 to 1) and stops at its first saturated
-# point (BookSim's way); the saturation throughput is the most any point accepted.
+# point (BookSim's way); the saturation throughput is the most any point accepted; the latency at
+# half of it is one more run at that load.
 # Usage: bench/bench_dragonfly.sh NETFAB OUT [quick]   (quick: the 72-node Dragonfly only)
 set -eu
 nf=$1 out=$2 quick=${3:-}
 mkdir -p "$out"
 topos="dragonfly:a=4,p=2,h=2"
 [ "$quick" = quick ] || topos="$topos dragonfly:a=8,p=4,h=4"
-routings="dfmin val ugal-l ugal-g par"
+routings="dfmin val ugal-l ugal-g par qadapt"
 loads="0.01 0.02 0.03 0.04 0.05 $(awk 'BEGIN { for (l = 0.1; l < 1.0001; l += 0.05) printf "%.2f ", l }')"
 common="--vcs 4 --buf 32 --warmup 1000 --cycles 3000 --drain 3000 --json"
 field() { sed -n "s/^ *\"$1\": \([-0-9.e+a-z]*\),*$/\1/p"; }
-echo "| fabric | packet flits | traffic | $(echo $routings | sed 's/ / | /g') |"
-echo "|---|---:|---|$(for r in $routings; do printf -- '---:|'; done)"
+echo "| fabric | packet flits | traffic | $(echo $routings | sed 's/ / | /g') | qadapt at val's half |"
+echo "|---|---:|---|$(for r in $routings; do printf -- '---:|'; done)---:|"
 for topo in $topos; do
     tag=$(echo "$topo" | sed 's/dragonfly:a=\([0-9]*\),p=\([0-9]*\),h=\([0-9]*\)/a\1p\2h\3/')
     for pkt in 1 4; do
@@ -36,8 +38,20 @@ for topo in $topos; do
                     best=$(awk "BEGIN{print ($acc > $best) ? $acc : $best}")
                     [ "$sat" = true ] && break
                 done
-                row="$row $(printf '%.3f' "$best") |"
+                half=$(awk "BEGIN{printf \"%.3f\", $best / 2}")
+                hl=$("$nf" sim --topo "$topo" --routing "$r" --traffic "$traffic" --pkt "$pkt" \
+                    --load "$half" $common | field lat_mean)
+                row="$row $(printf '%.3f / %.1f' "$best" "$hl") |"
+                [ "$r" = val ] && valhalf=$half
             done
+            # the aim under the worst case: qadapt's latency below val's at half val's saturation
+            if [ "$traffic" = worstcase ]; then
+                ql=$("$nf" sim --topo "$topo" --routing qadapt --traffic "$traffic" --pkt "$pkt" \
+                    --load "$valhalf" $common | field lat_mean)
+                row="$row $(printf '%.1f' "$ql") |"
+            else
+                row="$row - |"
+            fi
             echo "$row"
             if command -v gnuplot >/dev/null 2>&1; then
                 plot="plot"
@@ -65,7 +79,7 @@ ${plot%,}
 EOF
                 if [ "$traffic" = worstcase ]; then # UGAL-L's latency below saturation, linear
                     zoom="plot"
-                    for r in val ugal-l par ugal-g; do
+                    for r in val ugal-l par ugal-g qadapt; do
                         zoom="$zoom '< grep ^$r, $csv' using 3:4 with linespoints title '$r',"
                     done
                     gnuplot <<EOF

@@ -27,8 +27,11 @@ echo
 echo "## Packet-level simulator (bench_sim.sh)"
 sh "$(dirname "$0")/bench_sim.sh" "$build/netfab"
 echo
-echo "## Dragonfly adaptive routing (bench_dragonfly.sh): saturation throughput; curves in docs/img/dragonfly"
+echo "## Dragonfly adaptive routing (bench_dragonfly.sh): saturation throughput / latency at half of it; curves in docs/img/dragonfly"
 sh "$(dirname "$0")/bench_dragonfly.sh" "$build/netfab" "$(dirname "$0")/../docs/img/dragonfly"
+echo
+echo "## Q-adaptive: its knobs, its learning curve, the paper-scale point (bench_qadapt.sh)"
+sh "$(dirname "$0")/bench_qadapt.sh" "$build/netfab" "$(dirname "$0")/../docs/img/dragonfly" full
 echo
 echo "## UGAL's bias and w_hop (bench_ugal.sh)"
 for pkt in 1 4; do
