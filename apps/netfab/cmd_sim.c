@@ -63,10 +63,50 @@ typedef struct sim_plan {
     const nf_sim_traffic *t;
     const nf_app_fail *fail; /* --fail-links, or NULL */
     uint64_t fail_at;        /* --fail-at, or UINT64_MAX */
+    uint64_t timeline;       /* --timeline: a window's cycles, or 0 */
     bool json;
     const double *points;
     size_t n_points;
 } sim_plan;
+
+/* A load point's timeline, kept for the table printed after the results. */
+typedef struct sim_tline {
+    double load;
+    nf_sim_window *w;
+    size_t n;
+} sim_tline;
+
+/* The windows of a timeline as a JSON array of objects, or NULL when out of memory. */
+static json_t *timeline_json(const nf_sim_window *w, size_t n) {
+    json_t *arr = json_array();
+    for (size_t i = 0; arr && i < n; i++) {
+        json_t *o =
+            json_pack("{s:I, s:f, s:f, s:f, s:f, s:I}", "cycle", (json_int_t)w[i].cycle, "offered",
+                      w[i].offered, "accepted", w[i].accepted, "lat_mean", w[i].lat_mean,
+                      "minimal_frac", w[i].minimal_frac, "packets", (json_int_t)w[i].packets);
+        if (!o || json_array_append_new(arr, o)) {
+            json_decref(arr);
+            return NULL;
+        }
+    }
+    return arr;
+}
+
+/* The timelines of the load points as tables, after the results (window of `cycles`). */
+static void timeline_tables(const sim_tline *tl, size_t n, uint64_t cycles) {
+    for (size_t k = 0; k < n; k++) {
+        printf("\n# timeline at load %.4f, windows of %llu cycles\n", tl[k].load,
+               (unsigned long long)cycles);
+        printf("%10s %8s %8s %9s %7s %9s\n", "cycle", "offered", "accepted", "lat_mean", "minimal",
+               "packets");
+        for (size_t i = 0; i < tl[k].n; i++) {
+            const nf_sim_window *w = &tl[k].w[i];
+            printf("%10llu %8.4f %8.4f %9.2f %7.3f %9llu\n", (unsigned long long)w->cycle,
+                   w->offered, w->accepted, w->lat_mean, w->minimal_frac,
+                   (unsigned long long)w->packets);
+        }
+    }
+}
 
 /* Builds the fabric and the simulator, runs every load point and prints the results. */
 static int sim_run(sim_plan *p) {
@@ -91,8 +131,10 @@ static int sim_run(sim_plan *p) {
         nf_fabric_free(f);
         return rc;
     }
-    if ((rc = nf_sim_new(f, h, &c, p->r->r, p->t, &s, &d))) {
+    if ((rc = nf_sim_new(f, h, &c, p->r->r, p->t, &s, &d)) ||
+        (rc = nf_sim_set_timeline(s, p->timeline))) {
         int ex = nf_app_report(rc, &d);
+        nf_sim_free(s);
         nf_hops_free(h);
         nf_fabric_free(f);
         return ex;
@@ -159,7 +201,10 @@ static int sim_run(sim_plan *p) {
                "lat_p99", "hops", "minimal", "util_max", "sat", "wall_s",
                exclude ? "  excluded" : "");
     int ex = NF_EXIT_OK;
-    for (size_t pi = 0; pi < n_points; pi++) {
+    sim_tline *tls = p->timeline && !json ? calloc(n_points, sizeof *tls) : NULL;
+    size_t n_tls = 0;
+    if (p->timeline && !json && !tls) ex = nf_app_report(NF_ENOMEM, NULL);
+    for (size_t pi = 0; !ex && pi < n_points; pi++) {
         double x = points[pi];
         inj.load = x;
         nf_sim_result res;
@@ -173,14 +218,28 @@ static int sim_run(sim_plan *p) {
             ex = nf_app_report(rc, NULL);
             break;
         }
+        const nf_sim_window *tw;
+        size_t n_tw = nf_sim_timeline(s, &tw);
         if (json) {
             json_t *o = nf_app_sim_result_json(x, &res, failed, exclude);
-            if (!o) {
+            json_t *ta = o && p->timeline ? timeline_json(tw, n_tw) : NULL;
+            if (!o || (p->timeline && !ta)) {
+                json_decref(o);
                 ex = nf_app_report(NF_ENOMEM, NULL);
                 break;
             }
+            if (ta) json_object_set_new(o, "timeline", ta);
             json_array_append_new(arr, o);
         } else {
+            if (tls) { /* a copy: the next run replaces the simulator's */
+                tls[n_tls] = (sim_tline){.load = x, .w = malloc((n_tw + 1) * sizeof *tw)};
+                if (!tls[n_tls].w) {
+                    ex = nf_app_report(NF_ENOMEM, NULL);
+                    break;
+                }
+                if (n_tw) memcpy(tls[n_tls].w, tw, n_tw * sizeof *tw);
+                tls[n_tls++].n = n_tw;
+            }
             printf("%8.4f %8.4f %9.2f %9.0f %6.2f %7.3f %9.3f %5s %9.3f", res.offered, res.accepted,
                    res.lat_mean, res.lat_p99, res.hops_mean, res.minimal_frac, res.link_util_max,
                    res.deadlock    ? "DEAD"
@@ -207,6 +266,10 @@ static int sim_run(sim_plan *p) {
         ex = NF_EXIT_FAIL;
     free(lflits);
     free(was);
+    if (tls) timeline_tables(tls, n_tls, p->timeline); /* of the points whose rows are out */
+    for (size_t k = 0; k < n_tls; k++)
+        free(tls[k].w);
+    free(tls);
     if (json) {
         json_dumpf(arr, stdout, JSON_INDENT(2));
         putchar('\n');
@@ -222,6 +285,7 @@ int nf_cmd_sim(int argc, char **argv) {
     const char *topo = NULL, *rname = NULL, *tname = NULL, *sweep = NULL, *links_path = NULL;
     double load = 0;
     bool json = false, load_given = false, fail_at_given = false;
+    uint64_t timeline = 0;
     int threads = 0;
     uint64_t fail_at = 0;
     nf_app_fail fail = {0};
@@ -287,6 +351,16 @@ int nf_cmd_sim(int argc, char **argv) {
          .given = &fail_at_given,
          .help = "the links fail at that cycle of each run instead; ftable's packets caught "
                  "behind them are discarded where they stand (dropped_pkts)"},
+        {.name = "timeline",
+         .arg = "CYCLES",
+         .kind = NF_OPT_UINT,
+         NF_OPT_TO(timeline),
+         .lo = 1,
+         .hi = 1000000000,
+         .help = "after the results, each load point's timeline: per window of CYCLES cycles "
+                 "over the whole run (warm-up, window, drain), the offered and accepted load, "
+                 "the mean latency, the minimal share and the count of the packets delivered "
+                 "in it (--json: a \"timeline\" array in each point's object)"},
         {.name = "json",
          .kind = NF_OPT_FLAG,
          NF_OPT_TO(json),
@@ -304,7 +378,8 @@ int nf_cmd_sim(int argc, char **argv) {
             "                  [--bursty] [--seed S] [--threads N] [--links FILE]\n"
             "                  [--fail-links N|FILE [--fail-at CYCLE]]\n"
             "                  [--bias B] [--w-hop FLITS] [--threshold FLITS]\n"
-            "                  [--proxy all|restricted] [--exclude-unroutable] [--json]\n",
+            "                  [--proxy all|restricted] [--exclude-unroutable]\n"
+            "                  [--timeline CYCLES] [--json]\n",
         .description =
             "Simulates flits through input-queued routers (virtual channels, credits, virtual\n"
             "cut-through, separable allocation) and prints, per load point: offered and accepted\n"
@@ -365,6 +440,7 @@ int nf_cmd_sim(int argc, char **argv) {
                      .t = t,
                      .fail = fail_given ? &fail : NULL,
                      .fail_at = fail_at_given ? fail_at : UINT64_MAX,
+                     .timeline = timeline,
                      .json = json,
                      .points = points,
                      .n_points = n_points};

@@ -438,6 +438,27 @@ NF_API int nf_sim_link_at(nf_sim *s, nf_link l, uint64_t cycle, bool up);
 NF_API int nf_sim_run(nf_sim *s, const nf_sim_injection *inj, const nf_sim_phase *ph,
                       void (*progress)(void *ud, double frac), void *ud, nf_sim_result *out);
 
+/* One window of a run's timeline (nf_sim_set_timeline). */
+typedef struct nf_sim_window {
+    uint64_t cycle;      /* the window's first cycle (runs count cycles from 0) */
+    double offered;      /* flits per endpoint per cycle generated in it */
+    double accepted;     /* flits per endpoint per cycle delivered in it */
+    double lat_mean;     /* mean latency (creation to tail delivery, cycles) of the packets whose
+                          * tail was delivered in it; 0 when none */
+    double minimal_frac; /* the share of those packets routed minimally (as nf_sim_result) */
+    uint64_t packets;    /* packets delivered in it */
+} nf_sim_window;
+
+/* Keeps a timeline of every later run (nf_sim_run): its figures per window of `cycles` cycles
+ * over the whole run, warm-up, window and drain; 0 turns it off. Every packet delivered counts,
+ * measured or not (a multicast copy at its group's members only); a window's rates are over its
+ * own cycles (the last one ends with the run, so it may be shorter). The same for any number of
+ * threads. Off when the simulator is made. NF_EINVAL (s NULL). */
+NF_API int nf_sim_set_timeline(nf_sim *s, uint64_t cycles);
+/* The last run's timeline: *out (owned by s, valid until the next run or nf_sim_free), returns
+ * the number of windows (0 and NULL with no timeline, or when the run failed). */
+NF_API size_t nf_sim_timeline(const nf_sim *s, const nf_sim_window **out);
+
 /* The ordered pairs of distinct endpoints (rail 0) whose packets would wait for ever: those no
  * path joins by the distances the simulator was made with, and those the failed links part: a
  * link counts as down when the fabric has it down now or nf_sim_link_at sets it down at some

@@ -134,6 +134,13 @@ typedef struct sim_sampler {
     size_t n, cap;
 } sim_sampler;
 
+/* One window's counts of a run's timeline (nf_sim_set_timeline): the run's (flits generated and
+ * delivered), and each worker's of the packets whose tails it delivered. */
+typedef struct sim_tl_count {
+    uint64_t gen_flits, acc_flits;      /* the run's */
+    uint64_t packets, lat_sum, minimal; /* a worker's: packets, their latencies, minimal ones */
+} sim_tl_count;
+
 /* A thread's share of the fabric: a contiguous range of switches, their ports, and the
  * deliveries to their endpoints. It applies the events sent to its ports, runs its active
  * routers, and sends events into its own wheels, one per destination thread, so no two threads
@@ -158,6 +165,8 @@ typedef struct sim_worker {
     sim_sampler lat, nlat, mlat;
     uint64_t flit_hops, unroutable, injected, delivered, acc_flits, hops_sum, minimal, n_meas;
     uint64_t dropped, dropped_pkts, dropped_meas; /* flits, packets, measured packets */
+    sim_tl_count *tl; /* with a timeline: per window so far, its deliveries' counts */
+    size_t cap_tl;
     int moved, rc;
     char pad[64]; /* workers on separate cache lines */
 } sim_worker;
@@ -285,6 +294,22 @@ typedef struct sim_script {
     size_t cap_arrivals;
 } sim_script;
 
+/* The timeline of a run (nf_sim_set_timeline): windows of `cycles` cycles from cycle 0, opened by
+ * the run loop as the run reaches them (their counts zeroed, every worker's too), so deliver and
+ * the generation only add to the current one's; the figures made from them when the run ends. */
+typedef struct sim_timeline {
+    uint64_t cycles;   /* a window's length; 0: no timeline */
+    bool on;           /* counting: in nf_sim_run with a timeline */
+    size_t cur;        /* the window of the cycle being run */
+    size_t n_open;     /* the windows opened in this run */
+    uint64_t next;     /* the cycle the next window begins */
+    uint64_t acc_at;   /* tally.delivered when the current window began */
+    sim_tl_count *sum; /* per window: the run's counts */
+    size_t cap_sum;
+    nf_sim_window *win; /* the last run's timeline */
+    size_t n_win, cap_win;
+} sim_timeline;
+
 struct nf_sim {
     const nf_fabric *f; /* read only */
     const nf_hops *h;
@@ -305,6 +330,7 @@ struct nf_sim {
     sim_faults faults;
     sim_mcast mc;
     sim_script scr;
+    sim_timeline tl;
 };
 
 static inline sim_port *sim_port_at(const nf_sim *s, nf_gport g) {

@@ -137,6 +137,7 @@ void nf_sim_free(nf_sim *s) {
                           w->lat.v, w->nlat.v, w->mlat.v, w->sarr,    w->stash};
         for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
             nf__free(arrays[i]);
+        nf__free(w->tl);
     }
     for (uint32_t i = 0; s->src.nics && i < 2 * s->topo.n_ep; i++)
         nf__free(s->src.nics[i].q);
@@ -157,6 +158,8 @@ void nf_sim_free(nf_sim *s) {
     nf__free(s->topo.ep_rails);
     nf__free(s->meas.ep_cut);
     nf__free(s->meas.cut_uf);
+    nf__free(s->tl.sum);
+    nf__free(s->tl.win);
     void *arrays[] = {s->workers,      s->topo.owner,    s->topo.ep_ca,    s->topo.ep_sw,
                       s->topo.ep_port, s->topo.ep_gport, s->topo.ca_ep,    s->net.raw[0],
                       s->net.raw[1],   s->net.raw[2],    s->net.raw[3],    s->net.xbar_credit,
@@ -618,6 +621,7 @@ static int generate(nf_sim *s, uint32_t e) {
             s->meas.gen_flits += s->cfg.pkt_flits;
             s->meas.pkts_left++;
         }
+        if (s->tl.on) s->tl.sum[s->tl.cur].gen_flits += s->cfg.pkt_flits;
         if (nic_push(n, id)) return NF_ENOMEM;
     }
     if (!s->src.nic_on[src_k]) { /* to the list of sending NICs of the CA's owner */
@@ -722,9 +726,16 @@ static int nic_send(nf_sim *s, sim_worker *wk, uint32_t k) {
 
 /* ---- events --------------------------------------------------------------------------------- */
 
+/* Whether packet p, delivered, went a minimal way (nf_sim_result's minimal_frac). */
+static bool went_minimal(const nf_sim *s, const sim_pkt *p) {
+    return s->routing->marks_nonmin ? !(p->rs & NF__RS_NONMIN)
+                                    : p->hops == nf_hops_sw(s->h, p->src_sw, p->dst_sw);
+}
+
 /* A flit reaches its NIC (flits of a packet arrive in order: its tail completes it); with its
- * packet's last, the packet's figures are taken. NF_ENOMEM when a latency sample cannot be kept
- * (the run fails rather than report figures without it). */
+ * packet's last, the packet's figures are taken (the timeline's for every packet that counts,
+ * the result's for the measured ones). NF_ENOMEM when a latency sample cannot be kept (the run
+ * fails rather than report figures without it). */
 static int deliver(nf_sim *s, sim_worker *wk, uint32_t id, bool tail, nf_node ca) {
     wk->delivered++;
     if (s->now >= s->meas.win_lo && s->now < s->meas.win_hi) wk->acc_flits++;
@@ -735,6 +746,12 @@ static int deliver(nf_sim *s, sim_worker *wk, uint32_t id, bool tail, nf_node ca
     if (p->flags & SIM_PK_MCAST) {
         counts = nf__sim_is_member(s, p->mgroup, s->topo.ca_ep[ca]);
     }
+    if (s->tl.on && counts) { /* the current window of the timeline (opened for every worker) */
+        sim_tl_count *c = &wk->tl[s->tl.cur];
+        c->packets++;
+        c->lat_sum += s->now - p->t_create;
+        c->minimal += went_minimal(s, p);
+    }
     if (counts && p->msg != UINT32_MAX && (p->msg & NF__SCRIPT_TAG)) {
         if (wk->n_sarr == wk->cap_sarr && NF_GROW(wk->sarr, wk->cap_sarr, wk->n_sarr + 1))
             return NF_ENOMEM;
@@ -744,8 +761,7 @@ static int deliver(nf_sim *s, sim_worker *wk, uint32_t id, bool tail, nf_node ca
         if (sample(&wk->lat, s->now - p->t_create) || sample(&wk->nlat, s->now - p->t_inject))
             return NF_ENOMEM;
         wk->hops_sum += p->hops;
-        wk->minimal += s->routing->marks_nonmin ? !(p->rs & NF__RS_NONMIN)
-                                                : p->hops == nf_hops_sw(s->h, p->src_sw, p->dst_sw);
+        wk->minimal += went_minimal(s, p);
         wk->n_meas++;
         /* a message's packets all reach one endpoint, so one thread counts it down */
         if (p->msg != UINT32_MAX && --s->meas.msg_left[p->msg] == 0 &&
@@ -1612,8 +1628,73 @@ static uint64_t stall_cycles(const nf_sim *s) {
     return 2000 + 4 * (uint64_t)(s->net.wheel_mask + 1) + (uint64_t)s->cfg.pkt_flits * 4;
 }
 
-int nf_sim_run(nf_sim *s, const nf_sim_injection *inj, const nf_sim_phase *ph,
-               void (*progress)(void *ud, double frac), void *ud, nf_sim_result *out) {
+/* ---- the timeline ---------------------------------------------------------------------------- */
+
+int nf_sim_set_timeline(nf_sim *s, uint64_t cycles) {
+    if (!s) return NF_EINVAL;
+    s->tl.cycles = cycles;
+    return NF_OK;
+}
+
+size_t nf_sim_timeline(const nf_sim *s, const nf_sim_window **out) {
+    *out = s->tl.n_win ? s->tl.win : NULL;
+    return s->tl.n_win;
+}
+
+/* Opens the timeline's next window, at the cycle about to run: the last one's delivered flits
+ * taken, the new one's counts zeroed, the run's and every worker's. NF_ENOMEM. */
+static int timeline_open(nf_sim *s) {
+    sim_timeline *tl = &s->tl;
+    size_t w = tl->n_open;
+    if (w) tl->sum[w - 1].acc_flits = s->tally.delivered - tl->acc_at;
+    if (NF_GROW(tl->sum, tl->cap_sum, w + 1)) return NF_ENOMEM;
+    for (unsigned t = 0; t < s->n_threads; t++) {
+        sim_worker *wk = &s->workers[t];
+        if (NF_GROW(wk->tl, wk->cap_tl, w + 1)) return NF_ENOMEM;
+        wk->tl[w] = (sim_tl_count){0};
+    }
+    tl->sum[w] = (sim_tl_count){0};
+    tl->cur = w;
+    tl->n_open = w + 1;
+    tl->acc_at = s->tally.delivered;
+    tl->next = s->now + tl->cycles < s->now ? UINT64_MAX : s->now + tl->cycles;
+    return NF_OK;
+}
+
+/* Closes the run's timeline (the last window ends with the run, at cycle s->now) and makes its
+ * figures from the run's counts and the workers', summed in worker order. NF_ENOMEM. */
+static int timeline_close(nf_sim *s) {
+    sim_timeline *tl = &s->tl;
+    size_t n = tl->n_open;
+    if (!n) return NF_OK;
+    tl->sum[n - 1].acc_flits = s->tally.delivered - tl->acc_at;
+    if (NF_GROW(tl->win, tl->cap_win, n)) return NF_ENOMEM;
+    for (size_t w = 0; w < n; w++) {
+        sim_tl_count c = tl->sum[w];
+        for (unsigned t = 0; t < s->n_threads; t++) {
+            const sim_tl_count *k = &s->workers[t].tl[w];
+            c.packets += k->packets;
+            c.lat_sum += k->lat_sum;
+            c.minimal += k->minimal;
+        }
+        uint64_t at = (uint64_t)w * tl->cycles;
+        uint64_t len = s->now - at < tl->cycles ? s->now - at : tl->cycles;
+        double denom = (double)s->topo.n_ep * (double)len;
+        tl->win[w] =
+            (nf_sim_window){.cycle = at,
+                            .offered = denom > 0 ? (double)c.gen_flits / denom : 0,
+                            .accepted = denom > 0 ? (double)c.acc_flits / denom : 0,
+                            .lat_mean = c.packets ? (double)c.lat_sum / (double)c.packets : 0,
+                            .minimal_frac = c.packets ? (double)c.minimal / (double)c.packets : 0,
+                            .packets = c.packets};
+    }
+    tl->n_win = n;
+    return NF_OK;
+}
+
+/* nf_sim_run without its timeline's beginning and end. */
+static int run_load(nf_sim *s, const nf_sim_injection *inj, const nf_sim_phase *ph,
+                    void (*progress)(void *ud, double frac), void *ud, nf_sim_result *out) {
     memset(out, 0, sizeof *out);
     nf_sim_phase p = ph ? *ph
                         : (nf_sim_phase){.warmup = NF_SIM_DEFAULT_WARMUP,
@@ -1629,6 +1710,7 @@ int nf_sim_run(nf_sim *s, const nf_sim_injection *inj, const nf_sim_phase *ph,
     uint64_t stall = stall_cycles(s);
     uint64_t end = s->meas.win_hi + p.drain_max;
     while (s->now < end) {
+        if (s->tl.on && s->now == s->tl.next && (rc = timeline_open(s))) return rc;
         if ((rc = one_cycle(s))) return rc;
         if (s->now >= s->meas.win_hi && s->meas.pkts_left == 0) break;
         if (s->tally.in_net && s->now - s->tally.moved_at > stall) {
@@ -1691,6 +1773,17 @@ int nf_sim_run(nf_sim *s, const nf_sim_injection *inj, const nf_sim_phase *ph,
                      (out->offered > 0 && out->accepted < 0.95 * out->offered);
     out->wall_s = mono() - t0; /* the figures taken too */
     return NF_OK;
+}
+
+int nf_sim_run(nf_sim *s, const nf_sim_injection *inj, const nf_sim_phase *ph,
+               void (*progress)(void *ud, double frac), void *ud, nf_sim_result *out) {
+    s->tl.n_win = s->tl.n_open = 0;
+    s->tl.next = 0;
+    s->tl.on = s->tl.cycles > 0;
+    int rc = run_load(s, inj, ph, progress, ud, out);
+    if (rc == NF_OK && s->tl.on) rc = timeline_close(s);
+    s->tl.on = false;
+    return rc;
 }
 
 int nf_sim_run_script(nf_sim *s, uint64_t max_cycles, nf_sim_script_result *out) {

@@ -125,6 +125,31 @@ json_num out dropped_pkts "$unr"; json_range out dropped_pkts 1 1000
 json_val out saturated false; json_val out deadlock false
 expect 2 "$nf" sim $gft --fail-at 10;      has err "--fail-at needs --fail-links"
 expect 2 "$nf" sim $gft --fail-links 2 --fail-at x; has err "--fail-at wants"
+# --timeline: one switch, a permutation of one-flit packets at full load, so every packet is in
+# 5 cycles after it was made and the last measured one ends the run at 3 x 100 + 5
+# (test_timeline_full_load): windows at 0, 100, 200, 300 (the last 5 cycles long), each
+# offering 1 flit per endpoint per cycle; the first delivers from cycle 5 on (0.95)
+one="--topo torus:1,c=8 --routing minhop --traffic permutation --load 1 --warmup 200 --cycles 100"
+expect 0 "$nf" sim $one --timeline 100 --json
+json_nums out cycle "0 100 200 300" '"cycle":'
+json_nums out packets "760 800 800 40" '"cycle":'
+json_nums out accepted "0.95 1 1 1" '"cycle":'
+json_num out offered 1 '"cycle":'; json_num out lat_mean 5 '"cycle":'
+json_num out minimal_frac 1 '"cycle":'
+json_num out cycles 305
+expect 0 "$nf" sim $one --timeline 100
+[ "$(wc -l <"$tmp/out")" = 9 ] && ok || bad "a result and a timeline of 4 windows: $(cat "$tmp/out")"
+line "$tmp/out" 4 "# timeline at load 1.0000, windows of 100 cycles"
+line "$tmp/out" 5 "     cycle  offered accepted  lat_mean minimal   packets"
+line "$tmp/out" 6 "         0   1.0000   0.9500      5.00   1.000       760"
+line "$tmp/out" 9 "       300   1.0000   1.0000      5.00   1.000        40"
+# without the option, no timeline; bad windows refused
+expect 0 "$nf" sim $one --json
+[ "$(json_said out timeline)" = "" ] && ok || bad "a timeline without --timeline"
+for v in 0 -3 x 1000000001 2.5; do
+    expect 2 "$nf" sim $one --timeline "$v"
+    has err "netfab sim: --timeline wants a whole number from 1 to 1000000000, not '$v'"
+done
 # switches of more than 64 ports: the NDR SuperPOD dump (40 switches of 65 ports, the 65th the
 # aggregation port) runs; minhop is minimal, every packet takes 0 or 2 switch links (leaf, spine,
 # leaf) and most leave their leaf, so the mean is just under 2

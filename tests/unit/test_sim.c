@@ -1550,6 +1550,252 @@ static void test_radix_mcast(void **state) {
     unmake(&r);
 }
 
+/* ---- the timeline (nf_sim_set_timeline) ----------------------------------------------------- */
+
+/* The flits (windows' rates x endpoints x their own cycles, each a whole number) and packets
+ * over every window of a timeline of n windows of c cycles in a run of `cycles`. */
+static void timeline_sums(const nf_sim_window *w, size_t n, uint64_t c, uint64_t cycles,
+                          uint32_t n_ep, uint64_t *gen, uint64_t *acc, uint64_t *pkts) {
+    *gen = *acc = *pkts = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t len = i + 1 < n ? c : cycles - w[i].cycle;
+        double g = w[i].offered * n_ep * (double)len, a = w[i].accepted * n_ep * (double)len;
+        if (fabs(g - round(g)) > 1e-6 || fabs(a - round(a)) > 1e-6)
+            fail_msg("window %zu: %.6f flits generated, %.6f delivered", i, g, a);
+        *gen += (uint64_t)llround(g);
+        *acc += (uint64_t)llround(a);
+        *pkts += w[i].packets;
+    }
+}
+
+/* One switch, 8 endpoints, a permutation of one-flit packets at full load: every source makes a
+ * packet every cycle from cycle 0 and no two want the same output, so each is delivered 5
+ * cycles after it was made (host link, router, host link: test_radix_hol) and the switch
+ * keeps up. With windows of C cycles, a warm-up of 2C and a measurement window of C, the last
+ * measured packet (made at 3C - 1) ends the run at 3C + 5: four windows, the last of 5 cycles.
+ * Each offers 1 flit per endpoint per cycle; window 0 delivers from cycle 5 on, (C - 5) / C,
+ * the others 1; the packets 8 per cycle delivered, 24C in all, every one in 5 cycles and
+ * minimal. */
+static void test_timeline_full_load(void **state) {
+    (void)state;
+    const uint64_t C = 100;
+    nf_sim_config cf = defaults();
+    cf.seed = 4;
+    rig r = make("torus:1,c=8", "minhop", "permutation", cf);
+    assert_int_equal(nf_sim_set_timeline(r.s, C), 0);
+    nf_sim_injection inj = {.load = 1.0};
+    nf_sim_phase ph = {.warmup = 2 * C, .window = C, .drain_max = 1000};
+    nf_sim_result res;
+    assert_int_equal(nf_sim_run(r.s, &inj, &ph, NULL, NULL, &res), 0);
+    assert_int_equal(res.cycles, 3 * C + 5);
+    const nf_sim_window *w;
+    size_t n = nf_sim_timeline(r.s, &w);
+    assert_int_equal(n, 4);
+    for (size_t i = 0; i < n; i++) {
+        double acc = i == 0 ? (double)(C - 5) / (double)C : 1.0;
+        uint64_t pkts = 8 * (i == 0 ? C - 5 : i == 3 ? 5 : C);
+        if (w[i].cycle != i * C || w[i].offered != 1.0 || w[i].accepted != acc ||
+            w[i].lat_mean != 5 || w[i].minimal_frac != 1 || w[i].packets != pkts)
+            fail_msg("window %zu: cycle %llu offered %g accepted %g latency %g minimal %g "
+                     "packets %llu (want %llu, 1, %g, 5, 1, %llu)",
+                     i, (unsigned long long)w[i].cycle, w[i].offered, w[i].accepted, w[i].lat_mean,
+                     w[i].minimal_frac, (unsigned long long)w[i].packets,
+                     (unsigned long long)(i * C), acc, (unsigned long long)pkts);
+    }
+    /* the measurement window is window 2: the run's own figures, to the bit */
+    assert_true(w[2].offered == res.offered && w[2].accepted == res.accepted);
+    nf_sim_counts k;
+    nf_sim_get_counts(r.s, &k);
+    uint64_t gen, acc, pkts;
+    timeline_sums(w, n, C, res.cycles, 8, &gen, &acc, &pkts);
+    assert_int_equal(pkts, 24 * C);
+    assert_int_equal(acc, k.delivered);
+    assert_int_equal(gen, 8 * (3 * C + 5));
+    unmake(&r);
+}
+
+/* Uniform traffic of 4-flit packets on a 4x4 torus, under load: with windows the length of the
+ * measurement window and a warm-up of two of them, window 2 is the measurement window and its
+ * offered and accepted loads are the run's, to the bit. The same run with windows of 97 cycles
+ * (the last one partial): every flit delivered is in one window (the network's count), every
+ * packet too (a quarter of the flits, but for packets still arriving), and the flits generated are
+ * those the NICs injected and those still queued in them (at least the injected ones). The two
+ * timelines count the same packets. */
+static void test_timeline_window(void **state) {
+    (void)state;
+    nf_sim_config cf = defaults();
+    cf.pkt_flits = 4, cf.seed = 8;
+    rig r = make("torus:4x4,c=2", "dor", "uniform", cf);
+    uint32_t n_ep = nf_sim_endpoints(r.s);
+    nf_sim_injection inj = {.load = 0.4};
+    nf_sim_phase ph = {.warmup = 500, .window = 250, .drain_max = 20000};
+    nf_sim_result res, res2;
+    assert_int_equal(nf_sim_set_timeline(r.s, 250), 0);
+    assert_int_equal(nf_sim_run(r.s, &inj, &ph, NULL, NULL, &res), 0);
+    const nf_sim_window *w;
+    size_t n = nf_sim_timeline(r.s, &w);
+    assert_int_equal(n, (res.cycles + 249) / 250);
+    assert_true(n >= 4 && res.packets > 500);
+    if (w[2].cycle != 500 || w[2].offered != res.offered || w[2].accepted != res.accepted)
+        fail_msg("window 2 at %llu: offered %.6f accepted %.6f; the run's %.6f %.6f",
+                 (unsigned long long)w[2].cycle, w[2].offered, w[2].accepted, res.offered,
+                 res.accepted);
+    uint64_t gen, acc, pkts;
+    timeline_sums(w, n, 250, res.cycles, n_ep, &gen, &acc, &pkts);
+    assert_int_equal(nf_sim_set_timeline(r.s, 97), 0);
+    assert_int_equal(nf_sim_run(r.s, &inj, &ph, NULL, NULL, &res2), 0);
+    assert_int_equal(res2.cycles, res.cycles);
+    assert_true(res.cycles % 97 != 0); /* a partial last window */
+    n = nf_sim_timeline(r.s, &w);
+    assert_int_equal(n, (res.cycles + 96) / 97);
+    nf_sim_counts k;
+    nf_sim_get_counts(r.s, &k);
+    uint64_t gen2, acc2, pkts2;
+    timeline_sums(w, n, 97, res.cycles, n_ep, &gen2, &acc2, &pkts2);
+    assert_int_equal(acc2, k.delivered);
+    /* packets whose tails are in: at most a quarter of the flits, the rest being the heads
+     * of packets still arriving, at most 3 flits for each NIC's VCs */
+    if (pkts2 * 4 > k.delivered || k.delivered - pkts2 * 4 > 3 * n_ep * cf.vcs)
+        fail_msg("%llu packets in, %llu flits", (unsigned long long)pkts2,
+                 (unsigned long long)k.delivered);
+    assert_true(gen2 >= k.injected);
+    assert_int_equal(pkts2, pkts);
+    assert_int_equal(acc2, acc);
+    assert_int_equal(gen2, gen);
+    double lat = 0;
+    for (size_t i = 0; i < n; i++) {
+        assert_int_equal(w[i].cycle, i * 97);
+        assert_true(w[i].minimal_frac == (w[i].packets ? 1.0 : 0.0)); /* dor: minimal */
+        lat += w[i].lat_mean * (double)w[i].packets;
+    }
+    /* zero-load latency 1 + 3 + 1 + 3 = 8 cycles plus serialisation 3 and up to 4 hops:
+     * the mean over every packet lies between that and a loaded network's few times it */
+    lat /= (double)pkts2;
+    if (lat < 11 || lat > 60) fail_msg("mean latency over the timeline %.2f", lat);
+    unmake(&r);
+}
+
+/* With no warm-up and no drain, the run's measured packets are exactly the packets delivered
+ * in it, so the timeline's packets, mean latency (from creation: with the sources' queueing, not
+ * the network latency) and minimal share over its windows are the run's. UGAL-L on a loaded
+ * Dragonfly sends some packets the long way. */
+static void test_timeline_measured(void **state) {
+    (void)state;
+    nf_sim_config cf = defaults();
+    cf.vcs = 3, cf.pkt_flits = 4, cf.seed = 21;
+    rig r = make("dragonfly:a=4,p=2,h=2", "ugal-l", "uniform", cf);
+    nf_sim_injection inj = {.load = 0.6};
+    nf_sim_phase ph = {.warmup = 0, .window = 1500, .drain_max = 0};
+    static const uint64_t sizes[] = {1500, 100, 7};
+    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+        nf_sim_result res;
+        assert_int_equal(nf_sim_set_timeline(r.s, sizes[k]), 0);
+        assert_int_equal(nf_sim_run(r.s, &inj, &ph, NULL, NULL, &res), 0);
+        assert_int_equal(res.cycles, 1500);
+        assert_true(res.minimal_frac > 0.05 && res.minimal_frac < 0.95);
+        assert_true(res.lat_mean > res.net_lat_mean + 0.5); /* the sources queue */
+        const nf_sim_window *w;
+        size_t n = nf_sim_timeline(r.s, &w);
+        assert_int_equal(n, (1500 + sizes[k] - 1) / sizes[k]);
+        uint64_t pkts = 0;
+        double lat = 0, mins = 0;
+        for (size_t i = 0; i < n; i++) {
+            pkts += w[i].packets;
+            lat += w[i].lat_mean * (double)w[i].packets;
+            mins += w[i].minimal_frac * (double)w[i].packets;
+        }
+        if (pkts != res.packets || fabs(lat / (double)pkts - res.lat_mean) > 1e-9 * res.lat_mean ||
+            fabs(mins / (double)pkts - res.minimal_frac) > 1e-9)
+            fail_msg("windows of %llu: %llu packets, latency %.6f, minimal %.6f; the run's %llu, "
+                     "%.6f, %.6f",
+                     (unsigned long long)sizes[k], (unsigned long long)pkts, lat / (double)pkts,
+                     mins / (double)pkts, (unsigned long long)res.packets, res.lat_mean,
+                     res.minimal_frac);
+    }
+    unmake(&r);
+}
+
+/* On a fabric of 64 switches, each with endpoints (so both threads deliver packets), the
+ * timeline is the same, bit for bit, on 1 and 2 threads. */
+static void test_timeline_threads(void **state) {
+    (void)state;
+    nf_sim_config c1 = defaults();
+    c1.pkt_flits = 2, c1.seed = 13, c1.threads = 1;
+    nf_sim_config c2 = c1;
+    c2.threads = 2;
+    rig a = make("torus:8x8,c=2", "dor", "uniform", c1);
+    rig b = make("torus:8x8,c=2", "dor", "uniform", c2);
+    nf_sim_injection inj = {.load = 0.3};
+    nf_sim_phase ph = {.warmup = 300, .window = 600, .drain_max = 20000};
+    nf_sim_result ra, rb;
+    assert_int_equal(nf_sim_set_timeline(a.s, 64), 0);
+    assert_int_equal(nf_sim_set_timeline(b.s, 64), 0);
+    assert_int_equal(nf_sim_run(a.s, &inj, &ph, NULL, NULL, &ra), 0);
+    assert_int_equal(nf_sim_run(b.s, &inj, &ph, NULL, NULL, &rb), 0);
+    const nf_sim_window *wa, *wb;
+    size_t na = nf_sim_timeline(a.s, &wa), nb = nf_sim_timeline(b.s, &wb);
+    assert_int_equal(na, nb);
+    assert_true(na >= 15);
+    assert_true(wa[8].packets > 1000);
+    assert_memory_equal(wa, wb, na * sizeof *wa);
+    unmake(&a);
+    unmake(&b);
+}
+
+/* Off until asked for, and off again with 0; a run that fails leaves none. Every allocation
+ * failing in turn: the run fails with NF_ENOMEM and no timeline, until it has all it needs and
+ * gives the timeline it gives with no failure. */
+static void test_timeline_off(void **state) {
+    (void)state;
+    nf_sim_config cf = defaults();
+    cf.seed = 2;
+    rig r = make("torus:4,c=2", "dor", "uniform", cf);
+    const nf_sim_window *w = (const nf_sim_window *)&cf;
+    nf_sim_result res;
+    nf_sim_injection inj = {.load = 0.3};
+    nf_sim_phase ph = {.warmup = 40, .window = 100, .drain_max = 2000};
+    assert_int_equal(nf_sim_run(r.s, &inj, &ph, NULL, NULL, &res), 0);
+    assert_int_equal(nf_sim_timeline(r.s, &w), 0);
+    assert_null(w);
+    assert_int_equal(nf_sim_set_timeline(NULL, 5), NF_EINVAL);
+    assert_int_equal(nf_sim_set_timeline(r.s, 1), 0); /* a window per cycle */
+    assert_int_equal(nf_sim_run(r.s, &inj, &ph, NULL, NULL, &res), 0);
+    size_t n = nf_sim_timeline(r.s, &w);
+    assert_int_equal(n, res.cycles);
+    nf_sim_window *want = malloc(n * sizeof *want);
+    assert_non_null(want);
+    memcpy(want, w, n * sizeof *want);
+    nf_sim_phase none = {.warmup = 40, .window = 0};
+    assert_int_equal(nf_sim_run(r.s, &inj, &none, NULL, NULL, &res), NF_EINVAL);
+    assert_int_equal(nf_sim_timeline(r.s, &w), 0);
+    nf_allocator failing = {sweep_malloc, sweep_realloc, sweep_free, NULL};
+    long failures = 0;
+    for (long k = 0;; k++) {
+        nf_sim_free(r.s); /* a fresh simulator: its arrays not grown yet */
+        nf_diag d = {{0}, 0, {0}};
+        assert_int_equal(nf_sim_new(r.f, r.h, &cf, nf_sim_routing_find("dor"),
+                                    nf_sim_traffic_find("uniform"), &r.s, &d),
+                         0);
+        assert_int_equal(nf_sim_set_timeline(r.s, 1), 0);
+        sweep_budget = k;
+        nf_set_allocator(&failing);
+        int rc = nf_sim_run(r.s, &inj, &ph, NULL, NULL, &res);
+        nf_set_allocator(NULL);
+        if (rc == NF_OK) break;
+        assert_int_equal(rc, NF_ENOMEM);
+        assert_int_equal(nf_sim_timeline(r.s, &w), 0);
+        failures++;
+    }
+    assert_true(failures >= 10); /* the timeline's arrays grow a few times each */
+    assert_int_equal(nf_sim_timeline(r.s, &w), n);
+    assert_memory_equal(w, want, n * sizeof *want);
+    free(want);
+    assert_int_equal(nf_sim_set_timeline(r.s, 0), 0);
+    assert_int_equal(nf_sim_run(r.s, &inj, &ph, NULL, NULL, &res), 0);
+    assert_int_equal(nf_sim_timeline(r.s, &w), 0);
+    unmake(&r);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_conservation),
@@ -1585,6 +1831,11 @@ int main(void) {
         cmocka_unit_test(test_radix_star),
         cmocka_unit_test(test_radix_hol),
         cmocka_unit_test(test_radix_mcast),
+        cmocka_unit_test(test_timeline_full_load),
+        cmocka_unit_test(test_timeline_window),
+        cmocka_unit_test(test_timeline_measured),
+        cmocka_unit_test(test_timeline_threads),
+        cmocka_unit_test(test_timeline_off),
     };
     /* NF_TEST_FILTER=NAME runs one test (a cmocka glob): scripts/tsan.sh picks the threaded ones */
     cmocka_set_test_filter(getenv("NF_TEST_FILTER"));
