@@ -126,9 +126,9 @@ void report_cmp_dual(FILE *h, json_t *rows) {
 
 /* The saturation throughput of each routing: its largest accepted load. */
 void report_cmp_dragonfly(FILE *h, json_t *rows) {
-    static const char *const rs[] = {"dfmin", "val", "ugal-l", "ugal-g", "par"};
+    static const char *const rs[] = {"dfmin", "val", "ugal-l", "ugal-g", "par", "qadapt"};
     fputs("Largest accepted load (flits per endpoint per cycle): ", h);
-    for (int k = 0; k < 5; k++) {
+    for (int k = 0; k < 6; k++) {
         double best = 0;
         size_t i;
         json_t *r;

@@ -145,7 +145,7 @@ static void build_dragonfly(const report_step *st, const report_ctx *x, report_c
     arg(c, "--topo");
     arg(c, "%s", x->full ? "dragonfly:a=8,p=4,h=4" : "dragonfly:a=4,p=2,h=2");
     arg(c, "--routing");
-    arg(c, "dfmin,val,ugal-l,ugal-g,par");
+    arg(c, "dfmin,val,ugal-l,ugal-g,par,qadapt");
     arg(c, "--traffic");
     arg(c, "%s", traffic);
     arg(c, "--loads");
@@ -199,10 +199,10 @@ const report_step report_steps[] = {
     {"faults", "S", "Faults: fat tree against the gft with sibling links", NULL, build_exp,
      report_cmp_faults},
     {"tables", "S", "Two-level routing tables", cols_tables, build_exp, report_cmp_tables},
-    {"dragonfly-uniform", "U", "UGAL on Dragonfly: uniform traffic", cols_dragonfly,
-     build_dragonfly, report_cmp_dragonfly},
-    {"dragonfly-worstcase", "U", "UGAL on Dragonfly: worst-case traffic", cols_dragonfly,
-     build_dragonfly, report_cmp_dragonfly},
+    {"dragonfly-uniform", "U", "UGAL, PAR and Q-adaptive on Dragonfly: uniform traffic",
+     cols_dragonfly, build_dragonfly, report_cmp_dragonfly},
+    {"dragonfly-worstcase", "U", "UGAL, PAR and Q-adaptive on Dragonfly: worst-case traffic",
+     cols_dragonfly, build_dragonfly, report_cmp_dragonfly},
 };
 
 int report_steps_select(const char *only, bool selected[REPORT_N_STEPS]) {

@@ -314,12 +314,11 @@ fail:
 
 /* A packet's random choice at sw: (uniform in [0, 1), uniform 32 bits), from its salt. */
 static void q_dice(uint32_t salt, nf_node sw, unsigned hops, float *u, uint32_t *k) {
-    uint64_t x =
-        ((uint64_t)salt << 32 | (sw * 0x9E3779B1u)) ^ ((uint64_t)hops * 0xBF58476D1CE4E5B9u);
-    x ^= x >> 30;
-    x *= 0xBF58476D1CE4E5B9u;
-    x ^= x >> 27;
-    x *= 0x94D049BB133111EBu;
+    /* splitmix64 of the three: its added constant keeps an all-zero input from giving zero */
+    uint64_t x = ((uint64_t)salt << 32 | sw) ^ ((uint64_t)hops << 58);
+    x += 0x9E3779B97F4A7C15u;
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9u;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBu;
     x ^= x >> 31;
     *u = (float)(x >> 40) * 0x1p-24f;
     *k = (uint32_t)x;

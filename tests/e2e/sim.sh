@@ -82,6 +82,11 @@ expect 2 "$nf" sim $df --routing qadapt --traffic uniform --load 0.1 --vcs 2; ha
 expect 2 "$nf" sim $df --routing qadapt --traffic uniform --load 0.1 --q-alpha 0; has err "--q-alpha wants"
 expect 2 "$nf" sim $df --routing qadapt --traffic uniform --load 0.1 --q-explore 2; has err "--q-explore wants"
 expect 2 "$nf" sim --topo fattree:k=4 --routing qadapt --traffic uniform --load 0.1; has err "qadapt routes Dragonflies"
+# in an empty network its first choice is the minimal way (g0 r2 is g0's gateway to g4): 3
+# switch hops, 5 lines; a random choice there would be the exploration's, 1 in 1,000
+expect 0 "$nf" route $df --routing qadapt --trace "df g0 r0 n0" "df g4 r3 n1"
+has out '"df g0 r2"'; has out reached
+[ "$(grep -c -- "->" "$tmp/out")" = 5 ] && ok || bad "qadapt trace: $(grep -c -- "->" "$tmp/out") hops"
 expect 0 "$nf" sim $df --routing qadapt --traffic worstcase --load 0.2 --cycles 2000 --json
 json_val out saturated false; json_num out state_bytes 260; json_num out state_bytes_flat 720
 # the checker

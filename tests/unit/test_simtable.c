@@ -545,8 +545,8 @@ static void test_refusals(void **state) {
     (void)state;
     nf_fabric *f = gen("dragonfly:a=4,p=2,h=2"), *g = gen("fattree:k=4");
     nf_hops *h = hops_of(f), *hg = hops_of(g);
-    static const char *const adaptive[] = {"val", "ugal-l", "ugal-g", "ugal-lt", "par"};
-    for (size_t i = 0; i < 5; i++) {
+    static const char *const adaptive[] = {"val", "ugal-l", "ugal-g", "ugal-lt", "par", "qadapt"};
+    for (size_t i = 0; i < 6; i++) {
         nf_uft *t = (nf_uft *)1;
         nf_diag d = {{0}, 0, {0}};
         assert_int_equal(
