@@ -45,6 +45,8 @@ knobs "every long way, α 0.5, no threshold" --q-sample 0 --q-alpha 0.5 --q-thre
 knobs "one long way, α 0.5, no threshold" --q-sample 1 --q-alpha 0.5 --q-threshold 0.001 --q-explore 0
 knobs "one long way, α 0.2, no threshold" --q-sample 1 --q-alpha 0.2 --q-threshold 0.001 --q-explore 0
 knobs "defaults (one long way, α 0.2, threshold a local hop, exploration 0.001)"
+knobs "defaults, bias 1.25" --q-bias 1.25
+knobs "defaults, bias 1.5" --q-bias 1.5
 knobs "defaults, long ways shut (threshold 1000)" --q-threshold 1000
 for r in dfmin ugal-l par; do
     row="| \`$r\` |"

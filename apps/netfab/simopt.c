@@ -180,6 +180,9 @@ size_t nf_app_sim_knob_opts(nf_app_sim_knobs *k, nf_opt *rows) {
         UINT_ROW("q-sample", "K", c->q_sample, 0, 255,
                  "qadapt: the long ways weighed against the minimal one, K drawn at random per "
                  "packet, 0 all (default 1)"),
+        REAL_ROW("q-bias", "B", c->q_bias, 1, 100,
+                 "qadapt: the long way only when B x its estimate + the threshold is below the "
+                 "minimal way's (default 1)"),
         FLAG_ROW("exclude-unroutable", c->exclude_unroutable,
                  "skip the messages of source/destination pairs that no path joins, and count "
                  "them (excluded_msgs)"),

@@ -62,6 +62,8 @@ typedef struct nf_sim_config {
                             * lat_local) */
     unsigned q_sample;     /* qadapt: the long ways a source-group router weighs against the
                             * minimal one, drawn at random per packet; 0: all of them (1) */
+    double q_bias;         /* qadapt: the long way only when bias x its estimate + threshold is
+                            * below the minimal way's, 1 to 100 (1) */
     unsigned threads;      /* threads (0: auto, every processor for 64 switches or more, else
                             * 1; more than NF_SIM_MAX_THREADS count as that many); results do
                             * not depend on it */

@@ -200,16 +200,17 @@ static void test_refusals(void **state) {
     struct {
         const char *topo;
         unsigned vcs;
-        double alpha, explore;
+        double alpha, explore, bias;
         const char *why;
-    } k[] = {{"fattree:k=4", 3, 0.2, 0, "routes Dragonflies"},
-             {"dragonfly:a=4,p=2,h=2", 2, 0.2, 0, "at least 3 VCs"},
-             {"dragonfly:a=4,p=2,h=2", 3, 0, 0, "learning rate"},
-             {"dragonfly:a=4,p=2,h=2", 3, 1.5, 0, "learning rate"},
-             {"dragonfly:a=4,p=2,h=2", 3, 0.2, -0.1, "exploration"}};
+    } k[] = {{"fattree:k=4", 3, 0.2, 0, 1, "routes Dragonflies"},
+             {"dragonfly:a=4,p=2,h=2", 2, 0.2, 0, 1, "at least 3 VCs"},
+             {"dragonfly:a=4,p=2,h=2", 3, 0, 0, 1, "learning rate"},
+             {"dragonfly:a=4,p=2,h=2", 3, 1.5, 0, 1, "learning rate"},
+             {"dragonfly:a=4,p=2,h=2", 3, 0.2, -0.1, 1, "exploration"},
+             {"dragonfly:a=4,p=2,h=2", 3, 0.2, 0, 0.5, "bias"}};
     for (size_t i = 0; i < sizeof k / sizeof *k; i++) {
         nf_sim_config c = config();
-        c.vcs = k[i].vcs, c.q_alpha = k[i].alpha, c.q_explore = k[i].explore;
+        c.vcs = k[i].vcs, c.q_alpha = k[i].alpha, c.q_explore = k[i].explore, c.q_bias = k[i].bias;
         rig r;
         nf_diag d = {{0}, 0, {0}};
         assert_int_equal(try_make(k[i].topo, "qadapt", "uniform", &c, &r, &d), NF_EINVAL);
