@@ -8,7 +8,7 @@
 #     run from an empty network (worst case at 0.3 on the 72- and 1,056-node Dragonflies, dfmin
 #     and val beside), as CSV and, with gnuplot, a PNG in OUT;
 #  3. with `full`, the paper-scale point: dragonfly:a=18,p=9,h=9, worst case at 0.3, qadapt
-#     beside par and ugal-g (about a minute each on 2 threads).
+#     (local weight 1, 0 and 2) beside par and ugal-g (about a minute each on 2 threads).
 # Usage: bench/bench_qadapt.sh NETFAB OUT [full]
 set -eu
 nf=$1 out=$2 full=${3:-}
@@ -41,12 +41,13 @@ knobs() { # LABEL ARGS...
     done
     echo "$row"
 }
-knobs "every long way, α 0.5, no threshold" --q-sample 0 --q-alpha 0.5 --q-threshold 0.001 --q-explore 0
-knobs "one long way, α 0.5, no threshold" --q-sample 1 --q-alpha 0.5 --q-threshold 0.001 --q-explore 0
-knobs "one long way, α 0.2, no threshold" --q-sample 1 --q-alpha 0.2 --q-threshold 0.001 --q-explore 0
-knobs "defaults (one long way, α 0.2, threshold a local hop, exploration 0.001)"
+knobs "estimates alone: every long way, α 0.5, no threshold" --q-local 0 --q-sample 0 --q-alpha 0.5 --q-threshold 0.001 --q-explore 0
+knobs "estimates alone: one long way, α 0.5, no threshold" --q-local 0 --q-alpha 0.5 --q-threshold 0.001 --q-explore 0
+knobs "estimates alone: one long way, α 0.2, no threshold" --q-local 0 --q-threshold 0.001 --q-explore 0
+knobs "estimates alone (--q-local 0), the other defaults" --q-local 0
+knobs "defaults: one long way, α 0.2, threshold a local hop, exploration 0.001, local weight 1"
+knobs "defaults, local weight 2" --q-local 2
 knobs "defaults, bias 1.25" --q-bias 1.25
-knobs "defaults, bias 1.5" --q-bias 1.5
 knobs "defaults, long ways shut (threshold 1000)" --q-threshold 1000
 for r in dfmin ugal-l par; do
     row="| \`$r\` |"
@@ -102,8 +103,8 @@ if [ "$full" = full ]; then
     echo
     echo "| routing | accepted | latency | minimal share | saturated | wall s | table per router |"
     echo "|---|---:|---:|---:|---|---:|---:|"
-    for r in qadapt par ugal-g; do
-        j=$("$nf" sim --topo dragonfly:a=18,p=9,h=9 --routing "$r" --traffic worstcase --vcs 4 \
+    for r in qadapt "qadapt --q-local 0" "qadapt --q-local 2" par ugal-g; do
+        j=$("$nf" sim --topo dragonfly:a=18,p=9,h=9 --routing $r --traffic worstcase --vcs 4 \
             --load 0.3 --warmup 1000 --cycles 2000 --drain 2000 --json)
         echo "| $r | $(echo "$j" | field accepted) | $(echo "$j" | field lat_mean) |" \
             "$(echo "$j" | field minimal_frac) | $(echo "$j" | field saturated) |" \

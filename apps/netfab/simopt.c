@@ -183,6 +183,9 @@ size_t nf_app_sim_knob_opts(nf_app_sim_knobs *k, nf_opt *rows) {
         REAL_ROW("q-bias", "B", c->q_bias, 1, 100,
                  "qadapt: the long way only when B x its estimate + the threshold is below the "
                  "minimal way's (default 1)"),
+        REAL_ROW("q-local", "W", c->q_local, 0, 1000,
+                 "qadapt: add W cycles per flit waiting at a candidate's port now to its "
+                 "estimate; 0 the estimate alone (default 1)"),
         FLAG_ROW("exclude-unroutable", c->exclude_unroutable,
                  "skip the messages of source/destination pairs that no path joins, and count "
                  "them (excluded_msgs)"),

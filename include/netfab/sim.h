@@ -62,8 +62,12 @@ typedef struct nf_sim_config {
                             * lat_local) */
     unsigned q_sample;     /* qadapt: the long ways a source-group router weighs against the
                             * minimal one, drawn at random per packet; 0: all of them (1) */
-    double q_bias;         /* qadapt: the long way only when bias x its estimate + threshold is
+    double q_bias;         /* qadapt: the long way only when bias x its value + threshold is
                             * below the minimal way's, 1 to 100 (1) */
+    double q_local;        /* qadapt: a candidate's value is its estimate plus this many cycles
+                            * per flit waiting at its port now (its output queue and the
+                            * downstream slots whose credits are not back); 0: the estimate
+                            * alone, 0 to 1000 (1) */
     unsigned threads;      /* threads (0: auto, every processor for 64 switches or more, else
                             * 1; more than NF_SIM_MAX_THREADS count as that many); results do
                             * not depend on it */

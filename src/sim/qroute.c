@@ -48,7 +48,7 @@ typedef struct q_ctx {
     uint64_t *qoff;           /* per switch: its table's first entry in q */
     float *q;                 /* the tables */
     uint8_t *gw;              /* S * ng: switch s has a global link to group g */
-    float alpha, eps, threshold, bias;
+    float alpha, eps, threshold, bias, local;
     unsigned sample;
     float hop_local, hop_global; /* a hop's cycles in an empty network */
 } q_ctx;
@@ -244,11 +244,13 @@ static int q_init(void **out, const void *data, const nf_fabric *f, const uint8_
         return nf__fail(diag, NF_EINVAL, "qadapt routes Dragonflies: %s has no global link",
                         "the fabric");
     if (!(c->q_alpha > 0 && c->q_alpha <= 1) || !(c->q_explore >= 0 && c->q_explore <= 1) ||
-        !(c->q_threshold >= 0 && c->q_threshold < 1e9) || !(c->q_bias >= 1 && c->q_bias <= 100))
+        !(c->q_threshold >= 0 && c->q_threshold < 1e9) || !(c->q_bias >= 1 && c->q_bias <= 100) ||
+        !(c->q_local >= 0 && c->q_local <= 1000))
         return nf__fail(diag, NF_EINVAL,
                         "qadapt: learning rate %g (above 0, at most 1), exploration %g (0 to 1), "
-                        "threshold %g (0 to 1e9 cycles), bias %g (1 to 100)",
-                        c->q_alpha, c->q_explore, c->q_threshold, c->q_bias);
+                        "threshold %g (0 to 1e9 cycles), bias %g (1 to 100), local weight %g (0 "
+                        "to 1000)",
+                        c->q_alpha, c->q_explore, c->q_threshold, c->q_bias, c->q_local);
     q_ctx *d = nf__calloc(1, sizeof *d);
     if (!d) return NF_ENOMEM;
     size_t S = f->n_switches, P = f->port_off[f->n_nodes];
@@ -260,6 +262,7 @@ static int q_init(void **out, const void *data, const nf_fabric *f, const uint8_
     d->eps = (float)c->q_explore;
     d->sample = c->q_sample;
     d->bias = (float)c->q_bias;
+    d->local = (float)c->q_local;
     d->hop_local = (float)(c->router_delay + c->lat_local);
     d->hop_global = (float)(c->router_delay + c->lat_global);
     d->threshold = c->q_threshold > 0 ? (float)c->q_threshold : d->hop_local; /* 0: auto */
@@ -341,7 +344,14 @@ static unsigned q_route(void *ctx, nf_node sw, unsigned in_port, unsigned in_vc,
     unsigned n = q_cands(d, sw, ph, in_global, p->dst_sw, c, cols, minimal, NF_SIM_MAX_RADIX);
     if (!n || !max) return 0;
     const float *row = q_at(d, sw, q_row(d, sw, p->dst_sw));
-    /* the best minimal candidate and the best other; the other only when its estimate, times
+    /* a candidate's value: its estimate, plus (--q-local) the flits waiting at its port now
+     * times a weight in cycles */
+    float val[NF_SIM_MAX_RADIX];
+    for (unsigned i = 0; i < n; i++)
+        val[i] = row[cols[i]] + (d->local > 0 && p->view
+                                     ? d->local * (float)p->view->occupancy(p->view, c[i].port)
+                                     : 0.0f);
+    /* the best minimal candidate and the best other; the other only when its value, times
      * the bias, is lower by more than the threshold */
     unsigned bm = n, bn = n, nn = 0;
     unsigned other[NF_SIM_MAX_RADIX];
@@ -350,7 +360,7 @@ static unsigned q_route(void *ctx, nf_node sw, unsigned in_port, unsigned in_vc,
             other[nn++] = i;
             continue;
         }
-        if (bm == n || row[cols[i]] < row[cols[bm]]) bm = i;
+        if (bm == n || val[i] < val[bm]) bm = i;
     }
     float u0;
     uint32_t k0;
@@ -364,10 +374,9 @@ static unsigned q_route(void *ctx, nf_node sw, unsigned in_port, unsigned in_vc,
             k0 = k0 * 0x9E3779B1u + 0x7F4A7C15u;
         }
         unsigned i = other[j];
-        if (bn == n || row[cols[i]] < row[cols[bn]]) bn = i;
+        if (bn == n || val[i] < val[bn]) bn = i;
     }
-    unsigned pick =
-        bm == n || (bn < n && d->bias * row[cols[bn]] + d->threshold < row[cols[bm]]) ? bn : bm;
+    unsigned pick = bm == n || (bn < n && d->bias * val[bn] + d->threshold < val[bm]) ? bn : bm;
     if (n > 1 && d->eps > 0) {
         float u;
         uint32_t k;

@@ -59,6 +59,7 @@ void nf_sim_config_defaults(nf_sim_config *c) {
                          .q_explore = 0.001,
                          .q_sample = 1,
                          .q_bias = 1.0,
+                         .q_local = 1.0,
                          .flit_bytes = 32,
                          .nic_msg_cycles = 40,
                          .nic_short_cycles = 8};

@@ -82,6 +82,7 @@ expect 2 "$nf" sim $df --routing qadapt --traffic uniform --load 0.1 --vcs 2; ha
 expect 2 "$nf" sim $df --routing qadapt --traffic uniform --load 0.1 --q-alpha 0; has err "--q-alpha wants"
 expect 2 "$nf" sim $df --routing qadapt --traffic uniform --load 0.1 --q-explore 2; has err "--q-explore wants"
 expect 2 "$nf" sim $df --routing qadapt --traffic uniform --load 0.1 --q-bias 0.5; has err "--q-bias wants"
+expect 2 "$nf" sim $df --routing qadapt --traffic uniform --load 0.1 --q-local -1; has err "--q-local wants"
 expect 2 "$nf" sim --topo fattree:k=4 --routing qadapt --traffic uniform --load 0.1; has err "qadapt routes Dragonflies"
 # in an empty network its first choice is the minimal way (g0 r2 is g0's gateway to g4): 3
 # switch hops, 5 lines; a random choice there would be the exploration's, 1 in 1,000
