@@ -84,22 +84,32 @@ static uint32_t df_row(const df_ctx *d, const nf_node *gw, nf_node s, nf_node ta
     return n;
 }
 
-static int df_init_kind(void **out, const nf_fabric *f, const uint8_t *ls, const nf_hops *h,
-                        const nf_sim_config *c, df_kind kind, nf_diag *diag) {
-    (void)h;
+int nf__sim_dragonfly_groups(const nf_fabric *f, const char *routing, uint32_t *groups,
+                             nf_diag *diag) {
     int32_t mx = -1;
     bool global = false;
     for (nf_node s = 0; s < f->n_switches; s++) {
         if (f->supernode[s] < 0)
-            return nf__fail(diag, NF_EINVAL, "dfmin routes Dragonflies: switch %s has no group",
-                            nf_node_name(f, s));
+            return nf__fail(diag, NF_EINVAL, "%s routes Dragonflies: switch %s has no group",
+                            routing, nf_node_name(f, s));
         if (f->supernode[s] > mx) mx = f->supernode[s];
     }
     for (nf_link l = 0; l < f->n_links; l++)
         global |= f->link_cls[l] == NF_LINK_GLOBAL;
     if (!global)
-        return nf__fail(diag, NF_EINVAL, "dfmin routes Dragonflies: %s has no global link",
-                        "the fabric");
+        return nf__fail(diag, NF_EINVAL, "%s routes Dragonflies: the fabric has no global link",
+                        routing);
+    *groups = (uint32_t)mx + 1;
+    return NF_OK;
+}
+
+static int df_init_kind(void **out, const nf_fabric *f, const uint8_t *ls, const nf_hops *h,
+                        const nf_sim_config *c, df_kind kind, nf_diag *diag) {
+    (void)h;
+    static const char *const names[] = {"dfmin", "val", "ugal-l", "ugal-lt", "ugal-g", "par"};
+    uint32_t ng;
+    int rc = nf__sim_dragonfly_groups(f, names[kind], &ng, diag);
+    if (rc) return rc;
     df_ctx *d = nf__calloc(1, sizeof *d);
     if (!d) return NF_ENOMEM;
     d->f = f;
@@ -112,7 +122,7 @@ static int df_init_kind(void **out, const nf_fabric *f, const uint8_t *ls, const
     d->w_hop = c->w_hop;
     d->threshold = c->threshold > 0 ? c->threshold : c->buf_flits;
     d->restricted = c->proxy_restricted;
-    d->ng = (uint32_t)mx + 1;
+    d->ng = ng;
     size_t S = f->n_switches, P = f->port_off[f->n_nodes];
     nf_node *gw = d->gw = nf__malloc((size_t)d->ng * d->ng * sizeof *gw);
     d->gw_far = nf__malloc((size_t)d->ng * d->ng * sizeof *d->gw_far);
@@ -120,7 +130,7 @@ static int df_init_kind(void **out, const nf_fabric *f, const uint8_t *ls, const
     d->grp = nf__malloc((S + 1) * sizeof *d->grp);
     d->rank = nf__malloc((S + 1) * sizeof *d->rank);
     d->in_global = nf__calloc(P + 1, 1);
-    int rc = NF_ENOMEM;
+    rc = NF_ENOMEM;
     if (!gw || !d->gw_far || !size || !d->grp || !d->rank || !d->in_global) goto done;
     for (size_t i = 0; i < (size_t)d->ng * d->ng; i++)
         gw[i] = d->gw_far[i] = NF_NONE;

@@ -230,19 +230,9 @@ static void q_reset(void *ctx) { q_start(ctx); }
 static int q_init(void **out, const void *data, const nf_fabric *f, const uint8_t *ls,
                   const nf_hops *h, const nf_sim_config *c, nf_diag *diag) {
     (void)data, (void)h;
-    int32_t mx = -1;
-    bool global = false;
-    for (nf_node s = 0; s < f->n_switches; s++) {
-        if (f->supernode[s] < 0)
-            return nf__fail(diag, NF_EINVAL, "qadapt routes Dragonflies: switch %s has no group",
-                            nf_node_name(f, s));
-        if (f->supernode[s] > mx) mx = f->supernode[s];
-    }
-    for (nf_link l = 0; l < f->n_links; l++)
-        global |= f->link_cls[l] == NF_LINK_GLOBAL;
-    if (!global)
-        return nf__fail(diag, NF_EINVAL, "qadapt routes Dragonflies: %s has no global link",
-                        "the fabric");
+    uint32_t ng;
+    int rc = nf__sim_dragonfly_groups(f, "qadapt", &ng, diag);
+    if (rc) return rc;
     if (!(c->q_alpha > 0 && c->q_alpha <= 1) || !(c->q_explore >= 0 && c->q_explore <= 1) ||
         !(c->q_threshold >= 0 && c->q_threshold < 1e9) || !(c->q_bias >= 1 && c->q_bias <= 100) ||
         !(c->q_local >= 0 && c->q_local <= 1000))
@@ -257,7 +247,7 @@ static int q_init(void **out, const void *data, const nf_fabric *f, const uint8_
     d->f = f;
     d->ls = ls;
     d->V = c->vcs;
-    d->ng = (uint32_t)mx + 1;
+    d->ng = ng;
     d->alpha = (float)c->q_alpha;
     d->eps = (float)c->q_explore;
     d->sample = c->q_sample;
@@ -274,10 +264,11 @@ static int q_init(void **out, const void *data, const nf_fabric *f, const uint8_
     d->ncol = nf__calloc(S + 1, sizeof *d->ncol);
     d->qoff = nf__malloc((S + 1) * sizeof *d->qoff);
     d->gw = nf__calloc(S * d->ng + 1, 1);
-    int rc = NF_ENOMEM;
     if (!d->grp || !d->rank || !d->gsize || !d->in_global || !d->col || !d->ncol || !d->qoff ||
-        !d->gw)
+        !d->gw) {
+        rc = NF_ENOMEM;
         goto fail;
+    }
     for (nf_node s = 0; s < S; s++) {
         d->grp[s] = f->supernode[s];
         d->rank[s] = d->gsize[d->grp[s]]++;
@@ -307,7 +298,10 @@ static int q_init(void **out, const void *data, const nf_fabric *f, const uint8_
         at += (uint64_t)d->nrows * d->ncol[s];
     }
     d->qoff[S] = at;
-    if (!(d->q = nf__malloc((size_t)at * sizeof *d->q + 1))) goto fail;
+    if (!(d->q = nf__malloc((size_t)at * sizeof *d->q + 1))) {
+        rc = NF_ENOMEM;
+        goto fail;
+    }
     q_start(d);
     *out = d;
     return NF_OK;

@@ -114,6 +114,11 @@ void nf__sim_script_truncate(nf_sim *s, size_t n_msg, size_t n_edge);
 int nf__sim_routing_config(const nf_sim_routing *r, const nf_sim_config *cfg, nf_sim_config *c,
                            nf_diag *diag);
 
+/* The groups of Dragonfly f (*groups: the largest group number + 1), or NF_EINVAL (the reason
+ * in diag, naming routing) when a switch has none or no link is global (dfroute.c). */
+int nf__sim_dragonfly_groups(const nf_fabric *f, const char *routing, uint32_t *groups,
+                             nf_diag *diag);
+
 /* The Dragonfly routings (dfroute.c). */
 extern const nf_sim_routing nf__sim_dfmin, nf__sim_dfval, nf__sim_ugal_l, nf__sim_ugal_lt,
     nf__sim_ugal_g, nf__sim_par;
