@@ -5,8 +5,9 @@
 #     4-flit packets, for the choices docs/qadapt.md weighs (every sweep climbs by 0.05 to its
 #     first saturated point; the most any point accepted);
 #  2. the learning curve: accepted load, latency and minimal share per 250-cycle window over a
-#     run from an empty network (worst case at 0.3 on the 72- and 1,056-node Dragonflies, dfmin
-#     and val beside), as CSV and, with gnuplot, a PNG in OUT;
+#     run from an empty network (worst case at 0.3 on the 72- and 1,056-node Dragonflies; qadapt,
+#     qadapt on its estimates alone (--q-local 0), dfmin and val), as CSV and, with gnuplot, a
+#     PNG in OUT;
 #  3. with `full`, the paper-scale point: dragonfly:a=18,p=9,h=9, worst case at 0.3, qadapt
 #     (local weight 1, 0 and 2) beside par and ugal-g (about a minute each on 2 threads).
 # Usage: bench/bench_qadapt.sh NETFAB OUT [full]
@@ -72,9 +73,10 @@ for topo in "$df" dragonfly:a=8,p=4,h=4; do
     tag=$(echo "$topo" | sed 's/dragonfly:a=\([0-9]*\),p=\([0-9]*\),h=\([0-9]*\)/a\1p\2h\3/')
     csv="$out/learning-$tag-worstcase.csv"
     echo "routing,cycle,offered,accepted,lat_mean,minimal_frac,packets" >"$csv"
-    for r in qadapt dfmin val; do
-        "$nf" sim --topo "$topo" --routing "$r" --traffic worstcase --load 0.3 --vcs 4 --warmup 0 \
-            --cycles 6000 --drain 2000 --timeline 250 --json | python3 "$rows" "$r" >>"$csv"
+    for r in qadapt "qadapt --q-local 0" dfmin val; do
+        name=$(echo "$r" | sed 's/qadapt --q-local 0/qadapt-estimates/')
+        "$nf" sim --topo "$topo" --routing $r --traffic worstcase --load 0.3 --vcs 4 --warmup 0 \
+            --cycles 6000 --drain 2000 --timeline 250 --json | python3 "$rows" "$name" >>"$csv"
     done
     echo "learning curve, \`$topo\`, worst case at 0.3: $csv"
     if command -v gnuplot >/dev/null 2>&1; then
@@ -87,11 +89,11 @@ set ylabel 'mean packet latency (cycles)'
 set logscale y
 set key top right
 set grid
-plot for [r in 'qadapt dfmin val'] '< grep ^'.r.', $csv' using 2:5 with lines title r
+plot for [r in 'qadapt qadapt-estimates dfmin val'] '< grep ^'.r.', $csv' using 2:5 with lines title r
 unset logscale y
 set ylabel 'accepted (flits per endpoint per cycle)'
 set xlabel 'cycle'
-plot for [r in 'qadapt dfmin val'] '< grep ^'.r.', $csv' using 2:4 with lines title r
+plot for [r in 'qadapt qadapt-estimates dfmin val'] '< grep ^'.r.', $csv' using 2:4 with lines title r
 unset multiplot
 EOF
     fi
@@ -106,8 +108,9 @@ if [ "$full" = full ]; then
     for r in qadapt "qadapt --q-local 0" "qadapt --q-local 2" par ugal-g; do
         j=$("$nf" sim --topo dragonfly:a=18,p=9,h=9 --routing $r --traffic worstcase --vcs 4 \
             --load 0.3 --warmup 1000 --cycles 2000 --drain 2000 --json)
-        echo "| $r | $(echo "$j" | field accepted) | $(echo "$j" | field lat_mean) |" \
-            "$(echo "$j" | field minimal_frac) | $(echo "$j" | field saturated) |" \
-            "$(echo "$j" | field wall_s) | $(echo "$j" | field state_bytes) |"
+        printf '| %s | %.3f | %.1f | %.3f | %s | %.0f | %s |\n' "$r" "$(echo "$j" | field accepted)" \
+            "$(echo "$j" | field lat_mean)" "$(echo "$j" | field minimal_frac)" \
+            "$(echo "$j" | field saturated)" "$(echo "$j" | field wall_s)" \
+            "$(echo "$j" | field state_bytes)"
     done
 fi
