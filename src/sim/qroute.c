@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* Q-adaptive (sim.h, "qadapt"): Dragonfly routers that learn where to send a packet, after Kang,
  * Wang and Lan's multi-agent reinforcement learning routing. Each router keeps a table of
- * estimated cycles to delivery per destination and output port, picks the port with the least,
- * and corrects its estimates from what the next router tells it back (the engine's learning
- * hooks, nf_sim_routing.learns). docs/qadapt.md says what is taken from the paper and what we
- * assumed. */
+ * estimated cycles to delivery per destination and output port, chooses by them (and by its own
+ * ports' queues, --q-local), and corrects them from what the next router tells it back (the
+ * engine's learning hooks, nf_sim_routing.learns). docs/qadapt.md says what is taken from the
+ * paper and what we assumed. */
 #include "sim/sim_internal.h"
 
 #include "util/diag.h"
