@@ -47,7 +47,8 @@ typedef struct q_ctx {
     uint32_t *ncol;           /* per switch: its columns */
     uint64_t *qoff;           /* per switch: its table's first entry in q */
     float *q;                 /* the tables */
-    uint8_t *gw;              /* S * ng: switch s has a global link to group g */
+    uint8_t *gw;              /* S * ng: switch s has a global link up to group g */
+    float *mid, *src2;        /* S * ng: q_start's ways to group g from switch s */
     float alpha, eps, threshold, bias, local;
     unsigned sample;
     float hop_local, hop_global; /* a hop's cycles in an empty network */
@@ -65,6 +66,8 @@ static void q_fini(void *ctx) {
     nf__free(d->qoff);
     nf__free(d->q);
     nf__free(d->gw);
+    nf__free(d->mid);
+    nf__free(d->src2);
     nf__free(d);
 }
 
@@ -149,45 +152,31 @@ static float q_best(const q_ctx *d, nf_node sw, q_phase ph, bool in_global, nf_n
 
 /* ---- the starting estimates ------------------------------------------------------------------
  *
- * A run starts from what an empty network would give (cycles of a hop: router delay plus link
- * latency): per switch y and group g, A = the best way on from y by a direct global link to g,
- * M = the intermediate group's minimal way (A, else a local hop to a router with a direct link),
- * S2 = the second source router's (any global link, then M in the group reached); the entry of a
- * global port toward group h is a global hop then M of the far switch (a local hop in g on
- * average when h = g), of a local port to z a local hop then S2 of z. Own-group rows: one local
- * hop. */
+ * Made at init and again at every run's start, in scratch kept from init (mid, src2). A run starts
+ * from what an empty network would give (cycles of a hop: router delay plus link latency): per
+ * switch y and group g, A = the best way on from y by a direct global link to g, M = the
+ * intermediate group's minimal way (A, else a local hop to a router with a direct link), S2 = the
+ * second source router's (any global link, then M in the group reached); the entry of a global port
+ * toward group h is a global hop then M of the far switch (a local hop in g on average when h = g),
+ * of a local port to z a local hop then S2 of z. Own-group rows: one local hop. */
 
 static void q_start(q_ctx *d) {
     const nf_fabric *f = d->f;
     size_t S = f->n_switches, ng = d->ng;
-    float *A = nf__malloc(S * ng * sizeof *A), *M = nf__malloc(S * ng * sizeof *M);
-    float *S2 = nf__malloc(S * ng * sizeof *S2);
-    if (!A || !M || !S2) { /* leave the tables at their zero: the learning still corrects them */
-        nf__free(A), nf__free(M), nf__free(S2);
-        memset(d->q, 0, d->qoff[S] * sizeof *d->q);
-        return;
-    }
-    /* in the destination group, one local hop unless at the destination: on average */
+    float *M = d->mid, *S2 = d->src2;
+    /* A: by y's own global link to g (gw), then one local hop in g unless at the destination:
+     * on average (|g| - 1) / |g| of one */
+#define Q_A(y, g)                                                                                  \
+    (d->gw[(size_t)(y)*ng + (g)]                                                                   \
+         ? d->hop_global + (float)(d->gsize[g] - 1) / (float)d->gsize[g] * d->hop_local            \
+         : INFINITY)
     for (size_t y = 0; y < S; y++)
         for (size_t g = 0; g < ng; g++) {
-            float best = INFINITY;
-            for (uint32_t e = f->sw_adj_off[y]; e < f->sw_adj_off[y + 1]; e++) {
-                nf_node w = f->sw_adj[e];
-                if (f->link_cls[f->sw_adj_link[e]] != NF_LINK_GLOBAL || d->grp[w] != (int32_t)g)
-                    continue;
-                float a = d->gsize[g] ? (float)(d->gsize[g] - 1) / (float)d->gsize[g] : 0;
-                float v = d->hop_global + a * d->hop_local;
-                if (v < best) best = v;
-            }
-            A[y * ng + g] = best;
-        }
-    for (size_t y = 0; y < S; y++)
-        for (size_t g = 0; g < ng; g++) {
-            float best = A[y * ng + g];
+            float best = Q_A(y, g);
             if (!isfinite(best))
                 for (uint32_t e = f->sw_adj_off[y]; e < f->sw_adj_off[y + 1]; e++) {
                     if (f->link_cls[f->sw_adj_link[e]] == NF_LINK_GLOBAL) continue;
-                    float v = d->hop_local + A[(size_t)f->sw_adj[e] * ng + g];
+                    float v = d->hop_local + Q_A(f->sw_adj[e], g);
                     if (v < best) best = v;
                 }
             M[y * ng + g] = best;
@@ -198,11 +187,12 @@ static void q_start(q_ctx *d) {
             for (uint32_t e = f->sw_adj_off[y]; e < f->sw_adj_off[y + 1]; e++) {
                 if (f->link_cls[f->sw_adj_link[e]] != NF_LINK_GLOBAL) continue;
                 nf_node w = f->sw_adj[e];
-                float v = d->grp[w] == (int32_t)g ? A[y * ng + g] : d->hop_global + M[w * ng + g];
+                float v = d->grp[w] == (int32_t)g ? Q_A(y, g) : d->hop_global + M[w * ng + g];
                 if (v < best) best = v;
             }
             S2[y * ng + g] = best;
         }
+#undef Q_A
     for (nf_node x = 0; x < S; x++)
         for (uint32_t r = 0; r < d->nrows; r++) {
             float *row = q_at(d, x, r);
@@ -212,17 +202,17 @@ static void q_start(q_ctx *d) {
                 float v;
                 if (r >= ng) { /* a router of the own group: one local hop when direct */
                     v = d->hop_local * (global ? 3.0f : 1.0f);
-                } else if (global) {
-                    float a = d->gsize[r] ? (float)(d->gsize[r] - 1) / (float)d->gsize[r] : 0;
+                } else if (global) { /* (w in group r: r has switches) */
                     v = d->hop_global +
-                        (d->grp[w] == (int32_t)r ? a * d->hop_local : M[(size_t)w * ng + r]);
+                        (d->grp[w] == (int32_t)r
+                             ? (float)(d->gsize[r] - 1) / (float)d->gsize[r] * d->hop_local
+                             : M[(size_t)w * ng + r]);
                 } else {
                     v = d->hop_local + S2[(size_t)w * ng + r];
                 }
                 row[d->col[nf_port_index(f, x, f->sw_adj_port[e])]] = isfinite(v) ? v : 1e6f;
             }
         }
-    nf__free(A), nf__free(M), nf__free(S2);
 }
 
 static void q_reset(void *ctx) { q_start(ctx); }
@@ -264,8 +254,10 @@ static int q_init(void **out, const void *data, const nf_fabric *f, const uint8_
     d->ncol = nf__calloc(S + 1, sizeof *d->ncol);
     d->qoff = nf__malloc((S + 1) * sizeof *d->qoff);
     d->gw = nf__calloc(S * d->ng + 1, 1);
+    d->mid = nf__malloc((S * d->ng + 1) * sizeof *d->mid);
+    d->src2 = nf__malloc((S * d->ng + 1) * sizeof *d->src2);
     if (!d->grp || !d->rank || !d->gsize || !d->in_global || !d->col || !d->ncol || !d->qoff ||
-        !d->gw) {
+        !d->gw || !d->mid || !d->src2) {
         rc = NF_ENOMEM;
         goto fail;
     }
