@@ -90,6 +90,17 @@ static const exp_def experiments[] = {
               .logy = true,
               .xlabel = "endpoints",
               .ylabel = "table bytes, whole fabric"}},
+    {.name = "link-errors",
+     .summary = "VCT vs SAF vs dynamic switching under link bit errors, clean to 1e-5",
+     .run = exp_link_errors,
+     .plot = {.x = "ber",
+              .y = "lat_mean",
+              .series = "mode",
+              .where = "case",
+              .where_is = "all links",
+              .logx = true,
+              .xlabel = "bit error rate of every switch-to-switch link",
+              .ylabel = "mean latency at load 0.3 (cycles)"}},
 };
 enum { N_EXP = sizeof experiments / sizeof experiments[0] };
 

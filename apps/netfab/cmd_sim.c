@@ -118,6 +118,7 @@ static int sim_run(sim_plan *p) {
     const nf_app_fail *fail_arg = p->fail;
     uint64_t fail_at = p->fail_at;
     bool json = p->json, exclude = c.exclude_unroutable;
+    bool errors = c.ber > 0 || c.switching != NF_SIM_VCT; /* link errors, store-and-forward */
     const double *points = p->points;
     size_t n_points = p->n_points;
     nf_diag d = {{0}, 0, {0}};
@@ -197,9 +198,9 @@ static int sim_run(sim_plan *p) {
     }
     json_t *arr = json ? json_array() : NULL;
     if (!json)
-        printf("%8s %8s %9s %9s %6s %7s %9s %5s %9s%s\n", "offered", "accepted", "lat_mean",
+        printf("%8s %8s %9s %9s %6s %7s %9s %5s %9s%s%s\n", "offered", "accepted", "lat_mean",
                "lat_p99", "hops", "minimal", "util_max", "sat", "wall_s",
-               exclude ? "  excluded" : "");
+               exclude ? "  excluded" : "", errors ? "   corrupt    wasted    saf" : "");
     int ex = NF_EXIT_OK;
     sim_tline *tls = p->timeline && !json ? calloc(n_points, sizeof *tls) : NULL;
     size_t n_tls = 0;
@@ -221,7 +222,7 @@ static int sim_run(sim_plan *p) {
         const nf_sim_window *tw;
         size_t n_tw = nf_sim_timeline(s, &tw);
         if (json) {
-            json_t *o = nf_app_sim_result_json(x, &res, failed, exclude);
+            json_t *o = nf_app_sim_result_json(x, &res, failed, exclude, errors);
             json_t *ta = o && p->timeline ? timeline_json(tw, n_tw) : NULL;
             if (!o || (p->timeline && !ta)) {
                 json_decref(o);
@@ -247,6 +248,9 @@ static int sim_run(sim_plan *p) {
                                    : "no",
                    res.wall_s);
             if (exclude) printf(" %9llu", (unsigned long long)res.excluded_msgs);
+            if (errors)
+                printf(" %9llu %9llu %6.3f", (unsigned long long)res.corrupt_pkts,
+                       (unsigned long long)res.wasted_flits, res.saf_frac);
             putchar('\n');
             if (res.state_bytes && pi + 1 == n_points)
                 printf("# learned tables: %llu bytes at the router that keeps the most (a row "
@@ -379,7 +383,8 @@ int nf_cmd_sim(int argc, char **argv) {
             "                  [--fail-links N|FILE [--fail-at CYCLE]]\n"
             "                  [--bias B] [--w-hop FLITS] [--threshold FLITS]\n"
             "                  [--proxy all|restricted] [--exclude-unroutable]\n"
-            "                  [--timeline CYCLES] [--json]\n",
+            "                  [--ber RATE] [--switching vct|saf|dynamic] [--saf-errors N]\n"
+            "                  [--saf-window C] [--timeline CYCLES] [--json]\n",
         .description =
             "Simulates flits through input-queued routers (virtual channels, credits, virtual\n"
             "cut-through, separable allocation) and prints, per load point: offered and accepted\n"
@@ -394,7 +399,11 @@ int nf_cmd_sim(int argc, char **argv) {
             "--exclude-unroutable their messages are skipped (counted: excluded), from the\n"
             "--fail-at cycle on for the pairs the failure parts; packets already on their way\n"
             "then wait. ftable drops its lost packets instead (lost_frac), so for it only a\n"
-            "fabric not connected to begin with is refused.\n",
+            "fabric not connected to begin with is refused.\n"
+            "With --ber, a packet corrupt on a switch-to-switch link is discarded by its\n"
+            "receiver and sent again over that link (link-level retry); with --ber or\n"
+            "--switching the output adds corrupt_pkts, wasted_flits (corrupt copies carried\n"
+            "on by cut-through) and saf_frac (packets stored whole before going on).\n",
         .examples = "  netfab sim --topo dragonfly:a=4,p=2,h=2 --routing dfmin --traffic uniform "
                     "--sweep 0.1:0.9:0.1\n"
                     "  netfab sim --topo torus:8x8,c=1 --routing dor --traffic tornado --load 0.3 "

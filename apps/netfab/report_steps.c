@@ -182,6 +182,10 @@ static const char *const cols_tables[] = {"fabric",          "endpoints", "flat_
                                           "two_level_bytes", "saved",     "lookups_checked",
                                           "mismatches",      NULL};
 
+static const char *const cols_links[] = {
+    "case",     "mode",         "ber",         "lat_mean",       "lat_p99",        "saturation",
+    "saf_frac", "corrupt_pkts", "wasted_frac", "pkts_generated", "pkts_delivered", NULL};
+
 /* a count other than REPORT_N_STEPS conflicts with the declaration in report_steps.h */
 const report_step report_steps[] = {
     {"mcast-engines", "M", "Multicast routing engines: max EFI and routing time", cols_engines,
@@ -199,6 +203,8 @@ const report_step report_steps[] = {
     {"faults", "S", "Faults: fat tree against the gft with sibling links", NULL, build_exp,
      report_cmp_faults},
     {"tables", "S", "Two-level routing tables", cols_tables, build_exp, report_cmp_tables},
+    {"link-errors", "S", "Link errors: cut-through against store-and-forward", cols_links,
+     build_exp, NULL},
     {"dragonfly-uniform", "U", "UGAL, PAR and Q-adaptive on Dragonfly: uniform traffic",
      cols_dragonfly, build_dragonfly, report_cmp_dragonfly},
     {"dragonfly-worstcase", "U", "UGAL, PAR and Q-adaptive on Dragonfly: worst-case traffic",

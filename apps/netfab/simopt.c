@@ -112,6 +112,7 @@ static void help_texts(void) {
 }
 
 static const char *const proxies[] = {"all", "restricted", NULL};
+static const char *const switchings[] = {"vct", "saf", "dynamic", NULL};
 
 size_t nf_app_sim_knob_opts(nf_app_sim_knobs *k, nf_opt *rows) {
     nf_sim_config *c = &k->c;
@@ -186,6 +187,22 @@ size_t nf_app_sim_knob_opts(nf_app_sim_knobs *k, nf_opt *rows) {
         REAL_ROW("q-local", "W", c->q_local, 0, 1000,
                  "qadapt: add W cycles per flit waiting at a candidate's port now to its "
                  "estimate; 0 the estimate alone (default 1)"),
+        REAL_ROW("ber", "RATE", c->ber, 0, 1,
+                 "bit error rate of every switch-to-switch link: a corrupt packet is sent again "
+                 "over its link (default 0)"),
+        {.name = "switching",
+         .kind = NF_OPT_CHOICE,
+         NF_OPT_TO(c->switching),
+         .choices = switchings,
+         .given = &k->given,
+         .help = "how routers forward packets from other routers: vct (cut-through), saf "
+                 "(store-and-forward), dynamic (per link, saf while its recent errors are many; "
+                 "default vct)"},
+        REAL_ROW("saf-errors", "N", c->saf_errors, 0.001, 1e9,
+                 "dynamic switching: a link stores and forwards from N recent errors, cuts "
+                 "through again below N/2 (default 2)"),
+        UINT_ROW("saf-window", "C", c->saf_window, 1, 1000000000,
+                 "dynamic switching: an error weighs e^(-age/C) (default 1000 cycles)"),
         FLAG_ROW("exclude-unroutable", c->exclude_unroutable,
                  "skip the messages of source/destination pairs that no path joins, and count "
                  "them (excluded_msgs)"),
@@ -216,7 +233,7 @@ int nf_app_sim_unroutable(const nf_fabric *f, const nf_sim *s, bool exclude, boo
 }
 
 json_t *nf_app_sim_result_json(double load, const nf_sim_result *res, unsigned failed_links,
-                               bool exclude) {
+                               bool exclude, bool errors) {
     json_t *o = json_pack(
         "{s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:b, s:b, s:I, "
         "s:I, s:I, s:f}",
@@ -234,6 +251,11 @@ json_t *nf_app_sim_result_json(double load, const nf_sim_result *res, unsigned f
     /* only with the option: netfab sweep's CSV columns are these keys */
     if (exclude)
         json_object_set_new(o, "excluded_msgs", json_integer((json_int_t)res->excluded_msgs));
+    if (errors) { /* link errors or store-and-forward */
+        json_object_set_new(o, "corrupt_pkts", json_integer((json_int_t)res->corrupt_pkts));
+        json_object_set_new(o, "wasted_flits", json_integer((json_int_t)res->wasted_flits));
+        json_object_set_new(o, "saf_frac", json_real(res->saf_frac));
+    }
     if (res->deadlock) json_object_set_new(o, "stuck", json_string(res->stuck));
     if (res->state_bytes) { /* a learning routing's tables */
         json_object_set_new(o, "state_bytes", json_integer((json_int_t)res->state_bytes));

@@ -28,6 +28,15 @@
 #define NF_SIM_DEFAULT_WINDOW 5000
 #define NF_SIM_DEFAULT_DRAIN 20000
 
+/* How a router forwards a packet coming in over a switch-to-switch link: as soon as its head is
+ * in (virtual cut-through), only once all of it is in and checked (store-and-forward), or per link
+ * by its recent errors (dynamic; nf_sim_config.saf_errors). */
+typedef enum nf_sim_switching {
+    NF_SIM_VCT = 0,
+    NF_SIM_SAF = 1,
+    NF_SIM_SWITCH_DYNAMIC = 2
+} nf_sim_switching;
+
 /* The simulator's knobs; nf_sim_config_defaults gives each its default (in brackets). Every
  * value is taken as given, 0 included; only the fields marked "auto" have a 0 that stands for
  * a value worked out when the simulator is made. */
@@ -83,6 +92,23 @@ typedef struct nf_sim_config {
      * nf_sim_unroutable_pairs). Packets already on their way when a failure parts their ends
      * still wait. (no) */
     bool exclude_unroutable;
+    /* link errors and the data link layer's switching (the Sunway paper, section 2.2): every
+     * switch-to-switch link's bit error rate (links to NICs are error-free; nf_sim_set_link_ber
+     * sets one link's): a packet crossing a link arrives corrupt with probability
+     * 1 - (1 - ber)^(bits of the packet), the receiver finds it when the tail is in, discards it
+     * and the upstream router sends it again from its replay buffer (link-level retry: the request
+     * goes back over the link, the copy waits for its output VC like any packet). Under
+     * cut-through, a corrupt packet whose head has gone on is marked bad as its tail passes and
+     * discarded at the first router that holds it whole (or the NIC), wasting the links it
+     * reached; under store-and-forward a packet crosses no router before its tail is in and
+     * checked. 0 to 1 (0) */
+    double ber;
+    nf_sim_switching switching; /* NF_SIM_VCT, NF_SIM_SAF or NF_SIM_SWITCH_DYNAMIC (VCT) */
+    /* NF_SIM_SWITCH_DYNAMIC: a link stores and forwards from an error that brings its recent
+     * errors (each weighed e^(-age / saf_window)) to saf_errors or more, and cuts through again
+     * once they decay below half of that (2 errors; 1000 cycles) */
+    double saf_errors;
+    unsigned saf_window;
 } nf_sim_config;
 
 /* Sets every field of *c to its default (the auto ones to 0). Start a configuration from it and
@@ -282,7 +308,8 @@ typedef struct nf_sim_msg {
  * (or waits, holding none), then each flit crosses to all of them in one crossbar pass, when
  * all are free; each copy on VC hops + 1 as it climbs, 0 into a NIC. Copies count at their own
  * group's members only (a tree shared by several groups floods them all). Replaces earlier
- * groups. NF_EINVAL (a group not routed, a member without a cabled port), NF_ENOMEM. */
+ * groups. NF_EINVAL (a group not routed, a member without a cabled port, a simulator with link
+ * errors or store-and-forward: nf_sim_config.ber), NF_ENOMEM. */
 NF_API int nf_sim_set_mcast(nf_sim *s, const nf_groups *g, const nf_mcast *m);
 
 /* When a scripted message was released (its NIC work begun), its data fully in at its target,
@@ -419,6 +446,12 @@ typedef struct nf_sim_result {
     uint64_t state_bytes;      /* a learning routing (qadapt): the learned state of the switch that
                                 * keeps the most, bytes (0 for the others) */
     uint64_t state_bytes_flat; /* the same with a row per destination switch (plain Q-routing) */
+    /* link errors (nf_sim_config.ber), over the measurement window: */
+    uint64_t corrupt_pkts; /* packets a receiver found corrupt (each sent again over its link) */
+    uint64_t wasted_flits; /* flits of corrupt copies carried over links past the one they were
+                            * corrupted on (cut-through only) */
+    double saf_frac;       /* of the packets received over switch-to-switch links, the share
+                            * stored whole before they went on (NF_SIM_SAF: 1) */
     double wall_s;
     char stuck[256]; /* with deadlock: some of the stuck channels */
 } nf_sim_result;
@@ -437,6 +470,12 @@ typedef struct nf_sim_phase {
  * ftable's packets whose way has gone are discarded where they stand (dropped_pkts). Packets
  * already queued for the link when it fails still cross it. NF_EINVAL, NF_ENOMEM. */
 NF_API int nf_sim_link_at(nf_sim *s, nf_link l, uint64_t cycle, bool up);
+
+/* Sets the bit error rate of switch-to-switch link l (both ways) to ber, 0 to 1, for every later
+ * run, in place of nf_sim_config.ber. NF_EINVAL (reason in diag): l not a link between two
+ * switches, ber out of range, a simulator with multicast groups (link errors are modelled for
+ * unicast packets); NF_ENOMEM. */
+NF_API int nf_sim_set_link_ber(nf_sim *s, nf_link l, double ber, nf_diag *diag);
 
 /* Runs one load point from an empty network: warm-up, measurement window, drain. Progress
  * (a fraction 0..1) to progress(ud, f) when given. NF_OK (saturation and deadlock are results),
@@ -484,6 +523,9 @@ NF_API void nf_sim_link_flits(const nf_sim *s, uint32_t *flits);
 typedef struct nf_sim_counts {
     uint64_t injected, delivered, in_flight, cycle;
     uint64_t dropped; /* flits discarded in the network (nf_sim_link_at) */
+    /* link errors: flits sent again from replay buffers, and flits of corrupt copies discarded
+     * (injected + replayed = delivered + in_flight + dropped + discarded) */
+    uint64_t replayed, discarded;
 } nf_sim_counts;
 /* Runs n cycles at the current injection (set by nf_sim_run's inj, or nf_sim_set_injection). */
 NF_API int nf_sim_set_injection(nf_sim *s, const nf_sim_injection *inj);

@@ -39,7 +39,8 @@ typedef struct sim_pkt {
     uint8_t flags;    /* SIM_PK_MEASURED, SIM_PK_MCAST */
 } sim_pkt;            /* 48 bytes */
 
-enum { SIM_PK_MEASURED = 1, SIM_PK_MCAST = 2 };
+/* SIM_PK_BAD: a corrupt copy (link errors), discarded where it is held whole */
+enum { SIM_PK_MEASURED = 1, SIM_PK_MCAST = 2, SIM_PK_BAD = 4 };
 
 /* An input VC: the flits present, its ring of packet entries (flits of a packet are contiguous
  * in a VC, as an upstream output VC serves one packet at a time, so a ring of packets is the
@@ -110,8 +111,13 @@ typedef struct sim_event {
 enum {
     SIM_FL_TAIL = 1,
     SIM_FL_HEAD = 2,
-    SIM_FL_SHARED = 4
-}; /* credits: flags 1 = a shared-pool credit */
+    SIM_FL_SHARED = 4,
+    SIM_FL_BAD = 8, /* link errors: the tail of a corrupt copy (its receiver discards it) */
+    SIM_FL_NAK = 16 /* link errors: to an output port, a copy (pkt) to send again on VC vc */
+};                  /* credits: flags 1 = a shared-pool credit */
+
+/* A packet entry's t_arrive while its link stores and forwards and its tail is not in yet. */
+#define SIM_T_WAIT UINT32_MAX
 
 typedef struct sim_wheel_slot {
     sim_event *ev;
@@ -167,6 +173,11 @@ typedef struct sim_worker {
     uint64_t dropped, dropped_pkts, dropped_meas; /* flits, packets, measured packets */
     sim_tl_count *tl; /* with a timeline: per window so far, its deliveries' counts */
     size_t cap_tl;
+    /* link errors: copies its switches' ports owe a resend (NAKs received), in arrival order */
+    struct sim_replay *rpl;
+    size_t n_rpl, cap_rpl;
+    uint64_t replayed, discarded;         /* flits: sent again, corrupt copies thrown away */
+    uint64_t corrupt, wasted, rx, rx_saf; /* in the window: packets, flits, receptions */
     int moved, rc;
     char pad[64]; /* workers on separate cache lines */
 } sim_worker;
@@ -240,6 +251,7 @@ typedef struct sim_tally { /* the run's counters (the workers' summed after each
     uint64_t moved_at;                    /* the last cycle a flit moved */
     uint64_t flit_hops, unroutable;
     uint64_t dropped, dropped_pkts; /* flits, packets discarded in the network */
+    uint64_t replayed, discarded;   /* link errors: flits sent again, corrupt flits discarded */
 } sim_tally;
 
 typedef struct sim_measure {
@@ -249,6 +261,7 @@ typedef struct sim_measure {
     uint64_t hops_sum, minimal, n_pkts; /* of the measured packets delivered */
     uint64_t lost_flits;    /* generated in the window with no way to their destination */
     uint64_t excluded_msgs; /* exclude_unroutable: window messages between disconnected ends */
+    uint64_t corrupt, wasted, rx, rx_saf; /* link errors in the window (sim_worker's) */
     /* exclude_unroutable: per endpoint, a key two endpoints share when the links up now join
      * them (see cut_keys in sim.c), and union-find room for n_sw switches to compute it */
     uint32_t *ep_cut, *cut_uf;
@@ -286,6 +299,37 @@ typedef struct sim_mcast {
     uint32_t *ids, fan;         /* per input VC: fan packet ids, one per branch */
     uint32_t *grp_off, *grp_ep; /* per group: its member endpoints (ascending) */
 } sim_mcast;
+
+/* Link errors (nf_sim_config.ber, switching; nf_sim_set_link_ber): on when some link has errors or
+ * a link may store and forward. Per switch input port whose link leads from a switch (the
+ * receiving end), its chance of a corrupt packet and its switching state; per input VC the way
+ * its head packet came in (its hops and routing word before this router routed it), for the
+ * copy sent again, and whether its tail is to leave marked bad. */
+typedef struct sim_errlink {
+    uint32_t p_bad; /* a packet arrives corrupt with chance p_bad / 2^32 */
+    uint8_t saf;    /* stores and forwards now */
+    float recent;   /* dynamic switching: its recent errors, weighed by age, as of cycle at */
+    uint32_t at;
+} sim_errlink;
+
+typedef struct sim_errvc {
+    uint32_t rs;
+    uint16_t hops;
+    uint8_t stomp; /* the head packet's tail leaves marked bad */
+} sim_errvc;
+
+typedef struct sim_replay {
+    nf_gport port; /* the output port that sends it again */
+    uint32_t pkt;
+    uint8_t vc;
+} sim_replay;
+
+typedef struct sim_errors {
+    bool on;
+    double *ber;     /* per link: nf_sim_set_link_ber's, or NaN for the configuration's */
+    sim_errlink *in; /* per switch port */
+    sim_errvc *vc;   /* per switch port and VC */
+} sim_errors;
 
 typedef struct sim_script {
     nf__script *script; /* scripted messages, when posted */
@@ -331,6 +375,7 @@ struct nf_sim {
     sim_mcast mc;
     sim_script scr;
     sim_timeline tl;
+    sim_errors err;
 };
 
 static inline sim_port *sim_port_at(const nf_sim *s, nf_gport g) {
@@ -442,7 +487,7 @@ static inline void sim_oq_push(nf_sim *s, sim_port *po, nf_gport go, uint32_t id
     if (last && last->pkt == id && !(last->flags & SIM_FL_TAIL) &&
         (last->flags & SIM_FL_SHARED) == (flags & SIM_FL_SHARED) && last->n < 0xFFFF) {
         last->n++;
-        last->flags |= flags & SIM_FL_TAIL;
+        last->flags |= flags & (SIM_FL_TAIL | SIM_FL_BAD);
         return;
     }
     sim_run r = {.pkt = id, .vc = vc, .flags = flags, .n = 1};
@@ -476,7 +521,8 @@ static inline void sim_next_head(nf_sim *s, nf_gport gi, unsigned v, sim_ivc *iv
         const sim_qent *q = &s->net.rings[sim_vc_ix(s, gi, v) * s->net.ring_cap + iv->head];
         iv->head_pkt = q->pkt;
         uint64_t a = (uint64_t)q->t_arrive + s->cfg.router_delay;
-        iv->ready_at = (uint32_t)(a > s->now + 1 ? a : s->now + 1);
+        iv->ready_at = q->t_arrive == SIM_T_WAIT ? SIM_T_WAIT /* its tail is not in */
+                                                 : (uint32_t)(a > s->now + 1 ? a : s->now + 1);
     }
 }
 

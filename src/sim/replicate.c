@@ -25,7 +25,7 @@ int nf__sim_group_receivers(const nf_sim *s, uint32_t g, uint32_t src, uint32_t 
 
 int nf_sim_set_mcast(nf_sim *s, const nf_groups *g, const nf_mcast *m) {
     const nf_fabric *f = s->f;
-    if (g->n != m->n_groups) return NF_EINVAL;
+    if (g->n != m->n_groups || s->err.on) return NF_EINVAL; /* link errors: unicast only */
     for (uint32_t i = 0; i < g->n; i++)
         if (m->status[i] < 0) return NF_EINVAL;
     size_t PSV = (size_t)s->topo.n_sw_ports * s->net.n_vcs, n_links = m->tree_off[g->n];

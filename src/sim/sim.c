@@ -62,7 +62,9 @@ void nf_sim_config_defaults(nf_sim_config *c) {
                          .q_local = 1.0,
                          .flit_bytes = 32,
                          .nic_msg_cycles = 40,
-                         .nic_short_cycles = 8};
+                         .nic_short_cycles = 8,
+                         .saf_errors = 2.0,
+                         .saf_window = 1000};
 }
 
 /* An array of n bytes on 64-byte boundaries; a large one on 2 MiB ones, with transparent huge
@@ -140,6 +142,7 @@ void nf_sim_free(nf_sim *s) {
         for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
             nf__free(arrays[i]);
         nf__free(w->tl);
+        nf__free(w->rpl);
     }
     for (uint32_t i = 0; s->src.nics && i < 2 * s->topo.n_ep; i++)
         nf__free(s->src.nics[i].q);
@@ -162,6 +165,9 @@ void nf_sim_free(nf_sim *s) {
     nf__free(s->meas.cut_uf);
     nf__free(s->tl.sum);
     nf__free(s->tl.win);
+    nf__free(s->err.ber);
+    nf__free(s->err.in);
+    nf__free(s->err.vc);
     void *arrays[] = {s->workers,      s->topo.owner,    s->topo.ep_ca,    s->topo.ep_sw,
                       s->topo.ep_port, s->topo.ep_gport, s->topo.ca_ep,    s->net.raw[0],
                       s->net.raw[1],   s->net.raw[2],    s->net.raw[3],    s->net.xbar_credit,
@@ -178,6 +184,65 @@ static void reset(nf_sim *s);
 
 static unsigned link_latency(const nf_sim_config *c, nf_link_class cls) {
     return cls == NF_LINK_HOST ? c->lat_host : cls == NF_LINK_GLOBAL ? c->lat_global : c->lat_local;
+}
+
+/* ---- link errors ---------------------------------------------------------------------------- */
+
+/* Turns link errors on: the per link, port and VC state (sim_errors), filled in by reset. */
+static int errors_init(nf_sim *s) {
+    if (s->err.on) return NF_OK;
+    const nf_fabric *f = s->f;
+    s->err.ber = nf__malloc(((size_t)f->n_links + 1) * sizeof *s->err.ber);
+    s->err.in = nf__calloc((size_t)s->topo.n_sw_ports + 1, sizeof *s->err.in);
+    s->err.vc = nf__calloc((size_t)s->topo.n_sw_ports * s->net.n_vcs + 1, sizeof *s->err.vc);
+    if (!s->err.ber || !s->err.in || !s->err.vc) return NF_ENOMEM;
+    for (nf_link l = 0; l < f->n_links; l++)
+        s->err.ber[l] = NAN;
+    s->err.on = true;
+    return NF_OK;
+}
+
+/* A run begins: every link's chance of a corrupt packet from its bit error rate, its switching
+ * mode as configured, no recent errors, no marks. */
+static void errors_reset(nf_sim *s) {
+    const nf_fabric *f = s->f;
+    double bits = 8.0 * s->cfg.flit_bytes * s->cfg.pkt_flits;
+    for (nf_gport g = 0; g < s->topo.n_sw_ports; g++) {
+        sim_errlink *L = &s->err.in[g];
+        *L = (sim_errlink){.saf = s->cfg.switching == NF_SIM_SAF};
+        nf_link l = f->port_link[g];
+        if (l == NF_NONE || !sim_port_at(s, g)->to_sw) continue;
+        double ber = isnan(s->err.ber[l]) ? s->cfg.ber : s->err.ber[l];
+        double p = ber >= 1 ? 1.0 : -expm1(bits * log1p(-ber)); /* 1 - (1 - ber)^bits */
+        L->p_bad = p * 4294967296.0 >= 4294967295.0 ? UINT32_MAX : (uint32_t)(p * 4294967296.0);
+    }
+    memset(s->err.vc, 0, (size_t)s->topo.n_sw_ports * s->net.n_vcs * sizeof *s->err.vc);
+}
+
+/* The draw of whether the packet whose tail reaches input port g now is corrupt: a hash of the
+ * seed, the port and the cycle (one tail a cycle reaches a port), so it does not depend on the
+ * threads or the packet ids. */
+static uint32_t err_draw(const nf_sim *s, nf_gport g) {
+    uint64_t z = (s->cfg.seed ^ 0xe5505e11a7e5ULL) + (uint64_t)g * 0x9E3779B97F4A7C15ULL +
+                 s->now * 0xD1B54A32D192ED03ULL;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return (uint32_t)((z ^ (z >> 31)) >> 32);
+}
+
+/* Link L's recent errors weighed as of now (dynamic switching). */
+static void err_decay(const nf_sim *s, sim_errlink *L) {
+    L->recent *= expf(-(float)(s->now - L->at) / (float)s->cfg.saf_window);
+    L->at = (uint32_t)s->now;
+}
+
+/* Whether the packet whose head comes in over link L now is stored whole before it goes on. */
+static bool err_saf(const nf_sim *s, sim_errlink *L) {
+    if (L->saf && s->cfg.switching == NF_SIM_SWITCH_DYNAMIC) {
+        err_decay(s, L);
+        if (L->recent < s->cfg.saf_errors / 2) L->saf = 0;
+    }
+    return L->saf;
 }
 
 int nf_sim_new(const nf_fabric *f, const nf_hops *h, const nf_sim_config *cfg,
@@ -201,6 +266,12 @@ int nf_sim_new(const nf_fabric *f, const nf_hops *h, const nf_sim_config *cfg,
                         "speedup %g (above 0), w_hop %g, bias %g, threshold %g (0 or more): "
                         "finite numbers",
                         c.speedup, c.w_hop, c.bias, c.threshold);
+    if (!(c.ber >= 0 && c.ber <= 1) || (unsigned)c.switching > NF_SIM_SWITCH_DYNAMIC ||
+        !(c.saf_errors > 0 && isfinite(c.saf_errors)) || c.saf_window < 1)
+        return nf__fail(diag, NF_EINVAL,
+                        "link errors: a bit error rate of 0 to 1 (got %g), switching vct, saf or "
+                        "dynamic, saf_errors above 0 (got %g), saf_window at least 1 cycle",
+                        c.ber, c.saf_errors);
     if (!c.out_buf) /* auto */
         c.out_buf = c.buf_flits > 2 * c.pkt_flits ? c.buf_flits : 2 * c.pkt_flits;
     if (c.vcs < r->min_vcs)
@@ -374,6 +445,7 @@ int nf_sim_new(const nf_fabric *f, const nf_hops *h, const nf_sim_config *cfg,
         s->src.nics[e].cur = SIM_NO_PKT;
     if ((rc = r->init(&s->routing_ctx, r->data, f, s->faults.link_state, h, &c, diag))) goto fail;
     if ((rc = t->init(&s->traffic_ctx, f, s->topo.n_ep, s->topo.ep_ca, c.seed, diag))) goto fail;
+    if ((c.ber > 0 || c.switching != NF_SIM_VCT) && (rc = errors_init(s))) goto fail;
     reset(s);
     *out = s;
     return NF_OK;
@@ -453,6 +525,8 @@ static void reset(nf_sim *s) {
         w->flit_hops = w->unroutable = w->injected = w->delivered = w->acc_flits = 0;
         w->hops_sum = w->minimal = w->n_meas = 0;
         w->dropped = w->dropped_pkts = w->dropped_meas = 0;
+        w->n_rpl = 0;
+        w->replayed = w->discarded = w->corrupt = w->wasted = w->rx = w->rx_saf = 0;
         w->moved = w->rc = 0;
     }
     memset(s->src.nic_on, 0, 2 * (size_t)s->topo.n_ep);
@@ -479,10 +553,13 @@ static void reset(nf_sim *s) {
         s->meas.n_pkts = 0;
     s->meas.lost_flits = s->meas.excluded_msgs = 0;
     s->tally.dropped = s->tally.dropped_pkts = 0;
+    s->tally.replayed = s->tally.discarded = 0;
+    s->meas.corrupt = s->meas.wasted = s->meas.rx = s->meas.rx_saf = 0;
     s->faults.next = 0;
     if (s->meas.ep_cut) cut_keys(s, s->faults.link_state, NULL, s->meas.cut_uf, s->meas.ep_cut);
     nf__rng_seed(&s->src.rng, s->cfg.seed ^ 0x5eed5eed5eedULL);
     if (s->routing->reset) s->routing->reset(s->routing_ctx);
+    if (s->err.on) errors_reset(s);
 }
 static uint64_t geometric(nf_sim *s, double p);
 
@@ -778,6 +855,91 @@ static int deliver(nf_sim *s, sim_worker *wk, uint32_t id, bool tail, nf_node ca
 
 static int apply_slot(nf_sim *s, sim_worker *wk, sim_wheel_slot *w);
 
+/* The tail of a corrupt copy reaches its NIC (link errors): the copy is thrown away, and its
+ * flits that came before, counted delivered as they came, are taken back. */
+static int nic_discard(nf_sim *s, sim_worker *wk, uint32_t id) {
+    uint64_t before = s->cfg.pkt_flits - 1u;
+    wk->delivered -= before; /* (per-cycle counts: the sums wrap back) */
+    if (s->now >= s->meas.win_lo && s->now < s->meas.win_hi) wk->acc_flits -= before;
+    wk->discarded += s->cfg.pkt_flits;
+    if (wk->n_freed == wk->cap_freed && NF_GROW(wk->freed, wk->cap_freed, wk->n_freed + 1))
+        return NF_ENOMEM;
+    wk->freed[wk->n_freed++] = id;
+    return NF_OK;
+}
+
+/* Link errors, at input VC v of switch port e.port whose link leads from a switch, flit e just
+ * in (the packet's entry is the last of the VC's ring): a head on a link that stores and
+ * forwards holds the packet until its tail is in; a tail is checked. A corrupt packet (the draw)
+ * is sent again from the upstream router's replay buffer: a fresh copy of it as it came in goes
+ * back there (a NAK over the link, its latency later). A corrupt packet, or a bad copy's tail
+ * (SIM_FL_BAD), is then discarded here if none of it has gone on (when it comes to the head of
+ * the VC), else its tail leaves marked bad. */
+static int err_arrive(nf_sim *s, sim_worker *wk, sim_event e, sim_ivc *v) {
+    nf_gport gi = e.port;
+    sim_errlink *L = &s->err.in[gi];
+    sim_qent *ring = s->net.rings + sim_vc_ix(s, gi, e.vc) * s->net.ring_cap;
+    uint32_t last = v->head + v->qn - 1u;
+    sim_qent *q = &ring[last >= s->net.ring_cap ? last - s->net.ring_cap : last];
+    bool in_win = s->now >= s->meas.win_lo && s->now < s->meas.win_hi;
+    bool at_head = v->qn == 1;
+    if (e.flags & SIM_FL_HEAD) {
+        bool saf = err_saf(s, L);
+        if (in_win) wk->rx++, wk->rx_saf += saf;
+        if (saf && !(e.flags & SIM_FL_TAIL)) {
+            q->t_arrive = SIM_T_WAIT;
+            if (at_head) v->ready_at = SIM_T_WAIT;
+        }
+    }
+    if (!(e.flags & SIM_FL_TAIL)) return NF_OK;
+    if (q->t_arrive == SIM_T_WAIT) { /* all of it is in */
+        q->t_arrive = (uint32_t)s->now;
+        if (at_head) v->ready_at = (uint32_t)(s->now + s->cfg.router_delay);
+    }
+    bool corrupt = !(e.flags & SIM_FL_BAD) && L->p_bad && err_draw(s, gi) < L->p_bad;
+    if (!corrupt && !(e.flags & SIM_FL_BAD)) return NF_OK;
+    if (at_head && v->out_port == SIM_DROP_PORT) return NF_OK; /* its way has gone: lost */
+    uint32_t id = q->pkt;
+    sim_errvc *ev = &s->err.vc[sim_vc_ix(s, gi, e.vc)];
+    /* routed here already: its way in is in ev (the head packet only) */
+    bool routed = at_head && (v->ncand || v->out_port || v->out);
+    if (corrupt) {
+        if (in_win) wk->corrupt++;
+        if (s->cfg.switching == NF_SIM_SWITCH_DYNAMIC) {
+            err_decay(s, L);
+            if ((L->recent += 1.0f) >= s->cfg.saf_errors) L->saf = 1;
+        }
+        if (!wk->n_stash) return NF_ENOMEM; /* (gen_phase keeps one per switch port) */
+        uint32_t nid = wk->stash[--wk->n_stash];
+        sim_pkt *np = &s->pool.pkts[nid];
+        *np = s->pool.pkts[id];
+        np->flags &= (uint8_t)~SIM_PK_BAD;
+        if (routed) np->hops = ev->hops, np->rs = ev->rs;
+        if (s->pool.stamp) s->pool.stamp[nid] = s->pool.stamp[id];
+        sim_port *p = sim_port_at(s, gi);
+        int rc = sim_push_event(
+            s, wk, p->peer_own, s->now + p->lat,
+            (sim_event){.port = p->back, .pkt = nid, .vc = e.vc, .flags = SIM_FL_NAK});
+        if (rc) return rc;
+        wk->replayed += s->cfg.pkt_flits;
+    }
+    if (at_head && v->out) { /* its head has gone on: its tail goes marked */
+        ev->stomp = 1;
+        return NF_OK;
+    }
+    s->pool.pkts[id].flags |= SIM_PK_BAD; /* all of it is here: nobody else reads it */
+    if (at_head) {
+        if (v->out_port) { /* an output VC taken but nothing sent: given back */
+            nf_node sw = sim_port_at(s, gi)->node;
+            sim_ovcs(s, sim_port_at(s, s->f->port_off[sw] + v->out_port - 1))[v->out_vc].busy = 0;
+            v->out_port = 0;
+        }
+        v->ncand = 0;
+        v->ready_at = (uint32_t)(s->now + 1);
+    }
+    return NF_OK;
+}
+
 /* A learning routing's estimates in slot w, for ports of thread t: each to its switch. */
 static void apply_learn(nf_sim *s, sim_wheel_slot *w) {
     const nf_gport *port_off = s->f->port_off;
@@ -824,8 +986,16 @@ static int apply_slot(nf_sim *s, sim_worker *wk, sim_wheel_slot *w) {
             if (n < s->topo.n_sw) wake(s, wk, n);
             continue;
         }
+        if (__builtin_expect(e.flags & SIM_FL_NAK, 0)) { /* a copy to send again (link errors) */
+            if (wk->n_rpl == wk->cap_rpl && NF_GROW(wk->rpl, wk->cap_rpl, wk->n_rpl + 1))
+                return NF_ENOMEM;
+            wk->rpl[wk->n_rpl++] = (sim_replay){.port = e.port, .pkt = e.pkt, .vc = e.vc};
+            continue;
+        }
         if (n >= s->topo.n_sw) { /* arrived at a NIC: consumed at once */
-            int rc = deliver(s, wk, e.pkt, e.flags & SIM_FL_TAIL, n);
+            int rc = __builtin_expect(e.flags & SIM_FL_BAD, 0)
+                         ? nic_discard(s, wk, e.pkt)
+                         : deliver(s, wk, e.pkt, e.flags & SIM_FL_TAIL, n);
             if (rc) return rc;
             continue;
         }
@@ -846,6 +1016,10 @@ static int apply_slot(nf_sim *s, sim_worker *wk, sim_wheel_slot *w) {
             sim_port_set(s->net.in_mask, n, e.port - port_off[n], 1u << s->net.mw_shift);
         if (e.flags & SIM_FL_SHARED) v->sh++;
         v->count++;
+        if (s->err.on && p->to_sw) {
+            int rc = err_arrive(s, wk, e, v);
+            if (rc) return rc;
+        }
         wake(s, wk, n);
     }
     w->n = 0;
@@ -925,8 +1099,11 @@ SIM_INLINE int allocate_vc(nf_sim *s, sim_worker *b, nf_node sw, nf_gport gi, si
                            unsigned in_port, unsigned v) {
     sim_ivc *civ = &sim_ivcs(s, pi)[v];
     sim_pkt *p = &s->pool.pkts[civ->head_pkt];
-    if (p->flags & SIM_PK_MCAST) {
-        nf__sim_allocate_mc(s, b, sw, gi, pi, in_port, v);
+    if (p->flags & (SIM_PK_MCAST | SIM_PK_BAD)) {
+        if (p->flags & SIM_PK_BAD) /* a corrupt copy, all of it here: thrown away */
+            civ->out_port = SIM_DROP_PORT;
+        else
+            nf__sim_allocate_mc(s, b, sw, gi, pi, in_port, v);
         return NF_OK;
     }
     nf_sim_cand buf[NF_SIM_MAX_RADIX];
@@ -935,6 +1112,11 @@ SIM_INLINE int allocate_vc(nf_sim *s, sim_worker *b, nf_node sw, nf_gport gi, si
     unsigned nc = civ->ncand;
     nf_gport g0 = s->f->port_off[sw];
     if (nc == 0 || nc > SIM_CACHE_CANDS) { /* route (once per packet and router, when it fits) */
+        if (s->err.on && nc == 0) {        /* its way in, for a copy sent again (err_arrive) */
+            sim_errvc *ev = &s->err.vc[sim_vc_ix(s, gi, v)];
+            ev->rs = p->rs;
+            ev->hops = p->hops;
+        }
         if (b->learn) {
             int rc = learn_back(s, b, sw, gi, pi, in_port, v);
             if (rc) return rc;
@@ -1010,7 +1192,7 @@ SIM_INLINE sim_event oq_pop(nf_sim *s, sim_port *po, nf_gport go) {
                    .pkt = h->pkt,
                    .vc = h->vc,
                    .flags = (uint8_t)((h->flags & (SIM_FL_HEAD | SIM_FL_SHARED)) |
-                                      (h->n == 1 ? h->flags & SIM_FL_TAIL : 0))};
+                                      (h->n == 1 ? h->flags & (SIM_FL_TAIL | SIM_FL_BAD) : 0))};
     h->flags &= (uint8_t)~SIM_FL_HEAD;
     po->oq_count--;
     if (--h->n) return e;
@@ -1024,18 +1206,24 @@ SIM_INLINE sim_event oq_pop(nf_sim *s, sim_port *po, nf_gport go) {
 }
 
 /* Discards the head flit of input VC v of port gi (its packet has no way left: a link failed
- * after it was sent); its slot's credit leaves upstream as if it had crossed. */
+ * after it was sent; or it is a corrupt copy, SIM_PK_BAD); its slot's credit leaves upstream as
+ * if it had crossed. */
 static int drop_flit(nf_sim *s, sim_worker *b, nf_node sw, nf_gport gi, unsigned v) {
     sim_port *pi = sim_port_at(s, gi);
     sim_ivc *iv = &sim_ivcs(s, pi)[v];
     bool tail = ++iv->out == s->cfg.pkt_flits;
     int rc = sim_free_slot(s, b, sw, gi, v);
     if (rc) return rc;
-    b->dropped++;
-    if (!tail) return NF_OK;
     uint32_t id = iv->head_pkt;
-    b->dropped_pkts++;
-    if (s->pool.pkts[id].flags & SIM_PK_MEASURED) b->dropped_meas++;
+    bool bad = s->pool.pkts[id].flags & SIM_PK_BAD; /* its copy goes on: not lost */
+    if (bad)
+        b->discarded++;
+    else
+        b->dropped++;
+    if (!tail) return NF_OK;
+    if (s->err.on) s->err.vc[sim_vc_ix(s, gi, v)].stomp = 0;
+    if (!bad) b->dropped_pkts++;
+    if (!bad && s->pool.pkts[id].flags & SIM_PK_MEASURED) b->dropped_meas++;
     if (b->n_freed == b->cap_freed && NF_GROW(b->freed, b->cap_freed, b->n_freed + 1))
         return NF_ENOMEM;
     b->freed[b->n_freed++] = id;
@@ -1056,9 +1244,14 @@ SIM_INLINE int traverse(nf_sim *s, sim_worker *b, nf_node sw, nf_gport gi, unsig
     int rc = sim_free_slot_w(s, b, sw, gi, v, W);
     if (rc) return rc;
     bool shared = sim_take_credit(s, po, iv->out_vc);
+    uint8_t bad = 0;
+    if (tail && s->err.on && s->err.vc[sim_vc_ix(s, gi, v)].stomp) { /* a corrupt copy's */
+        s->err.vc[sim_vc_ix(s, gi, v)].stomp = 0;
+        bad = SIM_FL_BAD;
+    }
     sim_oq_push(s, po, go, id, iv->out_vc,
                 (uint8_t)((tail ? SIM_FL_TAIL : 0) | (head ? SIM_FL_HEAD : 0) |
-                          (shared ? SIM_FL_SHARED : 0)));
+                          (shared ? SIM_FL_SHARED : 0) | bad));
     if (tail) {
         sim_ovcs(s, po)[iv->out_vc].busy = 0;
         sim_next_head(s, gi, v, iv);
@@ -1222,7 +1415,10 @@ SIM_INLINE int router_cycle(nf_sim *s, sim_worker *b, nf_node sw, bool *busy, co
             unsigned p = w * 64 + (unsigned)__builtin_ctzll(om);
             nf_gport go = g0 + p;
             sim_port *po = sim_port_at(s, go);
-            int rc = sim_push_event(s, b, po->peer_own, s->now + po->lat, oq_pop(s, po, go));
+            sim_event e = oq_pop(s, po, go);
+            if (__builtin_expect(e.flags & SIM_FL_BAD, 0) && in_win) /* a corrupt copy went on */
+                b->wasted += s->cfg.pkt_flits;
+            int rc = sim_push_event(s, b, po->peer_own, s->now + po->lat, e);
             if (rc) return rc;
             if (po->oq_count == 0) out_mask[w] &= ~(1ULL << (p & 63));
             b->flit_hops++;
@@ -1327,10 +1523,13 @@ static int gen_phase(nf_sim *s) {
             s->pool.free_ids[s->pool.n_free++] = wk->freed[i];
         wk->n_freed = 0;
     }
-    if (s->mc.n_groups) /* packet ids for this cycle's multicast copies, taken in worker order */
+    /* packet ids for this cycle's multicast copies, or for the copies sent again after link
+     * errors (one a switch port at most), taken in worker order */
+    if (s->mc.n_groups || s->err.on)
         for (unsigned t = 0; t < s->n_threads; t++) {
             sim_worker *wk = &s->workers[t];
-            size_t want = (size_t)s->net.n_vcs * (64u << s->net.mw_shift) * 2;
+            size_t want = s->mc.n_groups ? (size_t)s->net.n_vcs * (64u << s->net.mw_shift) * 2
+                                         : (size_t)s->topo.n_sw_ports;
             if (wk->cap_stash < want && NF_GROW(wk->stash, wk->cap_stash, want)) return NF_ENOMEM;
             while (wk->n_stash < want) {
                 uint32_t id = new_pkt(s);
@@ -1385,6 +1584,37 @@ static int gen_phase(nf_sim *s) {
     return NF_OK;
 }
 
+/* Link errors: thread t's copies to send again, in the order their NAKs came: each goes whole
+ * into its output port's queue, on its VC, as soon as the VC is free, the downstream buffer has
+ * room for it and the queue has room (or is empty); the others wait. Before the routers: the
+ * replay buffer goes first. */
+static int replay_phase(nf_sim *s, unsigned t) {
+    sim_worker *wk = &s->workers[t];
+    unsigned F = s->cfg.pkt_flits;
+    size_t keep = 0;
+    for (size_t i = 0; i < wk->n_rpl; i++) {
+        sim_replay r = wk->rpl[i];
+        sim_port *po = sim_port_at(s, r.port);
+        if (sim_ovcs(s, po)[r.vc].busy || sim_room(s, po, r.vc) < (int32_t)F ||
+            (po->oq_count && po->oq_count + F > s->net.oq_cap)) {
+            wk->rpl[keep++] = r;
+            continue;
+        }
+        for (unsigned k = 0; k < F; k++) {
+            bool shared = sim_take_credit(s, po, r.vc);
+            sim_oq_push(s, po, r.port, r.pkt, r.vc,
+                        (uint8_t)((k == 0 ? SIM_FL_HEAD : 0) | (k + 1 == F ? SIM_FL_TAIL : 0) |
+                                  (shared ? SIM_FL_SHARED : 0)));
+        }
+        nf_node sw = po->node;
+        sim_port_set(s->net.out_mask, sw, r.port - s->f->port_off[sw], 1u << s->net.mw_shift);
+        wake(s, wk, sw);
+        wk->moved = 1;
+    }
+    wk->n_rpl = keep;
+    return NF_OK;
+}
+
 /* Thread t's NICs with packets: each sends a flit if it can; the idle ones leave the list. */
 static int send_phase(nf_sim *s, unsigned t) {
     sim_worker *wk = &s->workers[t];
@@ -1417,7 +1647,8 @@ static int send_phase(nf_sim *s, unsigned t) {
 static int one_cycle(nf_sim *s) {
     int rc = NF_OK;
     if (s->n_threads == 1) {
-        if ((rc = apply_events(s, 0)) || (rc = gen_phase(s)) || (rc = send_phase(s, 0)) ||
+        if ((rc = apply_events(s, 0)) || (rc = gen_phase(s)) ||
+            (s->err.on && (rc = replay_phase(s, 0))) || (rc = send_phase(s, 0)) ||
             (rc = router_phase(s, 0)))
             return rc;
         if (s->net.snap) snap_phase(s, 0);
@@ -1439,9 +1670,12 @@ static int one_cycle(nf_sim *s) {
             }
 #pragma omp barrier
             if (nic_rc == NF_OK)
-                for (unsigned t = id; t < T; t += nth)
-                    if (s->workers[t].rc == NF_OK && (s->workers[t].rc = send_phase(s, t)) == NF_OK)
-                        s->workers[t].rc = router_phase(s, t);
+                for (unsigned t = id; t < T; t += nth) {
+                    sim_worker *wt = &s->workers[t];
+                    if (wt->rc == NF_OK && s->err.on) wt->rc = replay_phase(s, t);
+                    if (wt->rc == NF_OK && (wt->rc = send_phase(s, t)) == NF_OK)
+                        wt->rc = router_phase(s, t);
+                }
             if (s->net.snap) { /* every router has run: the snapshot for the next cycle */
 #pragma omp barrier
                 for (unsigned t = id; t < T; t += nth)
@@ -1469,6 +1703,16 @@ static int one_cycle(nf_sim *s) {
         s->tally.dropped += wk->dropped;
         s->tally.dropped_pkts += wk->dropped_pkts;
         wk->dropped = wk->dropped_pkts = wk->dropped_meas = 0;
+        if (s->err.on) {
+            s->tally.in_net += wk->replayed - wk->discarded;
+            s->tally.replayed += wk->replayed;
+            s->tally.discarded += wk->discarded;
+            s->meas.corrupt += wk->corrupt;
+            s->meas.wasted += wk->wasted;
+            s->meas.rx += wk->rx;
+            s->meas.rx_saf += wk->rx_saf;
+            wk->replayed = wk->discarded = wk->corrupt = wk->wasted = wk->rx = wk->rx_saf = 0;
+        }
         if (wk->moved) s->tally.moved_at = s->now;
         wk->flit_hops = wk->unroutable = wk->injected = wk->delivered = wk->acc_flits = 0;
         wk->hops_sum = wk->minimal = wk->n_meas = 0;
@@ -1498,7 +1742,27 @@ void nf_sim_get_counts(const nf_sim *s, nf_sim_counts *out) {
     out->delivered = s->tally.delivered;
     out->in_flight = s->tally.in_net;
     out->dropped = s->tally.dropped;
+    out->replayed = s->tally.replayed;
+    out->discarded = s->tally.discarded;
     out->cycle = s->now;
+}
+
+int nf_sim_set_link_ber(nf_sim *s, nf_link l, double ber, nf_diag *diag) {
+    if (!s) return nf__fail(diag, NF_EINVAL, "no simulator");
+    const nf_fabric *f = s->f;
+    if (l >= f->n_links || f->link_a[l] >= s->topo.n_sw || f->link_z[l] >= s->topo.n_sw)
+        return nf__fail(diag, NF_EINVAL,
+                        "link %u: not a link between two switches (links to NICs are error-free "
+                        "in the model)",
+                        (unsigned)l);
+    if (!(ber >= 0 && ber <= 1)) return nf__fail(diag, NF_EINVAL, "bit error rate %g: 0 to 1", ber);
+    if (s->mc.n_groups)
+        return nf__fail(diag, NF_EINVAL,
+                        "link errors are modelled for unicast packets: this simulator has "
+                        "multicast groups");
+    if (errors_init(s)) return nf__fail(diag, NF_ENOMEM, "out of memory");
+    s->err.ber[l] = ber;
+    return NF_OK;
 }
 
 /* Mean and 99th percentile (the ceil(0.99 n)-th smallest) of the samples: by counting when the
@@ -1758,6 +2022,9 @@ static int run_load(nf_sim *s, const nf_sim_injection *inj, const nf_sim_phase *
     out->minimal_frac = s->meas.n_pkts ? (double)s->meas.minimal / (double)s->meas.n_pkts : 0;
     out->flit_hops = s->tally.flit_hops;
     out->unroutable = s->tally.unroutable;
+    out->corrupt_pkts = s->meas.corrupt;
+    out->wasted_flits = s->meas.wasted;
+    out->saf_frac = s->meas.rx ? (double)s->meas.rx_saf / (double)s->meas.rx : 0;
     if (s->routing->memory)
         s->routing->memory(s->routing_ctx, &out->state_bytes, &out->state_bytes_flat);
     uint64_t links = 0, sum = 0;

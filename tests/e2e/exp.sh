@@ -9,7 +9,7 @@ nf=$1
 expect 0 "$nf" exp --help;                  has out "experiments:"; has out "tables"
 expect 0 "$nf" exp list;                    has out "^tables "
 expect 2 "$nf" exp;                         has err "which experiment"
-expect 2 "$nf" exp nosuch;                  has err "unknown experiment 'nosuch' (known: dual-rail, mcast-height, mcast-efi, mcast-workload, collectives, faults, tables"
+expect 2 "$nf" exp nosuch;                  has err "unknown experiment 'nosuch' (known: dual-rail, mcast-height, mcast-efi, mcast-workload, collectives, faults, tables, link-errors"
 expect 2 "$nf" exp tables list;             has_line err "netfab exp: unexpected argument 'list'"
 expect 2 "$nf" exp tables --bogus;          has_line err "netfab exp: unknown option '--bogus' (netfab exp --help lists them)"
 expect 2 "$nf" exp tables --threads 0;      has err "--threads wants"
@@ -74,4 +74,21 @@ json_num out lat_mean 21 '"op":"broadcast","impl":"hw","algorithm":"tree + multi
 expect 0 "$nf" exp mcast-workload --quick
 mh=$(awk '$1 == "minihop" { print $2, $4 }' "$tmp/out") fu=$(awk '$1 == "fulb" { print $2, $4 }' "$tmp/out")
 awk -v a="$mh" -v b="$fu" 'BEGIN { split(a, x, " "); split(b, y, " "); exit !(y[1] * 10 < x[1] && y[2] * 4 < x[2]) }' && ok || bad "fulb ($fu) vs minihop ($mh): latency, max EFI"
+# link-errors: store-and-forward stores every packet received from a router (saf_frac 1) and
+# carries no corrupt copy on; at BER 1e-5 (2% of 256-byte packets corrupt) cut-through does, on
+# every link; with 4 bad links far fewer; every row delivers each packet of its window once
+expect 0 "$nf" exp link-errors --quick --json
+json_num out saf_frac 1 '"mode":"saf",'; json_num out wasted_flits 0 '"mode":"saf",'
+json_num out saf_frac 0 '"mode":"vct",'
+python3 - "$tmp/out" <<'EOF' && ok || bad "link-errors rows: counts, corrupt copies, wasted links"
+import json, sys
+rows = json.load(open(sys.argv[1]))["rows"]
+assert len(rows) == 12
+for r in rows:
+    assert r["pkts_generated"] == r["pkts_delivered"] > 1000 and not r["saturated"], r
+    assert (r["corrupt_pkts"] > 0) == (r["ber"] > 0), r
+    assert r["mode"] != "saf" or r["lat_mean"] > 1.2 * [x for x in rows if x["mode"] == "vct" and x["case"] == r["case"] and x["ber"] == r["ber"]][0]["lat_mean"], r
+vct = {(r["case"], r["ber"]): r for r in rows if r["mode"] == "vct"}
+assert vct[("all links", 1e-5)]["wasted_flits"] > 4 * vct[("4 bad links", 1e-5)]["wasted_flits"] > 0
+EOF
 finish

@@ -1,0 +1,284 @@
+/* SPDX-License-Identifier: MIT */
+/* Link errors and the data link layer's switching (nf_sim_config.ber, switching): the cost of
+ * store-and-forward and of a link-level retry worked out by hand on one packet, cut-through's
+ * wasted links, flit conservation with replays and discards, the corrupt share against
+ * 1 - (1 - BER)^bits, the dynamic mode, determinism, refusals. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "netfab/gen.h"
+#include "netfab/sim.h"
+#include "testutil.h"
+
+#include <math.h>
+#include <string.h>
+
+typedef struct rig {
+    nf_fabric *f;
+    nf_hops *h;
+    nf_sim *s;
+} rig;
+
+static nf_sim_config defaults(void) {
+    nf_sim_config c;
+    nf_sim_config_defaults(&c);
+    return c;
+}
+
+static int try_make(const char *topo, const char *routing, nf_sim_config c, rig *r, nf_diag *d) {
+    assert_int_equal(nf_topo_build(topo, NULL, &r->f, d), 0);
+    assert_int_equal(nf_hops_compute(r->f, 1, &r->h), 0);
+    return nf_sim_new(r->f, r->h, &c, nf_sim_routing_find(routing), nf_sim_traffic_find("uniform"),
+                      &r->s, d);
+}
+
+static rig make(const char *topo, const char *routing, nf_sim_config c) {
+    rig r;
+    nf_diag d = {{0}, 0, {0}};
+    int rc = try_make(topo, routing, c, &r, &d);
+    if (rc) fail_msg("%s %s: %s", topo, routing, d.msg);
+    return r;
+}
+
+static void unmake(rig *r) {
+    nf_sim_free(r->s);
+    nf_hops_free(r->h);
+    nf_fabric_free(r->f);
+}
+
+/* The link between switches a and b. */
+static nf_link link_between(const nf_fabric *f, nf_node a, nf_node b) {
+    for (nf_link l = 0; l < f->n_links; l++)
+        if ((f->link_a[l] == a && f->link_z[l] == b) || (f->link_a[l] == b && f->link_z[l] == a))
+            return l;
+    fail_msg("no link between switches %u and %u", (unsigned)a, (unsigned)b);
+    return NF_NONE;
+}
+
+/* One packet of F flits from endpoint 0 (switch 0 of the 8-ring) to endpoint 3 (switch 3), on
+ * an empty network: the cycle its data is all in, the run's flit hops and counts. */
+typedef struct one_pkt {
+    uint64_t data_in, flit_hops;
+    nf_sim_counts k;
+} one_pkt;
+
+enum { F = 8 };
+
+static one_pkt send_one(nf_sim_switching sw, uint64_t seed, double ber01) {
+    nf_sim_config c = defaults();
+    c.pkt_flits = F;
+    c.switching = sw;
+    c.seed = seed;
+    rig r = make("torus:8,c=1", "dor", c);
+    if (ber01 > 0) {
+        nf_diag d = {{0}, 0, {0}};
+        assert_int_equal(nf_sim_set_link_ber(r.s, link_between(r.f, 0, 1), ber01, &d), 0);
+    }
+    nf_sim_msg m = {.src = 0, .dst = 3, .bytes = 32 * F, .kind = NF_SIM_PUT_REPLY};
+    uint32_t id;
+    assert_int_equal(nf_sim_post(r.s, &m, &id), 0);
+    nf_sim_script_result sr;
+    assert_int_equal(nf_sim_run_script(r.s, 100000, &sr), 0);
+    assert_int_equal(sr.done, 1);
+    nf_sim_msg_times t;
+    assert_int_equal(nf_sim_msg_times_of(r.s, id, &t), 0);
+    one_pkt o = {.data_in = t.data_in, .flit_hops = sr.flit_hops};
+    nf_sim_get_counts(r.s, &o.k);
+    assert_int_equal(o.k.in_flight, 0);
+    assert_int_equal(o.k.injected + o.k.replayed, o.k.delivered + o.k.discarded);
+    assert_int_equal(o.k.injected, F); /* once: nothing lost, nothing twice */
+    assert_int_equal(o.k.delivered, F);
+    unmake(&r);
+    return o;
+}
+
+/* Store-and-forward holds a packet at each router it reaches over a switch-to-switch link until
+ * its tail is in: the head flit leaves F - 1 cycles later than under cut-through, at each of the
+ * three routers after the first (switches 1, 2, 3; the first gets it from the NIC, which is not
+ * subject to the mode), so the packet arrives 3 (F - 1) = 21 cycles later. */
+static void test_saf_serialisation(void **state) {
+    (void)state;
+    one_pkt v = send_one(NF_SIM_VCT, 1, 0), s = send_one(NF_SIM_SAF, 1, 0);
+    assert_int_equal(s.data_in - v.data_in, 3 * (F - 1));
+    assert_int_equal(s.flit_hops, v.flit_hops);
+    assert_int_equal(v.k.replayed, 0);
+}
+
+/* A link-level retry, by hand. Link 0->1 corrupts half the packets (BER 1 - 0.5^(1/2048)); a
+ * seed is looked for under which the packet is corrupt on its first crossing only. The tail is
+ * in at switch 1 at cycle t; the NAK reaches switch 0 at t + lat; the copy's flits leave at once
+ * (replay first) and its tail is in at t + 2 lat + F - 1, from where all goes as in a clean run:
+ * 2 lat + F - 1 = 9 cycles late, in either mode. The corrupt copy costs F flits over the link
+ * again in both; under cut-through its head had gone on, so its flits also crossed the three
+ * links after (1->2, 2->3, 3->NIC) before the NIC threw it away: 3 F more flit hops. */
+static void test_retry_by_hand(void **state) {
+    (void)state;
+    double ber = -expm1(log(0.5) / (8.0 * 32 * F));
+    one_pkt cv = send_one(NF_SIM_VCT, 1, 0), cs = send_one(NF_SIM_SAF, 1, 0);
+    uint64_t seed = 0;
+    one_pkt v = {0};
+    for (uint64_t sd = 1; sd <= 200 && !seed; sd++) {
+        v = send_one(NF_SIM_VCT, sd, ber);
+        if (v.k.replayed == F) seed = sd;
+    }
+    assert_true(seed != 0);
+    one_pkt s = send_one(NF_SIM_SAF, seed, ber); /* the same tail cycles at switch 1: one error */
+    assert_int_equal(s.k.replayed, F);
+    unsigned lat = 1;
+    assert_int_equal(v.data_in - cv.data_in, 2 * lat + F - 1);
+    assert_int_equal(s.data_in - cs.data_in, 2 * lat + F - 1);
+    assert_int_equal(s.flit_hops - cs.flit_hops, F);
+    assert_int_equal(v.flit_hops - cv.flit_hops, F + 3 * F);
+    assert_int_equal(v.k.discarded, F);
+    assert_int_equal(s.k.discarded, F);
+}
+
+/* Under load with errors on every link: injected + replayed = delivered + in flight + dropped +
+ * discarded at every cycle; once drained every flit injected is delivered, once (the copies sent
+ * again make up exactly for the ones thrown away). */
+static void test_conservation(void **state) {
+    (void)state;
+    nf_sim_switching modes[] = {NF_SIM_VCT, NF_SIM_SAF, NF_SIM_SWITCH_DYNAMIC};
+    for (int m = 0; m < 3; m++) {
+        nf_sim_config c = defaults();
+        c.pkt_flits = 4;
+        c.ber = 1e-4; /* 1 - (1 - 1e-4)^1024: 9.7% of the packets */
+        c.switching = modes[m];
+        rig r = make("torus:4x4,c=2", "dor", c);
+        nf_sim_injection inj = {.load = 0.3};
+        assert_int_equal(nf_sim_set_injection(r.s, &inj), 0);
+        nf_sim_counts k = {0};
+        for (int i = 0; i < 1500; i++) {
+            assert_int_equal(nf_sim_step(r.s, 1), 0);
+            nf_sim_get_counts(r.s, &k);
+            assert_int_equal(k.injected + k.replayed,
+                             k.delivered + k.in_flight + k.dropped + k.discarded);
+        }
+        nf_sim_injection none = {0};
+        assert_int_equal(nf_sim_set_injection(r.s, &none), 0);
+        for (int i = 0; i < 3000 && k.in_flight; i++) {
+            assert_int_equal(nf_sim_step(r.s, 1), 0);
+            nf_sim_get_counts(r.s, &k);
+        }
+        assert_int_equal(k.in_flight, 0);
+        assert_true(k.replayed > 100);
+        assert_int_equal(k.replayed, k.discarded);
+        assert_int_equal(k.delivered, k.injected);
+        unmake(&r);
+    }
+}
+
+/* The share of corrupt receptions is 1 - (1 - BER)^bits: under store-and-forward every packet
+ * received over a switch-to-switch link is drawn once (no corrupt copy goes on), and those
+ * receptions are the flits those links carried in the window over F. 64 channels on the 4x4
+ * torus. Within 5 standard deviations. A measured run also delivers every packet it generated. */
+static void test_corrupt_share(void **state) {
+    (void)state;
+    nf_sim_config c = defaults();
+    c.pkt_flits = 4;
+    c.ber = 1e-4;
+    c.switching = NF_SIM_SAF;
+    rig r = make("torus:4x4,c=2", "dor", c);
+    nf_sim_injection inj = {.load = 0.3};
+    nf_sim_phase ph = {.warmup = 300, .window = 3000, .drain_max = 20000};
+    nf_sim_result res;
+    assert_int_equal(nf_sim_run(r.s, &inj, &ph, NULL, NULL, &res), 0);
+    double p = 1 - pow(1 - 1e-4, 8.0 * 32 * 4);
+    double rx = res.link_util_mean * 64 * 3000 / 4;
+    double sd = sqrt(rx * p * (1 - p));
+    assert_true(rx > 5000);
+    assert_true(fabs((double)res.corrupt_pkts - p * rx) < 5 * sd);
+    assert_true(res.saf_frac == 1.0);
+    assert_int_equal(res.wasted_flits, 0);
+    assert_false(res.saturated);
+    double gen_pkts = res.offered * 32 * 3000 / 4; /* 32 endpoints */
+    assert_true(fabs((double)res.packets - gen_pkts) < 0.5);
+    unmake(&r);
+}
+
+/* Dynamic switching: with no errors every link cuts through; with errors everywhere and a
+ * threshold of one error, nearly every reception is stored; with one bad link, only the traffic
+ * over it is (its share of the receptions, far below a half). Cut-through wastes links, store-
+ * and-forward none. Results are the same for 1 and 2 threads. */
+static void test_dynamic(void **state) {
+    (void)state;
+    nf_sim_config c = defaults();
+    c.pkt_flits = 4;
+    c.switching = NF_SIM_SWITCH_DYNAMIC;
+    nf_sim_injection inj = {.load = 0.3};
+    nf_sim_phase ph = {.warmup = 300, .window = 2000, .drain_max = 20000};
+    nf_sim_result res;
+    rig r = make("torus:4x4,c=2", "dor", c);
+    assert_int_equal(nf_sim_run(r.s, &inj, &ph, NULL, NULL, &res), 0);
+    assert_true(res.saf_frac == 0.0);
+    assert_int_equal(res.corrupt_pkts, 0);
+    unmake(&r);
+
+    c.ber = 1e-4;
+    c.saf_errors = 1;
+    r = make("torus:4x4,c=2", "dor", c);
+    assert_int_equal(nf_sim_run(r.s, &inj, &ph, NULL, NULL, &res), 0);
+    assert_true(res.saf_frac > 0.9);
+    unmake(&r);
+
+    c.ber = 0;
+    c.threads = 1;
+    nf_sim_result one[2];
+    for (unsigned th = 1; th <= 2; th++) {
+        c.threads = th;
+        r = make("torus:4x4,c=2", "dor", c);
+        nf_diag d = {{0}, 0, {0}};
+        assert_int_equal(nf_sim_set_link_ber(r.s, link_between(r.f, 5, 6), 1e-3, &d), 0);
+        assert_int_equal(nf_sim_run(r.s, &inj, &ph, NULL, NULL, &one[th - 1]), 0);
+        one[th - 1].wall_s = 0;
+        unmake(&r);
+    }
+    assert_memory_equal(&one[0], &one[1], sizeof one[0]);
+    assert_true(one[0].corrupt_pkts > 10);
+    assert_true(one[0].saf_frac > 0 && one[0].saf_frac < 0.2);
+}
+
+/* Bad knobs and calls are refused with a reason. */
+static void test_refusals(void **state) {
+    (void)state;
+    struct {
+        double ber, saf_errors;
+        unsigned switching, window;
+    } bad[] = {{-1e-9, 2, 0, 1000}, {1.5, 2, 0, 1000}, {NAN, 2, 0, 1000},
+               {0, 2, 3, 1000},     {0, 0, 2, 1000},   {0, 2, 2, 0}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        nf_sim_config c = defaults();
+        c.ber = bad[i].ber;
+        c.saf_errors = bad[i].saf_errors;
+        c.switching = (nf_sim_switching)bad[i].switching;
+        c.saf_window = bad[i].window;
+        rig r;
+        nf_diag d = {{0}, 0, {0}};
+        assert_int_equal(try_make("torus:4,c=1", "dor", c, &r, &d), NF_EINVAL);
+        assert_non_null(strstr(d.msg, "link errors"));
+        nf_hops_free(r.h);
+        nf_fabric_free(r.f);
+    }
+    rig r = make("torus:4,c=1", "dor", defaults());
+    nf_diag d = {{0}, 0, {0}};
+    nf_link host = r.f->port_link[nf_port_index(r.f, r.f->n_switches, 1)];
+    assert_int_equal(nf_sim_set_link_ber(r.s, host, 1e-6, &d), NF_EINVAL);
+    assert_non_null(strstr(d.msg, "between two switches"));
+    assert_int_equal(nf_sim_set_link_ber(r.s, r.f->n_links, 1e-6, &d), NF_EINVAL);
+    assert_int_equal(nf_sim_set_link_ber(r.s, link_between(r.f, 0, 1), 2, &d), NF_EINVAL);
+    assert_int_equal(nf_sim_set_link_ber(r.s, link_between(r.f, 0, 1), 1e-6, &d), NF_OK);
+    unmake(&r);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_saf_serialisation), cmocka_unit_test(test_retry_by_hand),
+        cmocka_unit_test(test_conservation),      cmocka_unit_test(test_corrupt_share),
+        cmocka_unit_test(test_dynamic),           cmocka_unit_test(test_refusals),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
