@@ -87,6 +87,9 @@ for T in 2 3; do
         run "sim allreduce, bursty, shared pool T=$T" "$NF" sim --topo torus:4x4,c=2 \
             --routing dor --traffic allreduce --load 0.3 $short --msg 4 --bursty \
             --shared 16 --adaptive --threads $T
+        run "sim link errors, dynamic switching T=$T" "$NF" sim --topo torus:4x4,c=2 \
+            --routing dor --traffic uniform --load 0.4 $short --pkt 4 --ber 1e-4 \
+            --switching dynamic --threads $T
     }
 done
 
