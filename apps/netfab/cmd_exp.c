@@ -90,6 +90,16 @@ static const exp_def experiments[] = {
               .logy = true,
               .xlabel = "endpoints",
               .ylabel = "table bytes, whole fabric"}},
+    /* asynchronous queue messages */
+    {.name = "queues",
+     .summary = "incast of queue messages into rings of 4..256: delivered, drops, retries, latency",
+     .run = exp_queues,
+     .plot = {.x = "ring_entries",
+              .y = "delivered_frac",
+              .series = "case",
+              .logx = true,
+              .xlabel = "receive-queue ring entries",
+              .ylabel = "messages delivered (share)"}},
 };
 enum { N_EXP = sizeof experiments / sizeof experiments[0] };
 

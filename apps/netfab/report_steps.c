@@ -182,6 +182,10 @@ static const char *const cols_tables[] = {"fabric",          "endpoints", "flat_
                                           "two_level_bytes", "saved",     "lookups_checked",
                                           "mismatches",      NULL};
 
+static const char *const cols_queues[] = {
+    "kind",     "senders", "ring_entries", "messages", "delivered_frac", "dropped", "retries",
+    "lat_mean", "lat_p99", "cycles",       NULL};
+
 /* a count other than REPORT_N_STEPS conflicts with the declaration in report_steps.h */
 const report_step report_steps[] = {
     {"mcast-engines", "M", "Multicast routing engines: max EFI and routing time", cols_engines,
@@ -199,6 +203,9 @@ const report_step report_steps[] = {
     {"faults", "S", "Faults: fat tree against the gft with sibling links", NULL, build_exp,
      report_cmp_faults},
     {"tables", "S", "Two-level routing tables", cols_tables, build_exp, report_cmp_tables},
+    /* asynchronous queue messages: the paper gives no figure */
+    {"queues", "S", "Asynchronous queue messages: receive-queue rings under an incast", cols_queues,
+     build_exp, NULL},
     {"dragonfly-uniform", "U", "UGAL, PAR and Q-adaptive on Dragonfly: uniform traffic",
      cols_dragonfly, build_dragonfly, report_cmp_dragonfly},
     {"dragonfly-worstcase", "U", "UGAL, PAR and Q-adaptive on Dragonfly: worst-case traffic",

@@ -409,8 +409,8 @@ typedef struct nf_sim_script_result {
 } nf_sim_script_result;
 
 /* Runs the script from an empty network with no synthetic traffic until every message has
- * completed or been dropped (or max_cycles, or the watchdog). NF_OK (deadlock and unfinished are results),
- * NF_ENOMEM. Then nf_sim_msg_times gives each message's times. */
+ * completed or been dropped (or max_cycles, or the watchdog). NF_OK (deadlock and unfinished
+ * are results), NF_ENOMEM. Then nf_sim_msg_times gives each message's times. */
 NF_API int nf_sim_run_script(nf_sim *s, uint64_t max_cycles, nf_sim_script_result *out);
 NF_API int nf_sim_msg_times_of(const nf_sim *s, uint32_t id, nf_sim_msg_times *out);
 
