@@ -352,7 +352,7 @@ int nf__script_arrivals(nf__script *sc, uint64_t now, const uint32_t *ids, size_
     }
     /* the rings take the queue messages in by id: the arrivals' order (the threads') and so
      * the result do not depend on the number of threads */
-    qsort(sc->pend, sc->n_pend, sizeof *sc->pend, cmp_u32);
+    if (sc->n_pend > 1) qsort(sc->pend, sc->n_pend, sizeof *sc->pend, cmp_u32);
     for (size_t k = 0; k < sc->n_pend; k++) {
         int rc = ring_offer(sc, sc->pend[k], now);
         if (rc) return rc;
