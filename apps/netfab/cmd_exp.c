@@ -101,6 +101,16 @@ static const exp_def experiments[] = {
               .logx = true,
               .xlabel = "bit error rate of every switch-to-switch link",
               .ylabel = "mean latency at load 0.3 (cycles)"}},
+    /* asynchronous queue messages */
+    {.name = "queues",
+     .summary = "incast of queue messages into rings of 4..256: delivered, drops, retries, latency",
+     .run = exp_queues,
+     .plot = {.x = "ring_entries",
+              .y = "delivered_frac",
+              .series = "case",
+              .logx = true,
+              .xlabel = "receive-queue ring entries",
+              .ylabel = "messages delivered (share)"}},
 };
 enum { N_EXP = sizeof experiments / sizeof experiments[0] };
 

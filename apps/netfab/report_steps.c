@@ -185,6 +185,9 @@ static const char *const cols_tables[] = {"fabric",          "endpoints", "flat_
 static const char *const cols_links[] = {
     "case",     "mode",         "ber",         "lat_mean",       "lat_p99",        "saturation",
     "saf_frac", "corrupt_pkts", "wasted_frac", "pkts_generated", "pkts_delivered", NULL};
+static const char *const cols_queues[] = {
+    "kind",     "senders", "ring_entries", "messages", "delivered_frac", "dropped", "retries",
+    "lat_mean", "lat_p99", "cycles",       NULL};
 
 /* a count other than REPORT_N_STEPS conflicts with the declaration in report_steps.h */
 const report_step report_steps[] = {
@@ -204,6 +207,9 @@ const report_step report_steps[] = {
      report_cmp_faults},
     {"tables", "S", "Two-level routing tables", cols_tables, build_exp, report_cmp_tables},
     {"link-errors", "S", "Link errors: cut-through against store-and-forward", cols_links,
+     build_exp, NULL},
+    /* asynchronous queue messages: the paper gives no figure */
+    {"queues", "S", "Asynchronous queue messages: receive-queue rings under an incast", cols_queues,
      build_exp, NULL},
     {"dragonfly-uniform", "U", "UGAL, PAR and Q-adaptive on Dragonfly: uniform traffic",
      cols_dragonfly, build_dragonfly, report_cmp_dragonfly},

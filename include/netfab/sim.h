@@ -109,6 +109,19 @@ typedef struct nf_sim_config {
      * once they decay below half of that (2 errors; 1000 cycles) */
     double saf_errors;
     unsigned saf_window;
+    /* asynchronous queue messages (NF_SIM_QUEUE_*): each target endpoint has a receive-queue
+     * ring that its host empties one entry at a time */
+    unsigned queue_entries;     /* a ring's capacity in entries, at least 1, for every target
+                                 * nf_sim_set_queue_ring has not set (256: the messages one
+                                 * Sunway NIC engine keeps in flight, so one sender alone
+                                 * cannot fill it) */
+    unsigned queue_host_cycles; /* the target's host takes the oldest entry off its ring every
+                                 * this many cycles while it holds any (40: the NIC's own work
+                                 * per message, nic_msg_cycles; the host does in software at
+                                 * least what the NIC does in hardware) */
+    unsigned queue_backoff;     /* reliable kind: cycles a source NIC waits after a refusal
+                                 * before it sends the message again (0: auto, one host period,
+                                 * queue_host_cycles: by then an entry has been freed) */
 } nf_sim_config;
 
 /* Sets every field of *c to its default (the auto ones to 0). Start a configuration from it and
@@ -278,9 +291,20 @@ typedef enum nf_sim_msg_kind {
     NF_SIM_READ = 1,
     NF_SIM_PUT_REPLY = 2,
     NF_SIM_SHORT = 3,
-    NF_SIM_MCAST = 4 /* data src -> every other member of group `group`, replicated by the
-                      * routers along its tree (nf_sim_set_mcast); complete when every member
-                      * has it all; rail 0 */
+    NF_SIM_MCAST = 4, /* data src -> every other member of group `group`, replicated by the
+                       * routers along its tree (nf_sim_set_mcast); complete when every member
+                       * has it all; rail 0 */
+    /* Asynchronous queue messages: data src -> dst written by the target NIC straight into the
+     * target's receive-queue ring (one entry a message, whatever its size; the source names no
+     * target address). When its data is all in: a free entry, and it is complete there; the
+     * ring full, the unreliable kind is dropped (nf_sim_msg_times.dropped; it ends then, and
+     * messages after it are released as after a completion), while the reliable kind is
+     * refused: the target NIC sends a one-packet NAK back (its short overhead), and the source
+     * NIC, when the NAK is in, waits queue_backoff cycles and sends the whole message again
+     * (its message overhead again), as often as it takes; so it is written once, and only
+     * once. Rings and their host: nf_sim_config's queue_*, nf_sim_set_queue_ring. */
+    NF_SIM_QUEUE_RELIABLE = 5,
+    NF_SIM_QUEUE_UNRELIABLE = 6
 } nf_sim_msg_kind;
 
 /* Which port of a dual-port NIC the packets take: fixed (the descriptor's), or per packet the
@@ -317,6 +341,9 @@ NF_API int nf_sim_set_mcast(nf_sim *s, const nf_groups *g, const nf_mcast *m);
 typedef struct nf_sim_msg_times {
     uint64_t released, data_in, done;
     uint32_t packets; /* of its data */
+    /* queue messages: data_in is the last attempt's; done when it took a ring entry */
+    uint32_t retries; /* the reliable kind: refusals (each one NAK and one more sending) */
+    bool dropped;     /* the unreliable kind: found the ring full (done stays UINT64_MAX) */
 } nf_sim_msg_times;
 
 /* The endpoints the simulator knows (CAs with a port cabled to a switch), and the CA of one. */
@@ -332,6 +359,10 @@ NF_API int nf_sim_post(nf_sim *s, const nf_sim_msg *m, uint32_t *id);
 NF_API int nf_sim_after(nf_sim *s, uint32_t before, uint32_t after);
 /* Forgets the script. */
 NF_API void nf_sim_script_clear(nf_sim *s);
+/* Endpoint e's receive-queue ring holds `entries` queue messages from the next run on (the
+ * others': nf_sim_config's queue_entries); kept until changed, whatever the script. NF_EINVAL
+ * for an endpoint out of range or 0 entries, NF_ENOMEM. */
+NF_API int nf_sim_set_queue_ring(nf_sim *s, uint32_t e, unsigned entries);
 
 /* Collectives built of scripted messages (software collectives): each message is a put with a
  * reply word (a short message when it fits one packet), released when the data it carries is
@@ -398,11 +429,15 @@ typedef struct nf_sim_script_result {
     bool unfinished;    /* max_cycles reached first, or a cycle of "after" edges */
     uint64_t flit_hops; /* flits moved over switch-to-switch channels */
     double wall_s;
+    /* queue messages */
+    uint32_t dropped;     /* unreliable ones dropped at a full ring (not in done) */
+    uint64_t retries;     /* reliable ones' refusals, each sent again */
+    uint64_t ring_writes; /* entries written into rings: one per queue message done */
 } nf_sim_script_result;
 
 /* Runs the script from an empty network with no synthetic traffic until every message has
- * completed (or max_cycles, or the watchdog). NF_OK (deadlock and unfinished are results),
- * NF_ENOMEM. Then nf_sim_msg_times gives each message's times. */
+ * completed or been dropped (or max_cycles, or the watchdog). NF_OK (deadlock and unfinished
+ * are results), NF_ENOMEM. Then nf_sim_msg_times gives each message's times. */
 NF_API int nf_sim_run_script(nf_sim *s, uint64_t max_cycles, nf_sim_script_result *out);
 NF_API int nf_sim_msg_times_of(const nf_sim *s, uint32_t id, nf_sim_msg_times *out);
 

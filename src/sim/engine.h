@@ -336,6 +336,8 @@ typedef struct sim_script {
     bool on;            /* in nf_sim_run_script */
     uint32_t *arrivals; /* the workers' scripted arrivals of a cycle, merged */
     size_t cap_arrivals;
+    uint32_t *ring_cap; /* per endpoint: its receive-queue ring's entries, 0 for the default
+                         * (nf_sim_set_queue_ring; NULL until it is first called) */
 } sim_script;
 
 /* The timeline of a run (nf_sim_set_timeline): windows of `cycles` cycles from cycle 0, opened by

@@ -1,17 +1,37 @@
 /* SPDX-License-Identifier: MIT */
 /* Scripted messages: the Sunway NIC's message kinds (write with its hardware acknowledgement,
- * read served as a write back, put with a reply word, short), released at a time or after the
- * messages they depend on, their packets on a fixed rail or spread over both, and each one's
- * release, data-in and completion times. A module of its own: the engine (sim.c) posts the
+ * read served as a write back, put with a reply word, short, asynchronous queue messages into
+ * the target's receive-queue ring), released at a time or after the messages they depend on,
+ * their packets on a fixed rail or spread over both, and each one's release, data-in and
+ * completion times. A module of its own: the engine (sim.c) posts the
  * messages, tells it the tails that arrive and takes from it the sends that are due; it knows
  * nothing of the engine. Everything here runs on one thread between the cycle's phases. */
 #include "sim/script.h"
 
 #include "util/mem.h"
 
+#include <stdlib.h>
 #include <string.h>
 
-enum { PH_DATA = 0, PH_BACK = 1 }; /* WRITE: the ack; READ: the data coming back */
+/* PH_BACK: WRITE's ack, READ's data coming back, a reliable queue message's NAK; PH_RETRY (in
+ * the heap only): a refused queue message sent again */
+enum { PH_DATA = 0, PH_BACK = 1, PH_RETRY = 2 };
+
+/* A target's receive-queue ring. Its host takes the oldest entry off it every host_cycles
+ * cycles while it holds any, so the k-th entry written (at w_k) is free again at
+ * f_k = max(w_k, f_{k-1}) + host_cycles; the ring keeps the f of the entries it holds, oldest
+ * first, in free_at[] (a circular buffer of `size`, at least as many as the ring can hold at
+ * once: its capacity, or the queue messages to it when fewer). An entry whose f is the cycle
+ * some data arrives is free for it. */
+typedef struct sc_ring {
+    uint32_t cap, size, head, count;
+    uint64_t last_free; /* f of the newest entry written (0 before any) */
+    uint64_t *free_at;
+} sc_ring;
+
+static bool is_queue(const nf_sim_msg *m) {
+    return m->kind == NF_SIM_QUEUE_RELIABLE || m->kind == NF_SIM_QUEUE_UNRELIABLE;
+}
 
 typedef struct heap_ent {
     uint64_t at;
@@ -38,12 +58,30 @@ struct nf__script {
     uint32_t *recv;         /* per message: a multicast's receivers */
     nf__script_send *sends; /* the sends of the last release */
     size_t cap_sends;
+    /* queue messages */
+    uint32_t *ring_of; /* per endpoint: its ring in rings[], UINT32_MAX when no queue message
+                        * goes to it */
+    sc_ring *rings;
+    uint32_t n_rings;
+    uint32_t *pend; /* queue messages whose data came in this cycle */
+    size_t n_pend, cap_pend;
+    uint32_t dropped;
+    uint64_t retries, ring_writes;
 };
+
+static void free_rings(nf__script *sc) {
+    for (uint32_t r = 0; r < sc->n_rings; r++)
+        nf__free(sc->rings[r].free_at);
+    nf__free(sc->rings);
+    nf__free(sc->ring_of);
+    sc->rings = NULL, sc->ring_of = NULL, sc->n_rings = 0;
+}
 
 void nf__script_free(nf__script *sc) {
     if (!sc) return;
+    free_rings(sc);
     void *a[] = {sc->m,     sc->edge, sc->succ_off, sc->succ, sc->preds, sc->left,
-                 sc->phase, sc->t,    sc->heap,     sc->recv, sc->sends};
+                 sc->phase, sc->t,    sc->heap,     sc->recv, sc->sends, sc->pend};
     for (size_t i = 0; i < sizeof a / sizeof a[0]; i++)
         nf__free(a[i]);
     nf__free(sc);
@@ -112,6 +150,42 @@ static uint64_t overhead(const nf__script_params *p, const nf_sim_msg *m) {
     return m->kind == NF_SIM_SHORT || m->by_nic ? p->short_cycles : p->msg_cycles;
 }
 
+/* A ring for every endpoint some queue message goes to, empty. NF_ENOMEM. */
+static int make_rings(nf__script *sc, const nf__script_params *p) {
+    free_rings(sc);
+    sc->ring_of = nf__malloc(((size_t)p->n_ep + 1) * sizeof *sc->ring_of);
+    if (!sc->ring_of) return NF_ENOMEM;
+    for (uint32_t e = 0; e < p->n_ep; e++)
+        sc->ring_of[e] = UINT32_MAX;
+    uint32_t *msgs = NULL; /* per ring: the queue messages to it */
+    size_t cap_msgs = 0;
+    for (size_t i = 0; i < sc->n; i++) {
+        const nf_sim_msg *m = &sc->m[i];
+        if (!is_queue(m)) continue;
+        if (sc->ring_of[m->dst] == UINT32_MAX) {
+            if (NF_GROW(msgs, cap_msgs, sc->n_rings + 1)) {
+                nf__free(msgs);
+                return NF_ENOMEM;
+            }
+            msgs[sc->n_rings] = 0;
+            sc->ring_of[m->dst] = sc->n_rings++;
+        }
+        msgs[sc->ring_of[m->dst]]++;
+    }
+    sc->rings = nf__calloc((size_t)sc->n_rings + 1, sizeof *sc->rings);
+    int rc = sc->rings ? NF_OK : NF_ENOMEM;
+    for (uint32_t e = 0; e < p->n_ep && !rc; e++) {
+        uint32_t k = sc->ring_of[e];
+        if (k == UINT32_MAX) continue;
+        sc_ring *r = &sc->rings[k];
+        r->cap = p->ring_cap && p->ring_cap[e] ? p->ring_cap[e] : p->ring_entries;
+        r->size = r->cap < msgs[k] ? r->cap : msgs[k];
+        if (!(r->free_at = nf__malloc((size_t)r->size * sizeof *r->free_at))) rc = NF_ENOMEM;
+    }
+    nf__free(msgs);
+    return rc;
+}
+
 int nf__script_begin(nf__script *sc, const nf__script_params *par, const uint32_t *receivers) {
     const nf__script_params *c = par;
     size_t n = sc->n;
@@ -144,9 +218,15 @@ int nf__script_begin(nf__script *sc, const nf__script_params *par, const uint32_
     sc->n_heap = 0;
     sc->done = sc->in_phase = 0;
     sc->last_done = 0;
+    sc->n_pend = 0;
+    sc->dropped = 0;
+    sc->retries = sc->ring_writes = 0;
+    if (make_rings(sc, c)) return NF_ENOMEM;
     for (size_t i = 0; i < n; i++) {
-        sc->t[i] = (nf_sim_msg_times){UINT64_MAX, UINT64_MAX, UINT64_MAX,
-                                      data_packets(c->payload, &sc->m[i])};
+        sc->t[i] = (nf_sim_msg_times){.released = UINT64_MAX,
+                                      .data_in = UINT64_MAX,
+                                      .done = UINT64_MAX,
+                                      .packets = data_packets(c->payload, &sc->m[i])};
         if (sc->preds[i]) continue;
         uint64_t at = sc->m[i].at + overhead(c, &sc->m[i]);
         if (heap_push(sc, (heap_ent){at, (uint32_t)i, PH_DATA})) return NF_ENOMEM;
@@ -162,6 +242,13 @@ bool nf__script_idle(const nf__script *sc, uint32_t *done, uint64_t *last_done) 
 
 bool nf__script_waiting(const nf__script *sc) { return sc->n_heap > 0; }
 
+void nf__script_queue_counts(const nf__script *sc, uint32_t *dropped, uint64_t *retries,
+                             uint64_t *ring_writes) {
+    *dropped = sc->dropped;
+    *retries = sc->retries;
+    *ring_writes = sc->ring_writes;
+}
+
 void nf__script_mark(const nf__script *sc, size_t *n_msg, size_t *n_edge) {
     *n_msg = sc ? sc->n : 0;
     *n_edge = sc ? sc->n_edge : 0;
@@ -175,20 +262,17 @@ uint32_t nf__script_count(const nf__script *sc) { return sc ? (uint32_t)sc->n : 
 
 const nf_sim_msg *nf__script_msg(const nf__script *sc, uint32_t i) { return &sc->m[i]; }
 
-/* Message i's current phase is complete at `now`. */
-static int phase_done(nf__script *sc, uint32_t i, uint64_t now) {
+/* Message i ends at `now`: complete, or dropped (a queue message); the messages after it are
+ * due. */
+static int finish(nf__script *sc, uint32_t i, uint64_t now, bool dropped) {
     const nf__script_params *c = &sc->par;
-    const nf_sim_msg *m = &sc->m[i];
-    if (sc->phase[i] == PH_DATA && m->kind != NF_SIM_READ) sc->t[i].data_in = now;
-    if (sc->phase[i] == PH_BACK && m->kind == NF_SIM_READ) sc->t[i].data_in = now;
-    if (sc->phase[i] == PH_DATA && (m->kind == NF_SIM_WRITE || m->kind == NF_SIM_READ)) {
-        /* the target NIC answers: a hardware acknowledgement, or the data read */
-        sc->phase[i] = PH_BACK;
-        uint64_t at = now + (m->kind == NF_SIM_WRITE ? c->short_cycles : c->msg_cycles);
-        return heap_push(sc, (heap_ent){at, i, PH_BACK});
+    if (dropped) {
+        sc->t[i].dropped = true;
+        sc->dropped++;
+    } else {
+        sc->t[i].done = now;
+        sc->done++;
     }
-    sc->t[i].done = now;
-    sc->done++;
     sc->in_phase--;
     sc->last_done = now;
     for (uint32_t k = sc->succ_off[i]; k < sc->succ_off[i + 1]; k++) {
@@ -202,7 +286,62 @@ static int phase_done(nf__script *sc, uint32_t i, uint64_t now) {
     return NF_OK;
 }
 
+/* Queue message i's data is all in at its target at `now`: it takes an entry of the target's
+ * ring when one is free, else is dropped (unreliable) or refused with a NAK (reliable). */
+static int ring_offer(nf__script *sc, uint32_t i, uint64_t now) {
+    const nf_sim_msg *m = &sc->m[i];
+    sc_ring *r = &sc->rings[sc->ring_of[m->dst]];
+    while (r->count && r->free_at[r->head] <= now) { /* what the host has taken off by now */
+        r->head = (r->head + 1) % r->size;
+        r->count--;
+    }
+    if (r->count < r->cap) {
+        r->last_free = (r->last_free > now ? r->last_free : now) + sc->par.host_cycles;
+        r->free_at[(r->head + r->count) % r->size] = r->last_free;
+        r->count++;
+        sc->ring_writes++;
+        return finish(sc, i, now, false);
+    }
+    if (m->kind == NF_SIM_QUEUE_UNRELIABLE) return finish(sc, i, now, true);
+    sc->t[i].retries++;
+    sc->retries++;
+    sc->phase[i] = PH_BACK;
+    return heap_push(sc, (heap_ent){now + sc->par.short_cycles, i, PH_BACK});
+}
+
+/* Message i's current phase is complete at `now`. A queue message whose data is in waits in
+ * the cycle's list for its ring (ring_offer, by id). */
+static int phase_done(nf__script *sc, uint32_t i, uint64_t now) {
+    const nf__script_params *c = &sc->par;
+    const nf_sim_msg *m = &sc->m[i];
+    if (sc->phase[i] == PH_DATA && m->kind != NF_SIM_READ) sc->t[i].data_in = now;
+    if (sc->phase[i] == PH_BACK && m->kind == NF_SIM_READ) sc->t[i].data_in = now;
+    if (is_queue(m)) {
+        if (sc->phase[i] == PH_BACK) { /* the NAK is in: the source sends it all again */
+            sc->phase[i] = PH_DATA;
+            return heap_push(sc, (heap_ent){now + c->backoff + overhead(c, m), i, PH_RETRY});
+        }
+        if (sc->n_pend == sc->cap_pend && NF_GROW(sc->pend, sc->cap_pend, sc->n_pend + 1))
+            return NF_ENOMEM;
+        sc->pend[sc->n_pend++] = i;
+        return NF_OK;
+    }
+    if (sc->phase[i] == PH_DATA && (m->kind == NF_SIM_WRITE || m->kind == NF_SIM_READ)) {
+        /* the target NIC answers: a hardware acknowledgement, or the data read */
+        sc->phase[i] = PH_BACK;
+        uint64_t at = now + (m->kind == NF_SIM_WRITE ? c->short_cycles : c->msg_cycles);
+        return heap_push(sc, (heap_ent){at, i, PH_BACK});
+    }
+    return finish(sc, i, now, false);
+}
+
+static int cmp_u32(const void *a, const void *b) {
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
 int nf__script_arrivals(nf__script *sc, uint64_t now, const uint32_t *ids, size_t n) {
+    sc->n_pend = 0;
     for (size_t k = 0; k < n; k++) {
         uint32_t i = ids[k];
         if (i >= sc->n || sc->left[i] == 0) continue; /* (cannot happen: one count per packet) */
@@ -211,6 +350,14 @@ int nf__script_arrivals(nf__script *sc, uint64_t now, const uint32_t *ids, size_
             if (rc) return rc;
         }
     }
+    /* the rings take the queue messages in by id: the arrivals' order (the threads') and so
+     * the result do not depend on the number of threads */
+    if (sc->n_pend > 1) qsort(sc->pend, sc->n_pend, sizeof *sc->pend, cmp_u32);
+    for (size_t k = 0; k < sc->n_pend; k++) {
+        int rc = ring_offer(sc, sc->pend[k], now);
+        if (rc) return rc;
+    }
+    sc->n_pend = 0;
     return NF_OK;
 }
 
@@ -226,9 +373,9 @@ int nf__script_release(nf__script *sc, uint64_t now, const nf__script_send **sen
             sc->t[e.id].released = e.at - overhead(&sc->par, m);
             sc->in_phase++;
             if (m->kind == NF_SIM_READ) npk = 1; /* the request */
-        } else {
+        } else if (e.phase == PH_BACK) {
             from = m->dst, to = m->src;
-            if (m->kind == NF_SIM_WRITE) npk = 1; /* the acknowledgement */
+            if (m->kind != NF_SIM_READ) npk = 1; /* the acknowledgement, the NAK */
         }
         sc->left[e.id] = npk;
         uint32_t group = UINT32_MAX;

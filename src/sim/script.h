@@ -17,6 +17,13 @@ typedef struct nf__script nf__script;
 typedef struct nf__script_params {
     uint64_t payload;                  /* bytes a packet carries */
     unsigned msg_cycles, short_cycles; /* NIC overheads (nf_sim_config) */
+    /* queue messages: the receive-queue rings and their hosts (nf_sim_config's queue_*) */
+    uint32_t n_ep;            /* endpoints */
+    const uint32_t *ring_cap; /* per endpoint its ring's entries, 0 for ring_entries (NULL:
+                               * all); read by nf__script_begin only */
+    unsigned ring_entries;    /* a ring's entries when ring_cap gives none */
+    unsigned host_cycles;     /* a host's cycles per entry taken off its ring */
+    unsigned backoff;         /* cycles from a NAK's arrival to the sending again */
 } nf__script_params;
 
 /* npkts packets of message `tag` from endpoint `from` to `to` into from's NIC now (rail by
@@ -47,8 +54,13 @@ int nf__script_arrivals(nf__script *sc, uint64_t now, const uint32_t *ids, size_
 /* The sends due at cycle now, in release order, into *sends (*n of them; borrowed until the
  * next call). NF_ENOMEM. */
 int nf__script_release(nf__script *sc, uint64_t now, const nf__script_send **sends, size_t *n);
-/* Nothing due and nothing in flight; the completions so far and the last one's cycle. */
+/* Nothing due and nothing in flight; the completions so far (dropped queue messages not
+ * counted) and the last completion's or drop's cycle. */
 bool nf__script_idle(const nf__script *sc, uint32_t *done, uint64_t *last_done);
+/* The queue messages of the run: unreliable ones dropped, reliable ones' refusals, entries
+ * written into rings. */
+void nf__script_queue_counts(const nf__script *sc, uint32_t *dropped, uint64_t *retries,
+                             uint64_t *ring_writes);
 /* Whether messages wait for their release time or for messages they come after. */
 bool nf__script_waiting(const nf__script *sc);
 /* Message id's times in the last run. NF_EINVAL for an unknown id or no run. */

@@ -64,7 +64,9 @@ void nf_sim_config_defaults(nf_sim_config *c) {
                          .nic_msg_cycles = 40,
                          .nic_short_cycles = 8,
                          .saf_errors = 2.0,
-                         .saf_window = 1000};
+                         .saf_window = 1000,
+                         .queue_entries = 256,
+                         .queue_host_cycles = 40};
 }
 
 /* An array of n bytes on 64-byte boundaries; a large one on 2 MiB ones, with transparent huge
@@ -175,6 +177,7 @@ void nf_sim_free(nf_sim *s) {
                       s->src.nics,     s->pool.pkts,     s->pool.free_ids, s->meas.msg_left,
                       s->meas.msg_t0,  s->scr.arrivals,  s->faults.ev,     s->faults.link_state};
     nf__script_free(s->scr.script);
+    nf__free(s->scr.ring_cap);
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
         nf__free(arrays[i]);
     nf__free(s);
@@ -274,6 +277,9 @@ int nf_sim_new(const nf_fabric *f, const nf_hops *h, const nf_sim_config *cfg,
                         c.ber, c.saf_errors);
     if (!c.out_buf) /* auto */
         c.out_buf = c.buf_flits > 2 * c.pkt_flits ? c.buf_flits : 2 * c.pkt_flits;
+    if (c.queue_entries < 1)
+        return nf__fail(diag, NF_EINVAL, "receive-queue rings of 0 entries: at least 1");
+    if (!c.queue_backoff) c.queue_backoff = c.queue_host_cycles; /* auto */
     if (c.vcs < r->min_vcs)
         return nf__fail(diag, NF_EINVAL, "routing %s needs at least %u VCs, got %u", r->name,
                         r->min_vcs, c.vcs);
@@ -2074,7 +2080,12 @@ int nf_sim_run_script(nf_sim *s, uint64_t max_cycles, nf_sim_script_result *out)
     }
     nf__script_params par = {.payload = (uint64_t)s->cfg.flit_bytes * s->cfg.pkt_flits,
                              .msg_cycles = s->cfg.nic_msg_cycles,
-                             .short_cycles = s->cfg.nic_short_cycles};
+                             .short_cycles = s->cfg.nic_short_cycles,
+                             .n_ep = s->topo.n_ep,
+                             .ring_cap = s->scr.ring_cap,
+                             .ring_entries = s->cfg.queue_entries,
+                             .host_cycles = s->cfg.queue_host_cycles,
+                             .backoff = s->cfg.queue_backoff};
     if (!rc) rc = nf__script_begin(sc, &par, recv);
     nf__free(recv);
     if (rc) return rc;
@@ -2099,9 +2110,10 @@ int nf_sim_run_script(nf_sim *s, uint64_t max_cycles, nf_sim_script_result *out)
     s->scr.on = false;
     if (rc) return rc;
     nf__script_idle(sc, &done, &last);
+    nf__script_queue_counts(sc, &out->dropped, &out->retries, &out->ring_writes);
     out->done = done;
-    out->unfinished = !out->deadlock && done < total;
-    out->cycles = done == total ? last : s->now;
+    out->unfinished = !out->deadlock && done + out->dropped < total;
+    out->cycles = done + out->dropped == total ? last : s->now;
     out->flit_hops = s->tally.flit_hops - flit_hops0;
     out->wall_s = mono() - t0;
     return NF_OK;
@@ -2121,7 +2133,8 @@ int nf_sim_post(nf_sim *s, const nf_sim_msg *m, uint32_t *id) {
     if (m->kind == NF_SIM_MCAST) {
         if (m->src >= E || nf__sim_group_receivers(s, m->group, m->src, &recv) || !recv)
             return NF_EINVAL;
-    } else if (m->src >= E || m->dst >= E || m->src == m->dst || (unsigned)m->kind > NF_SIM_MCAST ||
+    } else if (m->src >= E || m->dst >= E || m->src == m->dst ||
+               (unsigned)m->kind > NF_SIM_QUEUE_UNRELIABLE ||
                (unsigned)m->rail > NF_SIM_RAIL_DYNAMIC) {
         return NF_EINVAL;
     }
@@ -2142,6 +2155,15 @@ int nf_sim_after(nf_sim *s, uint32_t before, uint32_t after) {
 void nf_sim_script_clear(nf_sim *s) {
     nf__script_free(s->scr.script);
     s->scr.script = NULL;
+}
+
+int nf_sim_set_queue_ring(nf_sim *s, uint32_t e, unsigned entries) {
+    if (!s || e >= s->topo.n_ep || entries < 1) return NF_EINVAL;
+    if (!s->scr.ring_cap &&
+        !(s->scr.ring_cap = nf__calloc((size_t)s->topo.n_ep, sizeof *s->scr.ring_cap)))
+        return NF_ENOMEM;
+    s->scr.ring_cap[e] = entries;
+    return NF_OK;
 }
 
 int nf_sim_msg_times_of(const nf_sim *s, uint32_t id, nf_sim_msg_times *out) {

@@ -91,4 +91,28 @@ for r in rows:
 vct = {(r["case"], r["ber"]): r for r in rows if r["mode"] == "vct"}
 assert vct[("all links", 1e-5)]["wasted_flits"] > 4 * vct[("4 bad links", 1e-5)]["wasted_flits"] > 0
 EOF
+# queues: an incast of one-packet queue messages (4 a sender) into the last endpoint's ring,
+# whose host takes an entry every 40 cycles. Unreliable: the ring's entries are delivered, plus
+# one for each host period between the first data in (52: 40 of NIC work, then a sender on the
+# target's leaf, host link 1 + router 3 + host link 1 + 7 flits behind the head) and the last
+# (308 for 64 messages: the target's two links carry 64 x 8 flits in 256 cycles; 1068 for 256),
+# every freed entry being taken at once: 16 senders 4 + 6 and 16 + 6, 64 senders 4 + 25, 16 + 25
+# and 64 + 25; the rest dropped. Reliable: all delivered, none dropped; its last entry no sooner
+# than the host has freed messages - ring entries of them after the first: 52 + (n - ring) x 40.
+# A ring as large as the incast: neither kind loses or retries, both the same times.
+expect 2 "$nf" exp queues --quick extra;    has err "unexpected argument 'extra'"
+expect 0 "$nf" exp queues --quick --json
+json_nums out delivered "10 22 64 64" '"kind":"unreliable","senders":16,'
+json_nums out cycles "308 308 308 308" '"kind":"unreliable","senders":16,'
+json_nums out delivered "29 41 89 256" '"kind":"unreliable","senders":64,'
+json_nums out dropped "54 42 0 0 227 215 167 0" '"kind":"unreliable",'
+json_num out retries 0 '"kind":"unreliable",'
+json_num out dropped 0 '"kind":"reliable",'; json_num out delivered_frac 1 '"kind":"reliable",'
+json_num out retries 0 '"ring_entries":256,'
+json_nums out lat_mean "184 184 564.148438 564.148438" '"ring_entries":256,'
+json_flat "$tmp/out" | tr '{' '\n' | awk -F'[,:]' '/"kind":"reliable"/ {
+    for (i = 1; i < NF; i++) v[$i] = $(i + 1)
+    n = v["\"messages\""]; r = v["\"ring_entries\""]; c = v["\"cycles\""]; rows++
+    if (r < n && c < 52 + (n - r) * 40) no = 1; if (r < n && v["\"retries\""] < 1) no = 1 }
+    END { exit no || rows != 8 }' && ok || bad "queues: reliable rows no sooner than the host allows"
 finish
