@@ -40,6 +40,7 @@ int exp_mcast_height(const exp_opts *o, json_t *rows);
 int exp_mcast_efi(const exp_opts *o, json_t *rows);
 int exp_mcast_workload(const exp_opts *o, json_t *rows);
 int exp_collectives(const exp_opts *o, json_t *rows);
+int exp_congestion(const exp_opts *o, json_t *rows);
 
 /* The progress bar of the running experiment (progress.h): it is done to fraction frac (0..1)
  * and runs what fmt says now. Drawn on stderr only when it is a terminal. */

@@ -74,4 +74,13 @@ json_num out lat_mean 21 '"op":"broadcast","impl":"hw","algorithm":"tree + multi
 expect 0 "$nf" exp mcast-workload --quick
 mh=$(awk '$1 == "minihop" { print $2, $4 }' "$tmp/out") fu=$(awk '$1 == "fulb" { print $2, $4 }' "$tmp/out")
 awk -v a="$mh" -v b="$fu" 'BEGIN { split(a, x, " "); split(b, y, " "); exit !(y[1] * 10 < x[1] && y[2] * 4 < x[2]) }' && ok || bad "fulb ($fu) vs minihop ($mh): latency, max EFI"
+# congestion: at 0.4 the hot endpoint's senders (8 x 0.4 + the others' share) offer more than
+# its two links take, so it receives 2 flits a cycle in every mode; at 0.2 they offer
+# 8 x 0.2 + 56 x 0.2 / 63 = 1.78, and it takes that
+expect 0 "$nf" exp congestion --quick --json
+[ "$(grep -c '"preaware":' "$tmp/out")" = 6 ] && ok || bad "congestion: 6 rows"
+for m in off routing+rails +throttle; do
+  json_num out hot_accepted 2.0 "\"load\":0.4,\"preaware\":\"$m\","
+  json_range out hot_accepted 1.7 1.86 "\"load\":0.2,\"preaware\":\"$m\","
+done
 finish
