@@ -32,7 +32,7 @@ int exp_congestion(const exp_opts *o, json_t *rows) {
     nf_hops *h;
     int rc = nf_app_fabric(topo, o->threads, &f, &h);
     if (rc) return rc;
-    nf_sim_phase ph = o->quick ? (nf_sim_phase){.warmup = 3000, .window = 1500, .drain_max = 1500}
+    nf_sim_phase ph = o->quick ? (nf_sim_phase){.warmup = 1500, .window = 1000, .drain_max = 500}
                                : (nf_sim_phase){.warmup = 2000, .window = 2000, .drain_max = 1000};
     for (size_t m = 0; m < N_MODES && rc == NF_EXIT_OK; m++) {
         nf_sim_config c;
