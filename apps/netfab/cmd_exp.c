@@ -111,6 +111,15 @@ static const exp_def experiments[] = {
               .logx = true,
               .xlabel = "receive-queue ring entries",
               .ylabel = "messages delivered (share)"}},
+    /* congestion pre-awareness (issue 19) */
+    {.name = "congestion",
+     .summary = "hot spot beside uniform traffic, with and without congestion pre-awareness",
+     .run = exp_congestion,
+     .plot = {.x = "load",
+              .y = "bg_lat_mean",
+              .series = "preaware",
+              .xlabel = "offered load (flits per endpoint per cycle)",
+              .ylabel = "background mean latency (cycles)"}},
 };
 enum { N_EXP = sizeof experiments / sizeof experiments[0] };
 

@@ -222,7 +222,11 @@ static int sim_run(sim_plan *p) {
         const nf_sim_window *tw;
         size_t n_tw = nf_sim_timeline(s, &tw);
         if (json) {
-            json_t *o = nf_app_sim_result_json(x, &res, failed, exclude, errors);
+            /* the classes with a new pattern or pre-awareness, so other runs' keys stay */
+            bool classes =
+                strcmp(nf_sim_traffic_name(p->t), "hotspot-set") == 0 ||
+                (p->c.preaware_cycles && strcmp(nf_sim_traffic_name(p->t), "hotspot") == 0);
+            json_t *o = nf_app_sim_result_json(x, &res, failed, exclude, errors, classes);
             json_t *ta = o && p->timeline ? timeline_json(tw, n_tw) : NULL;
             if (!o || (p->timeline && !ta)) {
                 json_decref(o);

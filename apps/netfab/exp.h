@@ -43,6 +43,7 @@ int exp_collectives(const exp_opts *o, json_t *rows);
 int exp_link_errors(const exp_opts *o, json_t *rows);
 /* asynchronous queue messages (exp_queues.c) */
 int exp_queues(const exp_opts *o, json_t *rows);
+int exp_congestion(const exp_opts *o, json_t *rows);
 
 /* The progress bar of the running experiment (progress.h): it is done to fraction frac (0..1)
  * and runs what fmt says now. Drawn on stderr only when it is a terminal. */

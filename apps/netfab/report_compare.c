@@ -199,3 +199,27 @@ void report_cmp_engines(FILE *h, json_t *rows) {
     json_decref(engines);
     json_decref(cases);
 }
+
+/* congestion pre-awareness (issue 19): at the highest load measured, the background's latency
+ * and the hot endpoint's throughput with pre-awareness (routing, rails and throttle) against
+ * without */
+void report_cmp_congestion(FILE *h, json_t *rows) {
+    double top = NAN;
+    size_t i;
+    json_t *r;
+    json_array_foreach(rows, i, r) {
+        double l = num(json_object_get(r, "load"));
+        if (isfinite(l) && !(l <= top)) top = l;
+    }
+    char load[64];
+    snprintf(load, sizeof load, "%.4g", top);
+    fprintf(h, "Load %s, the background's mean latency with pre-awareness against without: ", load);
+    pct(h, find(rows, "bg_lat_mean", "load", load, "preaware", "+throttle"),
+        find(rows, "bg_lat_mean", "load", load, "preaware", "off"));
+    fputs(", p99 ", h);
+    pct(h, find(rows, "bg_lat_p99", "load", load, "preaware", "+throttle"),
+        find(rows, "bg_lat_p99", "load", load, "preaware", "off"));
+    fprintf(h, "; the hot endpoint takes %.3g against %.3g flits a cycle.",
+            find(rows, "hot_accepted", "load", load, "preaware", "+throttle"),
+            find(rows, "hot_accepted", "load", load, "preaware", "off"));
+}

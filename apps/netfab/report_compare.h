@@ -18,4 +18,7 @@ void report_cmp_faults(FILE *h, json_t *rows);    /* reachability with a leaf cu
 void report_cmp_tables(FILE *h, json_t *rows);    /* two-level tables' memory saved */
 void report_cmp_dragonfly(FILE *h, json_t *rows); /* saturation throughput per routing */
 
+/* congestion pre-awareness (issue 19): the background's latency with it and without */
+void report_cmp_congestion(FILE *h, json_t *rows);
+
 #endif

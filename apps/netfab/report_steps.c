@@ -215,6 +215,9 @@ const report_step report_steps[] = {
      cols_dragonfly, build_dragonfly, report_cmp_dragonfly},
     {"dragonfly-worstcase", "U", "UGAL, PAR and Q-adaptive on Dragonfly: worst-case traffic",
      cols_dragonfly, build_dragonfly, report_cmp_dragonfly},
+    /* congestion pre-awareness (issue 19) */
+    {"congestion", "S", "Congestion pre-awareness under a hot spot", NULL, build_exp,
+     report_cmp_congestion},
 };
 
 int report_steps_select(const char *only, bool selected[REPORT_N_STEPS]) {

@@ -206,6 +206,16 @@ size_t nf_app_sim_knob_opts(nf_app_sim_knobs *k, nf_opt *rows) {
         FLAG_ROW("exclude-unroutable", c->exclude_unroutable,
                  "skip the messages of source/destination pairs that no path joins, and count "
                  "them (excluded_msgs)"),
+        /* congestion pre-awareness (the Sunway router) */
+        UINT_ROW("preaware", "T", c->preaware_cycles, 0, 100000,
+                 "congestion pre-awareness: each output port averages the credits it gets back "
+                 "per cycle over about T cycles; --adaptive adds the credits expected back within "
+                 "T cycles to a candidate's room, two-rail NICs take the rail expected to be "
+                 "emptier, and NICs throttle a rail whose rate has collapsed (default 0: off)"),
+        REAL_ROW("preaware-throttle", "F", c->preaware_throttle, 0, 1,
+                 "with --preaware: a NIC rail getting credits back at under F per cycle while "
+                 "its switch holds half a VC buffer of its flits sends at r x r / F; 0: no "
+                 "throttle (default 0.5)"),
     };
 #undef UINT_ROW
 #undef REAL_ROW
@@ -233,7 +243,7 @@ int nf_app_sim_unroutable(const nf_fabric *f, const nf_sim *s, bool exclude, boo
 }
 
 json_t *nf_app_sim_result_json(double load, const nf_sim_result *res, unsigned failed_links,
-                               bool exclude, bool errors) {
+                               bool exclude, bool errors, bool classes) {
     json_t *o = json_pack(
         "{s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:b, s:b, s:I, "
         "s:I, s:I, s:f}",
@@ -255,6 +265,10 @@ json_t *nf_app_sim_result_json(double load, const nf_sim_result *res, unsigned f
         json_object_set_new(o, "corrupt_pkts", json_integer((json_int_t)res->corrupt_pkts));
         json_object_set_new(o, "wasted_flits", json_integer((json_int_t)res->wasted_flits));
         json_object_set_new(o, "saf_frac", json_real(res->saf_frac));
+    if (classes) { /* traffic with a hot endpoint: the background and the hot endpoint apart */
+        json_object_set_new(o, "bg_lat_mean", json_real(res->bg_lat_mean));
+        json_object_set_new(o, "bg_lat_p99", json_real(res->bg_lat_p99));
+        json_object_set_new(o, "hot_accepted", json_real(res->hot_accepted));
     }
     if (res->deadlock) json_object_set_new(o, "stuck", json_string(res->stuck));
     if (res->state_bytes) { /* a learning routing's tables */

@@ -22,7 +22,7 @@ void nf_app_sim_knobs_init(nf_app_sim_knobs *k);
 
 /* The knob options as rows of the option layer (opts.h) writing into k, in rows (room for
  * NF_APP_SIM_KNOBS); returns their count. */
-enum { NF_APP_SIM_KNOBS = 33 };
+enum { NF_APP_SIM_KNOBS = 35 };
 size_t nf_app_sim_knob_opts(nf_app_sim_knobs *k, nf_opt *rows);
 
 /* The most load points one --sweep (netfab sim) or --loads (netfab sweep) may ask for. */
@@ -37,11 +37,12 @@ int nf_app_load_points(const char *cmd, const char *opt, const char *item, bool 
                        double **loads, size_t *n);
 
 /* One load point's result as netfab sim --json prints it (load is the point asked for);
- * excluded_msgs only with exclude (--exclude-unroutable), and corrupt_pkts, wasted_flits and
- * saf_frac only with errors (--ber above 0 or --switching other than vct), so that the keys of
- * other runs, and netfab sweep's CSV header, stay as they were. */
+ * excluded_msgs only with exclude (--exclude-unroutable); corrupt_pkts, wasted_flits and
+ * saf_frac only with errors (--ber above 0 or --switching other than vct); bg_lat_mean,
+ * bg_lat_p99 and hot_accepted only with classes; so that the keys of other runs, and netfab
+ * sweep's CSV header, stay as they were. */
 json_t *nf_app_sim_result_json(double load, const nf_sim_result *res, unsigned failed_links,
-                               bool exclude, bool errors);
+                               bool exclude, bool errors, bool classes);
 
 /* The unroutable check of netfab sim and sweep, before s runs: the source/destination pairs no
  * path joins, with the links failed now or set to fail during the run (nf_sim_unroutable_pairs),

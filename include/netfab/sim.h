@@ -122,6 +122,21 @@ typedef struct nf_sim_config {
     unsigned queue_backoff;     /* reliable kind: cycles a source NIC waits after a refusal
                                  * before it sends the message again (0: auto, one host period,
                                  * queue_host_cycles: by then an entry has been freed) */
+    /* congestion pre-awareness (the Sunway router: upstream senses downstream congestion from
+     * the rate its credits come back). Each output port (switch and NIC) keeps an exponentially
+     * weighted average of the credits returned per cycle, r <- r (1 - 1/T)^dt + c / T, with
+     * preaware_cycles as T; with it, adaptive table routing scores a candidate by its room plus
+     * the credits expected back within T cycles (at most those outstanding), a two-rail NIC
+     * sends a message (or, dynamic, a packet) by the rail whose downstream is expected to hold
+     * fewer of its flits after T cycles, plus those queued for it, and a NIC throttles a rail
+     * whose rate has collapsed (preaware_throttle). 0: off, 1 to 100000 (0) */
+    unsigned preaware_cycles;
+    /* with pre-awareness: a NIC rail whose rate r is below this many flits per cycle (its link
+     * carries 1) while its downstream holds at least half a VC buffer of its flits waits
+     * ceil(pkt_flits (F / r^2 - 1)) cycles, at most T, after a packet before the next: it sends
+     * at r x r / F, slower than its credits come back, the more so the lower r; 0: no throttle,
+     * 0 to 1 (0.5) */
+    double preaware_throttle;
 } nf_sim_config;
 
 /* Sets every field of *c to its default (the auto ones to 0). Start a configuration from it and
@@ -253,7 +268,8 @@ NF_API int nf_sim_check_deadlock_progress(const nf_fabric *f, const nf_hops *h,
 /* ---- traffic -------------------------------------------------------------------------------- */
 
 /* "uniform", "permutation", "bitcomp", "transpose", "tornado", "hotspot", "worstcase",
- * "alltoall", "allreduce". */
+ * "alltoall", "allreduce", "hotspot-set" (every eighth endpoint, 7, 15, 23, ..., sends all its
+ * packets to one endpoint, the others uniform). */
 typedef struct nf_sim_traffic nf_sim_traffic;
 NF_API const nf_sim_traffic *nf_sim_traffic_find(const char *name);
 NF_API size_t nf_sim_traffic_count(void);
@@ -487,6 +503,11 @@ typedef struct nf_sim_result {
                             * corrupted on (cut-through only) */
     double saf_frac;       /* of the packets received over switch-to-switch links, the share
                             * stored whole before they went on (NF_SIM_SAF: 1) */
+    /* traffic with a hot endpoint (hotspot, hotspot-set), else 0: the measured packets to
+     * other endpoints (the background), their latency; the flits delivered to the hot endpoint
+     * per cycle of the window (all its rails together) */
+    double bg_lat_mean, bg_lat_p99;
+    double hot_accepted;
     double wall_s;
     char stuck[256]; /* with deadlock: some of the stuck channels */
 } nf_sim_result;

@@ -130,8 +130,9 @@ typedef struct sim_nic {
     uint32_t cur;      /* packet being injected, or SIM_NO_PKT */
     uint16_t cur_sent; /* its flits sent */
     uint8_t cur_vc;
-    uint8_t burst_on;  /* bursty injection: in a burst (rail 0's) */
-    uint8_t next_rail; /* the rail of its next message (rail 0's) */
+    uint8_t burst_on;    /* bursty injection: in a burst (rail 0's) */
+    uint8_t next_rail;   /* the rail of its next message (rail 0's) */
+    uint32_t hold_until; /* pre-awareness's throttle: no packet starts before this cycle */
 } sim_nic;
 
 /* Latencies in cycles (saturated at 2^32 - 1). */
@@ -169,6 +170,8 @@ typedef struct sim_worker {
     size_t n_stash, cap_stash;
     size_t n_sarr, cap_sarr;
     sim_sampler lat, nlat, mlat;
+    sim_sampler bglat;  /* traffic with a hot endpoint: the measured packets to the others */
+    uint64_t hot_flits; /* flits delivered to the hot endpoint in the window this cycle */
     uint64_t flit_hops, unroutable, injected, delivered, acc_flits, hops_sum, minimal, n_meas;
     uint64_t dropped, dropped_pkts, dropped_meas; /* flits, packets, measured packets */
     sim_tl_count *tl; /* with a timeline: per window so far, its deliveries' counts */
@@ -220,6 +223,11 @@ typedef struct sim_net {
     uint32_t *snap;     /* routings that need it: per switch port, its occupancy at the
                          * end of the last cycle its switch ran */
     uint32_t wheel_mask; /* slots of an event wheel, less 1 (a power of two) */
+    /* congestion pre-awareness (preaware_cycles > 0; else NULL): per global port, the average
+     * credits returned per cycle as of the cycle cr_at (decayed to now when read), written
+     * only when a credit arrives, by the port's owner */
+    double *cr_rate;
+    uint64_t *cr_at;
 } sim_net;
 
 /* Bernoulli sources by the cycle of their next message (a calendar slot). */
@@ -236,6 +244,7 @@ typedef struct sim_sources {
     uint32_t *due;      /* the sources whose message is due this cycle */
     nf_sim_injection inj;
     double pkt_rate; /* packets per endpoint per cycle */
+    uint32_t hot_ep; /* the traffic's hot endpoint, or UINT32_MAX */
     nf__rng rng;     /* the one random stream */
 } sim_sources;
 
@@ -260,6 +269,7 @@ typedef struct sim_measure {
     uint64_t pkts_left;                 /* measured packets not delivered (nor dropped) yet */
     uint64_t hops_sum, minimal, n_pkts; /* of the measured packets delivered */
     uint64_t lost_flits;    /* generated in the window with no way to their destination */
+    uint64_t hot_flits;     /* delivered to the hot endpoint in the window */
     uint64_t excluded_msgs; /* exclude_unroutable: window messages between disconnected ends */
     uint64_t corrupt, wasted, rx, rx_saf; /* link errors in the window (sim_worker's) */
     /* exclude_unroutable: per endpoint, a key two endpoints share when the links up now join

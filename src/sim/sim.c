@@ -66,7 +66,8 @@ void nf_sim_config_defaults(nf_sim_config *c) {
                          .saf_errors = 2.0,
                          .saf_window = 1000,
                          .queue_entries = 256,
-                         .queue_host_cycles = 40};
+                         .queue_host_cycles = 40,
+                         .preaware_throttle = 0.5};
 }
 
 /* An array of n bytes on 64-byte boundaries; a large one on 2 MiB ones, with transparent huge
@@ -139,8 +140,8 @@ void nf_sim_free(nf_sim *s) {
             nf__free(w->learn[d]);
         }
         nf__free(w->learn);
-        void *arrays[] = {w->wheel, w->act,    w->freed,  w->nic_act, w->ran,
-                          w->lat.v, w->nlat.v, w->mlat.v, w->sarr,    w->stash};
+        void *arrays[] = {w->wheel,  w->act,    w->freed, w->nic_act, w->ran,    w->lat.v,
+                          w->nlat.v, w->mlat.v, w->sarr,  w->stash,   w->bglat.v};
         for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
             nf__free(arrays[i]);
         nf__free(w->tl);
@@ -161,6 +162,8 @@ void nf_sim_free(nf_sim *s) {
     nf__free(s->mc.grp_ep);
     nf__free(s->src.nic_on);
     nf__free(s->net.snap);
+    nf__free(s->net.cr_rate);
+    nf__free(s->net.cr_at);
     nf__free(s->pool.stamp);
     nf__free(s->topo.ep_rails);
     nf__free(s->meas.ep_cut);
@@ -275,6 +278,10 @@ int nf_sim_new(const nf_fabric *f, const nf_hops *h, const nf_sim_config *cfg,
                         "link errors: a bit error rate of 0 to 1 (got %g), switching vct, saf or "
                         "dynamic, saf_errors above 0 (got %g), saf_window at least 1 cycle",
                         c.ber, c.saf_errors);
+    if (c.preaware_cycles > 100000 || !(c.preaware_throttle >= 0 && c.preaware_throttle <= 1))
+        return nf__fail(diag, NF_EINVAL,
+                        "pre-awareness: %u cycles (0 to 100000), throttle %g (0 to 1)",
+                        c.preaware_cycles, c.preaware_throttle);
     if (!c.out_buf) /* auto */
         c.out_buf = c.buf_flits > 2 * c.pkt_flits ? c.buf_flits : 2 * c.pkt_flits;
     if (c.queue_entries < 1)
@@ -396,6 +403,10 @@ int nf_sim_new(const nf_fabric *f, const nf_hops *h, const nf_sim_config *cfg,
     if (r->needs_global &&
         !(s->net.snap = nf__calloc((size_t)s->topo.n_sw_ports + 1, sizeof *s->net.snap)))
         goto fail;
+    if (c.preaware_cycles &&
+        (!(s->net.cr_rate = nf__calloc((size_t)s->topo.n_ports + 1, sizeof *s->net.cr_rate)) ||
+         !(s->net.cr_at = nf__calloc((size_t)s->topo.n_ports + 1, sizeof *s->net.cr_at))))
+        goto fail;
     uint32_t w = 1;
     while (w < maxlat + c.credit_delay + 4)
         w <<= 1;
@@ -452,6 +463,7 @@ int nf_sim_new(const nf_fabric *f, const nf_hops *h, const nf_sim_config *cfg,
     if ((rc = r->init(&s->routing_ctx, r->data, f, s->faults.link_state, h, &c, diag))) goto fail;
     if ((rc = t->init(&s->traffic_ctx, f, s->topo.n_ep, s->topo.ep_ca, c.seed, diag))) goto fail;
     if ((c.ber > 0 || c.switching != NF_SIM_VCT) && (rc = errors_init(s))) goto fail;
+    s->src.hot_ep = t->hot ? t->hot(s->traffic_ctx) : UINT32_MAX;
     reset(s);
     *out = s;
     return NF_OK;
@@ -527,7 +539,8 @@ static void reset(nf_sim *s) {
             }
         w->n_act = w->n_nic_act = 0;
         w->n_freed = w->n_sarr = w->n_stash = 0; /* (every packet id is free again) */
-        w->lat.n = w->nlat.n = w->mlat.n = 0;
+        w->lat.n = w->nlat.n = w->mlat.n = w->bglat.n = 0;
+        w->hot_flits = 0;
         w->flit_hops = w->unroutable = w->injected = w->delivered = w->acc_flits = 0;
         w->hops_sum = w->minimal = w->n_meas = 0;
         w->dropped = w->dropped_pkts = w->dropped_meas = 0;
@@ -537,12 +550,17 @@ static void reset(nf_sim *s) {
     }
     memset(s->src.nic_on, 0, 2 * (size_t)s->topo.n_ep);
     if (s->net.snap) memset(s->net.snap, 0, (size_t)s->topo.n_sw_ports * sizeof *s->net.snap);
+    if (s->net.cr_rate) {
+        memset(s->net.cr_rate, 0, (size_t)s->topo.n_ports * sizeof *s->net.cr_rate);
+        memset(s->net.cr_at, 0, (size_t)s->topo.n_ports * sizeof *s->net.cr_at);
+    }
     for (uint32_t e = 0; e < 2 * s->topo.n_ep; e++) {
         sim_nic *n = &s->src.nics[e];
         n->q_head = n->q_count = 0;
         n->cur = SIM_NO_PKT;
         n->cur_sent = 0;
         n->burst_on = n->next_rail = 0;
+        n->hold_until = 0;
     }
     s->pool.n = s->pool.n_free = 0;
     if (s->mc.left) {
@@ -557,7 +575,7 @@ static void reset(nf_sim *s) {
     s->meas.win_lo = s->meas.win_hi = UINT64_MAX;
     s->meas.gen_flits = s->meas.acc_flits = s->meas.pkts_left = s->meas.hops_sum = s->meas.minimal =
         s->meas.n_pkts = 0;
-    s->meas.lost_flits = s->meas.excluded_msgs = 0;
+    s->meas.lost_flits = s->meas.excluded_msgs = s->meas.hot_flits = 0;
     s->tally.dropped = s->tally.dropped_pkts = 0;
     s->tally.replayed = s->tally.discarded = 0;
     s->meas.corrupt = s->meas.wasted = s->meas.rx = s->meas.rx_saf = 0;
@@ -594,6 +612,62 @@ int nf_sim_set_injection(nf_sim *s, const nf_sim_injection *inj) {
     }
     return NF_OK;
 }
+
+/* ---- congestion pre-awareness ---------------------------------------------------------------- */
+
+double nf__sim_rate_read(double rate, uint64_t at, uint64_t now, unsigned T) {
+    if (now <= at) return rate;
+    return rate * pow(1.0 - 1.0 / T, (double)(now - at));
+}
+
+void nf__sim_rate_credit(double *rate, uint64_t *at, uint64_t now, unsigned T, unsigned c) {
+    *rate = nf__sim_rate_read(*rate, *at, now, T) + (double)c / T;
+    *at = now;
+}
+
+double nf__sim_rate_back(double rate, int64_t owed, unsigned T) {
+    double back = rate * T;
+    return back < (double)owed ? back : (double)(owed > 0 ? owed : 0);
+}
+
+unsigned nf__sim_throttle_gap(double rate, int64_t owed, unsigned pkt, unsigned buf, double frac,
+                              unsigned T) {
+    if (!(frac > 0) || rate >= frac || 2 * owed < (int64_t)buf) return 0;
+    if (rate <= 0) return T;
+    double g = ceil((double)pkt * (frac / (rate * rate) - 1.0));
+    return g >= (double)T ? T : (unsigned)g;
+}
+
+/* Port g's rate now (pre-awareness on). */
+static double port_rate(const nf_sim *s, nf_gport g) {
+    return nf__sim_rate_read(s->net.cr_rate[g], s->net.cr_at[g], s->now, s->cfg.preaware_cycles);
+}
+
+double nf__sim_port_rate(const nf_sim *s, nf_gport g) {
+    return s->net.cr_rate && g < s->topo.n_ports ? port_rate(s, g) : 0.0;
+}
+
+/* The credits output p is owed: its downstream's slots, every VC's and the shared pool's, whose
+ * credits are not back (0 for a port into a NIC, which never runs out). */
+static int64_t port_owed(const nf_sim *s, sim_port *p) {
+    if (!p->to_sw) return 0;
+    int64_t owed = (int64_t)s->net.n_vcs * s->net.buf_flits + s->cfg.shared_flits - p->shcr;
+    const sim_ovc *ov = sim_ovcs(s, p);
+    for (unsigned v = 0; v < s->net.n_vcs; v++)
+        owed -= ov[v].credits;
+    return owed;
+}
+
+/* A NIC rail's pre-awareness cost (fewer is better): the flits its downstream is expected to
+ * hold still after T cycles at its rate, plus those queued for it at the NIC. */
+static double rail_cost(const nf_sim *s, size_t k, uint64_t backlog) {
+    nf_gport g = s->topo.ep_gport[k];
+    int64_t owed = port_owed(s, sim_port_at(s, g));
+    return (double)owed - nf__sim_rate_back(port_rate(s, g), owed, s->cfg.preaware_cycles) +
+           (double)backlog;
+}
+
+static uint64_t nic_backlog(const nf_sim *s, const sim_nic *n);
 
 /* ---- injection ------------------------------------------------------------------------------ */
 
@@ -667,6 +741,11 @@ static int generate(nf_sim *s, uint32_t e) {
         rail = n0->next_rail;
         n0->next_rail ^= 1;
         rails = 2;
+        if (s->net.cr_rate) { /* pre-awareness: the rail of lower cost; ties in turn */
+            double c0 = rail_cost(s, (size_t)e * 2, nic_backlog(s, n0));
+            double c1 = rail_cost(s, (size_t)e * 2 + 1, nic_backlog(s, n0 + 1));
+            if (c0 != c1) rail = c1 < c0;
+        }
     }
     bool meas = s->now >= s->meas.win_lo && s->now < s->meas.win_hi;
     if (s->routing->deliverable && (s->faults.any_down || s->routing->may_strand)) {
@@ -740,8 +819,17 @@ static int emit(nf_sim *s, uint32_t from, uint32_t to, nf_sim_rail_mode mode, ui
         if (two && mode == NF_SIM_RAIL1) rail = 1;
         if (two && mode == NF_SIM_RAIL_DYNAMIC) { /* the port with less to send; ties in turn */
             uint64_t b0 = nic_backlog(s, n0), b1 = nic_backlog(s, n0 + 1);
-            rail = b0 == b1 ? n0->next_rail : b1 < b0;
-            if (b0 == b1) n0->next_rail ^= 1;
+            double c0 = 0, c1 = 0;
+            if (s->net.cr_rate) { /* pre-awareness: the lower cost first */
+                c0 = rail_cost(s, (size_t)from * 2, b0);
+                c1 = rail_cost(s, (size_t)from * 2 + 1, b1);
+            }
+            if (c0 != c1) {
+                rail = c1 < c0;
+            } else {
+                rail = b0 == b1 ? n0->next_rail : b1 < b0;
+                if (b0 == b1) n0->next_rail ^= 1;
+            }
         }
         size_t src_k = (size_t)from * 2 + rail, dst_k = (size_t)to * 2 + rail;
         uint32_t id = new_pkt(s);
@@ -772,7 +860,7 @@ static int nic_send(nf_sim *s, sim_worker *wk, uint32_t k) {
     sim_port *p = sim_port_at(s, s->topo.ep_gport[k]);
     sim_ovc *ov = sim_ovcs(s, p);
     if (n->cur == SIM_NO_PKT) {
-        if (!n->q_count) return NF_OK;
+        if (!n->q_count || s->now < n->hold_until) return NF_OK;
         unsigned hi = s->routing->inj_vc_hi(s->routing_ctx);
         if (hi >= s->net.n_vcs) hi = s->net.n_vcs - 1;
         int best = -1;
@@ -805,6 +893,13 @@ static int nic_send(nf_sim *s, sim_worker *wk, uint32_t k) {
     if (tail) {
         ov[n->cur_vc].busy = 0;
         n->cur = SIM_NO_PKT;
+        if (s->net.cr_rate && s->cfg.preaware_throttle > 0) {
+            nf_gport g = s->topo.ep_gport[k];
+            unsigned gap = nf__sim_throttle_gap(port_rate(s, g), port_owed(s, p), s->cfg.pkt_flits,
+                                                s->net.buf_flits, s->cfg.preaware_throttle,
+                                                s->cfg.preaware_cycles);
+            n->hold_until = (uint32_t)(s->now + 1 + gap);
+        }
     }
     return NF_OK;
 }
@@ -823,7 +918,11 @@ static bool went_minimal(const nf_sim *s, const sim_pkt *p) {
  * fails rather than report figures without it). */
 static int deliver(nf_sim *s, sim_worker *wk, uint32_t id, bool tail, nf_node ca) {
     wk->delivered++;
-    if (s->now >= s->meas.win_lo && s->now < s->meas.win_hi) wk->acc_flits++;
+    bool hot = s->src.hot_ep != UINT32_MAX && s->topo.ca_ep[ca] == s->src.hot_ep;
+    if (s->now >= s->meas.win_lo && s->now < s->meas.win_hi) {
+        wk->acc_flits++;
+        wk->hot_flits += hot;
+    }
     if (!tail) return NF_OK;
     sim_pkt *p = &s->pool.pkts[id];
     bool counts = true; /* a multicast copy counts at its group's members only (a shared tree
@@ -844,6 +943,8 @@ static int deliver(nf_sim *s, sim_worker *wk, uint32_t id, bool tail, nf_node ca
     }
     if (p->flags & SIM_PK_MEASURED) {
         if (sample(&wk->lat, s->now - p->t_create) || sample(&wk->nlat, s->now - p->t_inject))
+            return NF_ENOMEM;
+        if (s->src.hot_ep != UINT32_MAX && !hot && sample(&wk->bglat, s->now - p->t_create))
             return NF_ENOMEM;
         wk->hops_sum += p->hops;
         wk->minimal += went_minimal(s, p);
@@ -985,6 +1086,9 @@ static int apply_slot(nf_sim *s, sim_worker *wk, sim_wheel_slot *w) {
         sim_port *p = sim_port_at(s, e.port);
         nf_node n = p->node;
         if (e.pkt == SIM_NO_PKT) { /* a credit for output e.port, VC e.vc */
+            if (s->net.cr_rate)
+                nf__sim_rate_credit(&s->net.cr_rate[e.port], &s->net.cr_at[e.port], s->now,
+                                    s->cfg.preaware_cycles, 1);
             if (e.flags & 1)
                 p->shcr++;
             else
@@ -1100,7 +1204,9 @@ static int learn_back(nf_sim *s, sim_worker *b, nf_node sw, nf_gport gi, sim_por
 /* Gives the head packet of input VC v of port pi (index in_port) at switch sw an output VC: the
  * routing's candidates (or the ejection port at the destination switch), the first free VC with
  * room for the whole packet, deterministically the first candidate that has one, adaptively the
- * one with the most credits. NF_ENOMEM when a learning routing's estimate cannot be sent. */
+ * one with the most credits; adaptively with pre-awareness, the one with the most credits plus
+ * those its port expects back within T cycles (nf__sim_rate_back), ties to the most credits,
+ * then the first. NF_ENOMEM when a learning routing's estimate cannot be sent. */
 SIM_INLINE int allocate_vc(nf_sim *s, sim_worker *b, nf_node sw, nf_gport gi, sim_port *pi,
                            unsigned in_port, unsigned v) {
     sim_ivc *civ = &sim_ivcs(s, pi)[v];
@@ -1158,6 +1264,8 @@ SIM_INLINE int allocate_vc(nf_sim *s, sim_worker *b, nf_node sw, nf_gport gi, si
     int32_t best_cr = -1;
     unsigned best_port = 0, best_vc = 0;
     bool failed = false;
+    bool pre = s->net.cr_rate && s->cfg.adaptive;
+    double best_back = 0;
     for (unsigned k = 0; k < nc; k++) {
         sim_port *po = sim_port_at(s, g0 + cand[k].port - 1);
         if (po->down) { /* failed: the next */
@@ -1166,10 +1274,21 @@ SIM_INLINE int allocate_vc(nf_sim *s, sim_worker *b, nf_node sw, nf_gport gi, si
         }
         const sim_ovc *ov = sim_ovcs(s, po);
         unsigned hi = cand[k].vc_hi < s->net.n_vcs ? cand[k].vc_hi : s->net.n_vcs - 1;
+        double back = 0;
+        if (pre)
+            back = nf__sim_rate_back(port_rate(s, g0 + cand[k].port - 1), port_owed(s, po),
+                                     s->cfg.preaware_cycles);
         for (unsigned vc = cand[k].vc_lo; vc <= hi; vc++) {
             int32_t r = sim_room(s, po, vc);
             if (ov[vc].busy || r < (int32_t)s->cfg.pkt_flits) continue;
-            if (r > best_cr) {
+            if (pre) {
+                if (nf__sim_preaware_better(r, back, best_cr, best_back)) {
+                    best_back = back;
+                    best_cr = r;
+                    best_port = cand[k].port;
+                    best_vc = vc;
+                }
+            } else if (r > best_cr) {
                 best_cr = r;
                 best_port = cand[k].port;
                 best_vc = vc;
@@ -1701,6 +1820,8 @@ static int one_cycle(nf_sim *s) {
         s->tally.delivered += wk->delivered;
         s->tally.in_net -= wk->delivered;
         s->meas.acc_flits += wk->acc_flits;
+        s->meas.hot_flits += wk->hot_flits;
+        wk->hot_flits = 0;
         s->meas.hops_sum += wk->hops_sum;
         s->meas.minimal += wk->minimal;
         s->meas.n_pkts += wk->n_meas;
@@ -2004,9 +2125,10 @@ static int run_load(nf_sim *s, const nf_sim_injection *inj, const nf_sim_phase *
     /* every thread's samples in the first's (their order does not matter) */
     sim_worker *w0 = &s->workers[0];
     for (unsigned t = 1; t < s->n_threads; t++) {
-        sim_sampler *from[3] = {&s->workers[t].lat, &s->workers[t].nlat, &s->workers[t].mlat};
-        sim_sampler *to[3] = {&w0->lat, &w0->nlat, &w0->mlat};
-        for (int k = 0; k < 3; k++) {
+        sim_sampler *from[4] = {&s->workers[t].lat, &s->workers[t].nlat, &s->workers[t].mlat,
+                                &s->workers[t].bglat};
+        sim_sampler *to[4] = {&w0->lat, &w0->nlat, &w0->mlat, &w0->bglat};
+        for (int k = 0; k < 4; k++) {
             if (!from[k]->n) continue;
             if (NF_GROW(to[k]->v, to[k]->cap, to[k]->n + from[k]->n)) return NF_ENOMEM;
             memcpy(to[k]->v + to[k]->n, from[k]->v, from[k]->n * sizeof *from[k]->v);
@@ -2017,8 +2139,10 @@ static int run_load(nf_sim *s, const nf_sim_injection *inj, const nf_sim_phase *
     double dummy;
     if ((rc = stats(&w0->lat, &out->lat_mean, &out->lat_p99)) ||
         (rc = stats(&w0->nlat, &out->net_lat_mean, &dummy)) ||
-        (rc = stats(&w0->mlat, &out->msg_lat_mean, &out->msg_lat_p99)))
+        (rc = stats(&w0->mlat, &out->msg_lat_mean, &out->msg_lat_p99)) ||
+        (rc = stats(&w0->bglat, &out->bg_lat_mean, &out->bg_lat_p99)))
         return rc;
+    out->hot_accepted = (double)s->meas.hot_flits / (double)p.window;
     if (s->src.inj.msg_pkts == 1) {
         out->msg_lat_mean = out->lat_mean;
         out->msg_lat_p99 = out->lat_p99;

@@ -98,7 +98,36 @@ struct nf_sim_traffic {
                 nf_diag *diag);
     uint32_t (*dest)(void *ctx, uint32_t src, uint64_t (*rnd)(void *), void *rnd_ud);
     void (*fini)(void *ctx);
+    /* optional: the pattern's hot endpoint, whose packets the result counts apart */
+    uint32_t (*hot)(void *ctx);
 };
+
+/* Congestion pre-awareness (nf_sim_config.preaware_cycles, T). A port's average of credits
+ * returned per cycle, kept as (rate, at): read at cycle now it is rate (1 - 1/T)^(now - at);
+ * c credits arriving at now make it that plus c / T, as of now. A port sent a credit every k
+ * cycles settles, just after each, at (1/T) / (1 - (1 - 1/T)^k), whose mean over the k cycles
+ * is 1/k. */
+double nf__sim_rate_read(double rate, uint64_t at, uint64_t now, unsigned T);
+void nf__sim_rate_credit(double *rate, uint64_t *at, uint64_t now, unsigned T, unsigned c);
+/* The credits a port expects back within T cycles at its rate: rate T, at most those it is owed
+ * (owed: the downstream slots whose credits are not back). */
+double nf__sim_rate_back(double rate, int64_t owed, unsigned T);
+/* The cycles a NIC waits after a packet of pkt flits on a rail of rate `rate` owed `owed`
+ * credits: 0 unless rate < frac and owed >= buf / 2 (half a VC buffer); then
+ * ceil(pkt (frac / rate^2 - 1)), at most T (T when rate is 0): it sends at rate x rate / frac,
+ * the rate its credits come back scaled down by how far that is below frac. */
+unsigned nf__sim_throttle_gap(double rate, int64_t owed, unsigned pkt, unsigned buf, double frac,
+                              unsigned T);
+/* Adaptive choice with pre-awareness: a VC of room `room` on a port expecting `back` credits
+ * within T cycles beats the best so far (best_room, best_back) when its room plus back is more,
+ * or equal with more room; the first candidate wins the remaining ties. */
+static inline bool nf__sim_preaware_better(int32_t room, double back, int32_t best_room,
+                                           double best_back) {
+    double sc = room + back, best = best_room + best_back;
+    return sc > best || (sc == best && room > best_room);
+}
+/* The current rate of global port g (0 without pre-awareness), for the tests. */
+double nf__sim_port_rate(const nf_sim *s, nf_gport g);
 
 /* For coll.c, the collectives built on the simulator's API: its configuration (as made,
  * out_buf resolved), a multicast group's receivers (NF_EINVAL unless src is a member of group g),

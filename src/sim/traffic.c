@@ -121,6 +121,16 @@ static uint32_t d_hotspot(void *ctx, uint32_t src, uint64_t (*rnd)(void *), void
     return d_uniform(ctx, src, rnd, ud);
 }
 
+/* hotspot-set: every eighth endpoint (7, 15, ...) sends all its packets to the hot one, the
+ * others uniform */
+static uint32_t d_hotset(void *ctx, uint32_t src, uint64_t (*rnd)(void *), void *ud) {
+    tctx *t = ctx;
+    if (src % 8 == 7 && src != t->hot) return t->hot;
+    return d_uniform(ctx, src, rnd, ud);
+}
+
+static uint32_t t_hot(void *ctx) { return ((tctx *)ctx)->hot; }
+
 /* Dragonfly worst case: every endpoint of group i sends to a random endpoint of group i+1 */
 static uint32_t d_worst(void *ctx, uint32_t src, uint64_t (*rnd)(void *), void *ud) {
     tctx *t = ctx;
@@ -162,10 +172,21 @@ static const nf_sim_traffic patterns[] = {
     PATTERN("bitcomp", d_bitcomp, "to the bitwise complement (low log2 E bits)"),
     PATTERN("transpose", d_transpose, "swap the two halves of the endpoint's bits"),
     PATTERN("tornado", d_tornado, "halfway round the endpoint ring, minus one"),
-    PATTERN("hotspot", d_hotspot, "a quarter of the packets to one endpoint, the rest uniform"),
+    {.name = "hotspot",
+     .summary = "a quarter of the packets to one endpoint, the rest uniform",
+     .init = t_init,
+     .dest = d_hotspot,
+     .fini = t_fini,
+     .hot = t_hot},
     PATTERN("worstcase", d_worst, "Dragonfly: every node of group i to group i+1"),
     PATTERN("alltoall", d_alltoall, "each endpoint cycles through all the others"),
     PATTERN("allreduce", d_allreduce, "recursive doubling: partners src^1, src^2, src^4, ..."),
+    {.name = "hotspot-set",
+     .summary = "every eighth endpoint sends all to one endpoint, the others uniform",
+     .init = t_init,
+     .dest = d_hotset,
+     .fini = t_fini,
+     .hot = t_hot},
 };
 
 const nf_sim_traffic *nf_sim_traffic_find(const char *name) {

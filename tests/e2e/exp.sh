@@ -115,4 +115,13 @@ json_flat "$tmp/out" | tr '{' '\n' | awk -F'[,:]' '/"kind":"reliable"/ {
     n = v["\"messages\""]; r = v["\"ring_entries\""]; c = v["\"cycles\""]; rows++
     if (r < n && c < 52 + (n - r) * 40) no = 1; if (r < n && v["\"retries\""] < 1) no = 1 }
     END { exit no || rows != 8 }' && ok || bad "queues: reliable rows no sooner than the host allows"
+# congestion: at 0.4 the hot endpoint's senders (8 x 0.4 + the others' share) offer more than
+# its two links take, so it receives 2 flits a cycle in every mode; at 0.2 they offer
+# 8 x 0.2 + 56 x 0.2 / 63 = 1.78, and it takes that
+expect 0 "$nf" exp congestion --quick --json
+[ "$(grep -c '"preaware":' "$tmp/out")" = 6 ] && ok || bad "congestion: 6 rows"
+for m in off routing+rails +throttle; do
+  json_num out hot_accepted 2.0 "\"load\":0.4,\"preaware\":\"$m\","
+  json_range out hot_accepted 1.7 1.86 "\"load\":0.2,\"preaware\":\"$m\","
+done
 finish

@@ -13,7 +13,7 @@ check=${NF_PAGECHECK:-$(dirname "$nf")/nf_pagecheck}
 
 expect 0 "$nf" report --help;             has out "example"; has out "--quick"
 expect 0 "$nf" report --list
-[ "$(wc -l <"$tmp/out")" = 13 ] && ok || bad "13 steps listed: $(wc -l <"$tmp/out")"
+[ "$(wc -l <"$tmp/out")" = 14 ] && ok || bad "14 steps listed: $(wc -l <"$tmp/out")"
 has out "^mcast-height .*\[M\]"; has out "^tables .*\[S\]"; has out "^dragonfly-uniform .*\[U\]"
 expect 2 "$nf" report;                    has err "--out DIR is required"
 expect 2 "$nf" report --out "$tmp/x" --quick --full; has err "not both"

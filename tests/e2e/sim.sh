@@ -169,6 +169,16 @@ json_val out saturated false; json_val out deadlock false
 sed '0,/^Switch\t65/s//Switch\t256/' "$pod" >"$tmp/sw256.ibnet"
 expect 2 "$nf" sim --topo "file:$tmp/sw256.ibnet" --routing minhop --traffic uniform --load 0.1
 has err "sw256.ibnet:10: a node has 1 to 255 ports, not 256"
+# congestion pre-awareness: its knobs' ranges; with it, a hot spot's run prints the classes
+gs="--topo gft:leaves=4,nodes=8,spines=4,sib=2,rails=2 --routing minhop --adaptive"
+# shellcheck disable=SC2086
+expect 2 "$nf" sim $gs --traffic hotspot --load 0.1 --preaware 100001; has err "--preaware wants"
+# shellcheck disable=SC2086
+expect 2 "$nf" sim $gs --traffic hotspot --load 0.1 --preaware 8 --preaware-throttle 1.5
+has err "--preaware-throttle wants"
+# shellcheck disable=SC2086
+expect 0 "$nf" sim $gs --traffic hotspot --load 0.1 --preaware 16 --cycles 500 --json
+has out '"bg_lat_p99"'; has out '"hot_accepted"'
 sed '0,/^\[17\]\t/s//[256]\t/' "$pod" >"$tmp/port256.ibnet"
 expect 2 "$nf" sim --topo "file:$tmp/port256.ibnet" --routing minhop --traffic uniform --load 0.1
 has err "port256.ibnet:27: port 256 is beyond the limit of 255 ports a node has"
