@@ -17,6 +17,7 @@ typedef struct nf__script nf__script;
 typedef struct nf__script_params {
     uint64_t payload;                  /* bytes a packet carries */
     unsigned msg_cycles, short_cycles; /* NIC overheads (nf_sim_config) */
+    unsigned host_cycles;              /* a host's time per message it issues (nf_sim_config) */
 } nf__script_params;
 
 /* npkts packets of message `tag` from endpoint `from` to `to` into from's NIC now (rail by

@@ -1807,7 +1807,8 @@ int nf_sim_run_script(nf_sim *s, uint64_t max_cycles, nf_sim_script_result *out)
     }
     nf__script_params par = {.payload = (uint64_t)s->cfg.flit_bytes * s->cfg.pkt_flits,
                              .msg_cycles = s->cfg.nic_msg_cycles,
-                             .short_cycles = s->cfg.nic_short_cycles};
+                             .short_cycles = s->cfg.nic_short_cycles,
+                             .host_cycles = s->cfg.host_msg_cycles};
     if (!rc) rc = nf__script_begin(sc, &par, recv);
     nf__free(recv);
     if (rc) return rc;
