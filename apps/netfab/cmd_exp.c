@@ -306,11 +306,36 @@ int nf_cmd_exp(int argc, char **argv) {
          .kind = NF_OPT_SEED,
          NF_OPT_TO(o.seed),
          .help = "the experiment's seed (default 1)"},
+        /* the papers' unknowns (issue 19) */
+        {.name = "period",
+         .arg = "CYCLES",
+         .kind = NF_OPT_UINT,
+         NF_OPT_TO(o.period),
+         .lo = 1,
+         .hi = 100000000,
+         .help = "mcast-efi: cycles between two multicasts of a group (default 2000)"},
+        {.name = "router-delay",
+         .arg = "CYCLES",
+         .kind = NF_OPT_UINT,
+         NF_OPT_TO(o.router_delay),
+         .lo = 1,
+         .hi = 10000,
+         .help = "mcast-height: the routers' delay (default the simulator's, 3)"},
+        {.name = "host-cycles",
+         .arg = "CYCLES",
+         .kind = NF_OPT_UINT,
+         NF_OPT_TO(o.host_cycles),
+         .lo = 1,
+         .hi = 100000000,
+         .help = "collectives: a host's time per software message in the rows with host "
+                 "overhead (default 356: 0.813 us of MPI at 2.286 ns a cycle)"},
     };
     const nf_cmd_spec spec = {
         .name = "exp",
         .synopsis = "netfab exp NAME [--quick] [--json] [--plot FILE.png] [--threads N]\n"
                     "                        [--seed S]\n"
+                    "                        [--period CYCLES] [--router-delay CYCLES]\n"
+                    "                        [--host-cycles CYCLES]\n"
                     "       netfab exp list\n",
         .description = "Runs one of the papers' experiments and prints one row per measured point\n"
                        "(a table, or {\"rows\": [...]} with --json). --quick: the small version, "

@@ -13,7 +13,22 @@ typedef struct exp_opts {
     bool quick;  /* the small version: under a minute on 2 cores */
     int threads; /* 0: OpenMP's default */
     uint64_t seed;
+    /* the papers' unknowns, fitted (issue 19); 0: the experiment's own value */
+    unsigned period;       /* mcast-efi: cycles between two multicasts of a group (2,000) */
+    unsigned router_delay; /* mcast-height: the routers' delay, cycles (the simulator's, 3) */
+    unsigned host_cycles;  /* collectives: the host's time per software message in the rows
+                            * with host overhead (EXP_HOST_CYCLES) */
 } exp_opts;
+
+/* The fitted and published values the report and the defaults use (README.md, "Fitted
+ * values"): the multicast period fitted to the multicast paper's +38% at EFI 16 (2 KB), the
+ * router delay fitted to its +20% from height 1 to 2 (8 B), and an MPI host's time per small
+ * message (send and receive overheads, 0.813 us) at the cycle of a 112 Gb/s Sunway port
+ * (2.286 ns for a 32-byte flit). */
+#define EXP_EFI_PERIOD 2000
+#define EXP_EFI_PERIOD_FIT 1031
+#define EXP_HEIGHT_ROUTER_DELAY_FIT 4
+#define EXP_HOST_CYCLES 356
 
 /* How --plot draws the rows: y against x, one line per distinct value of series (NULL: one
  * line), only the rows whose string key `where` is where_is when where is set. */

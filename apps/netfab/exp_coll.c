@@ -6,7 +6,10 @@
  * FULB tree; software: binomial broadcast and reduce, recursive-doubling barrier,
  * recursive-doubling and ring allreduce. The latency of one collective on an idle fabric (the
  * simulator has no noise: one run is the mean) and its link traffic (flits over switch-to-switch
- * links). */
+ * links). The software ones twice: with no host time, and with a host's time per message
+ * (host_cycles: an MPI's send and receive overheads, EXP_HOST_CYCLES or --host-cycles), but
+ * for the ring (2 (n - 1) host times in a row: long to simulate, and never the choice for 8
+ * bytes; --quick: at its largest job only); the hardware ones, done in the NICs, pay none. */
 #include "cmd.h"
 #include "exp.h"
 #include "netfab/gen.h"
@@ -15,13 +18,14 @@
 #include "netfab/mcast.h"
 #include "netfab/sim.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 enum { FANIN = 4 };
 
 static int run_one(nf_sim *s, json_t *rows, const char *op, const char *impl, const char *alg,
-                   uint32_t n) {
+                   uint32_t n, unsigned host) {
     nf_sim_script_result res;
     int rc = nf_sim_run_script(s, UINT64_MAX, &res);
     if (rc) return nf_app_report(rc, NULL);
@@ -30,10 +34,10 @@ static int run_one(nf_sim *s, json_t *rows, const char *op, const char *impl, co
                 n);
         return NF_EXIT_FAIL;
     }
-    json_array_append_new(rows,
-                          json_pack("{s:s, s:s, s:s, s:I, s:f, s:I}", "op", op, "impl", impl,
-                                    "algorithm", alg, "nodes", (json_int_t)n, "lat_mean",
-                                    (double)res.cycles, "link_flits", (json_int_t)res.flit_hops));
+    json_array_append_new(
+        rows, json_pack("{s:s, s:s, s:s, s:I, s:f, s:I, s:I}", "op", op, "impl", impl, "algorithm",
+                        alg, "nodes", (json_int_t)n, "lat_mean", (double)res.cycles, "link_flits",
+                        (json_int_t)res.flit_hops, "host_cycles", (json_int_t)host));
     return NF_EXIT_OK;
 }
 
@@ -51,18 +55,35 @@ int exp_collectives(const exp_opts *o, json_t *rows) {
         const char *op;
         nf_sim_hw_coll hw;
         nf_sim_coll sw[2];
-        const char *alg[2];
+        const char *alg[2], *alg_host[2];
         unsigned n_sw;
     } ops[] = {
-        {"barrier", NF_SIM_HW_BARRIER, {NF_SIM_BARRIER}, {"recursive doubling"}, 1},
-        {"broadcast", NF_SIM_HW_BCAST, {NF_SIM_BCAST_BINOMIAL}, {"binomial"}, 1},
-        {"reduce", NF_SIM_HW_REDUCE, {NF_SIM_REDUCE_BINOMIAL}, {"binomial"}, 1},
+        {"barrier",
+         NF_SIM_HW_BARRIER,
+         {NF_SIM_BARRIER},
+         {"recursive doubling"},
+         {"recursive doubling + host"},
+         1},
+        {"broadcast",
+         NF_SIM_HW_BCAST,
+         {NF_SIM_BCAST_BINOMIAL},
+         {"binomial"},
+         {"binomial + host"},
+         1},
+        {"reduce",
+         NF_SIM_HW_REDUCE,
+         {NF_SIM_REDUCE_BINOMIAL},
+         {"binomial"},
+         {"binomial + host"},
+         1},
         {"allreduce",
          NF_SIM_HW_ALLREDUCE,
          {NF_SIM_ALLREDUCE_RD, NF_SIM_ALLREDUCE_RING},
          {"recursive doubling", "ring"},
+         {"recursive doubling + host", NULL}, /* the ring with host time: 2 (n - 1) x 356 */
          2},
     };
+    unsigned host = o->host_cycles ? o->host_cycles : EXP_HOST_CYCLES;
     for (uint32_t n = 16; n <= max_n && rc == NF_EXIT_OK; n *= 2) {
         exp_progress((double)(n - 16) / (2.0 * max_n - 16), "collectives: %u ranks", n);
         for (uint32_t i = 0; i < n; i++)
@@ -70,15 +91,19 @@ int exp_collectives(const exp_opts *o, json_t *rows) {
         uint32_t off[2] = {0, n};
         nf_groups g = {.n = 1, .off = off, .member = mem};
         nf_mcast *m = NULL;
-        nf_sim *s = NULL;
+        nf_sim *s = NULL, *sh = NULL; /* sh: the same with the host's time per message */
         nf_diag d = {{0}, 0, {0}};
         nf_sim_config c;
         nf_sim_config_defaults(&c);
         c.vcs = 8, c.seed = o->seed; /* 1-flit packets of 32 bytes */
+        nf_sim_config ch = c;
+        ch.host_msg_cycles = host;
         if ((rc = nf_mcast_route(f, h, &g, nf_mcast_engine_find("fulb"), &m, &d)) ||
             (rc = nf_sim_new(f, h, &c, nf_sim_routing_find("minhop"),
                              nf_sim_traffic_find("uniform"), &s, &d)) ||
-            (rc = nf_sim_set_mcast(s, &g, m)))
+            (rc = nf_sim_set_mcast(s, &g, m)) ||
+            (rc = nf_sim_new(f, h, &ch, nf_sim_routing_find("minhop"),
+                             nf_sim_traffic_find("uniform"), &sh, &d)))
             rc = nf_app_report(rc, &d);
         for (size_t k = 0; k < sizeof ops / sizeof ops[0] && rc == NF_EXIT_OK; k++) {
             uint32_t first, cnt;
@@ -88,17 +113,24 @@ int exp_collectives(const exp_opts *o, json_t *rows) {
                 rc = nf_app_report(rc, NULL);
                 break;
             }
-            if ((rc = run_one(s, rows, ops[k].op, "hw", "tree + multicast", n))) break;
-            for (unsigned a = 0; a < ops[k].n_sw && rc == NF_EXIT_OK; a++) {
-                nf_sim_script_clear(s);
-                if ((rc = nf_sim_post_collective(s, ops[k].sw[a], ranks, n, 8, NF_SIM_RAIL0, &first,
+            if ((rc = run_one(s, rows, ops[k].op, "hw", "tree + multicast", n, 0))) break;
+            for (unsigned a = 0; a < 2 * ops[k].n_sw && rc == NF_EXIT_OK; a++) {
+                bool with_host = a >= ops[k].n_sw; /* without the host's time, then with it */
+                unsigned i = a % ops[k].n_sw;
+                if (with_host && (!ops[k].alg_host[i] || (o->quick && n < max_n))) continue;
+                nf_sim *t = with_host ? sh : s;
+                nf_sim_script_clear(t);
+                if ((rc = nf_sim_post_collective(t, ops[k].sw[i], ranks, n, 8, NF_SIM_RAIL0, &first,
                                                  &cnt)))
                     rc = nf_app_report(rc, NULL);
                 else
-                    rc = run_one(s, rows, ops[k].op, "sw", ops[k].alg[a], n);
+                    rc = run_one(t, rows, ops[k].op, "sw",
+                                 with_host ? ops[k].alg_host[i] : ops[k].alg[i], n,
+                                 with_host ? host : 0);
             }
         }
         nf_sim_free(s);
+        nf_sim_free(sh);
         nf_mcast_free(m);
     }
     free(ranks);

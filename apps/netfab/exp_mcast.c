@@ -3,7 +3,8 @@
  * ranks on a two-level fat tree (8 leaves of 8 endpoints, 8 spines): on 4 endpoints of one leaf
  * (the tree's height is 1: the leaf replicates) or on 4 leaves (height 2: up to a spine and down);
  * 5,000 hardware multicasts of each size, one after the other, the ranks taking turns at the
- * root; the mean and 99th-percentile latency from a message's release to its last member. */
+ * root; the mean and 99th-percentile latency from a message's release to its last member.
+ * --router-delay sets the routers' delay (the rows then carry it). */
 #include "cmd.h"
 #include "exp.h"
 #include "netfab/gen.h"
@@ -74,6 +75,7 @@ int exp_mcast_height(const exp_opts *o, json_t *rows) {
         nf_sim_config c;
         nf_sim_config_defaults(&c);
         c.vcs = 8, c.pkt_flits = 8, c.threads = 1, c.seed = o->seed;
+        if (o->router_delay) c.router_delay = o->router_delay;
         if ((rc = nf_mcast_route(f, h, &g, nf_mcast_engine_find("minihop"), &m, &d)) ||
             (rc = nf_sim_new(f, h, &c, nf_sim_routing_find("minhop"),
                              nf_sim_traffic_find("uniform"), &s, &d)) ||
@@ -102,10 +104,13 @@ int exp_mcast_height(const exp_opts *o, json_t *rows) {
             uint64_t p99 = 0;
             if (rc == NF_EXIT_OK) rc = run_latencies(s, "mcast-height", count, lat, &mean, &p99);
             if (rc != NF_EXIT_OK) break;
-            json_array_append_new(rows, json_pack("{s:I, s:I, s:f, s:I, s:I}", "height",
-                                                  (json_int_t)shapes[k].height, "msg_bytes",
-                                                  (json_int_t)sizes[z], "lat_mean", mean, "lat_p99",
-                                                  (json_int_t)p99, "messages", (json_int_t)count));
+            json_t *row =
+                json_pack("{s:I, s:I, s:f, s:I, s:I}", "height", (json_int_t)shapes[k].height,
+                          "msg_bytes", (json_int_t)sizes[z], "lat_mean", mean, "lat_p99",
+                          (json_int_t)p99, "messages", (json_int_t)count);
+            if (o->router_delay)
+                json_object_set_new(row, "router_delay", json_integer((json_int_t)o->router_delay));
+            json_array_append_new(rows, row);
         }
         nf_sim_free(s);
         nf_mcast_free(m);
@@ -120,11 +125,12 @@ int exp_mcast_height(const exp_opts *o, json_t *rows) {
 /* `netfab exp mcast-efi`: the multicast paper's second experiment. On a two-level fat tree of 512
  * endpoints (32 leaves of 16, 18 spines), k groups of 4 adjacent endpoints all forced onto one
  * tree (the minihop tree of all their endpoints), so every link of it carries k groups (EFI k)
- * and every packet floods every endpoint on it; all groups multicast at once, every PERIOD
- * cycles (the program's time between two tests), the ranks taking turns at the root; mean and
- * p99 latency to the last of a message's own members. */
-#define PERIOD 2000
+ * and every packet floods every endpoint on it; all groups multicast at once, every period
+ * (--period, EXP_EFI_PERIOD cycles: the program's time between two tests), the ranks taking
+ * turns at the root; mean and p99 latency to the last of a message's own members. Rows carry
+ * the period when --period is given. */
 int exp_mcast_efi(const exp_opts *o, json_t *rows) {
+    uint64_t period = o->period ? o->period : EXP_EFI_PERIOD;
     const char *topo = "gft:leaves=32,nodes=16,spines=18,sib=0";
     nf_fabric *f;
     nf_hops *h;
@@ -192,7 +198,7 @@ int exp_mcast_efi(const exp_opts *o, json_t *rows) {
                                      .bytes = sizes[z],
                                      .kind = NF_SIM_MCAST,
                                      .group = gi,
-                                     .at = (uint64_t)i * PERIOD};
+                                     .at = (uint64_t)i * period};
                     if ((rc = nf_sim_post(s, &mc, &id))) rc = nf_app_report(rc, NULL);
                     n++;
                 }
@@ -200,10 +206,11 @@ int exp_mcast_efi(const exp_opts *o, json_t *rows) {
             uint64_t p99 = 0;
             if (rc == NF_EXIT_OK) rc = run_latencies(s, "mcast-efi", n, lat, &mean, &p99);
             if (rc != NF_EXIT_OK) break;
-            json_array_append_new(rows,
-                                  json_pack("{s:I, s:I, s:f, s:I, s:I}", "efi", (json_int_t)k,
-                                            "msg_bytes", (json_int_t)sizes[z], "lat_mean", mean,
-                                            "lat_p99", (json_int_t)p99, "messages", (json_int_t)n));
+            json_t *row = json_pack("{s:I, s:I, s:f, s:I, s:I}", "efi", (json_int_t)k, "msg_bytes",
+                                    (json_int_t)sizes[z], "lat_mean", mean, "lat_p99",
+                                    (json_int_t)p99, "messages", (json_int_t)n);
+            if (o->period) json_object_set_new(row, "period", json_integer((json_int_t)period));
+            json_array_append_new(rows, row);
         }
         nf_sim_free(s);
         nf_mcast_free(one);
@@ -220,6 +227,9 @@ int exp_mcast_efi(const exp_opts *o, json_t *rows) {
     nf_fabric_free(f);
     return rc;
 }
+
+/* The period of mcast-workload's broadcasts (not fitted: the paper has no such experiment). */
+#define PERIOD 2000
 
 /* `netfab exp mcast-workload`: the point of it all. A job's 3D-grid communicators (grid3d:16x8x8,
  * ranks shuffled over the 1,024 endpoints of fattree:k=16, as a scheduler leaves them) all

@@ -17,6 +17,9 @@ void report_cmp_dual(FILE *h, json_t *rows);      /* one rail against two */
 void report_cmp_faults(FILE *h, json_t *rows);    /* reachability with a leaf cut off */
 void report_cmp_tables(FILE *h, json_t *rows);    /* two-level tables' memory saved */
 void report_cmp_dragonfly(FILE *h, json_t *rows); /* saturation throughput per routing */
+/* the fitted runs (issue 19) */
+void report_cmp_height_fit(FILE *h, json_t *rows); /* height 2 against 1, router delay fitted */
+void report_cmp_efi_fit(FILE *h, json_t *rows);    /* latency against EFI, period fitted */
 
 /* congestion pre-awareness (issue 19): the background's latency with it and without */
 void report_cmp_congestion(FILE *h, json_t *rows);

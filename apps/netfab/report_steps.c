@@ -6,6 +6,7 @@
 #include "cmd.h"
 #include "datadir.h"
 #include "report_compare.h"
+#include "exp.h"
 
 #include <limits.h>
 #include <math.h>
@@ -48,6 +49,18 @@ static void build_exp(const report_step *st, const report_ctx *x, report_cmd *cm
     arg(c, "--threads");
     arg(c, "%u", x->threads);
     stdout_to(c, x, st);
+}
+
+/* The fitted runs (issue 19): an experiment again with its fitted value, as step NAME-fit
+ * (netfab exp mcast-efi --period P ..., netfab exp mcast-height --router-delay R ...). */
+static void build_exp_fit(const report_step *st, const report_ctx *x, report_cmd *cmds, int *n) {
+    bool efi = strcmp(st->name, "mcast-efi-fit") == 0;
+    build_exp(st, x, cmds, n);
+    report_cmd *c = &cmds[*n - 1];
+    free(c->argv[2]);
+    if (asprintf(&c->argv[2], "%s", efi ? "mcast-efi" : "mcast-height") < 0) c->argv[2] = NULL;
+    arg(c, efi ? "--period" : "--router-delay");
+    arg(c, "%u", efi ? EXP_EFI_PERIOD_FIT : EXP_HEIGHT_ROUTER_DELAY_FIT);
 }
 
 /* What every sweep of the report ends with: the seed, the threads, JSON into out. */
@@ -198,6 +211,11 @@ const report_step report_steps[] = {
      report_cmp_height},
     {"mcast-efi", "M", "Hardware multicast: groups sharing one tree (EFI)", NULL, build_exp,
      report_cmp_efi},
+    /* the fitted runs (issue 19) */
+    {"mcast-height-fit", "M", "Hardware multicast: tree height, router delay fitted", NULL,
+     build_exp_fit, report_cmp_height_fit},
+    {"mcast-efi-fit", "M", "Hardware multicast: EFI, period fitted", NULL, build_exp_fit,
+     report_cmp_efi_fit},
     {"mcast-workload", "M", "Hardware multicast: a job's communicators at once", NULL, build_exp,
      report_cmp_workload},
     {"collectives", "S", "Hardware collectives against point-to-point ones", NULL, build_exp,

@@ -265,6 +265,7 @@ json_t *nf_app_sim_result_json(double load, const nf_sim_result *res, unsigned f
         json_object_set_new(o, "corrupt_pkts", json_integer((json_int_t)res->corrupt_pkts));
         json_object_set_new(o, "wasted_flits", json_integer((json_int_t)res->wasted_flits));
         json_object_set_new(o, "saf_frac", json_real(res->saf_frac));
+    }
     if (classes) { /* traffic with a hot endpoint: the background and the hot endpoint apart */
         json_object_set_new(o, "bg_lat_mean", json_real(res->bg_lat_mean));
         json_object_set_new(o, "bg_lat_p99", json_real(res->bg_lat_p99));

@@ -137,6 +137,10 @@ typedef struct nf_sim_config {
      * at r x r / F, slower than its credits come back, the more so the lower r; 0: no throttle,
      * 0 to 1 (0.5) */
     double preaware_throttle;
+    /* host software: the time a host spends on each scripted message it issues (not by_nic),
+     * before the NIC's overhead; a host handles its messages one at a time, in the order they
+     * fall due, so a rank's sends queue behind each other (0 cycles: none) */
+    unsigned host_msg_cycles;
 } nf_sim_config;
 
 /* Sets every field of *c to its default (the auto ones to 0). Start a configuration from it and
@@ -367,7 +371,8 @@ NF_API uint32_t nf_sim_endpoints(const nf_sim *s);
 NF_API nf_node nf_sim_endpoint_ca(const nf_sim *s, uint32_t e);
 
 /* A script is a set of messages and "after" edges: a message is released at its `at`, or when
- * every message it comes after has completed, plus its NIC's overhead, whichever is later. Post
+ * every message it comes after has completed, whichever is later, plus its host's time
+ * (host_msg_cycles, once its host is free) and its NIC's overhead. Post
  * them (ids 0, 1, ... in order), add edges, then run. NF_EINVAL for endpoints out of range, a
  * message to itself, a SHORT over one packet, a message of more than 2^24 packets, rail 1 of a
  * one-port NIC, an edge to or from an unknown id or from a message to itself; NF_ENOMEM. */

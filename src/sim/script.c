@@ -32,6 +32,7 @@ typedef struct sc_ring {
 static bool is_queue(const nf_sim_msg *m) {
     return m->kind == NF_SIM_QUEUE_RELIABLE || m->kind == NF_SIM_QUEUE_UNRELIABLE;
 }
+enum { PH_HOST = 3 }; /* in the heap only: a message due, its sender's host not yet done with it */
 
 typedef struct heap_ent {
     uint64_t at;
@@ -67,6 +68,7 @@ struct nf__script {
     size_t n_pend, cap_pend;
     uint32_t dropped;
     uint64_t retries, ring_writes;
+    uint64_t *host_free; /* per source endpoint: the cycle its host is free (msg_host_cycles) */
 };
 
 static void free_rings(nf__script *sc) {
@@ -81,7 +83,7 @@ void nf__script_free(nf__script *sc) {
     if (!sc) return;
     free_rings(sc);
     void *a[] = {sc->m,     sc->edge, sc->succ_off, sc->succ, sc->preds, sc->left,
-                 sc->phase, sc->t,    sc->heap,     sc->recv, sc->sends, sc->pend};
+                 sc->phase, sc->t,    sc->heap,     sc->recv, sc->sends, sc->pend, sc->host_free};
     for (size_t i = 0; i < sizeof a / sizeof a[0]; i++)
         nf__free(a[i]);
     nf__free(sc);
@@ -186,6 +188,15 @@ static int make_rings(nf__script *sc, const nf__script_params *p) {
     return rc;
 }
 
+/* Message i is due at cycle `at` (its own time, or its last dependence done): its NIC's work
+ * begins then; with a host overhead, a message the host issues (not by_nic) first waits for
+ * its sender's host, which handles its messages one at a time in the order they fall due. */
+static int due(nf__script *sc, uint32_t i, uint64_t at) {
+    const nf_sim_msg *m = &sc->m[i];
+    if (sc->par.msg_host_cycles && !m->by_nic) return heap_push(sc, (heap_ent){at, i, PH_HOST});
+    return heap_push(sc, (heap_ent){at + overhead(&sc->par, m), i, PH_DATA});
+}
+
 int nf__script_begin(nf__script *sc, const nf__script_params *par, const uint32_t *receivers) {
     const nf__script_params *c = par;
     size_t n = sc->n;
@@ -197,6 +208,14 @@ int nf__script_begin(nf__script *sc, const nf__script_params *par, const uint32_
     nf__free(sc->phase);
     nf__free(sc->t);
     nf__free(sc->recv);
+    nf__free(sc->host_free);
+    sc->host_free = NULL;
+    if (par->msg_host_cycles) {
+        uint32_t top = 0;
+        for (size_t i = 0; i < n; i++)
+            if (sc->m[i].src >= top) top = sc->m[i].src + 1;
+        if (!(sc->host_free = nf__calloc((size_t)top + 1, sizeof *sc->host_free))) return NF_ENOMEM;
+    }
     sc->recv = nf__malloc((n + 1) * sizeof *sc->recv);
     sc->succ_off = nf__calloc(n + 2, sizeof *sc->succ_off);
     sc->succ = nf__malloc((sc->n_edge + 1) * sizeof *sc->succ);
@@ -228,8 +247,7 @@ int nf__script_begin(nf__script *sc, const nf__script_params *par, const uint32_
                                       .done = UINT64_MAX,
                                       .packets = data_packets(c->payload, &sc->m[i])};
         if (sc->preds[i]) continue;
-        uint64_t at = sc->m[i].at + overhead(c, &sc->m[i]);
-        if (heap_push(sc, (heap_ent){at, (uint32_t)i, PH_DATA})) return NF_ENOMEM;
+        if (due(sc, (uint32_t)i, sc->m[i].at)) return NF_ENOMEM;
     }
     return NF_OK;
 }
@@ -278,9 +296,7 @@ static int finish(nf__script *sc, uint32_t i, uint64_t now, bool dropped) {
     for (uint32_t k = sc->succ_off[i]; k < sc->succ_off[i + 1]; k++) {
         uint32_t j = sc->succ[k];
         if (--sc->preds[j]) continue;
-        uint64_t at = now + overhead(c, &sc->m[j]);
-        if (sc->m[j].at + overhead(c, &sc->m[j]) > at) at = sc->m[j].at + overhead(c, &sc->m[j]);
-        int rc = heap_push(sc, (heap_ent){at, j, PH_DATA});
+        int rc = due(sc, j, sc->m[j].at > now ? sc->m[j].at : now);
         if (rc) return rc;
     }
     return NF_OK;
@@ -366,6 +382,14 @@ int nf__script_release(nf__script *sc, uint64_t now, const nf__script_send **sen
     while (sc->n_heap && sc->heap[0].at <= now) {
         heap_ent e = heap_pop(sc);
         const nf_sim_msg *m = &sc->m[e.id];
+        if (e.phase == PH_HOST) { /* the host takes it when free; the NIC after that */
+            uint64_t start = e.at > sc->host_free[m->src] ? e.at : sc->host_free[m->src];
+            sc->host_free[m->src] = start + sc->par.msg_host_cycles;
+            int rc = heap_push(
+                sc, (heap_ent){start + sc->par.msg_host_cycles + overhead(&sc->par, m), e.id, PH_DATA});
+            if (rc) return rc;
+            continue;
+        }
         uint32_t from = m->src, to = m->dst, npk = sc->t[e.id].packets;
         if (e.phase == PH_DATA) {
             /* released when due (its `at`, its last dependence done); its NIC's overhead

@@ -24,6 +24,7 @@ typedef struct nf__script_params {
     unsigned ring_entries;    /* a ring's entries when ring_cap gives none */
     unsigned host_cycles;     /* a host's cycles per entry taken off its ring */
     unsigned backoff;         /* cycles from a NAK's arrival to the sending again */
+    unsigned msg_host_cycles; /* a host's time per message it issues (nf_sim_config) */
 } nf__script_params;
 
 /* npkts packets of message `tag` from endpoint `from` to `to` into from's NIC now (rail by

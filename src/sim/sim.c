@@ -2209,7 +2209,8 @@ int nf_sim_run_script(nf_sim *s, uint64_t max_cycles, nf_sim_script_result *out)
                              .ring_cap = s->scr.ring_cap,
                              .ring_entries = s->cfg.queue_entries,
                              .host_cycles = s->cfg.queue_host_cycles,
-                             .backoff = s->cfg.queue_backoff};
+                             .backoff = s->cfg.queue_backoff,
+                             .msg_host_cycles = s->cfg.host_msg_cycles};
     if (!rc) rc = nf__script_begin(sc, &par, recv);
     nf__free(recv);
     if (rc) return rc;

@@ -68,7 +68,23 @@ awk '/"msg_bytes": 2048/ { getline; v = $2 + 0; if (v < last) bad = 1; last = v 
 expect 0 "$nf" exp collectives --quick --json
 json_num out lat_mean 21 '"op":"broadcast","impl":"hw","algorithm":"tree + multicast","nodes":16,'
 [ "$(grep -c '"impl": "hw"' "$tmp/out")" = 16 ] && ok || bad "16 hw rows"
-[ "$(grep -c '"impl": "sw"' "$tmp/out")" = 20 ] && ok || bad "20 sw rows"
+[ "$(grep -c '"impl": "sw"' "$tmp/out")" = 24 ] && ok || bad "24 sw rows: 20 without host time, 4 with (128 ranks, no ring)"
+# with a host's 356 cycles per message: the 128-rank recursive-doubling barrier is 7 steps of
+# one message per rank, each 356 cycles later than without (131 + 7 x 356 = 2623); binomial
+# broadcast the same (rank 0's host issues its 7 sends one after the other: the last leaves
+# 7 x 356 late); the hardware rows pay nothing
+json_num out lat_mean 131 '"op":"barrier","impl":"sw","algorithm":"recursive doubling","nodes":128,'
+json_num out lat_mean 2623 '"op":"barrier","impl":"sw","algorithm":"recursive doubling + host","nodes":128,'
+json_num out lat_mean 2623 '"op":"broadcast","impl":"sw","algorithm":"binomial + host","nodes":128,'
+json_num out host_cycles 0 '"op":"broadcast","impl":"hw","algorithm":"tree + multicast","nodes":128,'
+# the router delay fitted to the multicast paper (bench/fit_height_delay.sh): at 4 cycles an
+# 8-byte multicast takes 40 + 1 + 4 + 8 = 53 cycles at height 1 and 2 x (4 + 1) more at
+# height 2: 63 (+18.9%, the paper +20%); 2 KB 109 and 119
+expect 0 "$nf" exp mcast-height --quick --json --router-delay 4
+json_num out lat_mean 53 '"height":1,"msg_bytes":8,'; json_num out lat_mean 63 '"height":2,"msg_bytes":8,'
+json_num out lat_mean 109 '"height":1,"msg_bytes":2048,'; json_num out lat_mean 119 '"height":2,"msg_bytes":2048,'
+json_num out router_delay 4 '"height":2,"msg_bytes":2048,'
+expect 2 "$nf" exp mcast-efi --period 0;    has err "--period wants"
 # mcast-workload: FULB-MC's trees load a link far less than MINIHOP-MC's, and its multicasts
 # arrive far sooner
 expect 0 "$nf" exp mcast-workload --quick

@@ -1133,6 +1133,61 @@ static void test_collectives_hw(void **state) {
     assert_int_equal(nf_sim_tree_reduce_i64(iv, 5, 4, NF_SIM_MAX), 0xf0);
 }
 
+/* The host's time per message (host_msg_cycles H = 100), on the one switch of
+ * test_collectives_sw (a short message: 8 cycles of NIC work, 5 on the wire). A 2-rank barrier is
+ * one message each way at once: H + 8 + 5 = 113 (13 without). The 8-rank recursive-doubling
+ * barrier is three such steps: 3 x 113 = 339. Binomial broadcast on 8 ranks: rank 0's host
+ * takes its three sends (ids 0, 1, 3: to 1, 2, 4) one after the other, so their NIC work begins
+ * at 100, 200, 300; rank 1 has rank 0's data at 100 + 13 = 113 and its sends (ids 2, 4: to 3, 5)
+ * begin at 213 and 313; rank 3 has its data at 226 and its send to 7 arrives at
+ * 226 + 113 = 339. The hardware barrier is done in the NICs: 52 cycles with or without H. */
+static void test_host_overhead(void **state) {
+    (void)state;
+    nf_sim_config cf = defaults();
+    cf.vcs = 2, cf.seed = 1, cf.host_msg_cycles = 100;
+    rig r = make("torus:1,c=8", "minhop", "uniform", cf);
+    uint32_t ranks[8] = {0, 1, 2, 3, 4, 5, 6, 7}, first, n;
+    static const struct {
+        nf_sim_coll c;
+        uint32_t ranks;
+        uint64_t done;
+    } want[] = {
+        {NF_SIM_BARRIER, 2, 113}, {NF_SIM_BARRIER, 8, 339}, {NF_SIM_BCAST_BINOMIAL, 8, 339}};
+    nf_sim_script_result res;
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        nf_sim_script_clear(r.s);
+        assert_int_equal(nf_sim_post_collective(r.s, want[i].c, ranks, want[i].ranks, 0,
+                                                NF_SIM_RAIL0, &first, &n),
+                         0);
+        assert_int_equal(nf_sim_run_script(r.s, 100000, &res), 0);
+        if (res.done != n || res.cycles != want[i].done)
+            fail_msg("case %zu: %u of %u done at %llu, want %llu", i, res.done, n,
+                     (unsigned long long)res.cycles, (unsigned long long)want[i].done);
+    }
+    static const uint64_t released[7] = {100, 200, 213, 300, 313, 313, 326};
+    for (uint32_t id = 0; id < 7; id++) {
+        nf_sim_msg_times t;
+        assert_int_equal(nf_sim_msg_times_of(r.s, id, &t), 0);
+        if (t.released != released[id])
+            fail_msg("broadcast message %u: NIC work from %llu, want %llu", id,
+                     (unsigned long long)t.released, (unsigned long long)released[id]);
+    }
+    nf_node mem[8];
+    for (unsigned i = 0; i < 8; i++)
+        mem[i] = r.f->n_switches + i;
+    uint32_t off[2] = {0, 8};
+    nf_groups g = {.n = 1, .off = off, .member = mem};
+    nf_mcast *m = route_groups(&r, &g, "minihop");
+    assert_int_equal(nf_sim_set_mcast(r.s, &g, m), 0);
+    nf_sim_script_clear(r.s);
+    assert_int_equal(
+        nf_sim_post_hw_collective(r.s, NF_SIM_HW_BARRIER, ranks, 8, 8, 2, 0, &first, &n), 0);
+    assert_int_equal(nf_sim_run_script(r.s, 100000, &res), 0);
+    assert_int_equal(res.cycles, 52);
+    nf_mcast_free(m);
+    unmake(&r);
+}
+
 /* Hardware and software collectives on a two-level fabric of 12 switches (32 endpoints, one
  * group of all of them) run on 1, 2 and 3 threads: every message completes at the same cycle,
  * whichever thread runs its NICs and routers. */
@@ -1269,7 +1324,7 @@ static void test_config_defaults(void **state) {
         c.speedup != 1.0 || c.alloc_iters != 1 || c.w_hop != 1.0 || c.flit_bytes != 32 ||
         c.nic_msg_cycles != 40 || c.nic_short_cycles != 8 || c.shared_flits || c.out_buf ||
         c.adaptive || c.bias != 0 || c.threshold != 0 || c.proxy_restricted || c.threads ||
-        c.seed || c.exclude_unroutable)
+        c.seed || c.exclude_unroutable || c.host_msg_cycles)
         fail_msg("defaults: vcs %u buf %u pkt %u rd %u cd %u speedup %g w_hop %g out_buf %u "
                  "threads %u",
                  c.vcs, c.buf_flits, c.pkt_flits, c.router_delay, c.credit_delay, c.speedup,
@@ -1827,6 +1882,7 @@ int main(void) {
         cmocka_unit_test(test_collectives_sw),
         cmocka_unit_test(test_mcast_hw),
         cmocka_unit_test(test_collectives_hw),
+        cmocka_unit_test(test_host_overhead),
         cmocka_unit_test(test_collectives_threads),
         cmocka_unit_test(test_radix_star),
         cmocka_unit_test(test_radix_hol),
