@@ -283,7 +283,6 @@ const nf_sim_msg *nf__script_msg(const nf__script *sc, uint32_t i) { return &sc-
 /* Message i ends at `now`: complete, or dropped (a queue message); the messages after it are
  * due. */
 static int finish(nf__script *sc, uint32_t i, uint64_t now, bool dropped) {
-    const nf__script_params *c = &sc->par;
     if (dropped) {
         sc->t[i].dropped = true;
         sc->dropped++;
