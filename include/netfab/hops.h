@@ -26,6 +26,14 @@ static inline uint8_t nf_hops_sw(const nf_hops *h, nf_node s, nf_node t) {
     return h->d[(size_t)s * h->n + t];
 }
 
+/* Row s: the distances from switch s to every switch (n bytes, indexed by switch). The row may
+ * live inside h, or be written into buf (n bytes, the caller's) and buf returned: a caller that
+ * holds several rows at once passes a buffer of its own for each. */
+static inline const uint8_t *nf_hops_row(const nf_hops *h, nf_node s, uint8_t *buf) {
+    (void)buf;
+    return h->d + (size_t)s * h->n;
+}
+
 /* Links from switch s, leaving through port p, to port cp of CA ca: 1 when p is cabled to that
  * CA port itself, else 1 + (distance from p's peer switch to the CA port's switch) + 1.
  * NF_HOPS_INF when p is down or unconnected, leads to a CA (other than the target), or the target

@@ -60,7 +60,7 @@ static unsigned port_dists(const nf_fabric *f, const nf_hops *h, nf_node s, nf_n
                 x = 1;
             else if (w < f->n_switches && w != s)
                 for (unsigned i = 0; i < na; i++) {
-                    unsigned y = h->d[(size_t)at[i] * h->n + w];
+                    unsigned y = nf_hops_sw(h, at[i], w);
                     if (y + 2 < x) x = y + 2;
                 }
         }

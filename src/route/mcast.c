@@ -67,8 +67,8 @@ uint32_t nf__mc_new_stamp(const nf__mc_view *v) { return next_stamp(v->scr, v->f
  * needed. The search runs on a work budget; past it the members' rows are scanned instead. */
 #define PROBE_OVER UINT32_MAX /* probe() ran out of its work budget */
 
-static uint32_t probe(const nf__mc_view *v, nf_node a, nf_node b, nf_node *order, uint32_t n,
-                      unsigned r, uint64_t *budget) {
+static uint32_t probe(const nf__mc_view *v, const uint8_t *da, const uint8_t *db, nf_node a,
+                      nf_node *order, uint32_t n, unsigned r, uint64_t *budget) {
     const nf_fabric *f = v->f;
     const nf_hops *h = v->h;
     nf__mc_scratch *s = v->scr;
@@ -77,7 +77,6 @@ static uint32_t probe(const nf__mc_view *v, nf_node a, nf_node b, nf_node *order
             s->cand[c] = c;
         return f->n_switches;
     }
-    const uint8_t *da = h->d + (size_t)a * h->n, *db = h->d + (size_t)b * h->n;
     uint32_t stamp = next_stamp(s, f->n_switches), nc = 0;
     nf_node *q = s->layer;
     uint32_t head = 0, tail = 0;
@@ -90,9 +89,8 @@ static uint32_t probe(const nf__mc_view *v, nf_node a, nf_node b, nf_node *order
          * at counts one */
         uint64_t cost = f->sw_adj_off[u + 1] - f->sw_adj_off[u];
         if (db[u] <= r) {
-            const uint8_t *du = h->d + (size_t)u * h->n;
             uint32_t i = 0;
-            while (i < n && du[order[i]] <= r)
+            while (i < n && nf_hops_sw(h, u, order[i]) <= r)
                 i++;
             cost += i + 1;
             if (i == n) {
@@ -132,11 +130,12 @@ max_into(uint8_t *restrict mx, const uint8_t *restrict row, uint32_t S) {
         mx[u] = row[u] > mx[u] ? row[u] : mx[u];
 }
 
-uint8_t nf__mc_max_rows(const nf_hops *h, const nf_node *leaf, uint32_t n, uint8_t *mx) {
+uint8_t nf__mc_max_rows(const nf_hops *h, const nf_node *leaf, uint32_t n, uint8_t *mx,
+                        uint8_t *buf) {
     uint32_t S = h->n;
-    memcpy(mx, h->d + (size_t)leaf[0] * S, S);
+    memcpy(mx, nf_hops_row(h, leaf[0], buf), S);
     for (uint32_t i = 1; i < n; i++)
-        max_into(mx, h->d + (size_t)leaf[i] * S, S);
+        max_into(mx, nf_hops_row(h, leaf[i], buf), S);
     uint8_t best = NF_HOPS_INF;
     for (uint32_t u = 0; u < S; u++)
         if (mx[u] < best) best = mx[u];
@@ -146,7 +145,7 @@ uint8_t nf__mc_max_rows(const nf_hops *h, const nf_node *leaf, uint32_t n, uint8
 static uint32_t scan_candidates(const nf__mc_view *v, const nf_node *leaf, uint32_t n,
                                 unsigned *radius) {
     uint8_t *mx = (uint8_t *)v->scr->layer; /* S bytes fit in the S-entry layer buffer */
-    uint8_t best = nf__mc_max_rows(v->h, leaf, n, mx);
+    uint8_t best = nf__mc_max_rows(v->h, leaf, n, mx, v->scr->row[0]);
     if (best == NF_HOPS_INF) return 0;
     uint32_t nc = 0;
     for (uint32_t u = 0; u < v->h->n; u++)
@@ -159,17 +158,18 @@ uint32_t nf__mc_candidates(const nf__mc_view *v, const nf_node *leaf, uint32_t n
                            unsigned *radius) {
     const nf_hops *h = v->h;
     nf__mc_scratch *s = v->scr;
-    const uint8_t *d0 = h->d + (size_t)leaf[0] * h->n;
+    const uint8_t *d0 = nf_hops_row(h, leaf[0], s->row[1]);
     nf_node a = leaf[0];
     for (uint32_t i = 0; i < n; i++) {
         if (d0[leaf[i]] == NF_HOPS_INF) return 0;
         if (d0[leaf[i]] > d0[a]) a = leaf[i];
     }
-    const uint8_t *da = h->d + (size_t)a * h->n;
+    const uint8_t *da = nf_hops_row(h, a, s->row[0]);
     nf_node b = a;
     for (uint32_t i = 0; i < n; i++)
         if (da[leaf[i]] > da[b]) b = leaf[i];
     unsigned D = da[b];
+    const uint8_t *db = nf_hops_row(h, b, s->row[1]);
     nf_node *order = s->next_layer; /* farthest from a first, to begin with */
     uint32_t *bucket = s->next_off;
     memset(bucket, 0, (D + 2) * sizeof *bucket);
@@ -191,14 +191,14 @@ uint32_t nf__mc_candidates(const nf__mc_view *v, const nf_node *leaf, uint32_t n
     uint32_t nc = 0;
     while (lo < hi && hi - lo > 3) {
         unsigned mid = lo + (hi - lo) / 2;
-        nc = probe(v, a, b, order, n, mid, &budget);
+        nc = probe(v, da, db, a, order, n, mid, &budget);
         if (nc == PROBE_OVER) return scan_candidates(v, leaf, n, radius);
         if (nc)
             hi = mid;
         else
             lo = mid + 1;
     }
-    while (!(nc = probe(v, a, b, order, n, lo, &budget)) && lo < hi)
+    while (!(nc = probe(v, da, db, a, order, n, lo, &budget)) && lo < hi)
         lo++;
     if (nc == PROBE_OVER) return scan_candidates(v, leaf, n, radius);
     /* ascending ids, as a full scan would list them */
@@ -268,6 +268,8 @@ void nf__mc_scratch_fini(nf__mc_scratch *s) {
     nf__free(s->cost);
     nf__free(s->parent);
     nf__free(s->seen);
+    for (int i = 0; i < 3; i++)
+        nf__free(s->row[i]);
 }
 
 int nf__mc_scratch_init(nf__mc_scratch *s, uint32_t S, uint32_t max_leaves) {
@@ -283,8 +285,10 @@ int nf__mc_scratch_init(nf__mc_scratch *s, uint32_t S, uint32_t max_leaves) {
     s->cost = nf__malloc(n * sizeof *s->cost);
     s->parent = nf__malloc(n * sizeof *s->parent);
     s->seen = nf__calloc(n, sizeof *s->seen);
-    if (!s->stamp || !s->layer || !s->next_layer || !s->next_off || !s->cand || !s->work ||
-        !s->key || !s->cost || !s->parent || !s->seen) {
+    for (int i = 0; i < 3; i++)
+        s->row[i] = nf__malloc(n);
+    if (!s->row[0] || !s->row[1] || !s->row[2] || !s->stamp || !s->layer || !s->next_layer ||
+        !s->next_off || !s->cand || !s->work || !s->key || !s->cost || !s->parent || !s->seen) {
         nf__mc_scratch_fini(s);
         return NF_ENOMEM;
     }
@@ -300,7 +304,7 @@ int32_t nf__mc_light_tree(const nf__mc_view *v, const nf_node *leaf, uint32_t n,
                           uint32_t limit, bool dag_only, nf_link *links) {
     const nf_fabric *f = v->f;
     nf__mc_scratch *s = v->scr;
-    const uint8_t *dr = v->h->d + (size_t)root * v->h->n;
+    const uint8_t *dr = nf_hops_row(v->h, root, s->row[2]);
     if (s->seen_now >= UINT32_MAX - 2) {
         memset(s->seen, 0, (size_t)f->n_switches * sizeof *s->seen);
         s->seen_now = 0;

@@ -24,9 +24,9 @@ uint32_t nf_mcast_lower_bound(const nf_fabric *f, const nf_hops *h, const nf_gro
     uint32_t *n_s = nf__calloc((size_t)S + 1, sizeof *n_s),
              *deg = nf__calloc((size_t)S + 1, sizeof *deg);
     nf_node *sw = nf__malloc(((size_t)g->off[g->n] + 1) * sizeof *sw);
-    uint8_t *mx = nf__malloc((size_t)S + 1);
+    uint8_t *mx = nf__malloc((size_t)S + 1), *row = nf__malloc((size_t)S + 1);
     uint32_t best = 0;
-    if (!n_s || !deg || !sw || !mx) goto done;
+    if (!n_s || !deg || !sw || !mx || !row) goto done;
     uint64_t links = 0, need = 0;
     for (nf_link l = 0; l < f->n_links; l++)
         if (!host_link(f, l) && f->link_a[l] != f->link_z[l] && f->link_state[l] == NF_LINK_UP) {
@@ -39,7 +39,7 @@ uint32_t nf_mcast_lower_bound(const nf_fabric *f, const nf_hops *h, const nf_gro
         if (d < 2) continue;
         for (uint32_t i = 0; i < d; i++)
             n_s[sw[i]]++;
-        unsigned r = nf__mc_max_rows(h, sw, d, mx);
+        unsigned r = nf__mc_max_rows(h, sw, d, mx, row);
         need += d - 1 > r ? d - 1 : r;
     }
     for (nf_node s = 0; s < S; s++)
@@ -56,6 +56,7 @@ done:
     nf__free(deg);
     nf__free(sw);
     nf__free(mx);
+    nf__free(row);
     return best;
 }
 

@@ -22,6 +22,7 @@ typedef struct nf__mc_scratch {
     nf_link *parent;
     uint32_t *seen;
     uint32_t seen_now;
+    uint8_t *row[3]; /* S bytes each: distance rows nf_hops_row may write (see its callers) */
 } nf__mc_scratch;
 
 /* Allocates the scratch for a fabric of S switches and groups of up to max_leaves distinct member
@@ -82,7 +83,8 @@ int32_t nf__mc_light_tree(const nf__mc_view *v, const nf_node *leaf, uint32_t n,
 /* mx[u] = max over the leaves of d(leaf, u) for every switch u, from the leaves' rows of the
  * distance matrix read in order (vectorised); returns the least of them (NF_HOPS_INF when
  * no switch reaches every leaf). */
-uint8_t nf__mc_max_rows(const nf_hops *h, const nf_node *leaf, uint32_t n, uint8_t *mx);
+uint8_t nf__mc_max_rows(const nf_hops *h, const nf_node *leaf, uint32_t n, uint8_t *mx,
+                        uint8_t *buf);
 
 /* The distinct switches the members of group k hang off, ascending, into leaf (room for the
  * group's size); returns their number. *all_cabled (optional) is false when some member has no

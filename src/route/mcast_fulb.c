@@ -129,7 +129,7 @@ static uint64_t step_key(walk *k, nf_node w, nf_link l) {
 static int walk_tree(fulb_ctx *c, const nf__mc_view *v, const nf_node *leaf, uint32_t n,
                      nf_node root, uint32_t limit, nf_link *links, uint32_t *n_links) {
     const nf_fabric *f = v->f;
-    const uint8_t *dr = v->h->d + (size_t)root * v->h->n;
+    const uint8_t *dr = nf_hops_row(v->h, root, v->scr->row[2]);
     uint32_t stamp = nf__mc_new_stamp(v);
     uint32_t *mark = v->scr->stamp;
     mark[root] = stamp;
