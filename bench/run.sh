@@ -45,6 +45,9 @@ if [ -n "${BOOKSIM:-}" ]; then
     sh "$(dirname "$0")/bench_booksim_dragonfly.sh" "$BOOKSIM" "$(dirname "$0")/../docs/img/dragonfly"
 fi
 echo
+echo "## The router model against BookSim2's at its Dragonfly knobs (bench_booksim_model.sh; BookSim2's columns with BOOKSIM set)"
+sh "$(dirname "$0")/bench_booksim_model.sh" "$build/netfab" "${BOOKSIM:-}"
+echo
 echo "## Multicast group manager under hostile load (bench_smd_hostile.sh)"
 sh "$(dirname "$0")/bench_smd_hostile.sh" "$build/netfab" "$build/nf_smdprobe"
 echo

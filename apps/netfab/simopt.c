@@ -113,6 +113,8 @@ static void help_texts(void) {
 
 static const char *const proxies[] = {"all", "restricted", NULL};
 static const char *const switchings[] = {"vct", "saf", "dynamic", NULL};
+static const char *const vc_allocs[] = {"combined", "separate", NULL};
+static const char *const inject_vcs[] = {"room", "random", NULL};
 
 size_t nf_app_sim_knob_opts(nf_app_sim_knobs *k, nf_opt *rows) {
     nf_sim_config *c = &k->c;
@@ -160,7 +162,8 @@ size_t nf_app_sim_knob_opts(nf_app_sim_knobs *k, nf_opt *rows) {
                  "queues in flits (default 2.5, for ugal-g 1)"),
         REAL_ROW("w-hop", "FLITS", c->w_hop, 0, 1e9, help.whop),
         REAL_ROW("threshold", "FLITS", c->threshold, 0.001, 1e9,
-                 "ugal-lt: minimal when cost_min <= cost_val + threshold (default: one VC "
+                 "ugal-lt: minimal when cost_min <= B * cost_val + threshold, B --bias or 1 "
+                 "(default: one VC "
                  "buffer)"),
         {.name = "proxy",
          .kind = NF_OPT_CHOICE,
@@ -190,6 +193,22 @@ size_t nf_app_sim_knob_opts(nf_app_sim_knobs *k, nf_opt *rows) {
         REAL_ROW("ber", "RATE", c->ber, 0, 1,
                  "bit error rate of every switch-to-switch link: a corrupt packet is sent again "
                  "over its link (default 0)"),
+        {.name = "vc-alloc",
+         .kind = NF_OPT_CHOICE,
+         NF_OPT_TO(c->vc_alloc),
+         .choices = vc_allocs,
+         .given = &k->given,
+         .help = "combined: a head gets its output VC in the pass it asks for the switch; "
+                 "separate (BookSim2's router): VC allocation is a pass of its own, and a VC "
+                 "starts its next packet no earlier than the pass after a tail left (default "
+                 "combined)"},
+        {.name = "inject-vc",
+         .kind = NF_OPT_CHOICE,
+         NF_OPT_TO(c->inject_vc),
+         .choices = inject_vcs,
+         .given = &k->given,
+         .help = "the VC a NIC starts a packet on: room (the routing's injection VC with most "
+                 "room) or random (BookSim2's: any VC, drawn at each try; default room)"},
         {.name = "switching",
          .kind = NF_OPT_CHOICE,
          NF_OPT_TO(c->switching),

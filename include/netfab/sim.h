@@ -40,6 +40,20 @@ typedef enum nf_sim_switching {
 /* The simulator's knobs; nf_sim_config_defaults gives each its default (in brackets). Every
  * value is taken as given, 0 included; only the fields marked "auto" have a 0 that stands for
  * a value worked out when the simulator is made. */
+/* How a router gives a head packet its output VC (nf_sim_config.vc_alloc). Combined (netfab's
+ * model): in the same crossbar pass that the packet asks for the switch, and its VC may start its
+ * next packet in the cycle after a tail leaves. Separate (BookSim2's input-queued router without
+ * speculation): VC allocation is a pass of its own; the packet asks for the switch from the next
+ * pass on, and its input VC allocates for its next packet no earlier than the pass after its
+ * tail crossed, so a VC moves at most one packet every two passes. */
+typedef enum nf_sim_vc_alloc { NF_SIM_VA_COMBINED = 0, NF_SIM_VA_SEPARATE = 1 } nf_sim_vc_alloc;
+
+/* The VC a NIC starts a packet on (nf_sim_config.inject_vc). Room (netfab's): of the routing's
+ * injection VCs, the free one with most room. Random (BookSim2's): one of all the VCs drawn
+ * uniformly at each try, the packet waiting while the drawn VC is held or short of room; the
+ * first router routes it as if it came in on VC 0. */
+typedef enum nf_sim_inject_vc { NF_SIM_INJ_ROOM = 0, NF_SIM_INJ_RANDOM = 1 } nf_sim_inject_vc;
+
 typedef struct nf_sim_config {
     unsigned vcs;          /* virtual channels per port, 1..NF_SIM_MAX_VCS (4) */
     unsigned buf_flits;    /* input buffer per VC, flits, at least one packet (32) */
@@ -57,7 +71,8 @@ typedef struct nf_sim_config {
                             * UGAL note; ugal-g 1: with the whole ways' queues no bias pays) */
     double w_hop;          /* UGAL: cost of a hop, in flits of queue; 0: hops cost nothing (1 flit,
                             * any packet size) */
-    double threshold;      /* ugal-lt: MIN when cost_min <= cost_val + threshold, flits (0: auto,
+    double threshold;      /* ugal-lt: MIN when cost_min <= bias * cost_val + threshold (bias 1
+                            * unless given), flits (0: auto,
                             * one VC buffer, buf_flits) */
     bool proxy_restricted; /* val, ugal-*: intermediate groups only among those the source
                             * router's own global links reach (no) */
@@ -141,6 +156,10 @@ typedef struct nf_sim_config {
      * before the NIC's overhead; a host handles its messages one at a time, in the order they
      * fall due, so a rank's sends queue behind each other (0 cycles: none) */
     unsigned host_msg_cycles;
+    /* the router model: BookSim2's with NF_SIM_VA_SEPARATE and NF_SIM_INJ_RANDOM (see the
+     * enums; docs/guide.md "Router model") (combined; room) */
+    nf_sim_vc_alloc vc_alloc;
+    nf_sim_inject_vc inject_vc;
 } nf_sim_config;
 
 /* Sets every field of *c to its default (the auto ones to 0). Start a configuration from it and
@@ -164,12 +183,12 @@ typedef struct nf_sim_cand {
  * source router MIN or VAL by nf_sim_ugal_takes_min over the occupancy of the two first ports,
  * in flits queued behind the crossbar plus flits downstream whose credits are not back, credits
  * in flight included; hops are the switch hops left on each way), "ugal-lt" (the same costs, MIN
- * when cost_min <= cost_val + threshold), "ugal-g" (the rule over the occupancy summed along
- * each whole way: the router's own ports now, the others' as at the end of the last cycle).
- * "par" (UGAL-L at the source router; a packet it sent minimally is looked at again at the
- * next router of its source group, which may send it the long way). val and ugal-* use three VC
- * classes (one per group visited), par four (its second local hop in the source group has its
- * own). */
+ * when cost_min <= bias cost_val + threshold, bias 1 unless given), "ugal-g" (the rule over the
+ * occupancy summed along each whole way: the router's own ports now, the others' as at the end of
+ * the last cycle). "par" (UGAL-L at the source router; a packet it sent minimally is looked at
+ * again at the next router of its source group, which may send it the long way). val and ugal-* use
+ * three VC classes (one per group visited), par four (its second local hop in the source group has
+ * its own). */
 NF_API const nf_sim_routing *nf_sim_routing_find(const char *name);
 NF_API size_t nf_sim_routing_count(void);
 NF_API const nf_sim_routing *nf_sim_routing_at(size_t i);

@@ -30,7 +30,8 @@ typedef struct df_ctx {
     unsigned V;
     df_kind kind;
     double bias, w_hop; /* UGAL: take MIN when cost_min <= bias * cost_val */
-    double threshold;   /* UGAL with a threshold: MIN when cost_min <= cost_val + threshold */
+    double threshold;   /* UGAL with a threshold: MIN when cost_min <= bias * cost_val +
+                         * threshold (bias 1 unless given) */
     bool restricted;    /* intermediate groups only among those the source router's links reach */
     nf_node *gw;        /* ng * ng: the gateway of group x to group y (its first switch with a
                          * global link there), or NF_NONE */
@@ -118,7 +119,10 @@ static int df_init_kind(void **out, const nf_fabric *f, const uint8_t *ls, const
     d->kind = kind;
     /* c is as the caller gave it: w_hop 0 is hops costing nothing; bias and threshold 0 are
      * auto (nf_sim_config) */
-    d->bias = c->bias > 0 ? c->bias : kind == DF_UGAL_G ? 1.0 : 2.5; /* UGAL-G: see bench_ugal.sh */
+    d->bias = c->bias > 0          ? c->bias
+              : kind == DF_UGAL_G  ? 1.0 /* UGAL-G: see bench_ugal.sh */
+              : kind == DF_UGAL_LT ? 1.0 /* the threshold alone */
+                                   : 2.5;
     d->w_hop = c->w_hop;
     d->threshold = c->threshold > 0 ? c->threshold : c->buf_flits;
     d->restricted = c->proxy_restricted;
@@ -411,8 +415,9 @@ static int32_t df_decide(const df_ctx *d, nf_node sw, unsigned hops, const nf__s
         hm = df_min_hops(d, sw, p->dst_sw);
         hv = df_min_hops(d, sw, a) + df_min_hops(d, a, p->dst_sw);
     }
-    bool min = d->kind == DF_UGAL_LT ? qm + hm * d->w_hop <= qv + hv * d->w_hop + d->threshold
-                                     : nf_sim_ugal_takes_min(qm, hm, qv, hv, d->w_hop, d->bias);
+    bool min = d->kind == DF_UGAL_LT
+                   ? qm + hm * d->w_hop <= d->bias * (qv + hv * d->w_hop) + d->threshold
+                   : nf_sim_ugal_takes_min(qm, hm, qv, hv, d->w_hop, d->bias);
     return min ? -1 : gi;
 }
 
@@ -506,7 +511,8 @@ const nf_sim_routing nf__sim_par = {
 
 const nf_sim_routing nf__sim_ugal_lt = {
     .name = "ugal-lt",
-    .summary = "Dragonfly UGAL-L with a fixed threshold: MIN when cost_min <= cost_val + T",
+    .summary = "Dragonfly UGAL-L with a fixed threshold: MIN when cost_min <= B cost_val + T "
+               "(B: --bias, default 1)",
     .min_vcs = 3,
     .marks_nonmin = true,
     .init = ugal_lt_init,

@@ -181,6 +181,7 @@ typedef struct sim_worker {
     size_t n_rpl, cap_rpl;
     uint64_t replayed, discarded;         /* flits: sent again, corrupt copies thrown away */
     uint64_t corrupt, wasted, rx, rx_saf; /* in the window: packets, flits, receptions */
+    uint64_t pass; /* the crossbar pass its router runs now (sim_net.va_pass) */
     int moved, rc;
     char pad[64]; /* workers on separate cache lines */
 } sim_worker;
@@ -228,6 +229,10 @@ typedef struct sim_net {
      * only when a credit arrives, by the port's owner */
     double *cr_rate;
     uint64_t *cr_at;
+    /* separate VC allocation (vc_alloc; else NULL): per input VC (sim_vc_ix), the crossbar pass
+     * (cycle * 64 + pass of the cycle) in which its head got its output VC or its last tail
+     * crossed: the VC's next stage waits for a later pass */
+    uint64_t *va_pass;
 } sim_net;
 
 /* Bernoulli sources by the cycle of their next message (a calendar slot). */
@@ -533,8 +538,9 @@ static inline void sim_next_head(nf_sim *s, nf_gport gi, unsigned v, sim_ivc *iv
         const sim_qent *q = &s->net.rings[sim_vc_ix(s, gi, v) * s->net.ring_cap + iv->head];
         iv->head_pkt = q->pkt;
         uint64_t a = (uint64_t)q->t_arrive + s->cfg.router_delay;
+        uint64_t next = s->net.va_pass ? s->now : s->now + 1; /* separate: by passes, va_pass */
         iv->ready_at = q->t_arrive == SIM_T_WAIT ? SIM_T_WAIT /* its tail is not in */
-                                                 : (uint32_t)(a > s->now + 1 ? a : s->now + 1);
+                                                 : (uint32_t)(a > next ? a : next);
     }
 }
 

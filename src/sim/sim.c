@@ -164,6 +164,7 @@ void nf_sim_free(nf_sim *s) {
     nf__free(s->net.snap);
     nf__free(s->net.cr_rate);
     nf__free(s->net.cr_at);
+    nf__free(s->net.va_pass);
     nf__free(s->pool.stamp);
     nf__free(s->topo.ep_rails);
     nf__free(s->meas.ep_cut);
@@ -278,6 +279,13 @@ int nf_sim_new(const nf_fabric *f, const nf_hops *h, const nf_sim_config *cfg,
                         "link errors: a bit error rate of 0 to 1 (got %g), switching vct, saf or "
                         "dynamic, saf_errors above 0 (got %g), saf_window at least 1 cycle",
                         c.ber, c.saf_errors);
+    if ((unsigned)c.vc_alloc > NF_SIM_VA_SEPARATE || (unsigned)c.inject_vc > NF_SIM_INJ_RANDOM ||
+        (c.vc_alloc == NF_SIM_VA_SEPARATE && c.speedup > 63))
+        return nf__fail(diag, NF_EINVAL,
+                        "router model: VC allocation combined or separate, injection VC by room "
+                        "or random; separate allocation counts at most 63 passes a cycle "
+                        "(speedup %g)",
+                        c.speedup);
     if (c.preaware_cycles > 100000 || !(c.preaware_throttle >= 0 && c.preaware_throttle <= 1))
         return nf__fail(diag, NF_EINVAL,
                         "pre-awareness: %u cycles (0 to 100000), throttle %g (0 to 1)",
@@ -406,6 +414,10 @@ int nf_sim_new(const nf_fabric *f, const nf_hops *h, const nf_sim_config *cfg,
     if (c.preaware_cycles &&
         (!(s->net.cr_rate = nf__calloc((size_t)s->topo.n_ports + 1, sizeof *s->net.cr_rate)) ||
          !(s->net.cr_at = nf__calloc((size_t)s->topo.n_ports + 1, sizeof *s->net.cr_at))))
+        goto fail;
+    if (c.vc_alloc == NF_SIM_VA_SEPARATE &&
+        !(s->net.va_pass =
+              nf__calloc((size_t)s->topo.n_sw_ports * c.vcs + 1, sizeof *s->net.va_pass)))
         goto fail;
     uint32_t w = 1;
     while (w < maxlat + c.credit_delay + 4)
@@ -550,6 +562,9 @@ static void reset(nf_sim *s) {
     }
     memset(s->src.nic_on, 0, 2 * (size_t)s->topo.n_ep);
     if (s->net.snap) memset(s->net.snap, 0, (size_t)s->topo.n_sw_ports * sizeof *s->net.snap);
+    if (s->net.va_pass)
+        memset(s->net.va_pass, 0,
+               (size_t)s->topo.n_sw_ports * s->net.n_vcs * sizeof *s->net.va_pass);
     if (s->net.cr_rate) {
         memset(s->net.cr_rate, 0, (size_t)s->topo.n_ports * sizeof *s->net.cr_rate);
         memset(s->net.cr_at, 0, (size_t)s->topo.n_ports * sizeof *s->net.cr_at);
@@ -855,19 +870,34 @@ static int emit(nf_sim *s, uint32_t from, uint32_t to, nf_sim_rail_mode mode, ui
 
 /* A NIC's rail k (endpoint * 2 + rail) sends at most one flit a cycle into its switch's input
  * port: a packet starts only on a VC (0..inj_vc_hi) with room for all of it. */
+/* The random injection VC's draw for NIC rail k now: a hash of the seed, the rail and the cycle
+ * (a rail tries once a cycle), so it depends neither on the threads nor on other draws. */
+static uint32_t inject_draw(const nf_sim *s, uint32_t k) {
+    uint64_t z = (s->cfg.seed ^ 0x1a7ec7edc0ffeeULL) + (uint64_t)k * 0x9E3779B97F4A7C15ULL +
+                 s->now * 0xD1B54A32D192ED03ULL;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return (uint32_t)((z ^ (z >> 31)) >> 32);
+}
+
 static int nic_send(nf_sim *s, sim_worker *wk, uint32_t k) {
     sim_nic *n = &s->src.nics[k];
     sim_port *p = sim_port_at(s, s->topo.ep_gport[k]);
     sim_ovc *ov = sim_ovcs(s, p);
     if (n->cur == SIM_NO_PKT) {
         if (!n->q_count || s->now < n->hold_until) return NF_OK;
-        unsigned hi = s->routing->inj_vc_hi(s->routing_ctx);
-        if (hi >= s->net.n_vcs) hi = s->net.n_vcs - 1;
         int best = -1;
-        for (unsigned v = 0; v <= hi; v++)
-            if (!ov[v].busy && sim_room(s, p, v) >= (int32_t)s->cfg.pkt_flits &&
-                (best < 0 || sim_room(s, p, v) > sim_room(s, p, (unsigned)best)))
-                best = (int)v;
+        if (s->cfg.inject_vc == NF_SIM_INJ_RANDOM) { /* this try's draw, held or short: wait */
+            unsigned v = (unsigned)(((uint64_t)inject_draw(s, k) * s->net.n_vcs) >> 32);
+            if (!ov[v].busy && sim_room(s, p, v) >= (int32_t)s->cfg.pkt_flits) best = (int)v;
+        } else {
+            unsigned hi = s->routing->inj_vc_hi(s->routing_ctx);
+            if (hi >= s->net.n_vcs) hi = s->net.n_vcs - 1;
+            for (unsigned v = 0; v <= hi; v++)
+                if (!ov[v].busy && sim_room(s, p, v) >= (int32_t)s->cfg.pkt_flits &&
+                    (best < 0 || sim_room(s, p, v) > sim_room(s, p, (unsigned)best)))
+                    best = (int)v;
+        }
         if (best < 0) return NF_OK;
         n->cur = n->q[n->q_head];
         n->q_head = (n->q_head + 1) % n->q_cap;
@@ -1245,7 +1275,10 @@ SIM_INLINE int allocate_vc(nf_sim *s, sim_worker *b, nf_node sw, nf_gport gi, si
                               .salt = p->salt,
                               .rs = &p->rs,
                               .view = &view.v};
-            nc = s->routing->route(s->routing_ctx, sw, in_port, v, p->hops, &rp, buf,
+            unsigned in_vc = v; /* a random injection VC carries no class */
+            if (s->cfg.inject_vc == NF_SIM_INJ_RANDOM && s->f->peer[gi] >= s->f->n_switches)
+                in_vc = 0;
+            nc = s->routing->route(s->routing_ctx, sw, in_port, in_vc, p->hops, &rp, buf,
                                    NF_SIM_MAX_RADIX);
             if (nc == 0) b->unroutable++;
             if (nc == 0 && s->routing->deliverable) { /* a link failed under it: discard it here */
@@ -1379,6 +1412,7 @@ SIM_INLINE int traverse(nf_sim *s, sim_worker *b, nf_node sw, nf_gport gi, unsig
                           (shared ? SIM_FL_SHARED : 0) | bad));
     if (tail) {
         sim_ovcs(s, po)[iv->out_vc].busy = 0;
+        if (s->net.va_pass) s->net.va_pass[sim_vc_ix(s, gi, v)] = b->pass;
         sim_next_head(s, gi, v, iv);
     }
     return NF_OK;
@@ -1416,6 +1450,39 @@ SIM_INLINE unsigned rr_first(const uint64_t *m, unsigned start, const unsigned W
         if (m[w]) return w * 64 + (unsigned)__builtin_ctzll(m[w]);
 }
 
+/* Separate VC allocation (vc_alloc): every input VC of switch sw whose head is ready and has no
+ * output VC, and whose last stage was in an earlier pass, asks for one now, inputs in port order
+ * and each input's VCs from its round-robin pointer; a unicast head that gets one asks for the
+ * switch from the next pass (a discard and a multicast head go on as in the combined model). */
+SIM_INLINE int va_stage(nf_sim *s, sim_worker *b, nf_node sw, const uint64_t *in_dropped,
+                        bool *moved, const unsigned W) {
+    unsigned V = s->net.n_vcs;
+    nf_gport g0 = s->f->port_off[sw];
+    const uint64_t *in_mask = s->net.in_mask + (size_t)sw * W;
+    for (unsigned w = 0; w < W; w++) {
+        for (uint64_t im = in_mask[w] & ~in_dropped[w]; im; im &= im - 1) {
+            unsigned ip = w * 64 + (unsigned)__builtin_ctzll(im) + 1;
+            nf_gport gi = g0 + ip - 1;
+            sim_port *pi = sim_port_at(s, gi);
+            sim_ivc *ivs = sim_ivcs(s, pi);
+            unsigned v = pi->rr_vc;
+            for (unsigned k = 0; k < V; k++, v = v + 1 == V ? 0 : v + 1) {
+                sim_ivc *iv = &ivs[v];
+                uint64_t *st = &s->net.va_pass[sim_vc_ix(s, gi, v)];
+                if (!iv->count || s->now < iv->ready_at || iv->out_port || *st >= b->pass) continue;
+                int rc = allocate_vc(s, b, sw, gi, pi, ip, v);
+                if (rc) return rc;
+                if (iv->out_port && iv->out_port != SIM_DROP_PORT &&
+                    !(s->pool.pkts[iv->head_pkt].flags & SIM_PK_MCAST)) {
+                    *st = b->pass;
+                    *moved = true;
+                }
+            }
+        }
+    }
+    return NF_OK;
+}
+
 /* One crossbar pass at switch sw: separable input-first allocation with alloc_iters iterations
  * (iSLIP-like): in each, every unmatched input offers the first of its VCs (round-robin) whose
  * head packet is ready, holds (or now gets) an output VC whose output is unmatched, has a credit
@@ -1436,6 +1503,10 @@ SIM_INLINE int crossbar_pass_w(nf_sim *s, sim_worker *b, nf_node sw, bool *moved
         int rc = nf__sim_crossbar_mc(s, b, sw, in_dropped, out_done, moved);
         if (rc) return rc;
     }
+    if (s->net.va_pass) {
+        int rc = va_stage(s, b, sw, in_dropped, moved, W);
+        if (rc) return rc;
+    }
     uint8_t match_vc[64 * SIM_MASK_WORDS], match_out[64 * SIM_MASK_WORDS];
     for (unsigned it = 0; it < s->cfg.alloc_iters; it++) {
         uint64_t outs[SIM_MASK_WORDS];
@@ -1452,7 +1523,9 @@ SIM_INLINE int crossbar_pass_w(nf_sim *s, sim_worker *b, nf_node sw, bool *moved
                 for (unsigned k = 0; k < V; k++, v = v + 1 == V ? 0 : v + 1) {
                     sim_ivc *iv = &ivs[v];
                     if (!iv->count || s->now < iv->ready_at) continue;
-                    if (!iv->out_port) {
+                    if (s->net.va_pass) { /* separate: allocated before this pass, not in it */
+                        if (s->net.va_pass[sim_vc_ix(s, gi, v)] >= b->pass) continue;
+                    } else if (!iv->out_port) {
                         int rc = allocate_vc(s, b, sw, gi, pi, ip, v);
                         if (rc) return rc;
                     }
@@ -1527,6 +1600,7 @@ SIM_INLINE int router_cycle(nf_sim *s, sim_worker *b, nf_node sw, bool *busy, co
     bool moved = false;
     for (unsigned k = 0; k < passes; k++) { /* a pass that moves nothing leaves all as it was */
         bool m = false;
+        b->pass = s->now * 64 + k + 1; /* 0: none yet */
         int rc = W == 1 ? crossbar_pass_1(s, b, sw, &m) : crossbar_pass_wide(s, b, sw, &m);
         if (rc) return rc;
         if (!m) break;

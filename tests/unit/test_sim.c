@@ -1456,6 +1456,63 @@ static rig make_star(unsigned nports, unsigned ncas, const char *traffic, nf_sim
     return r;
 }
 
+/* BookSim2's router model (vc_alloc separate, inject_vc random) on a switch of two ports, each
+ * endpoint sending 1-flit packets to the other at full load. Combined allocation moves a packet
+ * per cycle through a VC. Separate allocation spends one crossbar pass on a head's output VC and
+ * the next on the switch, and the VC's next head waits for the pass after that tail: a VC moves
+ * a packet every two passes, 0.5 a cycle at speedup 1, 1.0 at speedup 2, 0.85 at 1.7 (the passes
+ * come 1, 2, 2, 1, 2, 2, 1, 2, 2, 2: 17 every 10 cycles). With 3 VCs a NIC injecting by room
+ * keeps minhop's packets on VC 0 (still 0.5); drawn at random over the 3 VCs they use them all
+ * and the link's flit a cycle is the bound again. Each wrong stage count moves a figure by at
+ * least 0.15. */
+static void test_router_model(void **state) {
+    (void)state;
+    static const struct {
+        nf_sim_vc_alloc va;
+        nf_sim_inject_vc inj;
+        unsigned vcs;
+        double speedup, lo, hi;
+    } cases[] = {
+        {NF_SIM_VA_COMBINED, NF_SIM_INJ_ROOM, 1, 1.0, 0.97, 1.0},
+        {NF_SIM_VA_SEPARATE, NF_SIM_INJ_ROOM, 1, 1.0, 0.49, 0.51},
+        {NF_SIM_VA_SEPARATE, NF_SIM_INJ_ROOM, 1, 2.0, 0.97, 1.0},
+        {NF_SIM_VA_SEPARATE, NF_SIM_INJ_ROOM, 1, 1.7, 0.84, 0.86},
+        {NF_SIM_VA_SEPARATE, NF_SIM_INJ_ROOM, 3, 1.0, 0.49, 0.51},
+        {NF_SIM_VA_SEPARATE, NF_SIM_INJ_RANDOM, 3, 1.0, 0.90, 1.0},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        nf_sim_config c = defaults();
+        c.vc_alloc = cases[k].va, c.inject_vc = cases[k].inj, c.vcs = cases[k].vcs;
+        c.speedup = cases[k].speedup, c.seed = 3;
+        rig r = make_star(2, 2, "uniform", c);
+        nf_sim_result res = point(&r, 1.0, 4000);
+        if (res.accepted < cases[k].lo || res.accepted > cases[k].hi)
+            fail_msg("case %zu: accepted %.4f, want %.2f to %.2f", k, res.accepted, cases[k].lo,
+                     cases[k].hi);
+        assert_true(res.packets > 3000);
+        unmake(&r);
+    }
+    /* the knobs are checked */
+    nf_sim_config c = defaults();
+    c.vc_alloc = (nf_sim_vc_alloc)7;
+    nf_fabric *f;
+    nf_hops *h;
+    nf_sim *s;
+    nf_diag d = {{0}, 0, {0}};
+    assert_int_equal(nf_topo_build("torus:4,c=1", NULL, &f, &d), 0);
+    assert_int_equal(nf_hops_compute(f, 1, &h), 0);
+    assert_int_equal(
+        nf_sim_new(f, h, &c, nf_sim_routing_find("dor"), nf_sim_traffic_find("uniform"), &s, &d),
+        NF_EINVAL);
+    c = defaults();
+    c.vc_alloc = NF_SIM_VA_SEPARATE, c.speedup = 64;
+    assert_int_equal(
+        nf_sim_new(f, h, &c, nf_sim_routing_find("dor"), nf_sim_traffic_find("uniform"), &s, &d),
+        NF_EINVAL);
+    nf_hops_free(h);
+    nf_fabric_free(f);
+}
+
 /* Stars of 8 (one-word port sets), 65, 128 and 255 ports (the bigger build), every port with a
  * CA. A one-flit SHORT message leaves its NIC at 8 (the NIC's short overhead; a second one at
  * 16), is at the switch a cycle later, crosses after the router delay of 3 and is in a cycle
@@ -1887,6 +1944,7 @@ int main(void) {
         cmocka_unit_test(test_radix_star),
         cmocka_unit_test(test_radix_hol),
         cmocka_unit_test(test_radix_mcast),
+        cmocka_unit_test(test_router_model),
         cmocka_unit_test(test_timeline_full_load),
         cmocka_unit_test(test_timeline_window),
         cmocka_unit_test(test_timeline_measured),
