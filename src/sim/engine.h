@@ -93,6 +93,7 @@ typedef struct sim_port {
     uint8_t rr_in;    /* output side: round-robin input pointer */
     uint8_t peer_own; /* the thread that owns the other end (it applies the events sent there) */
     uint8_t down;     /* its link is down (link_state's copy, for the allocator) */
+    uint16_t vmask;   /* input side: the VCs holding flits (bit v: count > 0) */
 } sim_port;
 
 /* An entry of an input VC's ring: a packet and the cycle its head flit arrived. */
@@ -458,7 +459,12 @@ static inline bool sim_take_credit(const nf_sim *s, sim_port *p, unsigned vc) {
 static inline int sim_push_event(nf_sim *s, sim_worker *wk, unsigned d, uint64_t at, sim_event e) {
     sim_wheel_slot *w = &wk->wheel[d][at & s->net.wheel_mask];
     if (w->n == w->cap && NF_GROW(w->ev, w->cap, w->n + 1)) return NF_ENOMEM;
-    w->ev[w->n++] = e;
+    sim_event *o = &w->ev[w->n++]; /* field by field: a whole-struct copy went through the stack */
+    o->port = e.port;
+    o->pkt = e.pkt;
+    o->vc = e.vc;
+    o->flags = e.flags;
+    o->row = e.row;
     return NF_OK;
 }
 
@@ -474,6 +480,16 @@ static inline uint32_t sim_lower_bound(const uint32_t *a, uint32_t lo, uint32_t 
     return lo;
 }
 
+/* The first VC of mask m (bits 0..V-1, not empty) counted from VC rr in round-robin order: its
+ * bits rotated so bit 0 stands for rr (sim_vc_of maps a bit back to its VC). */
+static inline uint32_t sim_vc_rot(uint32_t m, unsigned rr, unsigned V) {
+    return rr ? ((m >> rr) | (m << (V - rr))) & ((1u << V) - 1) : m;
+}
+static inline unsigned sim_vc_of(uint32_t rot, unsigned rr, unsigned V) {
+    unsigned v = rr + (unsigned)__builtin_ctz(rot);
+    return v >= V ? v - V : v;
+}
+
 /* ---- a router's primitives, for the crossbar (sim.c) and the replication (replicate.c) --- */
 
 /* The head flit of input VC v of port gi has left (crossed, or been discarded): its slot is
@@ -483,7 +499,7 @@ static inline int sim_free_slot_w(nf_sim *s, sim_worker *b, nf_node sw, nf_gport
                                   unsigned W) {
     sim_port *pi = sim_port_at(s, gi);
     sim_ivc *iv = &sim_ivcs(s, pi)[v];
-    iv->count--;
+    if (--iv->count == 0) pi->vmask &= (uint16_t) ~(1u << v);
     if (--pi->occ == 0) sim_port_clear(s->net.in_mask, sw, gi - s->f->port_off[sw], W);
     uint8_t kind = iv->sh ? 1 : 0;
     if (kind) iv->sh--;

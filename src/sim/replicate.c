@@ -225,16 +225,16 @@ static inline __attribute__((always_inline)) int crossbar_mc(nf_sim *s, sim_work
                                                              bool *moved, const unsigned W) {
     nf_gport g0 = s->f->port_off[sw];
     const uint64_t *in_mask = s->net.in_mask + (size_t)sw * W;
-    const unsigned V = s->net.n_vcs;
     const uint64_t now = s->now;
     for (unsigned iw = 0; iw < W; iw++)
         for (uint64_t im = in_mask[iw] & ~in_done[iw]; im; im &= im - 1) {
             unsigned ip = iw * 64 + (unsigned)__builtin_ctzll(im);
             sim_port *pi = sim_port_at(s, g0 + ip);
             sim_ivc *ivs = sim_ivcs(s, pi);
-            for (unsigned v = 0; v < V; v++) {
+            for (uint32_t vm = pi->vmask; vm; vm &= vm - 1) {
+                unsigned v = (unsigned)__builtin_ctz(vm);
                 size_t x = sim_vc_ix(s, g0 + ip, v);
-                if (!ivs[v].count || now < ivs[v].ready_at) continue;
+                if (now < ivs[v].ready_at) continue;
                 if (!ivs[v].out_port && (s->pool.pkts[ivs[v].head_pkt].flags & SIM_PK_MCAST))
                     allocate_mc(s, b, sw, g0 + ip, pi, ip + 1, v, W);
                 const uint64_t *mask = s->mc.left + x * W;

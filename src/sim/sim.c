@@ -534,6 +534,7 @@ static void reset(nf_sim *s) {
         p->shcr = p->to_sw ? (int32_t)s->cfg.shared_flits : 0;
         p->occ = p->oq_count = p->oq_runs = p->oq_mid = p->link_flits = 0;
         p->rr_vc = p->rr_in = 0;
+        p->vmask = 0;
         nf_link l = s->f->port_link[g];
         p->down = l != NF_NONE && s->faults.link_state[l] != NF_LINK_UP;
         s->faults.any_down |= p->down;
@@ -1155,7 +1156,7 @@ static int apply_slot(nf_sim *s, sim_worker *wk, sim_wheel_slot *w) {
         if (p->occ++ == 0)
             sim_port_set(s->net.in_mask, n, e.port - port_off[n], 1u << s->net.mw_shift);
         if (e.flags & SIM_FL_SHARED) v->sh++;
-        v->count++;
+        if (v->count++ == 0) p->vmask |= (uint16_t)(1u << e.vc);
         if (s->err.on && p->to_sw) {
             int rc = err_arrive(s, wk, e, v);
             if (rc) return rc;
@@ -1465,11 +1466,12 @@ SIM_INLINE int va_stage(nf_sim *s, sim_worker *b, nf_node sw, const uint64_t *in
             nf_gport gi = g0 + ip - 1;
             sim_port *pi = sim_port_at(s, gi);
             sim_ivc *ivs = sim_ivcs(s, pi);
-            unsigned v = pi->rr_vc;
-            for (unsigned k = 0; k < V; k++, v = v + 1 == V ? 0 : v + 1) {
+            unsigned rr = pi->rr_vc;
+            for (uint32_t vm = sim_vc_rot(pi->vmask, rr, V); vm; vm &= vm - 1) {
+                unsigned v = sim_vc_of(vm, rr, V);
                 sim_ivc *iv = &ivs[v];
                 uint64_t *st = &s->net.va_pass[sim_vc_ix(s, gi, v)];
-                if (!iv->count || s->now < iv->ready_at || iv->out_port || *st >= b->pass) continue;
+                if (s->now < iv->ready_at || iv->out_port || *st >= b->pass) continue;
                 int rc = allocate_vc(s, b, sw, gi, pi, ip, v);
                 if (rc) return rc;
                 if (iv->out_port && iv->out_port != SIM_DROP_PORT &&
@@ -1508,26 +1510,38 @@ SIM_INLINE int crossbar_pass_w(nf_sim *s, sim_worker *b, nf_node sw, bool *moved
         if (rc) return rc;
     }
     uint8_t match_vc[64 * SIM_MASK_WORDS], match_out[64 * SIM_MASK_WORDS];
+    /* Inputs that may still ask in a later iteration. Within a pass the outputs matched only grow
+     * and nothing else an input's asking depends on changes, so an input that asked for nothing
+     * asks for nothing again; its scan is skipped then, unless it tried a VC allocation that
+     * failed (a try again may route again, which counts and may learn). */
+    uint64_t live[SIM_MASK_WORDS];
+    for (unsigned w = 0; w < W; w++)
+        live[w] = ~0ULL;
     for (unsigned it = 0; it < s->cfg.alloc_iters; it++) {
         uint64_t outs[SIM_MASK_WORDS];
         uint8_t req_vc[64 * SIM_MASK_WORDS];
         for (unsigned w = 0; w < W; w++)
             outs[w] = 0;
         for (unsigned w = 0; w < W; w++) {
-            for (uint64_t im = in_mask[w] & ~in_done[w] & ~in_dropped[w]; im; im &= im - 1) {
+            for (uint64_t im = in_mask[w] & ~in_done[w] & ~in_dropped[w] & live[w]; im;
+                 im &= im - 1) {
                 unsigned ip = w * 64 + (unsigned)__builtin_ctzll(im) + 1;
                 nf_gport gi = g0 + ip - 1;
                 sim_port *pi = sim_port_at(s, gi);
                 sim_ivc *ivs = sim_ivcs(s, pi);
-                unsigned v = pi->rr_vc;
-                for (unsigned k = 0; k < V; k++, v = v + 1 == V ? 0 : v + 1) {
+                unsigned rr = pi->rr_vc;
+                bool retry = false;     /* a VC allocation failed: scan again next iteration */
+                live[w] &= ~(im & -im); /* until it asks */
+                for (uint32_t vm = sim_vc_rot(pi->vmask, rr, V); vm; vm &= vm - 1) {
+                    unsigned v = sim_vc_of(vm, rr, V); /* the VCs holding flits, from rr_vc */
                     sim_ivc *iv = &ivs[v];
-                    if (!iv->count || s->now < iv->ready_at) continue;
+                    if (s->now < iv->ready_at) continue;
                     if (s->net.va_pass) { /* separate: allocated before this pass, not in it */
                         if (s->net.va_pass[sim_vc_ix(s, gi, v)] >= b->pass) continue;
                     } else if (!iv->out_port) {
                         int rc = allocate_vc(s, b, sw, gi, pi, ip, v);
                         if (rc) return rc;
+                        if (!iv->out_port) retry = true;
                     }
                     if (iv->out_port == SIM_DROP_PORT) { /* a flit a cycle into the void */
                         int rc = drop_flit(s, b, sw, gi, v);
@@ -1550,8 +1564,10 @@ SIM_INLINE int crossbar_pass_w(nf_sim *s, sim_worker *b, nf_node sw, bool *moved
                     set_bit_w(r, ip - 1, W);
                     req_vc[ip - 1] = (uint8_t)v;
                     set_bit_w(outs, o, W);
+                    retry = true;
                     break;
                 }
+                if (retry) live[w] |= im & -im;
             }
         }
         if (!sim_bits_any(outs, W)) break;
@@ -1642,8 +1658,8 @@ SIM_INLINE void prefetch_behind(const nf_sim *s, nf_node sw, const unsigned W) {
             nf_gport g = g0 + w * 64 + (nf_gport)__builtin_ctzll(m);
             sim_port *p = sim_port_at(s, g);
             const sim_ivc *iv = sim_ivcs(s, p);
-            for (unsigned v = 0; v < s->net.n_vcs; v++) {
-                if (!iv[v].count) continue;
+            for (uint32_t vm = p->vmask; vm; vm &= vm - 1) {
+                unsigned v = (unsigned)__builtin_ctz(vm);
                 if (!iv[v].out_port) {
                     __builtin_prefetch(&s->pool.pkts[iv[v].head_pkt], 1);
                     __builtin_prefetch(s->net.cands + sim_vc_ix(s, g, v) * SIM_CACHE_CANDS, 1);
