@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* The simulation engine's state and a router's primitives, shared by the engine (sim.c:
- * construction, the cycle loop, routers and NICs) and the multicast replication it calls
- * (replicate.c), which calls nothing back. Not part of the library's API. */
+ * construction, the cycle loop, routers and NICs) and the parts it calls, which call nothing
+ * back: the multicast replication (replicate.c), link errors (linkerr.c) and congestion
+ * pre-awareness (preaware.c). Not part of the library's API. */
 #ifndef NETFAB_SIM_ENGINE_H
 #define NETFAB_SIM_ENGINE_H
 
@@ -489,6 +490,32 @@ static inline unsigned sim_vc_of(uint32_t rot, unsigned rr, unsigned V) {
     unsigned v = rr + (unsigned)__builtin_ctz(rot);
     return v >= V ? v - V : v;
 }
+
+/* A switch with work: on its owner's active list (once). */
+static inline void sim_wake(nf_sim *s, sim_worker *wk, nf_node sw) {
+    if (s->net.active[sw]) return;
+    s->net.active[sw] = 1;
+    wk->act[wk->n_act++] = sw;
+}
+
+/* ---- link errors (linkerr.c), called by the engine while s->err.on ----------------------- */
+
+/* Turns link errors on: the per link, port and VC state (sim_errors), filled in by
+ * nf__sim_errors_reset; NF_ENOMEM. */
+int nf__sim_errors_init(nf_sim *s);
+/* A run begins: every link's chance of a corrupt packet, its switching mode, no marks. */
+void nf__sim_errors_reset(nf_sim *s);
+/* Flit e has just come into input VC v of switch port e.port from a switch: store-and-forward
+ * holds, a tail is checked, a corrupt packet is asked for again and discarded or marked. */
+int nf__sim_err_arrive(nf_sim *s, sim_worker *wk, sim_event e, sim_ivc *v);
+/* Thread t's copies to send again go into their output queues when they can. */
+int nf__sim_replay_phase(nf_sim *s, unsigned t);
+
+/* ---- congestion pre-awareness (preaware.c), while s->net.cr_rate exists ------------------ */
+
+double nf__sim_port_rate_now(const nf_sim *s, nf_gport g);             /* port g's rate now */
+int64_t nf__sim_port_owed(const nf_sim *s, sim_port *p);               /* credits not back */
+double nf__sim_rail_cost(const nf_sim *s, size_t k, uint64_t backlog); /* NIC rail k's cost */
 
 /* ---- a router's primitives, for the crossbar (sim.c) and the replication (replicate.c) --- */
 

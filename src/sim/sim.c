@@ -89,12 +89,6 @@ static void *big_alloc(size_t n, void **raw) {
 
 static uint64_t rnd64(void *ud) { return nf__rng_next((nf__rng *)ud); }
 
-static void wake(nf_sim *s, sim_worker *wk, nf_node sw) {
-    if (s->net.active[sw]) return;
-    s->net.active[sw] = 1;
-    wk->act[wk->n_act++] = sw;
-}
-
 static int sample(sim_sampler *sm, uint64_t v) {
     if (sm->n == sm->cap && NF_GROW(sm->v, sm->cap, sm->n + 1)) return NF_ENOMEM;
     sm->v[sm->n++] = v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
@@ -191,65 +185,6 @@ static void reset(nf_sim *s);
 
 static unsigned link_latency(const nf_sim_config *c, nf_link_class cls) {
     return cls == NF_LINK_HOST ? c->lat_host : cls == NF_LINK_GLOBAL ? c->lat_global : c->lat_local;
-}
-
-/* ---- link errors ---------------------------------------------------------------------------- */
-
-/* Turns link errors on: the per link, port and VC state (sim_errors), filled in by reset. */
-static int errors_init(nf_sim *s) {
-    if (s->err.on) return NF_OK;
-    const nf_fabric *f = s->f;
-    s->err.ber = nf__malloc(((size_t)f->n_links + 1) * sizeof *s->err.ber);
-    s->err.in = nf__calloc((size_t)s->topo.n_sw_ports + 1, sizeof *s->err.in);
-    s->err.vc = nf__calloc((size_t)s->topo.n_sw_ports * s->net.n_vcs + 1, sizeof *s->err.vc);
-    if (!s->err.ber || !s->err.in || !s->err.vc) return NF_ENOMEM;
-    for (nf_link l = 0; l < f->n_links; l++)
-        s->err.ber[l] = NAN;
-    s->err.on = true;
-    return NF_OK;
-}
-
-/* A run begins: every link's chance of a corrupt packet from its bit error rate, its switching
- * mode as configured, no recent errors, no marks. */
-static void errors_reset(nf_sim *s) {
-    const nf_fabric *f = s->f;
-    double bits = 8.0 * s->cfg.flit_bytes * s->cfg.pkt_flits;
-    for (nf_gport g = 0; g < s->topo.n_sw_ports; g++) {
-        sim_errlink *L = &s->err.in[g];
-        *L = (sim_errlink){.saf = s->cfg.switching == NF_SIM_SAF};
-        nf_link l = f->port_link[g];
-        if (l == NF_NONE || !sim_port_at(s, g)->to_sw) continue;
-        double ber = isnan(s->err.ber[l]) ? s->cfg.ber : s->err.ber[l];
-        double p = ber >= 1 ? 1.0 : -expm1(bits * log1p(-ber)); /* 1 - (1 - ber)^bits */
-        L->p_bad = p * 4294967296.0 >= 4294967295.0 ? UINT32_MAX : (uint32_t)(p * 4294967296.0);
-    }
-    memset(s->err.vc, 0, (size_t)s->topo.n_sw_ports * s->net.n_vcs * sizeof *s->err.vc);
-}
-
-/* The draw of whether the packet whose tail reaches input port g now is corrupt: a hash of the
- * seed, the port and the cycle (one tail a cycle reaches a port), so it does not depend on the
- * threads or the packet ids. */
-static uint32_t err_draw(const nf_sim *s, nf_gport g) {
-    uint64_t z = (s->cfg.seed ^ 0xe5505e11a7e5ULL) + (uint64_t)g * 0x9E3779B97F4A7C15ULL +
-                 s->now * 0xD1B54A32D192ED03ULL;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return (uint32_t)((z ^ (z >> 31)) >> 32);
-}
-
-/* Link L's recent errors weighed as of now (dynamic switching). */
-static void err_decay(const nf_sim *s, sim_errlink *L) {
-    L->recent *= expf(-(float)(s->now - L->at) / (float)s->cfg.saf_window);
-    L->at = (uint32_t)s->now;
-}
-
-/* Whether the packet whose head comes in over link L now is stored whole before it goes on. */
-static bool err_saf(const nf_sim *s, sim_errlink *L) {
-    if (L->saf && s->cfg.switching == NF_SIM_SWITCH_DYNAMIC) {
-        err_decay(s, L);
-        if (L->recent < s->cfg.saf_errors / 2) L->saf = 0;
-    }
-    return L->saf;
 }
 
 int nf_sim_new(const nf_fabric *f, const nf_hops *h, const nf_sim_config *cfg,
@@ -474,7 +409,7 @@ int nf_sim_new(const nf_fabric *f, const nf_hops *h, const nf_sim_config *cfg,
         s->src.nics[e].cur = SIM_NO_PKT;
     if ((rc = r->init(&s->routing_ctx, r->data, f, s->faults.link_state, h, &c, diag))) goto fail;
     if ((rc = t->init(&s->traffic_ctx, f, s->topo.n_ep, s->topo.ep_ca, c.seed, diag))) goto fail;
-    if ((c.ber > 0 || c.switching != NF_SIM_VCT) && (rc = errors_init(s))) goto fail;
+    if ((c.ber > 0 || c.switching != NF_SIM_VCT) && (rc = nf__sim_errors_init(s))) goto fail;
     s->src.hot_ep = t->hot ? t->hot(s->traffic_ctx) : UINT32_MAX;
     reset(s);
     *out = s;
@@ -599,7 +534,7 @@ static void reset(nf_sim *s) {
     if (s->meas.ep_cut) cut_keys(s, s->faults.link_state, NULL, s->meas.cut_uf, s->meas.ep_cut);
     nf__rng_seed(&s->src.rng, s->cfg.seed ^ 0x5eed5eed5eedULL);
     if (s->routing->reset) s->routing->reset(s->routing_ctx);
-    if (s->err.on) errors_reset(s);
+    if (s->err.on) nf__sim_errors_reset(s);
 }
 static uint64_t geometric(nf_sim *s, double p);
 
@@ -627,60 +562,6 @@ int nf_sim_set_injection(nf_sim *s, const nf_sim_injection *inj) {
             return NF_ENOMEM;
     }
     return NF_OK;
-}
-
-/* ---- congestion pre-awareness ---------------------------------------------------------------- */
-
-double nf__sim_rate_read(double rate, uint64_t at, uint64_t now, unsigned T) {
-    if (now <= at) return rate;
-    return rate * pow(1.0 - 1.0 / T, (double)(now - at));
-}
-
-void nf__sim_rate_credit(double *rate, uint64_t *at, uint64_t now, unsigned T, unsigned c) {
-    *rate = nf__sim_rate_read(*rate, *at, now, T) + (double)c / T;
-    *at = now;
-}
-
-double nf__sim_rate_back(double rate, int64_t owed, unsigned T) {
-    double back = rate * T;
-    return back < (double)owed ? back : (double)(owed > 0 ? owed : 0);
-}
-
-unsigned nf__sim_throttle_gap(double rate, int64_t owed, unsigned pkt, unsigned buf, double frac,
-                              unsigned T) {
-    if (!(frac > 0) || rate >= frac || 2 * owed < (int64_t)buf) return 0;
-    if (rate <= 0) return T;
-    double g = ceil((double)pkt * (frac / (rate * rate) - 1.0));
-    return g >= (double)T ? T : (unsigned)g;
-}
-
-/* Port g's rate now (pre-awareness on). */
-static double port_rate(const nf_sim *s, nf_gport g) {
-    return nf__sim_rate_read(s->net.cr_rate[g], s->net.cr_at[g], s->now, s->cfg.preaware_cycles);
-}
-
-double nf__sim_port_rate(const nf_sim *s, nf_gport g) {
-    return s->net.cr_rate && g < s->topo.n_ports ? port_rate(s, g) : 0.0;
-}
-
-/* The credits output p is owed: its downstream's slots, every VC's and the shared pool's, whose
- * credits are not back (0 for a port into a NIC, which never runs out). */
-static int64_t port_owed(const nf_sim *s, sim_port *p) {
-    if (!p->to_sw) return 0;
-    int64_t owed = (int64_t)s->net.n_vcs * s->net.buf_flits + s->cfg.shared_flits - p->shcr;
-    const sim_ovc *ov = sim_ovcs(s, p);
-    for (unsigned v = 0; v < s->net.n_vcs; v++)
-        owed -= ov[v].credits;
-    return owed;
-}
-
-/* A NIC rail's pre-awareness cost (fewer is better): the flits its downstream is expected to
- * hold still after T cycles at its rate, plus those queued for it at the NIC. */
-static double rail_cost(const nf_sim *s, size_t k, uint64_t backlog) {
-    nf_gport g = s->topo.ep_gport[k];
-    int64_t owed = port_owed(s, sim_port_at(s, g));
-    return (double)owed - nf__sim_rate_back(port_rate(s, g), owed, s->cfg.preaware_cycles) +
-           (double)backlog;
 }
 
 static uint64_t nic_backlog(const nf_sim *s, const sim_nic *n);
@@ -758,8 +639,8 @@ static int generate(nf_sim *s, uint32_t e) {
         n0->next_rail ^= 1;
         rails = 2;
         if (s->net.cr_rate) { /* pre-awareness: the rail of lower cost; ties in turn */
-            double c0 = rail_cost(s, (size_t)e * 2, nic_backlog(s, n0));
-            double c1 = rail_cost(s, (size_t)e * 2 + 1, nic_backlog(s, n0 + 1));
+            double c0 = nf__sim_rail_cost(s, (size_t)e * 2, nic_backlog(s, n0));
+            double c1 = nf__sim_rail_cost(s, (size_t)e * 2 + 1, nic_backlog(s, n0 + 1));
             if (c0 != c1) rail = c1 < c0;
         }
     }
@@ -837,8 +718,8 @@ static int emit(nf_sim *s, uint32_t from, uint32_t to, nf_sim_rail_mode mode, ui
             uint64_t b0 = nic_backlog(s, n0), b1 = nic_backlog(s, n0 + 1);
             double c0 = 0, c1 = 0;
             if (s->net.cr_rate) { /* pre-awareness: the lower cost first */
-                c0 = rail_cost(s, (size_t)from * 2, b0);
-                c1 = rail_cost(s, (size_t)from * 2 + 1, b1);
+                c0 = nf__sim_rail_cost(s, (size_t)from * 2, b0);
+                c1 = nf__sim_rail_cost(s, (size_t)from * 2 + 1, b1);
             }
             if (c0 != c1) {
                 rail = c1 < c0;
@@ -926,9 +807,9 @@ static int nic_send(nf_sim *s, sim_worker *wk, uint32_t k) {
         n->cur = SIM_NO_PKT;
         if (s->net.cr_rate && s->cfg.preaware_throttle > 0) {
             nf_gport g = s->topo.ep_gport[k];
-            unsigned gap = nf__sim_throttle_gap(port_rate(s, g), port_owed(s, p), s->cfg.pkt_flits,
-                                                s->net.buf_flits, s->cfg.preaware_throttle,
-                                                s->cfg.preaware_cycles);
+            unsigned gap = nf__sim_throttle_gap(
+                nf__sim_port_rate_now(s, g), nf__sim_port_owed(s, p), s->cfg.pkt_flits,
+                s->net.buf_flits, s->cfg.preaware_throttle, s->cfg.preaware_cycles);
             n->hold_until = (uint32_t)(s->now + 1 + gap);
         }
     }
@@ -1006,78 +887,6 @@ static int nic_discard(nf_sim *s, sim_worker *wk, uint32_t id) {
     return NF_OK;
 }
 
-/* Link errors, at input VC v of switch port e.port whose link leads from a switch, flit e just
- * in (the packet's entry is the last of the VC's ring): a head on a link that stores and
- * forwards holds the packet until its tail is in; a tail is checked. A corrupt packet (the draw)
- * is sent again from the upstream router's replay buffer: a fresh copy of it as it came in goes
- * back there (a NAK over the link, its latency later). A corrupt packet, or a bad copy's tail
- * (SIM_FL_BAD), is then discarded here if none of it has gone on (when it comes to the head of
- * the VC), else its tail leaves marked bad. */
-static int err_arrive(nf_sim *s, sim_worker *wk, sim_event e, sim_ivc *v) {
-    nf_gport gi = e.port;
-    sim_errlink *L = &s->err.in[gi];
-    sim_qent *ring = s->net.rings + sim_vc_ix(s, gi, e.vc) * s->net.ring_cap;
-    uint32_t last = v->head + v->qn - 1u;
-    sim_qent *q = &ring[last >= s->net.ring_cap ? last - s->net.ring_cap : last];
-    bool in_win = s->now >= s->meas.win_lo && s->now < s->meas.win_hi;
-    bool at_head = v->qn == 1;
-    if (e.flags & SIM_FL_HEAD) {
-        bool saf = err_saf(s, L);
-        if (in_win) wk->rx++, wk->rx_saf += saf;
-        if (saf && !(e.flags & SIM_FL_TAIL)) {
-            q->t_arrive = SIM_T_WAIT;
-            if (at_head) v->ready_at = SIM_T_WAIT;
-        }
-    }
-    if (!(e.flags & SIM_FL_TAIL)) return NF_OK;
-    if (q->t_arrive == SIM_T_WAIT) { /* all of it is in */
-        q->t_arrive = (uint32_t)s->now;
-        if (at_head) v->ready_at = (uint32_t)(s->now + s->cfg.router_delay);
-    }
-    bool corrupt = !(e.flags & SIM_FL_BAD) && L->p_bad && err_draw(s, gi) < L->p_bad;
-    if (!corrupt && !(e.flags & SIM_FL_BAD)) return NF_OK;
-    if (at_head && v->out_port == SIM_DROP_PORT) return NF_OK; /* its way has gone: lost */
-    uint32_t id = q->pkt;
-    sim_errvc *ev = &s->err.vc[sim_vc_ix(s, gi, e.vc)];
-    /* routed here already: its way in is in ev (the head packet only) */
-    bool routed = at_head && (v->ncand || v->out_port || v->out);
-    if (corrupt) {
-        if (in_win) wk->corrupt++;
-        if (s->cfg.switching == NF_SIM_SWITCH_DYNAMIC) {
-            err_decay(s, L);
-            if ((L->recent += 1.0f) >= s->cfg.saf_errors) L->saf = 1;
-        }
-        if (!wk->n_stash) return NF_ENOMEM; /* (gen_phase keeps one per switch port) */
-        uint32_t nid = wk->stash[--wk->n_stash];
-        sim_pkt *np = &s->pool.pkts[nid];
-        *np = s->pool.pkts[id];
-        np->flags &= (uint8_t)~SIM_PK_BAD;
-        if (routed) np->hops = ev->hops, np->rs = ev->rs;
-        if (s->pool.stamp) s->pool.stamp[nid] = s->pool.stamp[id];
-        sim_port *p = sim_port_at(s, gi);
-        int rc = sim_push_event(
-            s, wk, p->peer_own, s->now + p->lat,
-            (sim_event){.port = p->back, .pkt = nid, .vc = e.vc, .flags = SIM_FL_NAK});
-        if (rc) return rc;
-        wk->replayed += s->cfg.pkt_flits;
-    }
-    if (at_head && v->out) { /* its head has gone on: its tail goes marked */
-        ev->stomp = 1;
-        return NF_OK;
-    }
-    s->pool.pkts[id].flags |= SIM_PK_BAD; /* all of it is here: nobody else reads it */
-    if (at_head) {
-        if (v->out_port) { /* an output VC taken but nothing sent: given back */
-            nf_node sw = sim_port_at(s, gi)->node;
-            sim_ovcs(s, sim_port_at(s, s->f->port_off[sw] + v->out_port - 1))[v->out_vc].busy = 0;
-            v->out_port = 0;
-        }
-        v->ncand = 0;
-        v->ready_at = (uint32_t)(s->now + 1);
-    }
-    return NF_OK;
-}
-
 /* A learning routing's estimates in slot w, for ports of thread t: each to its switch. */
 static void apply_learn(nf_sim *s, sim_wheel_slot *w) {
     const nf_gport *port_off = s->f->port_off;
@@ -1124,7 +933,7 @@ static int apply_slot(nf_sim *s, sim_worker *wk, sim_wheel_slot *w) {
                 p->shcr++;
             else
                 sim_ovcs(s, p)[e.vc].credits++;
-            if (n < s->topo.n_sw) wake(s, wk, n);
+            if (n < s->topo.n_sw) sim_wake(s, wk, n);
             continue;
         }
         if (__builtin_expect(e.flags & SIM_FL_NAK, 0)) { /* a copy to send again (link errors) */
@@ -1158,10 +967,10 @@ static int apply_slot(nf_sim *s, sim_worker *wk, sim_wheel_slot *w) {
         if (e.flags & SIM_FL_SHARED) v->sh++;
         if (v->count++ == 0) p->vmask |= (uint16_t)(1u << e.vc);
         if (s->err.on && p->to_sw) {
-            int rc = err_arrive(s, wk, e, v);
+            int rc = nf__sim_err_arrive(s, wk, e, v);
             if (rc) return rc;
         }
-        wake(s, wk, n);
+        sim_wake(s, wk, n);
     }
     w->n = 0;
     return NF_OK;
@@ -1310,8 +1119,8 @@ SIM_INLINE int allocate_vc(nf_sim *s, sim_worker *b, nf_node sw, nf_gport gi, si
         unsigned hi = cand[k].vc_hi < s->net.n_vcs ? cand[k].vc_hi : s->net.n_vcs - 1;
         double back = 0;
         if (pre)
-            back = nf__sim_rate_back(port_rate(s, g0 + cand[k].port - 1), port_owed(s, po),
-                                     s->cfg.preaware_cycles);
+            back = nf__sim_rate_back(nf__sim_port_rate_now(s, g0 + cand[k].port - 1),
+                                     nf__sim_port_owed(s, po), s->cfg.preaware_cycles);
         for (unsigned vc = cand[k].vc_lo; vc <= hi; vc++) {
             int32_t r = sim_room(s, po, vc);
             if (ov[vc].busy || r < (int32_t)s->cfg.pkt_flits) continue;
@@ -1799,37 +1608,6 @@ static int gen_phase(nf_sim *s) {
     return NF_OK;
 }
 
-/* Link errors: thread t's copies to send again, in the order their NAKs came: each goes whole
- * into its output port's queue, on its VC, as soon as the VC is free, the downstream buffer has
- * room for it and the queue has room (or is empty); the others wait. Before the routers: the
- * replay buffer goes first. */
-static int replay_phase(nf_sim *s, unsigned t) {
-    sim_worker *wk = &s->workers[t];
-    unsigned F = s->cfg.pkt_flits;
-    size_t keep = 0;
-    for (size_t i = 0; i < wk->n_rpl; i++) {
-        sim_replay r = wk->rpl[i];
-        sim_port *po = sim_port_at(s, r.port);
-        if (sim_ovcs(s, po)[r.vc].busy || sim_room(s, po, r.vc) < (int32_t)F ||
-            (po->oq_count && po->oq_count + F > s->net.oq_cap)) {
-            wk->rpl[keep++] = r;
-            continue;
-        }
-        for (unsigned k = 0; k < F; k++) {
-            bool shared = sim_take_credit(s, po, r.vc);
-            sim_oq_push(s, po, r.port, r.pkt, r.vc,
-                        (uint8_t)((k == 0 ? SIM_FL_HEAD : 0) | (k + 1 == F ? SIM_FL_TAIL : 0) |
-                                  (shared ? SIM_FL_SHARED : 0)));
-        }
-        nf_node sw = po->node;
-        sim_port_set(s->net.out_mask, sw, r.port - s->f->port_off[sw], 1u << s->net.mw_shift);
-        wake(s, wk, sw);
-        wk->moved = 1;
-    }
-    wk->n_rpl = keep;
-    return NF_OK;
-}
-
 /* Thread t's NICs with packets: each sends a flit if it can; the idle ones leave the list. */
 static int send_phase(nf_sim *s, unsigned t) {
     sim_worker *wk = &s->workers[t];
@@ -1863,7 +1641,7 @@ static int one_cycle(nf_sim *s) {
     int rc = NF_OK;
     if (s->n_threads == 1) {
         if ((rc = apply_events(s, 0)) || (rc = gen_phase(s)) ||
-            (s->err.on && (rc = replay_phase(s, 0))) || (rc = send_phase(s, 0)) ||
+            (s->err.on && (rc = nf__sim_replay_phase(s, 0))) || (rc = send_phase(s, 0)) ||
             (rc = router_phase(s, 0)))
             return rc;
         if (s->net.snap) snap_phase(s, 0);
@@ -1887,7 +1665,7 @@ static int one_cycle(nf_sim *s) {
             if (nic_rc == NF_OK)
                 for (unsigned t = id; t < T; t += nth) {
                     sim_worker *wt = &s->workers[t];
-                    if (wt->rc == NF_OK && s->err.on) wt->rc = replay_phase(s, t);
+                    if (wt->rc == NF_OK && s->err.on) wt->rc = nf__sim_replay_phase(s, t);
                     if (wt->rc == NF_OK && (wt->rc = send_phase(s, t)) == NF_OK)
                         wt->rc = router_phase(s, t);
                 }
@@ -1962,24 +1740,6 @@ void nf_sim_get_counts(const nf_sim *s, nf_sim_counts *out) {
     out->replayed = s->tally.replayed;
     out->discarded = s->tally.discarded;
     out->cycle = s->now;
-}
-
-int nf_sim_set_link_ber(nf_sim *s, nf_link l, double ber, nf_diag *diag) {
-    if (!s) return nf__fail(diag, NF_EINVAL, "no simulator");
-    const nf_fabric *f = s->f;
-    if (l >= f->n_links || f->link_a[l] >= s->topo.n_sw || f->link_z[l] >= s->topo.n_sw)
-        return nf__fail(diag, NF_EINVAL,
-                        "link %u: not a link between two switches (links to NICs are error-free "
-                        "in the model)",
-                        (unsigned)l);
-    if (!(ber >= 0 && ber <= 1)) return nf__fail(diag, NF_EINVAL, "bit error rate %g: 0 to 1", ber);
-    if (s->mc.n_groups)
-        return nf__fail(diag, NF_EINVAL,
-                        "link errors are modelled for unicast packets: this simulator has "
-                        "multicast groups");
-    if (errors_init(s)) return nf__fail(diag, NF_ENOMEM, "out of memory");
-    s->err.ber[l] = ber;
-    return NF_OK;
 }
 
 /* Mean and 99th percentile (the ceil(0.99 n)-th smallest) of the samples: by counting when the

@@ -12,43 +12,11 @@
 
 #include "netfab/gen.h"
 #include "netfab/sim.h"
+#include "simrig.h"
 #include "testutil.h"
 
 #include <math.h>
 #include <string.h>
-
-typedef struct rig {
-    nf_fabric *f;
-    nf_hops *h;
-    nf_sim *s;
-} rig;
-
-static nf_sim_config defaults(void) {
-    nf_sim_config c;
-    nf_sim_config_defaults(&c);
-    return c;
-}
-
-static int try_make(const char *topo, const char *routing, nf_sim_config c, rig *r, nf_diag *d) {
-    assert_int_equal(nf_topo_build(topo, NULL, &r->f, d), 0);
-    assert_int_equal(nf_hops_compute(r->f, 1, &r->h), 0);
-    return nf_sim_new(r->f, r->h, &c, nf_sim_routing_find(routing), nf_sim_traffic_find("uniform"),
-                      &r->s, d);
-}
-
-static rig make(const char *topo, const char *routing, nf_sim_config c) {
-    rig r;
-    nf_diag d = {{0}, 0, {0}};
-    int rc = try_make(topo, routing, c, &r, &d);
-    if (rc) fail_msg("%s %s: %s", topo, routing, d.msg);
-    return r;
-}
-
-static void unmake(rig *r) {
-    nf_sim_free(r->s);
-    nf_hops_free(r->h);
-    nf_fabric_free(r->f);
-}
 
 /* The link between switches a and b. */
 static nf_link link_between(const nf_fabric *f, nf_node a, nf_node b) {
@@ -69,11 +37,11 @@ typedef struct one_pkt {
 enum { F = 8 };
 
 static one_pkt send_one(nf_sim_switching sw, uint64_t seed, double ber01) {
-    nf_sim_config c = defaults();
+    nf_sim_config c = rig_defaults();
     c.pkt_flits = F;
     c.switching = sw;
     c.seed = seed;
-    rig r = make("torus:8,c=1", "dor", c);
+    rig r = rig_make("torus:8,c=1", "dor", "uniform", c);
     if (ber01 > 0) {
         nf_diag d = {{0}, 0, {0}};
         assert_int_equal(nf_sim_set_link_ber(r.s, link_between(r.f, 0, 1), ber01, &d), 0);
@@ -92,7 +60,7 @@ static one_pkt send_one(nf_sim_switching sw, uint64_t seed, double ber01) {
     assert_int_equal(o.k.injected + o.k.replayed, o.k.delivered + o.k.discarded);
     assert_int_equal(o.k.injected, F); /* once: nothing lost, nothing twice */
     assert_int_equal(o.k.delivered, F);
-    unmake(&r);
+    rig_unmake(&r);
     return o;
 }
 
@@ -144,11 +112,11 @@ static void test_conservation(void **state) {
     (void)state;
     nf_sim_switching modes[] = {NF_SIM_VCT, NF_SIM_SAF, NF_SIM_SWITCH_DYNAMIC};
     for (int m = 0; m < 3; m++) {
-        nf_sim_config c = defaults();
+        nf_sim_config c = rig_defaults();
         c.pkt_flits = 4;
         c.ber = 1e-4; /* 1 - (1 - 1e-4)^1024: 9.7% of the packets */
         c.switching = modes[m];
-        rig r = make("torus:4x4,c=2", "dor", c);
+        rig r = rig_make("torus:4x4,c=2", "dor", "uniform", c);
         nf_sim_injection inj = {.load = 0.3};
         assert_int_equal(nf_sim_set_injection(r.s, &inj), 0);
         nf_sim_counts k = {0};
@@ -168,7 +136,7 @@ static void test_conservation(void **state) {
         assert_true(k.replayed > 100);
         assert_int_equal(k.replayed, k.discarded);
         assert_int_equal(k.delivered, k.injected);
-        unmake(&r);
+        rig_unmake(&r);
     }
 }
 
@@ -178,11 +146,11 @@ static void test_conservation(void **state) {
  * torus. Within 5 standard deviations. A measured run also delivers every packet it generated. */
 static void test_corrupt_share(void **state) {
     (void)state;
-    nf_sim_config c = defaults();
+    nf_sim_config c = rig_defaults();
     c.pkt_flits = 4;
     c.ber = 1e-4;
     c.switching = NF_SIM_SAF;
-    rig r = make("torus:4x4,c=2", "dor", c);
+    rig r = rig_make("torus:4x4,c=2", "dor", "uniform", c);
     nf_sim_injection inj = {.load = 0.3};
     nf_sim_phase ph = {.warmup = 300, .window = 3000, .drain_max = 20000};
     nf_sim_result res;
@@ -197,7 +165,7 @@ static void test_corrupt_share(void **state) {
     assert_false(res.saturated);
     double gen_pkts = res.offered * 32 * 3000 / 4; /* 32 endpoints */
     assert_true(fabs((double)res.packets - gen_pkts) < 0.5);
-    unmake(&r);
+    rig_unmake(&r);
 }
 
 /* Dynamic switching: with no errors every link cuts through; with errors everywhere and a
@@ -206,36 +174,36 @@ static void test_corrupt_share(void **state) {
  * and-forward none. Results are the same for 1 and 2 threads. */
 static void test_dynamic(void **state) {
     (void)state;
-    nf_sim_config c = defaults();
+    nf_sim_config c = rig_defaults();
     c.pkt_flits = 4;
     c.switching = NF_SIM_SWITCH_DYNAMIC;
     nf_sim_injection inj = {.load = 0.3};
     nf_sim_phase ph = {.warmup = 300, .window = 2000, .drain_max = 20000};
     nf_sim_result res;
-    rig r = make("torus:4x4,c=2", "dor", c);
+    rig r = rig_make("torus:4x4,c=2", "dor", "uniform", c);
     assert_int_equal(nf_sim_run(r.s, &inj, &ph, NULL, NULL, &res), 0);
     assert_true(res.saf_frac == 0.0);
     assert_int_equal(res.corrupt_pkts, 0);
-    unmake(&r);
+    rig_unmake(&r);
 
     c.ber = 1e-4;
     c.saf_errors = 1;
-    r = make("torus:4x4,c=2", "dor", c);
+    r = rig_make("torus:4x4,c=2", "dor", "uniform", c);
     assert_int_equal(nf_sim_run(r.s, &inj, &ph, NULL, NULL, &res), 0);
     assert_true(res.saf_frac > 0.9);
-    unmake(&r);
+    rig_unmake(&r);
 
     c.ber = 0;
     c.threads = 1;
     nf_sim_result one[2];
     for (unsigned th = 1; th <= 2; th++) {
         c.threads = th;
-        r = make("torus:4x4,c=2", "dor", c);
+        r = rig_make("torus:4x4,c=2", "dor", "uniform", c);
         nf_diag d = {{0}, 0, {0}};
         assert_int_equal(nf_sim_set_link_ber(r.s, link_between(r.f, 5, 6), 1e-3, &d), 0);
         assert_int_equal(nf_sim_run(r.s, &inj, &ph, NULL, NULL, &one[th - 1]), 0);
         one[th - 1].wall_s = 0;
-        unmake(&r);
+        rig_unmake(&r);
     }
     assert_memory_equal(&one[0], &one[1], sizeof one[0]);
     assert_true(one[0].corrupt_pkts > 10);
@@ -251,19 +219,19 @@ static void test_refusals(void **state) {
     } bad[] = {{-1e-9, 2, 0, 1000}, {1.5, 2, 0, 1000}, {NAN, 2, 0, 1000},
                {0, 2, 3, 1000},     {0, 0, 2, 1000},   {0, 2, 2, 0}};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        nf_sim_config c = defaults();
+        nf_sim_config c = rig_defaults();
         c.ber = bad[i].ber;
         c.saf_errors = bad[i].saf_errors;
         c.switching = (nf_sim_switching)bad[i].switching;
         c.saf_window = bad[i].window;
         rig r;
         nf_diag d = {{0}, 0, {0}};
-        assert_int_equal(try_make("torus:4,c=1", "dor", c, &r, &d), NF_EINVAL);
+        assert_int_equal(rig_try("torus:4,c=1", "dor", "uniform", &c, &r, &d), NF_EINVAL);
         assert_non_null(strstr(d.msg, "link errors"));
         nf_hops_free(r.h);
         nf_fabric_free(r.f);
     }
-    rig r = make("torus:4,c=1", "dor", defaults());
+    rig r = rig_make("torus:4,c=1", "dor", "uniform", rig_defaults());
     nf_diag d = {{0}, 0, {0}};
     nf_link host = r.f->port_link[nf_port_index(r.f, r.f->n_switches, 1)];
     assert_int_equal(nf_sim_set_link_ber(r.s, host, 1e-6, &d), NF_EINVAL);
@@ -271,7 +239,7 @@ static void test_refusals(void **state) {
     assert_int_equal(nf_sim_set_link_ber(r.s, r.f->n_links, 1e-6, &d), NF_EINVAL);
     assert_int_equal(nf_sim_set_link_ber(r.s, link_between(r.f, 0, 1), 2, &d), NF_EINVAL);
     assert_int_equal(nf_sim_set_link_ber(r.s, link_between(r.f, 0, 1), 1e-6, &d), NF_OK);
-    unmake(&r);
+    rig_unmake(&r);
 }
 
 int main(void) {

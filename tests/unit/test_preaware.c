@@ -12,33 +12,11 @@
 
 #include "netfab/gen.h"
 #include "netfab/sim.h"
+#include "simrig.h"
 #include "sim/sim_internal.h"
 
 #include <math.h>
 #include <string.h>
-
-typedef struct rig {
-    nf_fabric *f;
-    nf_hops *h;
-    nf_sim *s;
-} rig;
-
-static rig make(const char *topo, const char *routing, const char *traffic, nf_sim_config c) {
-    rig r;
-    nf_diag d = {{0}, 0, {0}};
-    assert_int_equal(nf_topo_build(topo, NULL, &r.f, &d), 0);
-    assert_int_equal(nf_hops_compute(r.f, 1, &r.h), 0);
-    int rc = nf_sim_new(r.f, r.h, &c, nf_sim_routing_find(routing), nf_sim_traffic_find(traffic),
-                        &r.s, &d);
-    if (rc) fail_msg("%s %s: %s", topo, routing, d.msg);
-    return r;
-}
-
-static void unmake(rig *r) {
-    nf_sim_free(r->s);
-    nf_hops_free(r->h);
-    nf_fabric_free(r->f);
-}
 
 static void near(double got, double want, double tol, const char *what) {
     if (fabs(got - want) > tol) fail_msg("%s: got %.12g, want %.12g", what, got, want);
@@ -123,7 +101,7 @@ static void test_nic_rate(void **state) {
     nf_sim_config c;
     nf_sim_config_defaults(&c);
     c.preaware_cycles = 64, c.seed = 5, c.threads = 1;
-    rig r = make("fattree:k=4", "updown", "uniform", c);
+    rig r = rig_make("fattree:k=4", "updown", "uniform", c);
     nf_sim_injection inj = {.load = 0.4};
     assert_int_equal(nf_sim_set_injection(r.s, &inj), 0);
     assert_int_equal(nf_sim_step(r.s, 1000), 0);
@@ -132,7 +110,7 @@ static void test_nic_rate(void **state) {
     for (uint32_t e = 0; e < E; e++)
         sum += nf__sim_port_rate(r.s, nf_port_index(r.f, nf_sim_endpoint_ca(r.s, e), 1));
     near(sum / E, 0.4, 0.05, "NIC ports' mean rate");
-    unmake(&r);
+    rig_unmake(&r);
 }
 
 /* The measure alone changes nothing: without --adaptive and on one rail nothing reads it but
@@ -145,8 +123,8 @@ static void test_measure_only(void **state) {
     c.seed = 3, c.threads = 1;
     nf_sim_config cp = c;
     cp.preaware_cycles = 16;
-    rig a = make("fattree:k=4", "updown", "uniform", c);
-    rig b = make("fattree:k=4", "updown", "uniform", cp);
+    rig a = rig_make("fattree:k=4", "updown", "uniform", c);
+    rig b = rig_make("fattree:k=4", "updown", "uniform", cp);
     nf_sim_injection inj = {.load = 0.3};
     nf_sim_phase ph = {.warmup = 200, .window = 800, .drain_max = 3000};
     nf_sim_result ra, rb;
@@ -155,8 +133,8 @@ static void test_measure_only(void **state) {
     assert_true(ra.packets > 2000); /* 16 endpoints x 0.3 x 800 = 3,840 */
     ra.wall_s = rb.wall_s = 0;
     assert_memory_equal(&ra, &rb, sizeof ra);
-    unmake(&a);
-    unmake(&b);
+    rig_unmake(&a);
+    rig_unmake(&b);
 }
 
 /* Pre-awareness everywhere (adaptive choice, the rails, the throttle) under a hot spot that
@@ -172,9 +150,9 @@ static void test_threads(void **state) {
     c2.threads = 2;
     nf_sim_config c0 = c;
     c0.preaware_cycles = 0;
-    rig a = make(topo, "minhop", "hotspot-set", c);
-    rig b = make(topo, "minhop", "hotspot-set", c2);
-    rig z = make(topo, "minhop", "hotspot-set", c0);
+    rig a = rig_make(topo, "minhop", "hotspot-set", c);
+    rig b = rig_make(topo, "minhop", "hotspot-set", c2);
+    rig z = rig_make(topo, "minhop", "hotspot-set", c0);
     nf_sim_injection inj = {.load = 0.6};
     nf_sim_phase ph = {.warmup = 400, .window = 500, .drain_max = 100};
     nf_sim_result ra, rb, rz;
@@ -188,9 +166,9 @@ static void test_threads(void **state) {
      * two links are busy throughout the window */
     near(ra.hot_accepted, 2.0, 0.02, "hot endpoint's throughput");
     assert_true(ra.bg_lat_mean > 0 && ra.bg_lat_p99 >= ra.bg_lat_mean);
-    unmake(&a);
-    unmake(&b);
-    unmake(&z);
+    rig_unmake(&a);
+    rig_unmake(&b);
+    rig_unmake(&z);
 }
 
 /* Knobs out of range are refused. */

@@ -13,15 +13,10 @@
 
 #include "netfab/gen.h"
 #include "netfab/sim.h"
+#include "simrig.h"
 #include "sim/sim_internal.h"
 
 #include <string.h>
-
-typedef struct rig {
-    nf_fabric *f;
-    nf_hops *h;
-    nf_sim *s;
-} rig;
 
 static nf_sim_config config(void) {
     nf_sim_config c;
@@ -29,28 +24,6 @@ static nf_sim_config config(void) {
     c.q_explore = 0;
     c.seed = 7;
     return c;
-}
-
-static int try_make(const char *topo, const char *routing, const char *traffic,
-                    const nf_sim_config *c, rig *r, nf_diag *d) {
-    if (nf_topo_build(topo, NULL, &r->f, d) || nf_hops_compute(r->f, 1, &r->h))
-        fail_msg("%s: %s", topo, d->msg);
-    r->s = NULL;
-    return nf_sim_new(r->f, r->h, c, nf_sim_routing_find(routing), nf_sim_traffic_find(traffic),
-                      &r->s, d);
-}
-
-static rig make(const char *topo, const char *routing, const char *traffic, nf_sim_config c) {
-    rig r;
-    nf_diag d = {{0}, 0, {0}};
-    if (try_make(topo, routing, traffic, &c, &r, &d)) fail_msg("%s %s: %s", topo, routing, d.msg);
-    return r;
-}
-
-static void unmake(rig *r) {
-    nf_sim_free(r->s);
-    nf_hops_free(r->h);
-    nf_fabric_free(r->f);
 }
 
 static nf_sim_result point(rig *r, double load) {
@@ -109,16 +82,16 @@ static void test_empty_network_is_minimal(void **state) {
     (void)state;
     nf_sim_config c = config();
     c.vcs = 4;
-    rig q = make("dragonfly:a=4,p=2,h=2", "qadapt", "uniform", c);
-    rig m = make("dragonfly:a=4,p=2,h=2", "dfmin", "uniform", c);
+    rig q = rig_make("dragonfly:a=4,p=2,h=2", "qadapt", "uniform", c);
+    rig m = rig_make("dragonfly:a=4,p=2,h=2", "dfmin", "uniform", c);
     nf_sim_result rq = point(&q, 0.01), rm = point(&m, 0.01);
     if (rq.minimal_frac != 1.0) fail_msg("qadapt minimal share %.4f at 0.01", rq.minimal_frac);
     if (rq.hops_mean != rm.hops_mean || rq.lat_mean > rm.lat_mean * 1.01 ||
         rq.lat_mean < rm.lat_mean * 0.99)
         fail_msg("qadapt %.3f hops, %.3f cycles; dfmin %.3f, %.3f", rq.hops_mean, rq.lat_mean,
                  rm.hops_mean, rm.lat_mean);
-    unmake(&q);
-    unmake(&m);
+    rig_unmake(&q);
+    rig_unmake(&m);
 }
 
 /* The worst case (every endpoint of group i to group i + 1): the minimal way has one global
@@ -134,14 +107,14 @@ static void test_worst_case_learned(void **state) {
         c.vcs = 4;
         if (k) c.q_local = 0;
         if (k == 2) c.q_alpha = 1e-6;
-        rig q = make("dragonfly:a=4,p=2,h=2", "qadapt", "worstcase", c);
+        rig q = rig_make("dragonfly:a=4,p=2,h=2", "qadapt", "worstcase", c);
         nf_sim_result r = point(&q, 0.3);
         bool carried = !r.saturated && r.accepted > 0.29 && r.minimal_frac <= 0.125 / 0.3;
         bool stuck = r.saturated && r.accepted < 0.14 && r.minimal_frac > 0.8;
         if (k < 2 ? !carried : !stuck)
             fail_msg("qadapt worst case 0.3, case %d: accepted %.3f, minimal %.3f, saturated %d", k,
                      r.accepted, r.minimal_frac, r.saturated);
-        unmake(&q);
+        rig_unmake(&q);
     }
 }
 
@@ -154,7 +127,7 @@ static void test_threads_and_runs(void **state) {
     for (unsigned th = 1; th <= 3; th++) {
         nf_sim_config c = config();
         c.vcs = 3, c.pkt_flits = 2, c.threads = th, c.q_explore = 0.01;
-        rig r = make("dragonfly:a=6,p=3,h=3", "qadapt", "worstcase", c);
+        rig r = rig_make("dragonfly:a=6,p=3,h=3", "qadapt", "worstcase", c);
         nf_sim_result res = point(&r, 0.3);
         if (th == 1) {
             first = res;
@@ -164,7 +137,7 @@ static void test_threads_and_runs(void **state) {
         } else {
             assert_memory_equal(&first, &res, sizeof res);
         }
-        unmake(&r);
+        rig_unmake(&r);
     }
 }
 
@@ -180,19 +153,19 @@ static void test_memory(void **state) {
     } k[] = {{"dragonfly:a=4,p=2,h=2", 260, 720}, {"dragonfly:a=8,p=4,h=4", 1804, 11616}};
     for (size_t i = 0; i < 2; i++) {
         nf_sim_config c = config();
-        rig r = make(k[i].topo, "qadapt", "uniform", c);
+        rig r = rig_make(k[i].topo, "qadapt", "uniform", c);
         nf_sim_injection inj = {.load = 0.01};
         nf_sim_phase ph = {.warmup = 0, .window = 10, .drain_max = 100};
         nf_sim_result res;
         assert_int_equal(nf_sim_run(r.s, &inj, &ph, NULL, NULL, &res), 0);
         assert_int_equal(res.state_bytes, k[i].bytes);
         assert_int_equal(res.state_bytes_flat, k[i].flat);
-        unmake(&r);
+        rig_unmake(&r);
     }
-    rig r = make("dragonfly:a=4,p=2,h=2", "dfmin", "uniform", config());
+    rig r = rig_make("dragonfly:a=4,p=2,h=2", "dfmin", "uniform", config());
     nf_sim_result res = point(&r, 0.01);
     assert_int_equal(res.state_bytes, 0);
-    unmake(&r);
+    rig_unmake(&r);
 }
 
 /* What it refuses: a fabric without groups, too few VCs, rates outside their range. */
@@ -214,7 +187,7 @@ static void test_refusals(void **state) {
         c.vcs = k[i].vcs, c.q_alpha = k[i].alpha, c.q_explore = k[i].explore, c.q_bias = k[i].bias;
         rig r;
         nf_diag d = {{0}, 0, {0}};
-        assert_int_equal(try_make(k[i].topo, "qadapt", "uniform", &c, &r, &d), NF_EINVAL);
+        assert_int_equal(rig_try(k[i].topo, "qadapt", "uniform", &c, &r, &d), NF_EINVAL);
         if (!strstr(d.msg, k[i].why)) fail_msg("case %zu: \"%s\"", i, d.msg);
         assert_null(r.s);
         nf_hops_free(r.h);

@@ -13,32 +13,10 @@
 
 #include "netfab/gen.h"
 #include "netfab/sim.h"
+#include "simrig.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-typedef struct rig {
-    nf_fabric *f;
-    nf_hops *h;
-    nf_sim *s;
-} rig;
-
-static rig make(const char *topo, nf_sim_config c) {
-    rig r;
-    nf_diag d = {{0}, 0, {0}};
-    assert_int_equal(nf_topo_build(topo, NULL, &r.f, &d), 0);
-    assert_int_equal(nf_hops_compute(r.f, 1, &r.h), 0);
-    int rc = nf_sim_new(r.f, r.h, &c, nf_sim_routing_find("minhop"), nf_sim_traffic_find("uniform"),
-                        &r.s, &d);
-    if (rc) fail_msg("%s: %s", topo, d.msg);
-    return r;
-}
-
-static void unmake(rig *r) {
-    nf_sim_free(r->s);
-    nf_hops_free(r->h);
-    nf_fabric_free(r->f);
-}
 
 static nf_sim_msg_times times(nf_sim *s, uint32_t id) {
     nf_sim_msg_times t;
@@ -68,7 +46,7 @@ static void test_unreliable_by_hand(void **state) {
         nf_sim_config c;
         nf_sim_config_defaults(&c);
         c.vcs = 2, c.seed = 1, c.queue_host_cycles = want[w].host;
-        rig r = make("torus:1,c=8", c);
+        rig r = rig_make("torus:1,c=8", "minhop", "uniform", c);
         assert_int_equal(nf_sim_set_queue_ring(r.s, 0, 2), 0);
         uint32_t id[5];
         for (uint32_t k = 0; k < 4; k++) {
@@ -98,7 +76,7 @@ static void test_unreliable_by_hand(void **state) {
             fail_msg("host %u: dropped %u, done %u, writes %llu, short released %llu done %llu",
                      want[w].host, res.dropped, res.done, (unsigned long long)res.ring_writes,
                      (unsigned long long)ts.released, (unsigned long long)ts.done);
-        unmake(&r);
+        rig_unmake(&r);
     }
 }
 
@@ -118,7 +96,7 @@ static void test_reliable_by_hand(void **state) {
     nf_sim_config c;
     nf_sim_config_defaults(&c);
     c.vcs = 2, c.seed = 1, c.queue_host_cycles = 100;
-    rig r = make("torus:1,c=8", c);
+    rig r = rig_make("torus:1,c=8", "minhop", "uniform", c);
     assert_int_equal(nf_sim_set_queue_ring(r.s, 0, 1), 0);
     static const struct {
         nf_sim_msg_kind kind[3];
@@ -162,7 +140,7 @@ static void test_reliable_by_hand(void **state) {
     nf_sim_counts k;
     nf_sim_get_counts(r.s, &k);
     assert_true(k.in_flight == 0 && k.injected == k.delivered);
-    unmake(&r);
+    rig_unmake(&r);
 }
 
 /* A ring of `cap` entries whose host takes host cycles an entry, replayed from the messages'
@@ -218,7 +196,7 @@ static void test_many_to_one(void **state) {
         nf_sim_config c;
         nf_sim_config_defaults(&c);
         c.vcs = 4, c.pkt_flits = 4, c.seed = 7, c.threads = th;
-        rig r = make("gft:leaves=4,nodes=4,spines=2,sib=0", c);
+        rig r = rig_make("gft:leaves=4,nodes=4,spines=2,sib=0", "minhop", "uniform", c);
         assert_int_equal(nf_sim_endpoints(r.s), 16);
         assert_int_equal(nf_sim_set_queue_ring(r.s, 0, 4), 0);
         uint32_t ids[N], n_rel = 0, n_unrel = 0;
@@ -273,7 +251,7 @@ static void test_many_to_one(void **state) {
         nf_sim_counts k;
         nf_sim_get_counts(r.s, &k);
         assert_true(k.in_flight == 0 && k.injected == k.delivered);
-        unmake(&r);
+        rig_unmake(&r);
     }
 }
 

@@ -12,42 +12,13 @@
 
 #include "netfab/gen.h"
 #include "netfab/sim.h"
+#include "simrig.h"
 #include "testutil.h"
 
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-
-typedef struct rig {
-    nf_fabric *f;
-    nf_hops *h;
-    nf_sim *s;
-} rig;
-
-/* The simulator's defaults; the tests change a few of them. */
-static nf_sim_config defaults(void) {
-    nf_sim_config c;
-    nf_sim_config_defaults(&c);
-    return c;
-}
-
-static rig make(const char *topo, const char *routing, const char *traffic, nf_sim_config c) {
-    rig r;
-    nf_diag d = {{0}, 0, {0}};
-    assert_int_equal(nf_topo_build(topo, NULL, &r.f, &d), 0);
-    assert_int_equal(nf_hops_compute(r.f, 1, &r.h), 0);
-    int rc = nf_sim_new(r.f, r.h, &c, nf_sim_routing_find(routing), nf_sim_traffic_find(traffic),
-                        &r.s, &d);
-    if (rc) fail_msg("%s %s: %s", topo, routing, d.msg);
-    return r;
-}
-
-static void unmake(rig *r) {
-    nf_sim_free(r->s);
-    nf_hops_free(r->h);
-    nf_fabric_free(r->f);
-}
 
 static nf_sim_result point(rig *r, double load, uint64_t window) {
     nf_sim_injection inj = {.load = load};
@@ -84,9 +55,9 @@ static nf_sim_counts drain_conserving(nf_sim *s) {
  * to nothing and every flit injected is delivered. */
 static void test_conservation(void **state) {
     (void)state;
-    nf_sim_config cf = defaults();
+    nf_sim_config cf = rig_defaults();
     cf.pkt_flits = 4, cf.seed = 3;
-    rig r = make("torus:4x4,c=2", "dor", "uniform", cf);
+    rig r = rig_make("torus:4x4,c=2", "dor", "uniform", cf);
     nf_sim_result res = point(&r, 0.4, 200); /* resets and fills the network */
     (void)res;
     nf_sim_injection inj = {.load = 0.6};
@@ -101,7 +72,7 @@ static void test_conservation(void **state) {
     assert_int_equal(c.in_flight, 0);
     assert_int_equal(c.injected, c.delivered);
     assert_true(c.delivered > 10000);
-    unmake(&r);
+    rig_unmake(&r);
 }
 
 /* Zero load: a packet of P flits over h switch-to-switch links crosses h + 1 routers: latency
@@ -113,10 +84,10 @@ static void test_zero_load_latency(void **state) {
         unsigned pkt, rd, lh, ll;
     } cases[] = {{1, 3, 1, 1}, {4, 3, 1, 1}, {8, 2, 2, 5}, {3, 5, 1, 10}};
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
-        nf_sim_config c = defaults();
+        nf_sim_config c = rig_defaults();
         c.pkt_flits = cases[k].pkt, c.router_delay = cases[k].rd, c.lat_host = cases[k].lh,
         c.lat_local = cases[k].ll, c.seed = 1;
-        rig r = make("torus:8,c=1", "dor", "tornado", c);
+        rig r = rig_make("torus:8,c=1", "dor", "tornado", c);
         nf_sim_result res = point(&r, 0.002 * cases[k].pkt, 20000);
         double h = 3;
         double want = cases[k].lh + (h + 1) * cases[k].rd + h * cases[k].ll + cases[k].lh +
@@ -126,7 +97,7 @@ static void test_zero_load_latency(void **state) {
         if (fabs(res.net_lat_mean - want) > 0.01 * want)
             fail_msg("case %zu: zero-load latency %.3f, analytic %.0f", k, res.net_lat_mean, want);
         assert_false(res.saturated);
-        unmake(&r);
+        rig_unmake(&r);
     }
 }
 
@@ -135,16 +106,16 @@ static void test_zero_load_latency(void **state) {
  * Morgan, 1987; 2 - sqrt 2 = 0.586 as the ports grow). */
 static void test_single_switch_hol(void **state) {
     (void)state;
-    nf_sim_config cf = defaults();
+    nf_sim_config cf = rig_defaults();
     cf.seed = 5;
-    rig r = make("torus:1,c=8", "minhop", "uniform", cf);
+    rig r = rig_make("torus:1,c=8", "minhop", "uniform", cf);
     nf_sim_result lo = point(&r, 0.5, 5000), hi = point(&r, 1.0, 5000);
     assert_false(lo.saturated);
     assert_true(fabs(lo.accepted - lo.offered) < 0.02);
     assert_true(hi.saturated);
     if (hi.accepted < 0.59 || hi.accepted > 0.65)
         fail_msg("saturation throughput %.3f, HOL theory 0.618", hi.accepted);
-    unmake(&r);
+    rig_unmake(&r);
 }
 
 /* Uniform traffic on a ring of 16 with dimension order and ties sent the + way: the busiest
@@ -153,20 +124,20 @@ static void test_single_switch_hol(void **state) {
  * conflict-free: full load goes through without queueing. */
 static void test_saturation_theory(void **state) {
     (void)state;
-    nf_sim_config cf = defaults();
+    nf_sim_config cf = rig_defaults();
     cf.seed = 2;
-    rig r = make("torus:16,c=1", "dor", "uniform", cf);
+    rig r = rig_make("torus:16,c=1", "dor", "uniform", cf);
     nf_sim_result a = point(&r, 0.25, 4000), b = point(&r, 0.6, 4000);
     assert_false(a.saturated);
     assert_true(b.saturated);
     assert_true(b.accepted < 0.445);
-    unmake(&r);
-    r = make("fattree:k=4", "updown", "bitcomp", cf);
+    rig_unmake(&r);
+    r = rig_make("fattree:k=4", "updown", "bitcomp", cf);
     nf_sim_result c = point(&r, 0.95, 4000);
     assert_false(c.saturated);
     assert_true(fabs(c.accepted - c.offered) < 0.01);
     assert_true(c.lat_p99 == c.lat_mean); /* no queueing at all: every packet the same */
-    unmake(&r);
+    rig_unmake(&r);
 }
 
 /* The channel dependency graph: dimension order without datelines has a cycle on a torus ring;
@@ -180,7 +151,7 @@ static void check(const char *topo, const char *routing, unsigned vcs, bool want
     assert_int_equal(nf_hops_compute(f, 1, &h), 0);
     uint32_t cyc = 99;
     uint64_t nv = 0, ne = 0;
-    nf_sim_config c = defaults();
+    nf_sim_config c = rig_defaults();
     c.vcs = vcs;
     assert_int_equal(
         nf_sim_check_deadlock(f, h, nf_sim_routing_find(routing), &c, &cyc, &nv, &ne, &d), 0);
@@ -225,31 +196,31 @@ static void test_deadlock_checker(void **state) {
  * tornado traffic locks up; with datelines (and two packets per buffer) the load flows. */
 static void test_watchdog(void **state) {
     (void)state;
-    nf_sim_config c = defaults();
+    nf_sim_config c = rig_defaults();
     c.vcs = 1, c.buf_flits = 4, c.pkt_flits = 4, c.seed = 9;
-    rig r = make("torus:8,c=1", "dor-plain", "tornado", c);
+    rig r = rig_make("torus:8,c=1", "dor-plain", "tornado", c);
     nf_sim_result res = point(&r, 0.9, 3000);
     assert_true(res.deadlock);
     assert_true(res.saturated);
     assert_true(strlen(res.stuck) > 0);
-    unmake(&r);
+    rig_unmake(&r);
     c.vcs = 2;
     c.buf_flits = 8;
-    r = make("torus:8,c=1", "dor", "tornado", c);
+    r = rig_make("torus:8,c=1", "dor", "tornado", c);
     res = point(&r, 0.1, 3000);
     assert_false(res.deadlock);
     assert_false(res.saturated);
     assert_true(fabs(res.accepted - res.offered) < 0.01);
-    unmake(&r);
+    rig_unmake(&r);
 }
 
 /* Same seed, same result, bit for bit; another seed, another result. */
 static void test_determinism(void **state) {
     (void)state;
-    nf_sim_config c = defaults();
+    nf_sim_config c = rig_defaults();
     c.pkt_flits = 3, c.seed = 42, c.adaptive = true;
-    rig a = make("dragonfly:a=4,p=2,h=2", "dfmin", "uniform", c);
-    rig b = make("dragonfly:a=4,p=2,h=2", "dfmin", "uniform", c);
+    rig a = rig_make("dragonfly:a=4,p=2,h=2", "dfmin", "uniform", c);
+    rig b = rig_make("dragonfly:a=4,p=2,h=2", "dfmin", "uniform", c);
     nf_sim_result ra = point(&a, 0.5, 3000), rb = point(&b, 0.5, 3000);
     ra.wall_s = rb.wall_s = 0;
     assert_memory_equal(&ra, &rb, sizeof ra);
@@ -257,30 +228,30 @@ static void test_determinism(void **state) {
     nf_sim_result rc = point(&a, 0.5, 3000);
     rc.wall_s = 0;
     assert_memory_equal(&ra, &rc, sizeof ra);
-    unmake(&b);
+    rig_unmake(&b);
     c.seed = 43;
-    b = make("dragonfly:a=4,p=2,h=2", "dfmin", "uniform", c);
+    b = rig_make("dragonfly:a=4,p=2,h=2", "dfmin", "uniform", c);
     rb = point(&b, 0.5, 3000);
     assert_true(rb.lat_mean != ra.lat_mean);
-    unmake(&a);
-    unmake(&b);
+    rig_unmake(&a);
+    rig_unmake(&b);
 }
 
 /* Routers run in any order and on any thread: 1 and 3 threads, the same result (a network big
  * enough for the parallel router phase). */
 static void test_determinism_threads(void **state) {
     (void)state;
-    nf_sim_config c1 = defaults();
+    nf_sim_config c1 = rig_defaults();
     c1.pkt_flits = 4, c1.seed = 7, c1.threads = 1;
     nf_sim_config c3 = c1;
     c3.threads = 3;
-    rig a = make("dragonfly:a=6,p=3,h=3", "dfmin", "uniform", c1);
-    rig b = make("dragonfly:a=6,p=3,h=3", "dfmin", "uniform", c3);
+    rig a = rig_make("dragonfly:a=6,p=3,h=3", "dfmin", "uniform", c1);
+    rig b = rig_make("dragonfly:a=6,p=3,h=3", "dfmin", "uniform", c3);
     nf_sim_result ra = point(&a, 0.6, 2000), rb = point(&b, 0.6, 2000);
     ra.wall_s = rb.wall_s = 0;
     assert_memory_equal(&ra, &rb, sizeof ra);
-    unmake(&a);
-    unmake(&b);
+    rig_unmake(&a);
+    rig_unmake(&b);
 }
 
 /* The threads' shares: bursty sources, messages, a shared pool and adaptive routing give the
@@ -288,12 +259,12 @@ static void test_determinism_threads(void **state) {
  * counts summed over threads, and a fresh simulator stepped without a run moves flits. */
 static void test_threads(void **state) {
     (void)state;
-    nf_sim_config c1 = defaults();
+    nf_sim_config c1 = rig_defaults();
     c1.pkt_flits = 2, c1.shared_flits = 8, c1.adaptive = true, c1.seed = 11, c1.threads = 1;
     nf_sim_config c2 = c1;
     c2.threads = 2;
-    rig a = make("fattree:k=8", "updown", "permutation", c1);
-    rig b = make("fattree:k=8", "updown", "permutation", c2);
+    rig a = rig_make("fattree:k=8", "updown", "permutation", c1);
+    rig b = rig_make("fattree:k=8", "updown", "permutation", c2);
     nf_sim_injection inj = {.load = 0.6, .bursty = true, .burst_pkts = 4, .msg_pkts = 3};
     nf_sim_phase ph = {.warmup = 300, .window = 2000, .drain_max = 20000};
     nf_sim_result ra, rb;
@@ -302,9 +273,9 @@ static void test_threads(void **state) {
     assert_true(ra.packets > 1000);
     ra.wall_s = rb.wall_s = 0;
     assert_memory_equal(&ra, &rb, sizeof ra);
-    unmake(&a);
+    rig_unmake(&a);
     /* a fresh simulator, stepped: conservation on two threads, then a full drain */
-    a = make("fattree:k=8", "updown", "uniform", c2);
+    a = rig_make("fattree:k=8", "updown", "uniform", c2);
     inj = (nf_sim_injection){.load = 0.5};
     assert_int_equal(nf_sim_set_injection(a.s, &inj), 0);
     nf_sim_counts k = step_conserving(a.s, 1500, NULL);
@@ -314,8 +285,8 @@ static void test_threads(void **state) {
     assert_int_equal(nf_sim_step(a.s, 3000), 0);
     nf_sim_get_counts(a.s, &k);
     assert_int_equal(k.in_flight, 0);
-    unmake(&a);
-    unmake(&b);
+    rig_unmake(&a);
+    rig_unmake(&b);
 }
 
 /* All-reduce by recursive doubling on a ring of 8: every source's messages go 1, 2 and 4
@@ -323,17 +294,17 @@ static void test_threads(void **state) {
  * where nothing detours. All-to-all on the ring: partners 1..7 away in turn, 16/7 links. */
 static void test_collective_patterns(void **state) {
     (void)state;
-    nf_sim_config cf = defaults();
+    nf_sim_config cf = rig_defaults();
     cf.seed = 9;
-    rig r = make("torus:8,c=1", "dor", "allreduce", cf);
+    rig r = rig_make("torus:8,c=1", "dor", "allreduce", cf);
     nf_sim_result res = point(&r, 0.05, 20000);
     assert_true(res.packets > 5000);
     if (fabs(res.hops_mean - 7.0 / 3) > 0.01) fail_msg("allreduce hops %.4f", res.hops_mean);
-    unmake(&r);
-    r = make("torus:8,c=1", "dor", "alltoall", cf);
+    rig_unmake(&r);
+    r = rig_make("torus:8,c=1", "dor", "alltoall", cf);
     res = point(&r, 0.05, 20000);
     if (fabs(res.hops_mean - 16.0 / 7) > 0.01) fail_msg("alltoall hops %.4f", res.hops_mean);
-    unmake(&r);
+    rig_unmake(&r);
 }
 
 /* Dual-port NICs (gft, rails=2): messages take the two rails in turn, each to the destination's
@@ -342,10 +313,10 @@ static void test_collective_patterns(void **state) {
  * ejection links (0.95 uniform) is carried by two. */
 static void test_dual_rail(void **state) {
     (void)state;
-    nf_sim_config c = defaults();
+    nf_sim_config c = rig_defaults();
     c.seed = 5;
-    rig one = make("gft:leaves=4,nodes=8,spines=4,rails=1", "minhop", "uniform", c);
-    rig two = make("gft:leaves=4,nodes=8,spines=4,rails=2", "minhop", "uniform", c);
+    rig one = rig_make("gft:leaves=4,nodes=8,spines=4,rails=1", "minhop", "uniform", c);
+    rig two = rig_make("gft:leaves=4,nodes=8,spines=4,rails=2", "minhop", "uniform", c);
     nf_sim_result r1 = point(&one, 0.3, 4000), r2 = point(&two, 0.3, 4000);
     assert_false(r1.saturated);
     assert_false(r2.saturated);
@@ -358,8 +329,8 @@ static void test_dual_rail(void **state) {
     assert_true(r1.saturated);
     assert_false(r2.saturated);
     assert_true(fabs(r2.accepted - r2.offered) < 0.02);
-    unmake(&one);
-    unmake(&two);
+    rig_unmake(&one);
+    rig_unmake(&two);
 }
 
 /* The UGAL rule on the UGAL note's worked example (w_hop 256 B, bias 2.5, minimal way 3 hops,
@@ -396,64 +367,64 @@ static double global_per_flit(rig *r, const nf_sim_result *res, uint64_t window)
  * saturated run does not trip the watchdog. */
 static void test_dragonfly_paths(void **state) {
     (void)state;
-    nf_sim_config c = defaults();
+    nf_sim_config c = rig_defaults();
     c.vcs = 3, c.seed = 13;
     const uint64_t W = 20000;
-    rig r = make("dragonfly:a=4,p=2,h=2", "dfmin", "uniform", c);
+    rig r = rig_make("dragonfly:a=4,p=2,h=2", "dfmin", "uniform", c);
     nf_sim_result res = point(&r, 0.1, W);
     double gmin = global_per_flit(&r, &res, W);
     if (fabs(gmin - 64.0 / 71) > 0.03) fail_msg("min: %.4f global hops per flit", gmin);
-    unmake(&r);
-    r = make("dragonfly:a=4,p=2,h=2", "val", "uniform", c);
+    rig_unmake(&r);
+    r = rig_make("dragonfly:a=4,p=2,h=2", "val", "uniform", c);
     res = point(&r, 0.1, W);
     double gval = global_per_flit(&r, &res, W);
     if (fabs(gval - 2 * 64.0 / 71) > 0.05) fail_msg("val: %.4f global hops per flit", gval);
     if (fabs(res.minimal_frac - 7.0 / 71) > 0.02) fail_msg("val minimal %.4f", res.minimal_frac);
     assert_true(res.hops_mean > 3.0);
-    unmake(&r);
+    rig_unmake(&r);
     /* restricted proxies: the intermediate group is one the source router's own global links
      * reach, so the local hop in the source group that 5 in 7 unrestricted packets take goes */
     nf_sim_config cr = c;
     cr.proxy_restricted = true;
-    r = make("dragonfly:a=4,p=2,h=2", "val", "uniform", cr);
+    r = rig_make("dragonfly:a=4,p=2,h=2", "val", "uniform", cr);
     nf_sim_result rr = point(&r, 0.1, W);
     if (res.hops_mean - rr.hops_mean < 0.4)
         fail_msg("val hops %.3f, restricted %.3f", res.hops_mean, rr.hops_mean);
     if (fabs(global_per_flit(&r, &rr, W) - 2 * 64.0 / 71) > 0.05) fail_msg("restricted globals");
-    unmake(&r);
-    r = make("dragonfly:a=4,p=2,h=2", "ugal-l", "uniform", c);
+    rig_unmake(&r);
+    r = rig_make("dragonfly:a=4,p=2,h=2", "ugal-l", "uniform", c);
     res = point(&r, 0.02, W);
     assert_true(res.minimal_frac == 1.0);
-    unmake(&r);
+    rig_unmake(&r);
     c.vcs = 4; /* PAR looks twice, and with empty queues stays minimal too */
-    r = make("dragonfly:a=4,p=2,h=2", "par", "uniform", c);
+    r = rig_make("dragonfly:a=4,p=2,h=2", "par", "uniform", c);
     res = point(&r, 0.02, W);
     assert_true(res.minimal_frac == 1.0);
-    unmake(&r);
+    rig_unmake(&r);
     /* 4-flit packets under the worst case at 0.2: a hop costs one flit of queue by default, and
      * UGAL-L sends about half the long way and carries the load; at a packet's 4 flits a hop, a
      * minimal queue must pass 38 flits over 2.5 times the Valiant one, more than one VC class
      * lets a source router see, and UGAL-L stays minimal past saturation (0.14) */
-    nf_sim_config c44 = defaults();
+    nf_sim_config c44 = rig_defaults();
     c44.vcs = 4, c44.pkt_flits = 4, c44.seed = 5;
-    r = make("dragonfly:a=4,p=2,h=2", "ugal-l", "worstcase", c44);
+    r = rig_make("dragonfly:a=4,p=2,h=2", "ugal-l", "worstcase", c44);
     res = point(&r, 0.2, W);
     if (res.accepted < 0.19 || res.minimal_frac > 0.7 || res.saturated)
         fail_msg("ugal-l pkt 4: accepted %.3f minimal %.3f", res.accepted, res.minimal_frac);
-    unmake(&r);
+    rig_unmake(&r);
     c44.w_hop = 4;
-    r = make("dragonfly:a=4,p=2,h=2", "ugal-l", "worstcase", c44);
+    r = rig_make("dragonfly:a=4,p=2,h=2", "ugal-l", "worstcase", c44);
     res = point(&r, 0.2, W);
     if (res.accepted > 0.17 || res.minimal_frac < 0.75 || !res.saturated)
         fail_msg("ugal-l pkt 4, w_hop 4: accepted %.3f minimal %.3f", res.accepted,
                  res.minimal_frac);
-    unmake(&r);
+    rig_unmake(&r);
     c.vcs = 3;
     const char *topos[] = {"dragonfly:a=4,p=2,h=2", "dragonfly:a=4,p=2,h=2,arr=consecutive",
                            "dragonfly:a=6,p=3,h=3", "dragonfly:a=6,p=3,h=3,arr=consecutive",
                            "dragonfly:a=4,p=2,h=1"};
     const char *routes[] = {"val", "ugal-l", "ugal-lt", "ugal-g", "par"};
-    nf_sim_config c4 = defaults();
+    nf_sim_config c4 = rig_defaults();
     c4.vcs = 4;
     for (size_t i = 0; i < sizeof topos / sizeof *topos; i++)
         for (int k = 0; k < 5; k++) {
@@ -470,15 +441,15 @@ static void test_dragonfly_paths(void **state) {
             nf_hops_free(h);
             nf_fabric_free(f);
         }
-    nf_sim_config cf = defaults();
+    nf_sim_config cf = rig_defaults();
     cf.vcs = 3, cf.buf_flits = 4, cf.seed = 2;
-    r = make("dragonfly:a=4,p=2,h=2", "val", "worstcase", cf);
+    r = rig_make("dragonfly:a=4,p=2,h=2", "val", "worstcase", cf);
     nf_sim_injection inj = {.load = 0.9};
     nf_sim_phase ph = {.warmup = 500, .window = 10000, .drain_max = 2000};
     assert_int_equal(nf_sim_run(r.s, &inj, &ph, NULL, NULL, &res), 0);
     assert_true(res.saturated);
     assert_false(res.deadlock);
-    unmake(&r);
+    rig_unmake(&r);
 }
 
 /* UGAL-G reads other routers' queues from a snapshot taken between cycles: 1, 2 and 3 threads
@@ -487,9 +458,9 @@ static void test_ugal_g_threads(void **state) {
     (void)state;
     nf_sim_result g1 = {0};
     for (unsigned th = 1; th <= 3; th++) {
-        nf_sim_config cg = defaults();
+        nf_sim_config cg = rig_defaults();
         cg.vcs = 3, cg.pkt_flits = 2, cg.seed = 17, cg.threads = th;
-        rig r = make("dragonfly:a=6,p=3,h=3", "ugal-g", "worstcase", cg);
+        rig r = rig_make("dragonfly:a=6,p=3,h=3", "ugal-g", "worstcase", cg);
         nf_sim_injection inj = {.load = 0.35};
         nf_sim_phase ph = {.warmup = 500, .window = 2000, .drain_max = 1000};
         nf_sim_result rg;
@@ -501,7 +472,7 @@ static void test_ugal_g_threads(void **state) {
         } else {
             assert_memory_equal(&g1, &rg, sizeof rg);
         }
-        unmake(&r);
+        rig_unmake(&r);
     }
 }
 
@@ -512,12 +483,12 @@ static void test_ugal_g_threads(void **state) {
  * routed wait (unroutable), never crossing a failed link. */
 static void test_faults(void **state) {
     (void)state;
-    nf_sim_config c = defaults();
+    nf_sim_config c = rig_defaults();
     c.vcs = 8, c.seed = 21;
     for (int sib = 1; sib >= 0; sib--) {
-        rig r = make(sib ? "gft:leaves=4,nodes=2,spines=4,sib=1"
-                         : "gft:leaves=4,nodes=2,spines=4,sib=0",
-                     "ftable", "uniform", c);
+        rig r = rig_make(sib ? "gft:leaves=4,nodes=2,spines=4,sib=1"
+                             : "gft:leaves=4,nodes=2,spines=4,sib=0",
+                         "ftable", "uniform", c);
         nf_sim_result healthy = point(&r, 0.2, 5000);
         for (unsigned p = 3; p <= 6; p++)
             r.f->link_state[r.f->port_link[nf_port_index(r.f, 0, p)]] = NF_LINK_DOWN;
@@ -536,7 +507,7 @@ static void test_faults(void **state) {
         assert_int_equal(nf_sim_set_injection(r.s, &inj), 0);
         step_conserving(r.s, 2000, NULL);
         assert_int_equal(drain_conserving(r.s).in_flight, 0);
-        unmake(&r);
+        rig_unmake(&r);
     }
 }
 
@@ -547,9 +518,9 @@ static void test_faults(void **state) {
  * dropped + in flight at every cycle. */
 static void test_fail_during_run(void **state) {
     (void)state;
-    nf_sim_config c = defaults();
+    nf_sim_config c = rig_defaults();
     c.vcs = 8, c.seed = 4;
-    rig r = make("gft:leaves=4,nodes=2,spines=2,sib=0", "ftable", "uniform", c);
+    rig r = rig_make("gft:leaves=4,nodes=2,spines=2,sib=0", "ftable", "uniform", c);
     nf_link l = r.f->port_link[nf_port_index(r.f, 1, 3)];
     assert_int_equal(nf_sim_link_at(r.s, l, 1500, false), 0);
     assert_int_equal(nf_sim_link_at(r.s, r.f->n_links, 10, false), NF_EINVAL);
@@ -571,16 +542,16 @@ static void test_fail_during_run(void **state) {
     res.wall_s = again.wall_s = 0;
     assert_memory_equal(&res, &again, sizeof res);
     free(before);
-    unmake(&r);
+    rig_unmake(&r);
     /* the same, stepped from a fresh simulator: conservation with drops, then a full drain */
-    r = make("gft:leaves=4,nodes=2,spines=2,sib=0", "ftable", "uniform", c);
+    r = rig_make("gft:leaves=4,nodes=2,spines=2,sib=0", "ftable", "uniform", c);
     assert_int_equal(nf_sim_link_at(r.s, l, 300, false), 0);
     assert_int_equal(nf_sim_set_injection(r.s, &inj), 0);
     nf_sim_counts k = step_conserving(r.s, 1500, NULL);
     assert_true(k.dropped > 0);
     k = drain_conserving(r.s);
     assert_int_equal(k.in_flight, 0);
-    unmake(&r);
+    rig_unmake(&r);
 }
 
 /* One simulator's run on its own thread (test_shared_fabric). */
@@ -608,9 +579,9 @@ static void *run_solo(void *arg) {
  * the failure written into the fabric, the second would see it (dropped_pkts > 0). */
 static void test_shared_fabric(void **state) {
     (void)state;
-    nf_sim_config c = defaults();
+    nf_sim_config c = rig_defaults();
     c.vcs = 8, c.seed = 4, c.threads = 1;
-    rig r = make("gft:leaves=4,nodes=2,spines=2,sib=0", "ftable", "uniform", c);
+    rig r = rig_make("gft:leaves=4,nodes=2,spines=2,sib=0", "ftable", "uniform", c);
     nf_sim *other;
     nf_diag d = {{0}, 0, {0}};
     c.seed = 9;
@@ -645,7 +616,7 @@ static void test_shared_fabric(void **state) {
     }
     assert_int_equal(r.f->link_state[l], NF_LINK_UP);
     nf_sim_free(other);
-    unmake(&r);
+    rig_unmake(&r);
 }
 
 /* Unroutable pairs through failed links (gft:leaves=4,nodes=2,spines=4 without siblings, 8
@@ -657,13 +628,13 @@ static void test_shared_fabric(void **state) {
 static void test_unroutable_failed(void **state) {
     (void)state;
     const char *gft = "gft:leaves=4,nodes=2,spines=4,sib=0";
-    nf_sim_config c = defaults();
+    nf_sim_config c = rig_defaults();
     c.vcs = 8, c.seed = 5;
     uint64_t pairs, excluded[2] = {0};
     nf_node src, dst;
     for (int during = 0; during <= 1; during++) {
         c.exclude_unroutable = false;
-        rig r = make(gft, "minhop", "uniform", c);
+        rig r = rig_make(gft, "minhop", "uniform", c);
         assert_int_equal(nf_sim_unroutable_pairs(r.s, &pairs, &src, &dst), 0);
         assert_int_equal(pairs, 0);
         for (unsigned p = 3; p <= 6; p++) {
@@ -677,9 +648,9 @@ static void test_unroutable_failed(void **state) {
         }
         if (!(!nf_is_switch(r.f, src) && r.f->peer[nf_port_index(r.f, src, 1)] == 0))
             fail_msg("the example's source %u is not on leaf 0", src);
-        unmake(&r);
+        rig_unmake(&r);
         c.exclude_unroutable = true;
-        r = make(gft, "minhop", "uniform", c);
+        r = rig_make(gft, "minhop", "uniform", c);
         for (unsigned p = 3; p <= 6; p++) {
             nf_link l = r.f->port_link[nf_port_index(r.f, 0, p)];
             if (during)
@@ -691,18 +662,18 @@ static void test_unroutable_failed(void **state) {
         assert_false(res.deadlock);
         assert_true(res.excluded_msgs > 0);
         excluded[during] = res.excluded_msgs;
-        unmake(&r);
+        rig_unmake(&r);
     }
     if (!(excluded[1] < excluded[0]))
         fail_msg("excluded from cycle 1500: %llu, from the start: %llu",
                  (unsigned long long)excluded[1], (unsigned long long)excluded[0]);
     c.exclude_unroutable = false;
-    rig r = make(gft, "ftable", "uniform", c);
+    rig r = rig_make(gft, "ftable", "uniform", c);
     for (unsigned p = 3; p <= 6; p++)
         r.f->link_state[r.f->port_link[nf_port_index(r.f, 0, p)]] = NF_LINK_DOWN;
     assert_int_equal(nf_sim_unroutable_pairs(r.s, &pairs, &src, &dst), 0);
     assert_int_equal(pairs, 0);
-    unmake(&r);
+    rig_unmake(&r);
 }
 
 /* A scripted message whose packets can never arrive (ftable, both up links of the target's
@@ -710,9 +681,9 @@ static void test_unroutable_failed(void **state) {
  * waiting for ever (nothing in the network, nothing to release). */
 static void test_script_lost(void **state) {
     (void)state;
-    nf_sim_config c = defaults();
+    nf_sim_config c = rig_defaults();
     c.vcs = 8, c.seed = 4;
-    rig r = make("gft:leaves=4,nodes=2,spines=2,sib=0", "ftable", "uniform", c);
+    rig r = rig_make("gft:leaves=4,nodes=2,spines=2,sib=0", "ftable", "uniform", c);
     for (unsigned p = 3; p <= 4; p++)
         assert_int_equal(nf_sim_link_at(r.s, r.f->port_link[nf_port_index(r.f, 1, p)], 0, false),
                          0);
@@ -722,7 +693,7 @@ static void test_script_lost(void **state) {
     nf_sim_script_result res;
     assert_int_equal(nf_sim_run_script(r.s, UINT64_MAX, &res), 0);
     assert_true(res.unfinished && res.done == 0 && !res.deadlock);
-    unmake(&r);
+    rig_unmake(&r);
 }
 
 /* Scripted messages on gft:leaves=4,nodes=2,spines=2,rails=2 (endpoint 0 on leaf 0, 7 on leaf
@@ -731,9 +702,9 @@ static void test_script_lost(void **state) {
  * its head = 20 cycles. */
 static void test_script(void **state) {
     (void)state;
-    nf_sim_config c = defaults();
+    nf_sim_config c = rig_defaults();
     c.vcs = 4, c.pkt_flits = 8, c.seed = 1;
-    rig r = make("gft:leaves=4,nodes=2,spines=2,sib=0,rails=2", "minhop", "uniform", c);
+    rig r = rig_make("gft:leaves=4,nodes=2,spines=2,sib=0,rails=2", "minhop", "uniform", c);
     nf_sim *s = r.s;
     assert_int_equal(nf_sim_endpoints(s), 8);
     static const struct {
@@ -801,19 +772,19 @@ static void test_script(void **state) {
     assert_int_equal(nf_sim_after(s, 0, 0), NF_EINVAL);
     assert_int_equal(nf_sim_after(s, 0, 99), NF_EINVAL);
     assert_int_equal(nf_sim_msg_times_of(s, 99, &tb), NF_EINVAL);
-    unmake(&r);
+    rig_unmake(&r);
     /* rail 1 of a one-port NIC */
-    r = make("gft:leaves=4,nodes=2,spines=2,sib=0,rails=1", "minhop", "uniform", c);
+    r = rig_make("gft:leaves=4,nodes=2,spines=2,sib=0,rails=1", "minhop", "uniform", c);
     nf_sim_msg r1 = {.src = 0, .dst = 7, .bytes = 8, .rail = NF_SIM_RAIL1};
     assert_int_equal(nf_sim_post(r.s, &r1, &x), NF_EINVAL);
-    unmake(&r);
+    rig_unmake(&r);
     /* many messages at once, over both rails of the Sunway prototype: the same times on 1, 2
      * and 3 threads, and every flit delivered */
     nf_sim_msg_times first[40];
     for (unsigned th = 1; th <= 3; th++) {
-        nf_sim_config ct = defaults();
+        nf_sim_config ct = rig_defaults();
         ct.vcs = 4, ct.pkt_flits = 8, ct.seed = 3, ct.threads = th;
-        r = make("gft:preset=sunway-proto", "minhop", "uniform", ct);
+        r = rig_make("gft:preset=sunway-proto", "minhop", "uniform", ct);
         for (uint32_t i = 0; i < 40; i++) {
             nf_sim_msg m = {.src = (i * 37) % 512,
                             .dst = (i * 101 + 7) % 512,
@@ -839,7 +810,7 @@ static void test_script(void **state) {
                      t.done != first[i].done || t.packets != first[i].packets)
                 fail_msg("message %u differs on %u threads", i, th);
         }
-        unmake(&r);
+        rig_unmake(&r);
     }
 }
 
@@ -851,9 +822,9 @@ static void test_script(void **state) {
  * allreduce of 64 bytes: 14 steps of 8 bytes, 13 cycles each = 182. */
 static void test_collectives_sw(void **state) {
     (void)state;
-    nf_sim_config cf = defaults();
+    nf_sim_config cf = rig_defaults();
     cf.vcs = 2, cf.seed = 1;
-    rig r = make("torus:1,c=8", "minhop", "uniform", cf);
+    rig r = rig_make("torus:1,c=8", "minhop", "uniform", cf);
     uint32_t ranks[8] = {0, 1, 2, 3, 4, 5, 6, 7};
     static const struct {
         nf_sim_coll c;
@@ -895,7 +866,7 @@ static void test_collectives_sw(void **state) {
     assert_int_equal(
         nf_sim_post_collective(r.s, NF_SIM_ALLREDUCE_RING, ranks, 1, 8, NF_SIM_RAIL0, &first, &n),
         NF_EINVAL);
-    unmake(&r);
+    rig_unmake(&r);
 }
 
 /* Routes groups (CA ids) with an engine, for nf_sim_set_mcast. */
@@ -916,9 +887,9 @@ static nf_mcast *route_groups(rig *r, const nf_groups *g, const char *engine) {
 static void test_mcast_hw(void **state) {
     (void)state;
     for (unsigned P = 1; P <= 4; P += 3) {
-        nf_sim_config cf = defaults();
+        nf_sim_config cf = rig_defaults();
         cf.vcs = 2, cf.pkt_flits = P, cf.seed = 1;
-        rig r = make("torus:1,c=8", "minhop", "uniform", cf);
+        rig r = rig_make("torus:1,c=8", "minhop", "uniform", cf);
         nf_node S = r.f->n_switches;
         nf_node mem[4] = {S, S + 1, S + 2, S + 3};
         uint32_t off[2] = {0, 4};
@@ -940,13 +911,13 @@ static void test_mcast_hw(void **state) {
         bad.group = 1;
         assert_int_equal(nf_sim_post(r.s, &bad, &id), NF_EINVAL);
         nf_mcast_free(m);
-        unmake(&r);
+        rig_unmake(&r);
     }
     { /* two groups forced onto one tree over all 8 endpoints: a packet floods every endpoint
        * on it (7 flits delivered), and counts at its own group's members only; at 44 + 1 */
-        nf_sim_config cf = defaults();
+        nf_sim_config cf = rig_defaults();
         cf.vcs = 2, cf.seed = 1;
-        rig r = make("torus:1,c=8", "minhop", "uniform", cf);
+        rig r = rig_make("torus:1,c=8", "minhop", "uniform", cf);
         nf_node S = r.f->n_switches, mem[8];
         nf_link links[16];
         for (unsigned i = 0; i < 8; i++) {
@@ -975,14 +946,14 @@ static void test_mcast_hw(void **state) {
         if (res.done != 1 || res.cycles != 45 || k.delivered != 7)
             fail_msg("shared tree: done %u at %llu, %llu flits delivered", res.done,
                      (unsigned long long)res.cycles, (unsigned long long)k.delivered);
-        unmake(&r);
+        rig_unmake(&r);
     }
     const char *engines[] = {"minihop", "sssp", "fulb", "fulb"};
     uint64_t sum1 = 0;
     for (int e = 0; e < 4; e++) { /* the last: fulb again on 3 threads, the same times */
-        nf_sim_config cf = defaults();
+        nf_sim_config cf = rig_defaults();
         cf.vcs = 8, cf.pkt_flits = 2, cf.seed = 7, cf.threads = e < 3 ? 1 : 3;
-        rig r = make("gft:leaves=8,nodes=4,spines=4,sib=0", "minhop", "uniform", cf);
+        rig r = rig_make("gft:leaves=8,nodes=4,spines=4,sib=0", "minhop", "uniform", cf);
         nf_node S = r.f->n_switches;
         enum { G = 8, K = 5 };
         nf_node mem[G * K];
@@ -1023,7 +994,7 @@ static void test_mcast_hw(void **state) {
         if (e == 2) sum1 = sum;
         if (e == 3) assert_true(sum == sum1);
         nf_mcast_free(m);
-        unmake(&r);
+        rig_unmake(&r);
     }
 }
 
@@ -1035,9 +1006,9 @@ static void test_mcast_hw(void **state) {
  * Binomial reduce in software: 7 messages, the last in at 39 as well. Then the values. */
 static void test_collectives_hw(void **state) {
     (void)state;
-    nf_sim_config cf = defaults();
+    nf_sim_config cf = rig_defaults();
     cf.vcs = 2, cf.seed = 1;
-    rig r = make("torus:1,c=8", "minhop", "uniform", cf);
+    rig r = rig_make("torus:1,c=8", "minhop", "uniform", cf);
     nf_node S = r.f->n_switches, mem[8];
     for (unsigned i = 0; i < 8; i++)
         mem[i] = S + i;
@@ -1115,7 +1086,7 @@ static void test_collectives_hw(void **state) {
     assert_int_equal(nf_sim_set_mcast(r.s, &g3, m3), 0);
     assert_int_equal(nf_sim_run_script(r.s, 100000, &res), NF_EINVAL);
     nf_mcast_free(m3);
-    unmake(&r);
+    rig_unmake(&r);
     /* the NICs' arithmetic on {1e16, 1, -1e16, 1}: with fan-in 2 rank 1 adds its child 3
      * (1 + 1 = 2) and the root (1e16 + 2) + -1e16 = 2 exactly; with fan-in 3 the root adds its
      * children in order, ((1e16 + 1) + -1e16) + 1 = 1 (1e16 + 1 rounds to 1e16): the tree, not
@@ -1143,9 +1114,9 @@ static void test_collectives_hw(void **state) {
  * 226 + 113 = 339. The hardware barrier is done in the NICs: 52 cycles with or without H. */
 static void test_host_overhead(void **state) {
     (void)state;
-    nf_sim_config cf = defaults();
+    nf_sim_config cf = rig_defaults();
     cf.vcs = 2, cf.seed = 1, cf.host_msg_cycles = 100;
-    rig r = make("torus:1,c=8", "minhop", "uniform", cf);
+    rig r = rig_make("torus:1,c=8", "minhop", "uniform", cf);
     uint32_t ranks[8] = {0, 1, 2, 3, 4, 5, 6, 7}, first, n;
     static const struct {
         nf_sim_coll c;
@@ -1185,7 +1156,7 @@ static void test_host_overhead(void **state) {
     assert_int_equal(nf_sim_run_script(r.s, 100000, &res), 0);
     assert_int_equal(res.cycles, 52);
     nf_mcast_free(m);
-    unmake(&r);
+    rig_unmake(&r);
 }
 
 /* Hardware and software collectives on a two-level fabric of 12 switches (32 endpoints, one
@@ -1197,9 +1168,9 @@ static void test_collectives_threads(void **state) {
     uint64_t want[5][N * 8] = {{0}};
     uint32_t nmsg[5] = {0};
     for (unsigned th = 1; th <= 3; th++) {
-        nf_sim_config cc = defaults();
+        nf_sim_config cc = rig_defaults();
         cc.vcs = 8, cc.pkt_flits = 2, cc.seed = 5, cc.threads = th;
-        rig r = make("gft:leaves=8,nodes=4,spines=4,sib=0", "minhop", "uniform", cc);
+        rig r = rig_make("gft:leaves=8,nodes=4,spines=4,sib=0", "minhop", "uniform", cc);
         nf_node S = r.f->n_switches, mem[N];
         uint32_t ranks[N], off[2] = {0, N};
         for (uint32_t i = 0; i < N; i++) {
@@ -1237,7 +1208,7 @@ static void test_collectives_threads(void **state) {
             }
         }
         nf_mcast_free(m);
-        unmake(&r);
+        rig_unmake(&r);
     }
 }
 
@@ -1246,16 +1217,16 @@ static void test_patterns_run(void **state) {
     (void)state;
     for (size_t i = 0; i < nf_sim_traffic_count(); i++) {
         const char *t = nf_sim_traffic_name(nf_sim_traffic_at(i));
-        nf_sim_config cf = defaults();
+        nf_sim_config cf = rig_defaults();
         cf.pkt_flits = 2;
-        rig r = make("dragonfly:a=4,p=2,h=2", "dfmin", t, cf);
+        rig r = rig_make("dragonfly:a=4,p=2,h=2", "dfmin", t, cf);
         nf_sim_result res = point(&r, 0.03, 2000); /* hotspot: 72 * 0.03 / 4 < 1 at the hot port */
         if (res.saturated || res.packets == 0)
             fail_msg("%s: saturated %d, %llu packets", t, res.saturated,
                      (unsigned long long)res.packets);
         /* dfmin takes one global link: at most local, global, local; hop-minimal mostly */
         assert_true(res.hops_mean <= 3.0 && res.minimal_frac > 0.5);
-        unmake(&r);
+        rig_unmake(&r);
     }
     /* bad configurations are refused with a reason */
     nf_fabric *f;
@@ -1264,13 +1235,13 @@ static void test_patterns_run(void **state) {
     nf_diag d = {{0}, 0, {0}};
     assert_int_equal(nf_topo_build("dragonfly:a=4,p=2,h=2", NULL, &f, &d), 0);
     assert_int_equal(nf_hops_compute(f, 1, &h), 0);
-    nf_sim_config c = defaults();
+    nf_sim_config c = rig_defaults();
     c.vcs = 1;
     assert_int_equal(
         nf_sim_new(f, h, &c, nf_sim_routing_find("dfmin"), nf_sim_traffic_find("uniform"), &s, &d),
         NF_EINVAL);
     assert_non_null(strstr(d.msg, "VCs"));
-    c = defaults();
+    c = rig_defaults();
     c.buf_flits = 2, c.pkt_flits = 4;
     assert_int_equal(
         nf_sim_new(f, h, &c, nf_sim_routing_find("dfmin"), nf_sim_traffic_find("uniform"), &s, &d),
@@ -1286,7 +1257,7 @@ static void test_patterns_run(void **state) {
                  {"lat_local", "latencies"},
                  {"speedup", "speedup"}};
     for (size_t i = 0; i < sizeof zeros / sizeof zeros[0]; i++) {
-        c = defaults();
+        c = rig_defaults();
         const char *k = zeros[i].knob;
         if (!strcmp(k, "vcs")) c.vcs = 0;
         if (!strcmp(k, "pkt_flits")) c.pkt_flits = 0;
@@ -1338,11 +1309,11 @@ static void test_w_hop_zero(void **state) {
     (void)state;
     double frac[2];
     for (int i = 0; i < 2; i++) {
-        nf_sim_config c = defaults();
+        nf_sim_config c = rig_defaults();
         c.vcs = 3, c.seed = 3, c.w_hop = i ? 1.0 : 0.0;
-        rig r = make("dragonfly:a=4,p=2,h=2", "ugal-g", "worstcase", c);
+        rig r = rig_make("dragonfly:a=4,p=2,h=2", "ugal-g", "worstcase", c);
         frac[i] = point(&r, 0.05, 3000).minimal_frac;
-        unmake(&r);
+        rig_unmake(&r);
     }
     if (!(frac[0] < frac[1] - 0.05))
         fail_msg("minimal share with w_hop 0: %.4f, with 1: %.4f", frac[0], frac[1]);
@@ -1353,20 +1324,20 @@ static void test_w_hop_zero(void **state) {
  * packet by at most one more hop than min-hop. */
 static void test_table2(void **state) {
     (void)state;
-    nf_sim_config c = defaults();
+    nf_sim_config c = rig_defaults();
     c.vcs = 6, c.pkt_flits = 2, c.seed = 11;
-    rig a = make("torus:4x3x2,c=2", "table2", "uniform", c);
-    rig b = make("torus:4x3x2,c=2", "minhop", "uniform", c);
+    rig a = rig_make("torus:4x3x2,c=2", "table2", "uniform", c);
+    rig b = rig_make("torus:4x3x2,c=2", "minhop", "uniform", c);
     nf_sim_result ra = point(&a, 0.4, 3000), rb = point(&b, 0.4, 3000);
     ra.wall_s = rb.wall_s = 0;
     assert_memory_equal(&ra, &rb, sizeof ra);
-    unmake(&a);
-    unmake(&b);
-    a = make("dragonfly:a=4,p=2,h=2", "table2", "uniform", c);
+    rig_unmake(&a);
+    rig_unmake(&b);
+    a = rig_make("dragonfly:a=4,p=2,h=2", "table2", "uniform", c);
     ra = point(&a, 0.3, 3000);
     assert_false(ra.saturated);
     assert_true(ra.hops_mean >= 2.0 && ra.hops_mean <= 3.0);
-    unmake(&a);
+    rig_unmake(&a);
 }
 
 /* Messages of 3 packets of 2 flits at zero load: the last packet leaves the NIC 2 * 2 cycles
@@ -1374,9 +1345,9 @@ static void test_table2(void **state) {
  * offer the load asked for, on average. */
 static void test_messages_bursts(void **state) {
     (void)state;
-    nf_sim_config c = defaults();
+    nf_sim_config c = rig_defaults();
     c.pkt_flits = 2, c.seed = 4;
-    rig r = make("torus:8,c=1", "dor", "tornado", c);
+    rig r = rig_make("torus:8,c=1", "dor", "tornado", c);
     nf_sim_injection inj = {.load = 0.003, .msg_pkts = 3};
     nf_sim_phase ph = {.warmup = 500, .window = 30000, .drain_max = 20000};
     nf_sim_result res;
@@ -1386,10 +1357,10 @@ static void test_messages_bursts(void **state) {
     if (fabs(res.msg_lat_mean - (pkt0 + 4)) > 0.03 * (pkt0 + 4))
         fail_msg("message latency %.2f, zero-load %.0f", res.msg_lat_mean, pkt0 + 4);
     assert_true(res.msg_lat_mean > res.lat_mean);
-    unmake(&r);
-    nf_sim_config cf = defaults();
+    rig_unmake(&r);
+    nf_sim_config cf = rig_defaults();
     cf.pkt_flits = 4, cf.seed = 8;
-    r = make("torus:4x4,c=2", "dor", "uniform", cf);
+    r = rig_make("torus:4x4,c=2", "dor", "uniform", cf);
     inj = (nf_sim_injection){.load = 0.3, .bursty = true, .burst_pkts = 8};
     ph = (nf_sim_phase){.warmup = 1000, .window = 40000, .drain_max = 20000};
     assert_int_equal(nf_sim_run(r.s, &inj, &ph, NULL, NULL, &res), 0);
@@ -1398,7 +1369,7 @@ static void test_messages_bursts(void **state) {
     inj.bursty = false;
     assert_int_equal(nf_sim_run(r.s, &inj, &ph, NULL, NULL, &smooth), 0);
     assert_true(res.lat_mean > smooth.lat_mean); /* bursts queue at the source */
-    unmake(&r);
+    rig_unmake(&r);
 }
 
 /* A pool shared by a port's VCs: with one packet of private buffer per VC a ring chokes on
@@ -1406,14 +1377,14 @@ static void test_messages_bursts(void **state) {
  * credits all come back (a drained network runs the same point again identically). */
 static void test_shared_pool(void **state) {
     (void)state;
-    nf_sim_config c = defaults();
+    nf_sim_config c = rig_defaults();
     c.vcs = 2, c.buf_flits = 4, c.pkt_flits = 4, c.seed = 6;
-    rig r = make("torus:8,c=1", "dor", "uniform", c);
+    rig r = rig_make("torus:8,c=1", "dor", "uniform", c);
     nf_sim_result no = point(&r, 0.3, 3000);
     assert_true(no.saturated);
-    unmake(&r);
+    rig_unmake(&r);
     c.shared_flits = 16;
-    r = make("torus:8,c=1", "dor", "uniform", c);
+    r = rig_make("torus:8,c=1", "dor", "uniform", c);
     nf_sim_result yes = point(&r, 0.3, 3000);
     assert_false(yes.saturated);
     assert_true(fabs(yes.accepted - yes.offered) < 0.01);
@@ -1428,7 +1399,7 @@ static void test_shared_pool(void **state) {
     nf_sim_result again = point(&r, 0.3, 3000);
     again.wall_s = yes.wall_s = 0;
     assert_memory_equal(&again, &yes, sizeof yes);
-    unmake(&r);
+    rig_unmake(&r);
 }
 
 /* ---- switches of more than 64 ports ------------------------------------------------------- */
@@ -1481,7 +1452,7 @@ static void test_router_model(void **state) {
         {NF_SIM_VA_SEPARATE, NF_SIM_INJ_RANDOM, 3, 1.0, 0.90, 1.0},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
-        nf_sim_config c = defaults();
+        nf_sim_config c = rig_defaults();
         c.vc_alloc = cases[k].va, c.inject_vc = cases[k].inj, c.vcs = cases[k].vcs;
         c.speedup = cases[k].speedup, c.seed = 3;
         rig r = make_star(2, 2, "uniform", c);
@@ -1490,10 +1461,10 @@ static void test_router_model(void **state) {
             fail_msg("case %zu: accepted %.4f, want %.2f to %.2f", k, res.accepted, cases[k].lo,
                      cases[k].hi);
         assert_true(res.packets > 3000);
-        unmake(&r);
+        rig_unmake(&r);
     }
     /* the knobs are checked */
-    nf_sim_config c = defaults();
+    nf_sim_config c = rig_defaults();
     c.vc_alloc = (nf_sim_vc_alloc)7;
     nf_fabric *f;
     nf_hops *h;
@@ -1504,7 +1475,7 @@ static void test_router_model(void **state) {
     assert_int_equal(
         nf_sim_new(f, h, &c, nf_sim_routing_find("dor"), nf_sim_traffic_find("uniform"), &s, &d),
         NF_EINVAL);
-    c = defaults();
+    c = rig_defaults();
     c.vc_alloc = NF_SIM_VA_SEPARATE, c.speedup = 64;
     assert_int_equal(
         nf_sim_new(f, h, &c, nf_sim_routing_find("dor"), nf_sim_traffic_find("uniform"), &s, &d),
@@ -1533,7 +1504,7 @@ static void test_radix_star(void **state) {
     static const unsigned radix[] = {8, 65, 128, 255};
     for (size_t k = 0; k < sizeof radix / sizeof radix[0]; k++) {
         unsigned N = radix[k], shift = 64 % N ? 64 % N : 1;
-        nf_sim_config cf = defaults();
+        nf_sim_config cf = rig_defaults();
         cf.seed = 1, cf.vcs = 4;
         rig r = make_star(N, N, "uniform", cf);
         uint32_t id;
@@ -1596,7 +1567,7 @@ static void test_radix_star(void **state) {
                              i / 2, i % 2, (unsigned long long)t.done, want[i]);
             }
         }
-        unmake(&r);
+        rig_unmake(&r);
     }
 }
 
@@ -1607,14 +1578,14 @@ static void test_radix_star(void **state) {
  * no hop, 1 + 3 + 1 = 5 cycles. */
 static void test_radix_hol(void **state) {
     (void)state;
-    nf_sim_config cf = defaults();
+    nf_sim_config cf = rig_defaults();
     cf.seed = 5;
     rig r = make_star(255, 255, "uniform", cf);
     nf_sim_result hi = point(&r, 1.0, 2000);
     assert_true(hi.saturated);
     if (hi.accepted < 0.575 || hi.accepted > 0.60)
         fail_msg("255 ports: saturation throughput %.4f, HOL theory 0.586", hi.accepted);
-    unmake(&r);
+    rig_unmake(&r);
     r = make_star(255, 255, "permutation", cf);
     nf_sim_result lo = point(&r, 0.5, 2000);
     assert_false(lo.saturated);
@@ -1623,7 +1594,7 @@ static void test_radix_hol(void **state) {
     if (lo.hops_mean != 0 || lo.minimal_frac != 1 || lo.net_lat_mean != 5)
         fail_msg("255 ports, permutation: hops %g, minimal %g, network latency %g (want 0, 1, 5)",
                  lo.hops_mean, lo.minimal_frac, lo.net_lat_mean);
-    unmake(&r);
+    rig_unmake(&r);
 }
 
 /* Hardware multicast on one switch of 130 ports to a group of all 130 endpoints: the router
@@ -1633,7 +1604,7 @@ static void test_radix_hol(void **state) {
 static void test_radix_mcast(void **state) {
     (void)state;
     enum { N = 130 };
-    nf_sim_config cf = defaults();
+    nf_sim_config cf = rig_defaults();
     cf.vcs = 2, cf.seed = 1;
     rig r = make_star(N, N, "uniform", cf);
     nf_node mem[N];
@@ -1659,7 +1630,7 @@ static void test_radix_mcast(void **state) {
                      N - 1);
     }
     nf_mcast_free(m);
-    unmake(&r);
+    rig_unmake(&r);
 }
 
 /* ---- the timeline (nf_sim_set_timeline) ----------------------------------------------------- */
@@ -1691,9 +1662,9 @@ static void timeline_sums(const nf_sim_window *w, size_t n, uint64_t c, uint64_t
 static void test_timeline_full_load(void **state) {
     (void)state;
     const uint64_t C = 100;
-    nf_sim_config cf = defaults();
+    nf_sim_config cf = rig_defaults();
     cf.seed = 4;
-    rig r = make("torus:1,c=8", "minhop", "permutation", cf);
+    rig r = rig_make("torus:1,c=8", "minhop", "permutation", cf);
     assert_int_equal(nf_sim_set_timeline(r.s, C), 0);
     nf_sim_injection inj = {.load = 1.0};
     nf_sim_phase ph = {.warmup = 2 * C, .window = C, .drain_max = 1000};
@@ -1723,7 +1694,7 @@ static void test_timeline_full_load(void **state) {
     assert_int_equal(pkts, 24 * C);
     assert_int_equal(acc, k.delivered);
     assert_int_equal(gen, 8 * (3 * C + 5));
-    unmake(&r);
+    rig_unmake(&r);
 }
 
 /* Uniform traffic of 4-flit packets on a 4x4 torus, under load: with windows the length of the
@@ -1735,9 +1706,9 @@ static void test_timeline_full_load(void **state) {
  * timelines count the same packets. */
 static void test_timeline_window(void **state) {
     (void)state;
-    nf_sim_config cf = defaults();
+    nf_sim_config cf = rig_defaults();
     cf.pkt_flits = 4, cf.seed = 8;
-    rig r = make("torus:4x4,c=2", "dor", "uniform", cf);
+    rig r = rig_make("torus:4x4,c=2", "dor", "uniform", cf);
     uint32_t n_ep = nf_sim_endpoints(r.s);
     nf_sim_injection inj = {.load = 0.4};
     nf_sim_phase ph = {.warmup = 500, .window = 250, .drain_max = 20000};
@@ -1784,7 +1755,7 @@ static void test_timeline_window(void **state) {
      * the mean over every packet lies between that and a loaded network's few times it */
     lat /= (double)pkts2;
     if (lat < 11 || lat > 60) fail_msg("mean latency over the timeline %.2f", lat);
-    unmake(&r);
+    rig_unmake(&r);
 }
 
 /* With no warm-up and no drain, the run's measured packets are exactly the packets delivered
@@ -1793,9 +1764,9 @@ static void test_timeline_window(void **state) {
  * Dragonfly sends some packets the long way. */
 static void test_timeline_measured(void **state) {
     (void)state;
-    nf_sim_config cf = defaults();
+    nf_sim_config cf = rig_defaults();
     cf.vcs = 3, cf.pkt_flits = 4, cf.seed = 21;
-    rig r = make("dragonfly:a=4,p=2,h=2", "ugal-l", "uniform", cf);
+    rig r = rig_make("dragonfly:a=4,p=2,h=2", "ugal-l", "uniform", cf);
     nf_sim_injection inj = {.load = 0.6};
     nf_sim_phase ph = {.warmup = 0, .window = 1500, .drain_max = 0};
     static const uint64_t sizes[] = {1500, 100, 7};
@@ -1824,19 +1795,19 @@ static void test_timeline_measured(void **state) {
                      mins / (double)pkts, (unsigned long long)res.packets, res.lat_mean,
                      res.minimal_frac);
     }
-    unmake(&r);
+    rig_unmake(&r);
 }
 
 /* On a fabric of 64 switches, each with endpoints (so both threads deliver packets), the
  * timeline is the same, bit for bit, on 1 and 2 threads. */
 static void test_timeline_threads(void **state) {
     (void)state;
-    nf_sim_config c1 = defaults();
+    nf_sim_config c1 = rig_defaults();
     c1.pkt_flits = 2, c1.seed = 13, c1.threads = 1;
     nf_sim_config c2 = c1;
     c2.threads = 2;
-    rig a = make("torus:8x8,c=2", "dor", "uniform", c1);
-    rig b = make("torus:8x8,c=2", "dor", "uniform", c2);
+    rig a = rig_make("torus:8x8,c=2", "dor", "uniform", c1);
+    rig b = rig_make("torus:8x8,c=2", "dor", "uniform", c2);
     nf_sim_injection inj = {.load = 0.3};
     nf_sim_phase ph = {.warmup = 300, .window = 600, .drain_max = 20000};
     nf_sim_result ra, rb;
@@ -1850,8 +1821,8 @@ static void test_timeline_threads(void **state) {
     assert_true(na >= 15);
     assert_true(wa[8].packets > 1000);
     assert_memory_equal(wa, wb, na * sizeof *wa);
-    unmake(&a);
-    unmake(&b);
+    rig_unmake(&a);
+    rig_unmake(&b);
 }
 
 /* Off until asked for, and off again with 0; a run that fails leaves none. Every allocation
@@ -1859,9 +1830,9 @@ static void test_timeline_threads(void **state) {
  * gives the timeline it gives with no failure. */
 static void test_timeline_off(void **state) {
     (void)state;
-    nf_sim_config cf = defaults();
+    nf_sim_config cf = rig_defaults();
     cf.seed = 2;
-    rig r = make("torus:4,c=2", "dor", "uniform", cf);
+    rig r = rig_make("torus:4,c=2", "dor", "uniform", cf);
     const nf_sim_window *w = (const nf_sim_window *)&cf;
     nf_sim_result res;
     nf_sim_injection inj = {.load = 0.3};
@@ -1905,7 +1876,7 @@ static void test_timeline_off(void **state) {
     assert_int_equal(nf_sim_set_timeline(r.s, 0), 0);
     assert_int_equal(nf_sim_run(r.s, &inj, &ph, NULL, NULL, &res), 0);
     assert_int_equal(nf_sim_timeline(r.s, &w), 0);
-    unmake(&r);
+    rig_unmake(&r);
 }
 
 int main(void) {
