@@ -31,7 +31,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#define BATCH 64              /* datagrams read per poll wake-up */
+#define BATCH 64              /* datagrams read per system call */
+#define MAX_GATHER 4096       /* datagrams read (and answered) per journal sync at most */
 #define CACHE_SLOTS 16384     /* answers kept for retransmissions */
 #define COMPACT_MIN (1 << 20) /* journal bytes before a compaction is considered */
 
@@ -883,6 +884,36 @@ static void wake(nf_smd *s) {
         }
 }
 
+/* Reads and answers what is waiting on the socket: batches of BATCH datagrams until the socket
+ * is empty or MAX_GATHER datagrams were read. One flush (one sync) then covers them all: under
+ * load the requests that arrived during the previous sync share the next, however many clients
+ * sent them; MAX_GATHER bounds the answers held (and the wait of the first) per sync. */
+static void take(nf_smd *s) {
+    struct mmsghdr msg[BATCH];
+    struct iovec iov[BATCH];
+    struct sockaddr_in from[BATCH];
+    for (unsigned total = 0; total < MAX_GATHER;) {
+        for (unsigned k = 0; k < BATCH; k++) {
+            iov[k] = (struct iovec){.iov_base = s->rx[k], .iov_len = sizeof s->rx[k]};
+            msg[k] = (struct mmsghdr){.msg_hdr = {.msg_name = &from[k],
+                                                  .msg_namelen = sizeof from[k],
+                                                  .msg_iov = &iov[k],
+                                                  .msg_iovlen = 1}};
+        }
+        int got = recvmmsg(s->fd, msg, BATCH, MSG_DONTWAIT, NULL);
+        if (got < 0 && errno == EINTR) continue;
+        if (got <= 0) return;
+        for (int k = 0; k < got; k++) {
+            size_t len = msg[k].msg_len;
+            if (msg[k].msg_hdr.msg_flags & MSG_TRUNC) len = NF_MAD_SIZE + 1;
+            if (msg[k].msg_hdr.msg_namelen != sizeof from[k]) continue;
+            handle(s, &from[k], s->rx[k], len);
+        }
+        total += (unsigned)got;
+        if (got < BATCH) return;
+    }
+}
+
 int nf_smd_run(nf_smd *s, nf_diag *diag) {
     if (s->o.wake_fd >= 0) fcntl(s->o.wake_fd, F_SETFL, fcntl(s->o.wake_fd, F_GETFL) | O_NONBLOCK);
     while (!s->stop) {
@@ -911,25 +942,7 @@ int nf_smd_run(nf_smd *s, nf_diag *diag) {
         int r = poll(p, (nfds_t)np, timeout);
         if (r < 0 && errno != EINTR) return nf__fail(diag, NF_EIO, "poll: %s", strerror(errno));
         if (r > 0 && np == 2 && (p[1].revents & (POLLIN | POLLHUP))) wake(s);
-        if (r > 0 && (p[0].revents & POLLIN)) {
-            struct mmsghdr msg[BATCH];
-            struct iovec iov[BATCH];
-            struct sockaddr_in from[BATCH];
-            for (unsigned k = 0; k < BATCH; k++) {
-                iov[k] = (struct iovec){.iov_base = s->rx[k], .iov_len = sizeof s->rx[k]};
-                msg[k] = (struct mmsghdr){.msg_hdr = {.msg_name = &from[k],
-                                                      .msg_namelen = sizeof from[k],
-                                                      .msg_iov = &iov[k],
-                                                      .msg_iovlen = 1}};
-            }
-            int got = recvmmsg(s->fd, msg, BATCH, MSG_DONTWAIT, NULL);
-            for (int k = 0; k < got; k++) {
-                size_t len = msg[k].msg_len;
-                if (msg[k].msg_hdr.msg_flags & MSG_TRUNC) len = NF_MAD_SIZE + 1;
-                if (msg[k].msg_hdr.msg_namelen != sizeof from[k]) continue;
-                handle(s, &from[k], s->rx[k], len);
-            }
-        }
+        if (r > 0 && (p[0].revents & POLLIN)) take(s);
         int rc = flush(s, diag);
         if (rc) return rc;
     }
