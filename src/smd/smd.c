@@ -32,10 +32,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#define BATCH 64              /* datagrams read per system call */
-#define MAX_GATHER 4096       /* datagrams read (and answered) per journal sync at most */
-#define CACHE_SLOTS 16384     /* answers kept for retransmissions */
-#define COMPACT_MIN (1 << 20) /* journal bytes before a compaction is considered */
+#define BATCH 64               /* datagrams read per system call */
+#define MAX_GATHER 4096        /* datagrams read (and answered) per journal sync at most */
+#define TAKE_SLICE_NS 2000000L /* reading the socket stops this often to look at the writer */
+#define CACHE_SLOTS 16384      /* answers kept for retransmissions */
+#define COMPACT_MIN (1 << 20)  /* journal bytes before a compaction is considered */
 
 static uint64_t mono_ms(void) {
     struct timespec ts;
@@ -1060,10 +1061,13 @@ static void wake(nf_smd *s) {
 }
 
 /* Reads and answers what is waiting on the socket: batches of BATCH datagrams until the socket
- * is empty or MAX_GATHER datagrams were read for the batch being gathered. One sync then covers
- * them all: under load the requests that arrived while the previous batch was being written share
- * the next, however many clients sent them; MAX_GATHER bounds the answers held per batch. */
+ * is empty, MAX_GATHER datagrams were read for the batch being gathered, or TAKE_SLICE_NS passed
+ * (so a durable batch's replies do not wait behind a long run of slow requests). One sync then
+ * covers them all: under load the requests that arrived while the previous batch was being written
+ * share the next, however many clients sent them; MAX_GATHER bounds the answers held per batch. */
 static void take(nf_smd *s) {
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     struct mmsghdr msg[BATCH];
     struct iovec iov[BATCH];
     struct sockaddr_in from[BATCH];
@@ -1086,6 +1090,9 @@ static void take(nf_smd *s) {
         }
         s->n_taken += (unsigned)got;
         if (got < BATCH) return;
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        if ((t1.tv_sec - t0.tv_sec) * 1000000000L + (t1.tv_nsec - t0.tv_nsec) > TAKE_SLICE_NS)
+            return; /* slow requests (routes): the loop sees the writer's news in between */
     }
 }
 
