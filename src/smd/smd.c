@@ -1046,7 +1046,11 @@ static int end_batch(nf_smd *s, bool wait, bool send, nf_diag *diag) {
 static int pump(nf_smd *s, nf_diag *diag) {
     if (!s->threaded) return flush(s, diag);
     bool retry = s->no_space && mono_ms() >= s->space_retry_ms;
-    if (s->in_flight || (!s->n_out && !s->unsynced && !s->log_rc && !retry)) return NF_OK;
+    if (s->in_flight) return NF_OK;
+    if (!s->n_out && !s->unsynced && !s->log_rc && !retry) {
+        s->n_taken = 0; /* datagrams that asked for nothing (dropped): a new batch */
+        return NF_OK;
+    }
     return start_batch(s, diag);
 }
 
