@@ -22,9 +22,11 @@
 #include <errno.h>
 #include <jansson.h>
 #include <math.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -66,8 +68,12 @@ typedef struct gstate {
     uint8_t rank0_dead;
 } gstate;
 
+#define IO_BATCH 64 /* datagrams per sendmmsg or recvmmsg */
+
 typedef struct loader {
     nf_smc *c;
+    uint8_t tx[IO_BATCH][NF_MAD_SIZE]; /* requests queued, sent by send_queued */
+    unsigned n_tx;
     const nf_fabric *f;
     const nf_groups *g;
     const nf__smd_keys *keys; /* each port's key, or NULL: the manager has no keys */
@@ -126,7 +132,25 @@ static uint64_t member_guid(const loader *L, uint32_t k, uint32_t i) {
     return L->f->port_guid[nf_port_index(L->f, ca, 1)];
 }
 
-/* Sends (or, with probability loss, pretends to send) pending request id. */
+/* Sends the queued requests (sendmmsg). One that cannot go (the server's queue full, nobody
+ * listening yet) is a lost request: it is retransmitted. */
+static void send_queued(loader *L) {
+    struct mmsghdr msg[IO_BATCH];
+    struct iovec iov[IO_BATCH];
+    for (unsigned k = 0; k < L->n_tx; k++) {
+        iov[k] = (struct iovec){.iov_base = L->tx[k], .iov_len = NF_MAD_SIZE};
+        msg[k] = (struct mmsghdr){.msg_hdr = {.msg_iov = &iov[k], .msg_iovlen = 1}};
+    }
+    for (unsigned i = 0; i < L->n_tx;) {
+        int n = sendmmsg(nf_smc_fd(L->c), msg + i, L->n_tx - i, 0);
+        if (n < 0 && errno == EINTR) continue;
+        i += n > 0 ? (unsigned)n : 1;
+    }
+    L->n_tx = 0;
+}
+
+/* Sends (or, with probability loss, pretends to send) pending request id: queued, sent when
+ * IO_BATCH are queued or by the caller's send_queued. */
 static void transmit(loader *L, uint32_t id, double now) {
     pend *p = &L->p[id];
     nf_mad q;
@@ -147,8 +171,10 @@ static void transmit(loader *L, uint32_t id, double now) {
     if (p->attempts++) L->retransmits++;
     if (L->loss > 0 && rnd01() < L->loss)
         L->lost++;
-    else
-        nf_smc_send(L->c, &q); /* a send that fails is a lost request: retransmitted */
+    else {
+        nf_mad_encode(&q, L->tx[L->n_tx++]);
+        if (L->n_tx == IO_BATCH) send_queued(L);
+    }
     p->due = now + L->retry_s;
     heap_push(L, (ev){.at = p->due, .id = id});
 }
@@ -217,6 +243,37 @@ static void answered(loader *L, const nf_mad *a, double now) {
         resolve(L, g, 2);
     } else {
         heap_push(L, (ev){.at = now + L->poll_s, .id = k, .is_poll = 1});
+    }
+}
+
+/* Waits up to timeout_ms for answers, then reads every answer waiting (recvmmsg) and takes it.
+ * NF_EIO on a socket error. */
+static int take_answers(loader *L, int timeout_ms) {
+    int fd = nf_smc_fd(L->c);
+    struct pollfd p = {.fd = fd, .events = POLLIN};
+    int r = poll(&p, 1, timeout_ms);
+    if (r < 0 && errno != EINTR) return NF_EIO;
+    if (r <= 0) return NF_OK;
+    uint8_t b[IO_BATCH][NF_MAD_SIZE + 1];
+    struct mmsghdr msg[IO_BATCH];
+    struct iovec iov[IO_BATCH];
+    for (;;) {
+        for (unsigned k = 0; k < IO_BATCH; k++) {
+            iov[k] = (struct iovec){.iov_base = b[k], .iov_len = sizeof b[k]};
+            msg[k] = (struct mmsghdr){.msg_hdr = {.msg_iov = &iov[k], .msg_iovlen = 1}};
+        }
+        int got = recvmmsg(fd, msg, IO_BATCH, MSG_DONTWAIT, NULL);
+        if (got < 0 && errno == EINTR) continue;
+        if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == ECONNREFUSED))
+            return NF_OK; /* ECONNREFUSED: a request found nobody listening, as if lost */
+        if (got < 0) return NF_EIO;
+        double now = now_s();
+        for (int k = 0; k < got; k++) {
+            nf_mad a;
+            if (nf_mad_decode(b[k], msg[k].msg_len, &a) == NF_OK && (a.method & 0x80))
+                answered(L, &a, now);
+        }
+        if (got < IO_BATCH) return NF_OK;
     }
 }
 
@@ -438,13 +495,9 @@ int nf_cmd_smd_load(int argc, char **argv) {
         double wait = L.n_heap ? L.heap[0].at - now_s() : 0.05;
         if (wait < 0) wait = 0;
         if (next < nj && L.inflight < L.window) wait = 0;
-        nf_mad a;
-        rc = nf_smc_recv(L.c, (int)(wait * 1000), &a);
+        send_queued(&L);
+        rc = take_answers(&L, (int)(wait * 1000));
         now = now_s();
-        while (rc == NF_OK || rc == NF_EPARSE) {
-            if (rc == NF_OK && (a.method & 0x80)) answered(&L, &a, now);
-            rc = nf_smc_recv(L.c, 0, &a);
-        }
         if (rc == NF_EIO) {
             fprintf(stderr, "netfab smd-load: %s: socket error: %s\n", server, strerror(errno));
             break;

@@ -81,6 +81,21 @@ NF_API int nf_journal_append(nf_journal *j, const void *rec, uint32_t len);
  * Without a replay, the first sync checks the frames first: NF_EPARSE on damage, NF_ENOMEM. */
 NF_API int nf_journal_sync(nf_journal *j);
 
+/* nf_journal_sync in three steps, so that records may be appended while a batch is written
+ * (group commit with a writer thread). nf_journal_sync_begin seals the queued records into the
+ * batch to write (the queue starts empty again; the frames are checked first as by
+ * nf_journal_sync: NF_EPARSE, NF_ENOMEM, NF_EINVAL after a salvage). nf_journal_sync_write
+ * writes the batch and waits for stable storage; it reads only the batch and the file, so it may
+ * run in another thread while the owner calls nf_journal_append, and nothing else. Its result
+ * goes to nf_journal_sync_end, which ends the batch: NF_OK, the batch is in the file; a failure
+ * (NF_ENOSPC, NF_EIO as nf_journal_sync gives them) puts its records back before those queued
+ * since, so the next sync writes them all, in order (end returns NF_ENOMEM if that cannot be
+ * done: the batch is then lost and nothing appended since may be trusted to be durable). Between
+ * begin and end no other function but nf_journal_append may be called on j. */
+NF_API int nf_journal_sync_begin(nf_journal *j);
+NF_API int nf_journal_sync_write(nf_journal *j);
+NF_API int nf_journal_sync_end(nf_journal *j, int rc);
+
 /* Replaces the whole journal by the records emit(ud, snap) appends to snap (a snapshot of the live
  * state): written to dir/journal.tmp (a stale one, or a symbolic link planted there, is removed
  * first, never followed), synced, renamed over dir/journal, the directory synced. Records queued

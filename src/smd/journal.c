@@ -51,7 +51,12 @@ struct nf_journal {
     uint64_t records; /* records in the file since open or the last compaction */
     uint8_t *q;       /* queued frames, not yet written */
     size_t qlen, qcap;
-    uint64_t qrecs;          /* frames in q */
+    uint64_t qrecs; /* frames in q */
+    uint8_t *b;     /* the batch sealed by nf_journal_sync_begin, being written */
+    size_t blen, bcap;
+    uint64_t brecs;          /* frames in b */
+    int b_errno;             /* errno of nf_journal_sync_write's failure */
+    bool sealed;             /* between nf_journal_sync_begin and nf_journal_sync_end */
     char *dir, *path, *lock; /* dir, dir/journal, dir/lock (for messages) */
 };
 
@@ -241,6 +246,7 @@ static void release(nf_journal *j) {
     if (j->lock_fd >= 0) close(j->lock_fd); /* drops the flock */
     if (j->dfd >= 0) close(j->dfd);
     nf__free(j->q);
+    nf__free(j->b);
     nf__free(j->dir);
     nf__free(j->path);
     nf__free(j->lock);
@@ -664,7 +670,7 @@ int nf_journal_append(nf_journal *j, const void *rec, uint32_t len) {
 }
 
 int nf_journal_sync(nf_journal *j) {
-    if (!j || j->salvaged) return NF_EINVAL;
+    if (!j || j->salvaged || j->sealed) return NF_EINVAL;
     if (j->qlen == 0) return NF_OK;
     /* Appending without a replay: the frames are still checked, so the batch lands after the last
      * good frame and not behind a torn one, and never behind damage. */
@@ -675,6 +681,72 @@ int nf_journal_sync(nf_journal *j) {
     return write_out(j, true);
 }
 
+int nf_journal_sync_begin(nf_journal *j) {
+    if (!j || j->salvaged || j->sealed || j->snap) return NF_EINVAL;
+    if (!j->scanned) {
+        int rc = scan(j, NULL, NULL, NULL, NULL);
+        if (rc) return rc;
+    }
+    uint8_t *b = j->b; /* the batch buffer is empty: swap it with the queue */
+    size_t cap = j->bcap;
+    j->b = j->q;
+    j->bcap = j->qcap;
+    j->blen = j->qlen;
+    j->brecs = j->qrecs;
+    j->q = b;
+    j->qcap = cap;
+    j->qlen = 0;
+    j->qrecs = 0;
+    j->sealed = true;
+    return NF_OK;
+}
+
+int nf_journal_sync_write(nf_journal *j) {
+    if (!j || !j->sealed) return NF_EINVAL;
+    if (j->blen == 0) return NF_OK;
+    if (pwrite_all(j->fd, j->b, j->blen, j->bytes) != 0 || fdatasync(j->fd) != 0) {
+        int e = errno;
+        j->b_errno = e;
+        int t = ftruncate(j->fd, (off_t)j->bytes); /* as write_out: nothing of it stays */
+        (void)t;
+        return e == ENOSPC || e == EDQUOT ? NF_ENOSPC : NF_EIO;
+    }
+    return NF_OK;
+}
+
+int nf_journal_sync_end(nf_journal *j, int rc) {
+    if (!j || !j->sealed) return NF_EINVAL;
+    j->sealed = false;
+    if (rc == NF_OK) {
+        j->bytes += j->blen;
+        j->records += j->brecs;
+        j->blen = 0;
+        j->brecs = 0;
+        if (j->bcap > QUEUE_KEEP) {
+            nf__free(j->b);
+            j->b = NULL;
+            j->bcap = 0;
+        }
+        return NF_OK;
+    }
+    if (j->b_errno) j->last_errno = j->b_errno;
+    j->b_errno = 0;
+    /* the batch goes back in front of the queue: b = batch + queue becomes the queue */
+    if (NF_GROW(j->b, j->bcap, j->blen + j->qlen)) return NF_ENOMEM;
+    if (j->qlen) memcpy(j->b + j->blen, j->q, j->qlen);
+    uint8_t *q = j->q;
+    size_t cap = j->qcap;
+    j->q = j->b;
+    j->qcap = j->bcap;
+    j->qlen = j->blen + j->qlen;
+    j->qrecs += j->brecs;
+    j->b = q;
+    j->bcap = cap;
+    j->blen = 0;
+    j->brecs = 0;
+    return NF_OK;
+}
+
 /* ---- compaction ------------------------------------------------------------------------------ */
 
 /* The snapshot is a journal without lock or directory, bound to dir/journal.tmp; emit's appends
@@ -683,7 +755,7 @@ int nf_journal_sync(nf_journal *j) {
  * crash, or planted, is unlinked first (a symbolic link is removed itself, its target is not
  * touched) and the new one is made with O_EXCL | O_NOFOLLOW, so nothing in place is followed. */
 int nf_journal_compact(nf_journal *j, int (*emit)(void *ud, nf_journal *snap), void *ud) {
-    if (!j || !emit || j->snap) return NF_EINVAL;
+    if (!j || !emit || j->snap || j->sealed) return NF_EINVAL;
     int rc;
     if (!j->salvaged && (rc = nf_journal_sync(j)) != 0) return rc; /* salvaged: nothing queued */
     j->used = true;

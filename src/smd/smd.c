@@ -20,6 +20,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -31,9 +32,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#define BATCH 64              /* datagrams read per poll wake-up */
-#define CACHE_SLOTS 16384     /* answers kept for retransmissions */
-#define COMPACT_MIN (1 << 20) /* journal bytes before a compaction is considered */
+#define BATCH 64               /* datagrams read per system call */
+#define MAX_GATHER 4096        /* datagrams read (and answered) per journal sync at most */
+#define TAKE_SLICE_NS 2000000L /* reading the socket stops this often to look at the writer */
+#define CACHE_SLOTS 16384      /* answers kept for retransmissions */
+#define COMPACT_MIN (1 << 20)  /* journal bytes before a compaction is considered */
 
 static uint64_t mono_ms(void) {
     struct timespec ts;
@@ -132,7 +135,18 @@ struct nf_smd {
     bool no_space;           /* the journal could not be written for want of space */
     uint64_t space_retry_ms; /* when to try it again */
     uint8_t rx[BATCH][NF_MAD_SIZE + 1]; /* a batch in; one byte more: oversized datagrams show */
-    bool replay_failed;                 /* the manager refused a journal record */
+    unsigned n_taken;                   /* datagrams read for the batch being gathered */
+    bool unsynced;                      /* records queued since the last batch was sealed */
+    reply *held;                        /* the replies of the batch in flight */
+    size_t n_held, cap_held;
+    bool threaded, in_flight; /* the writer thread runs; it is writing a batch */
+    pthread_t w_thread;
+    pthread_mutex_t w_mu; /* guards the w_ fields below, shared with the writer */
+    pthread_cond_t w_cv;
+    bool w_go, w_quit, w_done; /* a batch to write; stop; the batch is written, w_rc its outcome */
+    int w_rc;
+    int done_fd[2];     /* the writer says here that a batch is written */
+    bool replay_failed; /* the manager refused a journal record */
     bool stop;
     nf_smd_stats st;
 };
@@ -153,6 +167,7 @@ static void journal_log(void *ud, const uint8_t *rec, uint32_t len) {
     if (!s->j) return;
     int rc = nf_journal_append(s->j, rec, len);
     if (rc && !s->log_rc) s->log_rc = rc;
+    s->unsynced = true;
     s->st.journal_records++;
 }
 
@@ -213,6 +228,7 @@ void nf_smd_free(nf_smd *s) {
     nf__free(s->cache);
     nf__u64map_fini(&s->cache_map);
     nf__free(s->out);
+    nf__free(s->held);
     for (unsigned i = 0; i < MAX_TRANSFERS; i++)
         free_transfer(&s->xfer[i]);
     nf__smd_keys_fini(&s->keys);
@@ -788,22 +804,45 @@ static int open_state(nf_smd *s, nf_diag *diag) {
 
 /* ---- the loop ------------------------------------------------------------------------------- */
 
-/* Makes the journal durable, then sends the replies; answers to changes are kept for
- * retransmissions only once durable. A journal short of space (ENOSPC, EDQUOT) does not stop the
- * manager: the changes of the batch are answered NO_RESOURCES instead of OK (their records stay
- * queued and are written when space returns; a client that asks again is answered then), new
- * changes are refused, queries go on. Any other write failure stops the server before anything
- * it holds is acknowledged. */
-static int flush(nf_smd *s, nf_diag *diag) {
+/* Sends replies r[0..n) (sendmmsg). A reply that cannot go is a lost datagram: the client
+ * retransmits. */
+static void send_all(nf_smd *s, reply *r, size_t n) {
+    for (size_t i = 0; i < n;) {
+        struct mmsghdr msg[BATCH];
+        struct iovec iov[BATCH];
+        unsigned k = 0;
+        for (; k < BATCH && i + k < n; k++) {
+            iov[k] = (struct iovec){.iov_base = r[i + k].mad, .iov_len = NF_MAD_SIZE};
+            msg[k] = (struct mmsghdr){.msg_hdr = {.msg_name = &r[i + k].to,
+                                                  .msg_namelen = sizeof r[i + k].to,
+                                                  .msg_iov = &iov[k],
+                                                  .msg_iovlen = 1}};
+        }
+        int sent = sendmmsg(s->fd, msg, k, 0);
+        if (sent <= 0) {
+            if (sent < 0 && errno == EINTR) continue;
+            if (sent < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+                struct pollfd p = {.fd = s->fd, .events = POLLOUT};
+                poll(&p, 1, 100);
+                continue;
+            }
+            i += k;
+            continue;
+        }
+        i += (size_t)sent;
+    }
+}
+
+/* Settles the batch whose replies are r[0..n) by the outcome rc of its sync (later: the journal
+ * is short of space and no sync was tried), then sends the replies. Answers to changes are kept
+ * for retransmissions only once durable. A journal short of space (ENOSPC, EDQUOT) does not stop
+ * the manager: the changes of the batch are answered NO_RESOURCES instead of OK (their records
+ * stay queued and are written when space returns; a client that asks again is answered then), new
+ * changes are refused, queries go on. Any other failure stops the server before anything of the
+ * batch is acknowledged (nothing is sent). */
+static int settle(nf_smd *s, int rc, bool later, reply *r, size_t n, nf_diag *diag) {
     bool durable = true;
     if (s->j) {
-        if (s->log_rc)
-            return nf__fail(diag, NF_EIO, "%s/journal: cannot queue a record: %s", s->o.state_dir,
-                            nf_strerror(s->log_rc));
-        /* out of space, the sync is tried again once a RETRY_SPACE_MS, not on every batch (no
-         * change is accepted meanwhile, so nothing waits for it) */
-        bool later = s->no_space && mono_ms() < s->space_retry_ms;
-        int rc = later ? NF_ENOSPC : nf_journal_sync(s->j);
         if (rc == NF_ENOSPC) {
             durable = false;
             if (!later) {
@@ -824,44 +863,25 @@ static int flush(nf_smd *s, nf_diag *diag) {
             s->st.journal_syncs++;
         }
     }
-    for (size_t i = 0; i < s->n_out; i++) {
-        reply *r = &s->out[i];
-        if (!r->change) continue;
+    for (size_t i = 0; i < n; i++) {
+        if (!r[i].change) continue;
         if (durable) {
-            cache_put(s, r);
+            cache_put(s, &r[i]);
         } else { /* not durable: not acknowledged */
-            uint16_t old = (uint16_t)(r->mad[4] << 8 | r->mad[5]);
+            uint16_t old = (uint16_t)(r[i].mad[4] << 8 | r[i].mad[5]);
             if (old == NF_MAD_STATUS_OK) s->st.errors++;
-            r->mad[4] = NF_SA_STATUS_NO_RESOURCES >> 8;
-            r->mad[5] = NF_SA_STATUS_NO_RESOURCES & 0xFF;
+            r[i].mad[4] = NF_SA_STATUS_NO_RESOURCES >> 8;
+            r[i].mad[5] = NF_SA_STATUS_NO_RESOURCES & 0xFF;
             s->st.refused_no_space++;
         }
     }
-    for (size_t i = 0; i < s->n_out;) {
-        struct mmsghdr msg[BATCH];
-        struct iovec iov[BATCH];
-        unsigned k = 0;
-        for (; k < BATCH && i + k < s->n_out; k++) {
-            iov[k] = (struct iovec){.iov_base = s->out[i + k].mad, .iov_len = NF_MAD_SIZE};
-            msg[k] = (struct mmsghdr){.msg_hdr = {.msg_name = &s->out[i + k].to,
-                                                  .msg_namelen = sizeof s->out[i + k].to,
-                                                  .msg_iov = &iov[k],
-                                                  .msg_iovlen = 1}};
-        }
-        int sent = sendmmsg(s->fd, msg, k, 0);
-        if (sent <= 0) {
-            if (sent < 0 && errno == EINTR) continue;
-            if (sent < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-                struct pollfd p = {.fd = s->fd, .events = POLLOUT};
-                poll(&p, 1, 100);
-                continue;
-            }
-            i += k; /* a reply that cannot go is a lost datagram: the client retransmits */
-            continue;
-        }
-        i += (size_t)sent;
-    }
-    s->n_out = 0;
+    send_all(s, r, n);
+    return NF_OK;
+}
+
+/* Compacts the journal once it has grown past COMPACT_MIN and four times its last snapshot. No
+ * batch may be in flight. */
+static void maybe_compact(nf_smd *s) {
     if (s->j && !s->no_space && nf_journal_bytes(s->j) > COMPACT_MIN &&
         nf_journal_bytes(s->j) > 4 * s->compacted_bytes) {
         int rc = compact(s);
@@ -870,7 +890,168 @@ static int flush(nf_smd *s, nf_diag *diag) {
         if (rc)
             say(s, "journal compaction failed (%s); the journal keeps growing", nf_strerror(rc));
     }
+}
+
+/* Makes the journal durable, then sends the replies waiting in out (settle). Out of space, the
+ * sync is tried again once a RETRY_SPACE_MS, not on every batch (no change is accepted
+ * meanwhile, so nothing waits for it). No batch may be in flight. */
+static int flush(nf_smd *s, nf_diag *diag) {
+    int rc = NF_OK;
+    bool later = false;
+    if (s->j) {
+        if (s->log_rc)
+            return nf__fail(diag, NF_EIO, "%s/journal: cannot queue a record: %s", s->o.state_dir,
+                            nf_strerror(s->log_rc));
+        later = s->no_space && mono_ms() < s->space_retry_ms;
+        rc = later ? NF_ENOSPC : nf_journal_sync(s->j);
+    }
+    rc = settle(s, rc, later, s->out, s->n_out, diag);
+    s->n_out = 0;
+    s->n_taken = 0;
+    s->unsynced = false;
+    if (rc) return rc;
+    maybe_compact(s);
     return NF_OK;
+}
+
+/* ---- group commit: the journal written by a thread while requests go on ---------------------- */
+
+/* The writer thread: writes each batch start_batch sealed (nf_journal_sync_write), then says so
+ * through done_fd. It touches nothing but the sealed batch, the file and the hand-over fields. */
+static void *writer(void *arg) {
+    nf_smd *s = arg;
+    pthread_mutex_lock(&s->w_mu);
+    for (;;) {
+        while (!s->w_go && !s->w_quit)
+            pthread_cond_wait(&s->w_cv, &s->w_mu);
+        if (!s->w_go) break;
+        s->w_go = false;
+        pthread_mutex_unlock(&s->w_mu);
+        int rc = nf_journal_sync_write(s->j);
+        pthread_mutex_lock(&s->w_mu);
+        s->w_rc = rc;
+        s->w_done = true;
+        ssize_t k = write(s->done_fd[1], "", 1); /* the pipe is never full: one byte a batch */
+        (void)k;
+    }
+    pthread_mutex_unlock(&s->w_mu);
+    return NULL;
+}
+
+/* Starts the writer thread (signals blocked in it: they are the loop's). false when it cannot be
+ * started: the loop then syncs in place (flush). */
+static bool writer_start(nf_smd *s) {
+    if (pipe2(s->done_fd, O_CLOEXEC | O_NONBLOCK)) return false;
+    pthread_mutex_init(&s->w_mu, NULL);
+    pthread_cond_init(&s->w_cv, NULL);
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
+    int rc = pthread_create(&s->w_thread, NULL, writer, s);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc) {
+        pthread_mutex_destroy(&s->w_mu);
+        pthread_cond_destroy(&s->w_cv);
+        close(s->done_fd[0]);
+        close(s->done_fd[1]);
+        return false;
+    }
+    s->threaded = true;
+    return true;
+}
+
+static void writer_stop(nf_smd *s) {
+    if (!s->threaded) return;
+    pthread_mutex_lock(&s->w_mu);
+    s->w_quit = true;
+    pthread_cond_signal(&s->w_cv);
+    pthread_mutex_unlock(&s->w_mu);
+    pthread_join(s->w_thread, NULL);
+    pthread_mutex_destroy(&s->w_mu);
+    pthread_cond_destroy(&s->w_cv);
+    close(s->done_fd[0]);
+    close(s->done_fd[1]);
+    s->threaded = false;
+}
+
+/* Seals what the journal has queued and hands it to the writer; the replies in out wait in held
+ * until it is durable (end_batch). Meanwhile requests go on into the next batch. Out of space
+ * before the retry time, the batch is settled at once (flush). No batch may be in flight. */
+static int start_batch(nf_smd *s, nf_diag *diag) {
+    if (s->log_rc || (s->no_space && mono_ms() < s->space_retry_ms)) return flush(s, diag);
+    int rc = nf_journal_sync_begin(s->j);
+    if (rc) { /* damage found when the frames were checked: nothing is acknowledged */
+        rc = settle(s, rc, false, s->out, s->n_out, diag);
+        s->n_out = 0;
+        return rc;
+    }
+    reply *r = s->held;
+    size_t cap = s->cap_held;
+    s->held = s->out;
+    s->cap_held = s->cap_out;
+    s->n_held = s->n_out;
+    s->out = r;
+    s->cap_out = cap;
+    s->n_out = 0;
+    s->n_taken = 0;
+    s->unsynced = false;
+    s->in_flight = true;
+    pthread_mutex_lock(&s->w_mu);
+    s->w_go = true;
+    pthread_cond_signal(&s->w_cv);
+    pthread_mutex_unlock(&s->w_mu);
+    return NF_OK;
+}
+
+/* Ends the batch in flight if the writer is done with it (wait: until it is): the journal takes
+ * the outcome, then its replies are settled and sent (send: false drops them, for a server
+ * stopping on an error), and the journal compacted if due. */
+static int end_batch(nf_smd *s, bool wait, bool send, nf_diag *diag) {
+    if (!s->in_flight) return NF_OK;
+    bool done;
+    int rc;
+    for (;;) {
+        char b[16];
+        while (read(s->done_fd[0], b, sizeof b) > 0) {
+        }
+        pthread_mutex_lock(&s->w_mu);
+        done = s->w_done;
+        rc = s->w_rc;
+        s->w_done = false;
+        pthread_mutex_unlock(&s->w_mu);
+        if (done || !wait) break;
+        struct pollfd p = {.fd = s->done_fd[0], .events = POLLIN};
+        poll(&p, 1, -1);
+    }
+    if (!done) return NF_OK;
+    s->in_flight = false;
+    int e = nf_journal_sync_end(s->j, rc);
+    if (e)
+        return nf__fail(diag, e, "%s/journal: cannot keep a batch that failed to write: %s",
+                        s->o.state_dir, nf_strerror(e));
+    if (!send) {
+        s->n_held = 0;
+        return NF_OK;
+    }
+    rc = settle(s, rc, false, s->held, s->n_held, diag);
+    s->n_held = 0;
+    if (rc) return rc;
+    maybe_compact(s);
+    return NF_OK;
+}
+
+/* After the socket was read: without the writer, flush; with it, start a batch when none is in
+ * flight and there is something to answer or to write, or a journal short of space is due to be
+ * tried again (its records are still queued). */
+static int pump(nf_smd *s, nf_diag *diag) {
+    if (!s->threaded) return flush(s, diag);
+    bool retry = s->no_space && mono_ms() >= s->space_retry_ms;
+    if (s->in_flight) return NF_OK;
+    if (!s->n_out && !s->unsynced && !s->log_rc && !retry) {
+        s->n_taken = 0; /* datagrams that asked for nothing (dropped): a new batch */
+        return NF_OK;
+    }
+    return start_batch(s, diag);
 }
 
 static void wake(nf_smd *s) {
@@ -883,8 +1064,44 @@ static void wake(nf_smd *s) {
         }
 }
 
-int nf_smd_run(nf_smd *s, nf_diag *diag) {
-    if (s->o.wake_fd >= 0) fcntl(s->o.wake_fd, F_SETFL, fcntl(s->o.wake_fd, F_GETFL) | O_NONBLOCK);
+/* Reads and answers what is waiting on the socket: batches of BATCH datagrams until the socket
+ * is empty, MAX_GATHER datagrams were read for the batch being gathered, or TAKE_SLICE_NS passed
+ * (so a durable batch's replies do not wait behind a long run of slow requests). One sync then
+ * covers them all: under load the requests that arrived while the previous batch was being written
+ * share the next, however many clients sent them; MAX_GATHER bounds the answers held per batch. */
+static void take(nf_smd *s) {
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    struct mmsghdr msg[BATCH];
+    struct iovec iov[BATCH];
+    struct sockaddr_in from[BATCH];
+    while (s->n_taken < MAX_GATHER) {
+        for (unsigned k = 0; k < BATCH; k++) {
+            iov[k] = (struct iovec){.iov_base = s->rx[k], .iov_len = sizeof s->rx[k]};
+            msg[k] = (struct mmsghdr){.msg_hdr = {.msg_name = &from[k],
+                                                  .msg_namelen = sizeof from[k],
+                                                  .msg_iov = &iov[k],
+                                                  .msg_iovlen = 1}};
+        }
+        int got = recvmmsg(s->fd, msg, BATCH, MSG_DONTWAIT, NULL);
+        if (got < 0 && errno == EINTR) continue;
+        if (got <= 0) return;
+        for (int k = 0; k < got; k++) {
+            size_t len = msg[k].msg_len;
+            if (msg[k].msg_hdr.msg_flags & MSG_TRUNC) len = NF_MAD_SIZE + 1;
+            if (msg[k].msg_hdr.msg_namelen != sizeof from[k]) continue;
+            handle(s, &from[k], s->rx[k], len);
+        }
+        s->n_taken += (unsigned)got;
+        if (got < BATCH) return;
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        if ((t1.tv_sec - t0.tv_sec) * 1000000000L + (t1.tv_nsec - t0.tv_nsec) > TAKE_SLICE_NS)
+            return; /* slow requests (routes): the loop sees the writer's news in between */
+    }
+}
+
+/* The loop: timers, the socket, the wake-up pipe and the writer's word that a batch is durable. */
+static int serve(nf_smd *s, nf_diag *diag) {
     while (!s->stop) {
         uint64_t now = mono_ms();
         nf_mcgm_tick(s->m, now);
@@ -904,36 +1121,34 @@ int nf_smd_run(nf_smd *s, nf_diag *diag) {
             uint64_t left = s->space_retry_ms > now ? s->space_retry_ms - now : 0;
             if (timeout < 0 || left < (uint64_t)timeout) timeout = (int)left;
         }
-        if (s->n_out || s->log_rc) timeout = 0;
-        struct pollfd p[2] = {{.fd = s->fd, .events = POLLIN},
-                              {.fd = s->o.wake_fd, .events = POLLIN}};
-        int np = s->o.wake_fd >= 0 ? 2 : 1;
-        int r = poll(p, (nfds_t)np, timeout);
+        if (((s->n_out || s->unsynced) && !s->in_flight) || s->log_rc) timeout = 0;
+        /* a full batch waits for the one in flight: the socket's queue holds the rest */
+        bool full = s->n_taken >= MAX_GATHER;
+        struct pollfd p[3] = {{.fd = s->fd, .events = full ? 0 : POLLIN},
+                              {.fd = s->o.wake_fd, .events = POLLIN},
+                              {.fd = s->in_flight ? s->done_fd[0] : -1, .events = POLLIN}};
+        int r = poll(p, 3, timeout);
         if (r < 0 && errno != EINTR) return nf__fail(diag, NF_EIO, "poll: %s", strerror(errno));
-        if (r > 0 && np == 2 && (p[1].revents & (POLLIN | POLLHUP))) wake(s);
-        if (r > 0 && (p[0].revents & POLLIN)) {
-            struct mmsghdr msg[BATCH];
-            struct iovec iov[BATCH];
-            struct sockaddr_in from[BATCH];
-            for (unsigned k = 0; k < BATCH; k++) {
-                iov[k] = (struct iovec){.iov_base = s->rx[k], .iov_len = sizeof s->rx[k]};
-                msg[k] = (struct mmsghdr){.msg_hdr = {.msg_name = &from[k],
-                                                      .msg_namelen = sizeof from[k],
-                                                      .msg_iov = &iov[k],
-                                                      .msg_iovlen = 1}};
-            }
-            int got = recvmmsg(s->fd, msg, BATCH, MSG_DONTWAIT, NULL);
-            for (int k = 0; k < got; k++) {
-                size_t len = msg[k].msg_len;
-                if (msg[k].msg_hdr.msg_flags & MSG_TRUNC) len = NF_MAD_SIZE + 1;
-                if (msg[k].msg_hdr.msg_namelen != sizeof from[k]) continue;
-                handle(s, &from[k], s->rx[k], len);
-            }
-        }
-        int rc = flush(s, diag);
-        if (rc) return rc;
+        if (r > 0 && s->o.wake_fd >= 0 && (p[1].revents & (POLLIN | POLLHUP))) wake(s);
+        int rc;
+        if (r > 0 && s->in_flight && (p[2].revents & POLLIN) &&
+            (rc = end_batch(s, false, true, diag)))
+            return rc;
+        if (r > 0 && (p[0].revents & POLLIN)) take(s);
+        if ((rc = pump(s, diag))) return rc;
     }
-    int rc = flush(s, diag);
+    return NF_OK;
+}
+
+int nf_smd_run(nf_smd *s, nf_diag *diag) {
+    if (s->o.wake_fd >= 0) fcntl(s->o.wake_fd, F_SETFL, fcntl(s->o.wake_fd, F_GETFL) | O_NONBLOCK);
+    if (s->j) writer_start(s); /* without it, each batch is synced in place */
+    int rc = serve(s, diag);
+    nf_diag later; /* a failure after the first is not reported */
+    int e = end_batch(s, true, rc == NF_OK, rc ? &later : diag); /* the batch in flight, if any */
+    if (!rc) rc = e;
+    if (!rc) rc = flush(s, diag);
+    writer_stop(s);
     end_dump(s); /* a dump in progress: finished, or killed after a grace period */
     return rc;
 }

@@ -5,7 +5,8 @@
  * zeros and garbage, salvage around damage, a full disk (a tiny tmpfs) during a sync and during a
  * compaction, planted symbolic links and a state directory others can write to, files that are not
  * ours, the directory lock (same process and a child), compaction and its failures, a write failing
- * half-way (RLIMIT_FSIZE), and allocation-failure sweeps. Every test works in its own directory
+ * half-way (RLIMIT_FSIZE), the sync in three steps (a batch written while records are appended,
+ * and put back when it fails), and allocation-failure sweeps. Every test works in its own directory
  * under /tmp, removed afterwards. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -1148,6 +1149,47 @@ static void test_sync_enospc(void **state) {
     replay_expect(t->dir, 13, lens, 0, 14);
 }
 
+/* The sync in three steps (group commit): a record appended while a batch is written follows
+ * it; nothing but appends may come in between; a batch that fails (a real ENOSPC) goes back before
+ * the records appended since, and the next sync writes them all once, in order. */
+static void test_sync_split(void **state) {
+    tdir *t = *state;
+    tiny_fs(t);
+    nf_journal *j = open_ok(t->dir);
+    assert_int_equal(nf_journal_replay(j, collect, &(coll){0}, NULL, NULL), 0);
+    long start = file_size(t->path);
+    for (uint32_t i = 0; i < 3; i++)
+        append_gen(j, 40, 15, i);
+    assert_int_equal(nf_journal_sync_begin(j), 0);
+    append_gen(j, 40, 15, 3); /* while records 0..2 are written */
+    assert_int_equal(nf_journal_sync(j), NF_EINVAL);
+    assert_int_equal(nf_journal_sync_begin(j), NF_EINVAL);
+    assert_int_equal(nf_journal_sync_write(j), 0);
+    assert_int_equal(nf_journal_sync_end(j, 0), 0);
+    expect_size(t, j, (uint64_t)start + 3 * 48, 3);
+    long good = file_size(t->path);
+
+    for (uint32_t i = 4; i < 14; i++) /* 10 KiB: more than the rest of the journal's page */
+        append_gen(j, 1000, 15, i);
+    char fill_path[200];
+    fill_fs(t, fill_path, sizeof fill_path);
+    assert_int_equal(nf_journal_sync_begin(j), 0);
+    append_gen(j, 40, 15, 14);
+    assert_int_equal(nf_journal_sync_write(j), NF_ENOSPC);
+    assert_int_equal(nf_journal_sync_end(j, NF_ENOSPC), 0);
+    assert_int_equal(nf_journal_last_errno(j), ENOSPC);
+    expect_size(t, j, (uint64_t)good, 3);
+
+    assert_int_equal(unlink(fill_path), 0);
+    assert_int_equal(nf_journal_sync(j), 0);
+    expect_size(t, j, (uint64_t)good + 48 + 10 * 1008 + 48, 15);
+    nf_journal_close(j);
+    uint32_t lens[15];
+    for (uint32_t i = 0; i < 15; i++)
+        lens[i] = i >= 4 && i < 14 ? 1000 : 40;
+    replay_expect(t->dir, 15, lens, 0, 15);
+}
+
 static void test_compact_enospc(void **state) {
     tdir *t = *state;
     tiny_fs(t);
@@ -1377,6 +1419,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_compact_fails, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sync_write_fails, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sync_enospc, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_sync_split, setup, teardown),
         cmocka_unit_test_setup_teardown(test_compact_enospc, setup, teardown),
         cmocka_unit_test_setup_teardown(test_symlinks, setup, teardown),
         cmocka_unit_test_setup_teardown(test_dir_perms, setup, teardown),
