@@ -64,15 +64,15 @@ NF_API int nf_hops_compute_ex(const nf_fabric *f, int threads, const nf_hops_opt
 /* Heap bytes h holds now (the matrix, coordinates, or cached rows). */
 NF_API size_t nf_hops_bytes(const nf_hops *h);
 /* The distance from s to t when h is not dense (nf_hops_sw's slow path). */
-NF_API uint8_t nf__hops_sw_far(const nf_hops *h, nf_node s, nf_node t);
+NF_API uint8_t nf_hops_sw_far(const nf_hops *h, nf_node s, nf_node t);
 /* Writes row s into buf when h is not dense (nf_hops_row's slow path); returns buf. */
-NF_API const uint8_t *nf__hops_row_far(const nf_hops *h, nf_node s, uint8_t *buf);
+NF_API const uint8_t *nf_hops_row_far(const nf_hops *h, nf_node s, uint8_t *buf);
 /* ---- end issue 20 ---- */
 
 static inline uint8_t nf_hops_sw(const nf_hops *h, nf_node s, nf_node t) {
     if (h->d) /* the dense path first: one well-predicted test */
         return h->d[(size_t)s * h->n + t];
-    return nf__hops_sw_far(h, s, t);
+    return nf_hops_sw_far(h, s, t);
 }
 
 /* Row s: the distances from switch s to every switch (n bytes, indexed by switch). The row may
@@ -81,7 +81,7 @@ static inline uint8_t nf_hops_sw(const nf_hops *h, nf_node s, nf_node t) {
 static inline const uint8_t *nf_hops_row(const nf_hops *h, nf_node s, uint8_t *buf) {
     if (h->d) /* the dense path first: one well-predicted test */
         return h->d + (size_t)s * h->n;
-    return nf__hops_row_far(h, s, buf);
+    return nf_hops_row_far(h, s, buf);
 }
 
 /* Links from switch s, leaving through port p, to port cp of CA ca: 1 when p is cabled to that

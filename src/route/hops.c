@@ -407,7 +407,7 @@ static const uint8_t *rows_get(const nf_hops *h, nf_node s) {
     return row;
 }
 
-uint8_t nf__hops_sw_far(const nf_hops *h, nf_node s, nf_node t) {
+uint8_t nf_hops_sw_far(const nf_hops *h, nf_node s, nf_node t) {
     struct nf__hops_big *b = h->big;
     if (h->kind == NF_HOPS_TORUS) {
         const uint32_t *xs = b->coord + (size_t)s * b->nd, *xt = b->coord + (size_t)t * b->nd;
@@ -426,7 +426,7 @@ uint8_t nf__hops_sw_far(const nf_hops *h, nf_node s, nf_node t) {
     return d;
 }
 
-const uint8_t *nf__hops_row_far(const nf_hops *h, nf_node s, uint8_t *buf) {
+const uint8_t *nf_hops_row_far(const nf_hops *h, nf_node s, uint8_t *buf) {
     struct nf__hops_big *b = h->big;
     if (h->kind == NF_HOPS_TORUS) {
         /* row-major, last dimension fastest: the row over dimensions d..nd-1 is D_d copies of the
