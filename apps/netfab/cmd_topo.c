@@ -97,14 +97,15 @@ typedef struct topo_stats {
     double build_s, distances_s;
     size_t fabric_bytes, hops_bytes;
     long peak_rss_kib;
+    int diameter_lo; /* issue 20: a lower bound when diameter is only an upper one, else -1 */
 } topo_stats;
 
 static json_t *stats_json(const topo_stats *s) {
-    json_t *cls = json_object();
+    json_t *o = NULL, *cls = json_object();
     for (int c = 0; c < NF_LINK_NCLASSES; c++)
         json_object_set_new(cls, nf_link_class_name((nf_link_class)c),
                             json_integer(s->counts.links_by_class[c]));
-    return json_pack(
+    o = json_pack(
         "{s:s, s:I, s:I, s:I, s:o, s:I, s:I, s:I, s:I, s:i, s:b, s:f, s:f, s:I, s:I, s:I}", "topo",
         s->spec, "endpoints", (json_int_t)s->endpoints, "switches", (json_int_t)s->switches,
         "links", (json_int_t)s->links, "links_by_class", cls, "loopback_links",
@@ -114,6 +115,10 @@ static json_t *stats_json(const topo_stats *s) {
         "build_s", s->build_s, "distances_s", s->distances_s, "fabric_bytes",
         (json_int_t)s->fabric_bytes, "hops_bytes", (json_int_t)s->hops_bytes, "peak_rss_kib",
         (json_int_t)s->peak_rss_kib);
+    /* issue 20: a large irregular fabric's diameter may be known only within bounds */
+    if (o && s->diameter_lo >= 0)
+        json_object_set_new(o, "diameter_lower_bound", json_integer(s->diameter_lo));
+    return o;
 }
 
 static void print_one(const topo_stats *s) {
@@ -128,7 +133,13 @@ static void print_one(const topo_stats *s) {
     printf("%-18s %u of %u switch ports (%.1f%%), largest radix %u\n", "radix use", c->ports_used,
            c->ports_total, c->ports_total ? 100.0 * c->ports_used / c->ports_total : 0.0,
            c->max_radix);
-    if (s->diameter >= 0)
+    if (s->diameter >= 0 && s->diameter_lo >= 0) /* issue 20: bounds only */
+        if (s->connected)
+            printf("%-18s at most %d, at least %d\n", "switch diameter", s->diameter,
+                   s->diameter_lo);
+        else
+            printf("%-18s at least %d (not connected)\n", "switch diameter", s->diameter_lo);
+    else if (s->diameter >= 0)
         printf("%-18s %d%s\n", "switch diameter", s->diameter,
                s->connected ? "" : " (not connected)");
     printf("%-18s %.3f s\n", "build", s->build_s);
@@ -196,7 +207,7 @@ int nf_cmd_topo(int argc, char **argv) {
     json_t *arr = as_json && nspecs > 1 ? json_array() : NULL;
     nf_topo_opts opts = {.warn = nf_app_warn};
     for (int i = 0; i < nspecs && status == NF_EXIT_OK; i++) {
-        topo_stats s = {.spec = specs[i], .diameter = -1};
+        topo_stats s = {.spec = specs[i], .diameter = -1, .diameter_lo = -1};
         nf_fabric *f = NULL;
         nf_hops *h = NULL;
         nf_diag d = {{0}, 0, {0}};
@@ -215,7 +226,8 @@ int nf_cmd_topo(int argc, char **argv) {
             s.distances_s = nf_app_now() - t0;
             if (rc == NF_OK) {
                 s.diameter = nf_hops_diameter(h, &s.connected);
-                s.hops_bytes = (size_t)h->n * h->n;
+                s.hops_bytes = nf_hops_bytes(h);
+                if (!h->diameter_exact) s.diameter_lo = h->diameter_lo; /* issue 20 */
             } else if (rc == NF_ERANGE) {
                 fprintf(stderr, "netfab: %s: distances exceed 254 hops; diameter not computed\n",
                         specs[i]);

@@ -21,6 +21,7 @@ typedef uint32_t nf_gport; /* global port index: port_off[node] + port - 1 */
  * forwarding table's 255 is "no port", NF_UFT_NONE); the model, its readers, generators and the
  * simulator take 255. */
 #define NF_MAX_PORTS 255
+#define NF_FABRIC_TORUS_MAX_D 8 /* dimensions nf_fabric's torus geometry holds (gen.h's limit) */
 
 typedef enum nf_node_kind { NF_NODE_SWITCH = 0, NF_NODE_CA = 1 } nf_node_kind;
 
@@ -160,6 +161,15 @@ struct nf_fabric {
 
     /* internal: node ids sorted by GUID, for nf_fabric_find_guid */
     nf_node *guid_order;
+
+    /* The torus generator's geometry, so that distances can come from coordinates (nf_hops
+     * checks it against the links before use): torus_nd dimensions (0 when the fabric is not a
+     * generated torus) of torus_dims[d] switches; switch s sits at the row-major coordinates of
+     * s (last dimension fastest); dimension d leaves through port torus_c + 2d + 1 towards +1 and
+     * torus_c + 2d + 2 towards -1. Fabrics read from files have none. */
+    uint8_t torus_nd;
+    uint8_t torus_c;
+    uint32_t torus_dims[NF_FABRIC_TORUS_MAX_D];
 };
 
 NF_API void nf_fabric_free(nf_fabric *f);

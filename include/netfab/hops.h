@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* Min-hop information in compact form: all-pairs switch-to-switch distances, one byte each,
  * computed by breadth-first search from every switch in parallel over links that are up.
- * With the fabric's port table this answers OpenSM's hops[lid][port] question in O(1). */
+ * With the fabric's port table this answers OpenSM's hops[lid][port] question in O(1).
+ * A fabric too large for an S x S matrix gets a representation whose memory grows with S
+ * instead (kind below), behind the same queries. */
 #ifndef NETFAB_HOPS_H
 #define NETFAB_HOPS_H
 
@@ -10,11 +12,38 @@
 
 #define NF_HOPS_INF 255 /* unreachable */
 
+/* ---- issue 20: representations for large fabrics ---- */
+/* How the distances are held. DENSE: the n x n matrix d. TORUS: a generated torus whose links were
+ * all found up and in place (nf_fabric's torus geometry), distances from coordinates. ROWS: any
+ * other fabric, rows computed by breadth-first search on demand and kept in a bounded cache. */
+typedef enum nf_hops_kind { NF_HOPS_DENSE = 0, NF_HOPS_TORUS = 1, NF_HOPS_ROWS = 2 } nf_hops_kind;
+
+/* Options for nf_hops_compute_ex; zero-initialise for the defaults. */
+typedef struct nf_hops_opts {
+    uint32_t dense_max; /* largest switch count kept as a dense matrix; 0 = NF_HOPS_DENSE_MAX */
+    bool force_sparse;  /* never dense: the torus form when it applies, else ROWS (for tests) */
+    bool no_torus;      /* never the torus form (for tests) */
+    size_t cache_bytes; /* ROWS: memory for cached rows; 0 = NF_HOPS_CACHE_BYTES */
+    uint32_t exact_diam_max; /* ROWS: exact diameter up to this many switches, else bounds;
+                                0 = NF_HOPS_EXACT_DIAM_MAX */
+} nf_hops_opts;
+#define NF_HOPS_DENSE_MAX 32768u         /* a 1 GiB matrix */
+#define NF_HOPS_CACHE_BYTES (256u << 20) /* 256 MiB of cached rows */
+#define NF_HOPS_EXACT_DIAM_MAX 65536u
+struct nf__hops_big; /* the TORUS and ROWS state, private to hops.c */
+/* ---- end issue 20 ---- */
+
 typedef struct nf_hops {
     uint32_t n;       /* switches */
-    uint8_t *d;       /* n*n distances, row s holds distances from switch s */
-    uint8_t diameter; /* largest distance, when connected */
+    uint8_t *d;       /* n*n distances, row s holds distances from switch s; NULL unless DENSE */
+    uint8_t diameter; /* largest distance, when connected; an upper bound unless diameter_exact */
     bool connected;   /* every pair of switches reachable */
+    /* ---- issue 20 ---- */
+    uint8_t kind;             /* nf_hops_kind */
+    bool diameter_exact;      /* diameter is exact (always, except for a large ROWS fabric) */
+    uint8_t diameter_lo;      /* a lower bound of the diameter (equal to it when exact) */
+    struct nf__hops_big *big; /* TORUS and ROWS state */
+    /* ---- end issue 20 ---- */
 } nf_hops;
 
 /* Computes all-pairs switch distances over up links. threads <= 0 uses OpenMP's default.
@@ -22,16 +51,37 @@ typedef struct nf_hops {
 NF_API int nf_hops_compute(const nf_fabric *f, int threads, nf_hops **out);
 NF_API void nf_hops_free(nf_hops *h);
 
+/* ---- issue 20 ---- */
+/* nf_hops_compute with options (o may be NULL). Up to o->dense_max switches: the dense matrix.
+ * Above: the torus form when the fabric carries a torus geometry its links match (all up), else
+ * ROWS. For a ROWS fabric, connectivity comes from one search; the diameter is exact up to
+ * o->exact_diam_max switches (one bit-parallel sweep, no matrix), beyond that diameter_lo and
+ * diameter are the lower and upper bounds of a few eccentricities (diameter_exact false), and
+ * NF_ERANGE when that upper bound exceeds 254. The h refers to f's link states at this call; it
+ * does not follow later changes. Queries on h are thread-safe. */
+NF_API int nf_hops_compute_ex(const nf_fabric *f, int threads, const nf_hops_opts *o,
+                              nf_hops **out);
+/* Heap bytes h holds now (the matrix, coordinates, or cached rows). */
+NF_API size_t nf_hops_bytes(const nf_hops *h);
+/* The distance from s to t when h is not dense (nf_hops_sw's slow path). */
+NF_API uint8_t nf_hops_sw_far(const nf_hops *h, nf_node s, nf_node t);
+/* Writes row s into buf when h is not dense (nf_hops_row's slow path); returns buf. */
+NF_API const uint8_t *nf_hops_row_far(const nf_hops *h, nf_node s, uint8_t *buf);
+/* ---- end issue 20 ---- */
+
 static inline uint8_t nf_hops_sw(const nf_hops *h, nf_node s, nf_node t) {
-    return h->d[(size_t)s * h->n + t];
+    if (h->d) /* the dense path first: one well-predicted test */
+        return h->d[(size_t)s * h->n + t];
+    return nf_hops_sw_far(h, s, t);
 }
 
 /* Row s: the distances from switch s to every switch (n bytes, indexed by switch). The row may
- * live inside h, or be written into buf (n bytes, the caller's) and buf returned: a caller that
- * holds several rows at once passes a buffer of its own for each. */
+ * live inside h, or be written into buf (n bytes, the caller's, never NULL) and buf returned: a
+ * caller that holds several rows at once passes a buffer of its own for each. */
 static inline const uint8_t *nf_hops_row(const nf_hops *h, nf_node s, uint8_t *buf) {
-    (void)buf;
-    return h->d + (size_t)s * h->n;
+    if (h->d) /* the dense path first: one well-predicted test */
+        return h->d + (size_t)s * h->n;
+    return nf_hops_row_far(h, s, buf);
 }
 
 /* Links from switch s, leaving through port p, to port cp of CA ca: 1 when p is cabled to that

@@ -285,7 +285,15 @@ int nf_gen_torus(unsigned nd, const unsigned *dims, unsigned c, nf_fabric **out,
             gen_link(&g, s0 + s, c + 2 * d + 1, s0 + nb, c + 2 * d + 2, NF_LINK_LOCAL, 0);
         }
     }
-    return gen_end(&g, out, diag);
+    rc = gen_end(&g, out, diag);
+    if (rc == NF_OK) { /* switches were added first, in row-major order: s0 is 0 */
+        _Static_assert(NF_TORUS_MAX_D <= NF_FABRIC_TORUS_MAX_D, "torus geometry fits the fabric");
+        (*out)->torus_nd = (uint8_t)nd;
+        (*out)->torus_c = (uint8_t)c;
+        for (unsigned d = 0; d < nd; d++)
+            (*out)->torus_dims[d] = dims[d];
+    }
+    return rc;
 }
 
 /* ---- Dragonfly ------------------------------------------------------------------------------ */

@@ -97,7 +97,8 @@ static inline void write_word(uint8_t *row, uint64_t bits, uint8_t level) {
 __attribute__((target_clones("avx2", "default")))
 #endif
 static int
-bfs_levels(const up_csr *g, uint32_t S, const lanes *fullp, bfs_scratch *w, unsigned *ecc) {
+bfs_levels(const up_csr *g, uint32_t S, const lanes *fullp, bfs_scratch *w, unsigned *ecc,
+           unsigned *far) {
     lanes full = *fullp;
     for (unsigned level = 1;; level++) {
         uint64_t any = 0;
@@ -115,6 +116,7 @@ bfs_levels(const up_csr *g, uint32_t S, const lanes *fullp, bfs_scratch *w, unsi
             for (uint32_t v = 0; v < S && !missing; v++)
                 missing = lanes_or(w->seen[v] ^ full);
             *ecc = missing ? NF_HOPS_INF : level - 1;
+            *far = level - 1;
             return NF_OK;
         }
         if (level >= NF_HOPS_INF) return NF_ERANGE;
@@ -132,10 +134,10 @@ bfs_levels(const up_csr *g, uint32_t S, const lanes *fullp, bfs_scratch *w, unsi
     }
 }
 
-/* Runs one batch; returns its largest distance in *ecc (NF_HOPS_INF if some pair is unreachable).
- */
+/* Runs one batch; returns its largest distance in *ecc (NF_HOPS_INF if some pair is unreachable)
+ * and its largest finite distance in *far. With d NULL the distances are not kept. */
 static int bfs_batch(const up_csr *g, uint32_t S, uint32_t base, uint8_t *d, bfs_scratch *w,
-                     unsigned *ecc) {
+                     unsigned *ecc, unsigned *far) {
     unsigned nb = S - base < NF_LANES ? S - base : NF_LANES;
     lanes full = {0};
     for (unsigned q = 0; q < NF_LANE_WORDS; q++)
@@ -149,30 +151,21 @@ static int bfs_batch(const up_csr *g, uint32_t S, uint32_t base, uint8_t *d, bfs
         w->seen[base + k][k / 64] = w->frontier[base + k][k / 64] = (uint64_t)1 << (k % 64);
         w->local[(size_t)(base + k) * NF_LANES + k] = 0;
     }
-    int rc = bfs_levels(g, S, &full, w, ecc);
-    if (rc == NF_OK)
+    int rc = bfs_levels(g, S, &full, w, ecc, far);
+    if (rc == NF_OK && d)
         for (uint32_t v = 0; v < S; v++)
             memcpy(d + (size_t)v * S + base, w->local + (size_t)v * NF_LANES, nb);
     return rc;
 }
 
-int nf_hops_compute(const nf_fabric *f, int threads, nf_hops **out) {
-    *out = NULL;
-    uint32_t S = f->n_switches;
-    nf_hops *h = nf__calloc(1, sizeof *h);
-    up_csr g = {0};
-    int rc = NF_ENOMEM;
-    if (!h) goto done;
-    h->n = S;
-    if (!(h->d = nf__malloc((size_t)S * S))) goto done;
-    if ((rc = build_up_csr(f, &g))) goto done;
-    int nthr = threads > 0 ? threads : omp_get_max_threads();
+/* Runs every batch over nthr threads: distances into d (S x S, or NULL to keep none), the
+ * largest distance into *diam (NF_HOPS_INF when some pair is unreachable) and the largest finite
+ * one into *far. */
+static int sweep_all(const up_csr *g, uint32_t S, int nthr, uint8_t *d, unsigned *diam_out,
+                     unsigned *far_out) {
     int err = NF_OK;
     bfs_scratch *scr = nf__calloc((size_t)nthr, sizeof *scr);
-    if (!scr) {
-        rc = NF_ENOMEM;
-        goto done;
-    }
+    if (!scr) return NF_ENOMEM;
     for (int t = 0; t < nthr; t++) {
         size_t n = ((size_t)S + 1) * sizeof(lanes);
         if (!(scr[t].seen = nf__malloc(n)) || !(scr[t].frontier = nf__malloc(n)) ||
@@ -182,21 +175,21 @@ int nf_hops_compute(const nf_fabric *f, int threads, nf_hops **out) {
     }
     if (!err) {
         int64_t batches = ((int64_t)S + NF_LANES - 1) / NF_LANES;
-        unsigned diam = 0;
-#pragma omp parallel for num_threads(nthr) schedule(dynamic, 1) reduction(max : diam)
+        unsigned diam = 0, far = 0;
+#pragma omp parallel for num_threads(nthr) schedule(dynamic, 1) reduction(max : diam, far)
         for (int64_t b = 0; b < batches; b++) {
-            unsigned ecc = 0;
+            unsigned ecc = 0, fr = 0;
             int r =
-                bfs_batch(&g, S, (uint32_t)(b * NF_LANES), h->d, &scr[omp_get_thread_num()], &ecc);
+                bfs_batch(g, S, (uint32_t)(b * NF_LANES), d, &scr[omp_get_thread_num()], &ecc, &fr);
             if (r) {
 #pragma omp atomic write
                 err = r;
             }
             if (ecc > diam) diam = ecc;
+            if (fr > far) far = fr;
         }
-        h->connected = diam != NF_HOPS_INF;
-        h->diameter = 0;
-        if (h->connected) h->diameter = (uint8_t)diam;
+        *diam_out = diam;
+        *far_out = far;
     }
     for (int t = 0; t < nthr; t++) {
         nf__free(scr[t].seen);
@@ -205,7 +198,295 @@ int nf_hops_compute(const nf_fabric *f, int threads, nf_hops **out) {
         nf__free(scr[t].local);
     }
     nf__free(scr);
-    rc = err;
+    return err;
+}
+
+/* ---- representations for large fabrics ------------------------------------------------------ */
+
+/* TORUS keeps each switch's coordinates; ROWS keeps the up adjacency and a direct-mapped cache of
+ * rows (slot s % nslots holds row key[slot] or NF_NONE), filled by breadth-first search under
+ * one lock, so that concurrent queries never see a row being replaced. */
+struct nf__hops_big {
+    unsigned nd;
+    uint32_t dims[NF_FABRIC_TORUS_MAX_D];
+    uint32_t *coord; /* TORUS: n * nd coordinates */
+    up_csr g;        /* ROWS */
+    uint32_t nslots;
+    nf_node *key;
+    uint8_t *rows;  /* nslots * n */
+    nf_node *queue; /* n entries of BFS queue */
+    omp_lock_t lock;
+    bool locked_init;
+};
+
+static void big_free(struct nf__hops_big *b) {
+    if (!b) return;
+    nf__free(b->coord);
+    nf__free(b->g.off);
+    nf__free(b->g.adj);
+    nf__free(b->key);
+    nf__free(b->rows);
+    nf__free(b->queue);
+    if (b->locked_init) omp_destroy_lock(&b->lock);
+    nf__free(b);
+}
+
+/* Plain breadth-first search from s over g, filling dist for the switches of s's component
+ * (the others keep what they held, which must not be a distance yet: NF_HOPS_INF). Returns the
+ * eccentricity of s within its component and the farthest switch in *farthest, or NF_HOPS_INF
+ * (the search cut short) when some distance would exceed 254. */
+static unsigned bfs_from(const up_csr *g, nf_node s, uint8_t *dist, nf_node *queue,
+                         nf_node *farthest) {
+    dist[s] = 0;
+    queue[0] = s;
+    uint32_t head = 0, tail = 1;
+    while (head < tail) {
+        nf_node u = queue[head++];
+        uint8_t du = dist[u];
+        if (du >= NF_HOPS_INF - 1) return NF_HOPS_INF; /* a distance would not fit its byte */
+        for (uint32_t e = g->off[u]; e < g->off[u + 1]; e++) {
+            nf_node v = g->adj[e];
+            if (dist[v] != NF_HOPS_INF) continue;
+            dist[v] = (uint8_t)(du + 1);
+            queue[tail++] = v;
+        }
+    }
+    *farthest = queue[tail - 1];
+    return dist[queue[tail - 1]];
+}
+
+/* Row s of the distances (NF_HOPS_INF when unreachable); returns the eccentricity of s within
+ * its component and the farthest switch. */
+static unsigned bfs_row(const up_csr *g, uint32_t S, nf_node s, uint8_t *row, nf_node *queue,
+                        nf_node *farthest) {
+    memset(row, NF_HOPS_INF, S);
+    return bfs_from(g, s, row, queue, farthest);
+}
+
+/* The torus geometry of f, checked against the links: every ring link present and up, nothing
+ * else between switches. false when f has none or it does not hold. */
+static bool torus_holds(const nf_fabric *f) {
+    unsigned nd = f->torus_nd, c = f->torus_c, deg = 0;
+    if (nd == 0 || nd > NF_FABRIC_TORUS_MAX_D) return false;
+    uint64_t n = 1;
+    uint32_t stride[NF_FABRIC_TORUS_MAX_D];
+    for (unsigned d = nd; d-- > 0;) {
+        stride[d] = (uint32_t)n;
+        n *= f->torus_dims[d];
+        deg += f->torus_dims[d] >= 2 ? 2 : 0;
+    }
+    if (n != f->n_switches) return false;
+    for (nf_node s = 0; s < f->n_switches; s++) {
+        if (f->nports[s] < c + 2 * nd || f->sw_adj_off[s + 1] - f->sw_adj_off[s] != deg)
+            return false;
+        for (unsigned d = 0; d < nd; d++) {
+            uint32_t D = f->torus_dims[d], x = s / stride[d] % D;
+            if (D < 2) continue;
+            nf_node plus = x + 1 < D ? s + stride[d] : s - x * stride[d];
+            nf_node minus = x > 0 ? s - stride[d] : s + (D - 1) * stride[d];
+            nf_gport gp = nf_port_index(f, s, c + 2 * d + 1), gm = gp + 1;
+            if (f->peer[gp] != plus || f->peer[gm] != minus ||
+                f->link_state[f->port_link[gp]] != NF_LINK_UP ||
+                f->link_state[f->port_link[gm]] != NF_LINK_UP)
+                return false;
+        }
+    }
+    return true;
+}
+
+static int torus_init(const nf_fabric *f, nf_hops *h) {
+    struct nf__hops_big *b = h->big;
+    uint32_t S = f->n_switches;
+    unsigned nd = b->nd = f->torus_nd, diam = 0;
+    for (unsigned d = 0; d < nd; d++) {
+        b->dims[d] = f->torus_dims[d];
+        diam += b->dims[d] / 2;
+    }
+    if (diam > NF_HOPS_INF - 1) return NF_ERANGE;
+    if (!(b->coord = nf__malloc(((size_t)S * nd + 1) * sizeof *b->coord))) return NF_ENOMEM;
+    uint32_t x[NF_FABRIC_TORUS_MAX_D] = {0};
+    for (nf_node s = 0; s < S; s++) {
+        memcpy(b->coord + (size_t)s * nd, x, nd * sizeof *x);
+        for (unsigned d = nd; d-- > 0;) { /* odometer, last dimension fastest */
+            if (++x[d] < b->dims[d]) break;
+            x[d] = 0;
+        }
+    }
+    h->kind = NF_HOPS_TORUS;
+    h->connected = true;
+    h->diameter = h->diameter_lo = (uint8_t)diam;
+    h->diameter_exact = true;
+    return NF_OK;
+}
+
+/* Distance along a ring of D switches between positions x and y. */
+static inline unsigned ring(unsigned x, unsigned y, unsigned D) {
+    unsigned r = x > y ? x - y : y - x;
+    return r < D - r ? r : D - r;
+}
+
+/* Connectivity and diameter of a ROWS fabric. One search from the first switch of every component
+ * gives connectivity and, per component, an eccentricity e with e <= its diameter <= 2e. A
+ * connected fabric gets two more searches from the farthest switch found so far (the double
+ * sweep, whose lower bound is often the diameter itself), the upper bound being twice the
+ * smallest eccentricity seen. Up to exact_max switches the bit-parallel sweep of the dense
+ * matrix runs without keeping the matrix and the diameter is exact. */
+static int rows_init(const nf_fabric *f, int nthr, const nf_hops_opts *o, nf_hops *h) {
+    struct nf__hops_big *b = h->big;
+    uint32_t S = f->n_switches;
+    int rc = build_up_csr(f, &b->g);
+    if (rc) return rc;
+    size_t cache = o && o->cache_bytes ? o->cache_bytes : NF_HOPS_CACHE_BYTES;
+    uint32_t exact_max = o && o->exact_diam_max ? o->exact_diam_max : NF_HOPS_EXACT_DIAM_MAX;
+    size_t slots = S ? cache / S : 1;
+    b->nslots = (uint32_t)(slots < 1 ? 1 : slots > S ? (S ? S : 1) : slots);
+    if (!(b->key = nf__malloc((size_t)b->nslots * sizeof *b->key)) ||
+        !(b->rows = nf__malloc((size_t)b->nslots * S + 1)) ||
+        !(b->queue = nf__malloc(((size_t)S + 1) * sizeof *b->queue)))
+        return NF_ENOMEM;
+    for (uint32_t i = 0; i < b->nslots; i++)
+        b->key[i] = NF_NONE;
+    h->kind = NF_HOPS_ROWS;
+    h->connected = true;
+    h->diameter = h->diameter_lo = 0;
+    h->diameter_exact = true;
+    if (S == 0) return NF_OK;
+    /* components: the first cache slot holds the distances from each component's first switch */
+    unsigned lo = 0, hi = 0, ncomp = 0, ecc0 = 0;
+    nf_node far0 = 0;
+    memset(b->rows, NF_HOPS_INF, S);
+    for (nf_node s = 0; s < S; s++) {
+        if (b->rows[s] != NF_HOPS_INF) continue;
+        nf_node far;
+        unsigned e = bfs_from(&b->g, s, b->rows, b->queue, &far);
+        if (e == NF_HOPS_INF) return NF_ERANGE;
+        if (ncomp++ == 0) {
+            ecc0 = e;
+            far0 = far;
+        }
+        if (e > lo) lo = e;
+        if (2 * e > hi) hi = 2 * e;
+    }
+    h->connected = ncomp == 1;
+    if (h->connected) { /* the double sweep */
+        hi = 2 * ecc0;
+        nf_node u = far0;
+        for (int k = 0; k < 2; k++) {
+            nf_node far;
+            unsigned e = bfs_row(&b->g, S, u, b->rows, b->queue, &far);
+            if (e == NF_HOPS_INF) return NF_ERANGE;
+            if (e > lo) lo = e;
+            if (2 * e < hi) hi = 2 * e;
+            u = far;
+        }
+    }
+    if (S <= exact_max) {
+        unsigned diam = 0, far = 0;
+        if ((rc = sweep_all(&b->g, S, nthr, NULL, &diam, &far))) return rc;
+        h->diameter_lo = (uint8_t)far;
+        h->diameter = h->connected ? (uint8_t)far : 0;
+        return NF_OK;
+    }
+    if (hi > NF_HOPS_INF - 1) return NF_ERANGE; /* a row might not fit its bytes */
+    h->diameter_exact = lo == hi;
+    h->diameter_lo = (uint8_t)lo;
+    h->diameter = h->connected ? (uint8_t)hi : 0;
+    return NF_OK;
+}
+
+/* The cache slot holding row s, computing it if absent. Call with the lock held. */
+static const uint8_t *rows_get(const nf_hops *h, nf_node s) {
+    struct nf__hops_big *b = h->big;
+    uint32_t slot = s % b->nslots;
+    uint8_t *row = b->rows + (size_t)slot * h->n;
+    if (b->key[slot] != s) {
+        nf_node far;
+        bfs_row(&b->g, h->n, s, row, b->queue, &far);
+        b->key[slot] = s;
+    }
+    return row;
+}
+
+uint8_t nf_hops_sw_far(const nf_hops *h, nf_node s, nf_node t) {
+    struct nf__hops_big *b = h->big;
+    if (h->kind == NF_HOPS_TORUS) {
+        const uint32_t *xs = b->coord + (size_t)s * b->nd, *xt = b->coord + (size_t)t * b->nd;
+        unsigned d = 0;
+        for (unsigned k = 0; k < b->nd; k++)
+            d += ring(xs[k], xt[k], b->dims[k]);
+        return (uint8_t)d;
+    }
+    omp_set_lock(&b->lock);
+    uint8_t d;
+    if (b->key[t % b->nslots] == t) /* distances are symmetric: a cached row of t serves too */
+        d = b->rows[(size_t)(t % b->nslots) * h->n + s];
+    else
+        d = rows_get(h, s)[t];
+    omp_unset_lock(&b->lock);
+    return d;
+}
+
+const uint8_t *nf_hops_row_far(const nf_hops *h, nf_node s, uint8_t *buf) {
+    struct nf__hops_big *b = h->big;
+    if (h->kind == NF_HOPS_TORUS) {
+        /* row-major, last dimension fastest: the row over dimensions d..nd-1 is D_d copies of the
+         * row over d+1..nd-1, copy y raised by the ring distance of y; built from the innermost
+         * dimension outwards, in place (copy 0 last, as the others read it) */
+        const uint32_t *xs = b->coord + (size_t)s * b->nd;
+        size_t len = 1;
+        buf[0] = 0;
+        for (unsigned d = b->nd; d-- > 0;) {
+            unsigned D = b->dims[d];
+            for (unsigned y = D; y-- > 0;) {
+                uint8_t add = (uint8_t)ring(xs[d], y, D);
+                uint8_t *dst = buf + (size_t)y * len;
+                for (size_t k = 0; k < len; k++)
+                    dst[k] = (uint8_t)(buf[k] + add);
+            }
+            len *= D;
+        }
+        return buf;
+    }
+    omp_set_lock(&b->lock);
+    memcpy(buf, rows_get(h, s), h->n);
+    omp_unset_lock(&b->lock);
+    return buf;
+}
+
+int nf_hops_compute(const nf_fabric *f, int threads, nf_hops **out) {
+    return nf_hops_compute_ex(f, threads, NULL, out);
+}
+
+int nf_hops_compute_ex(const nf_fabric *f, int threads, const nf_hops_opts *o, nf_hops **out) {
+    *out = NULL;
+    uint32_t S = f->n_switches;
+    uint32_t dense_max = o && o->dense_max ? o->dense_max : NF_HOPS_DENSE_MAX;
+    bool dense = S <= dense_max && !(o && o->force_sparse);
+    int nthr = threads > 0 ? threads : omp_get_max_threads();
+    nf_hops *h = nf__calloc(1, sizeof *h);
+    up_csr g = {0};
+    int rc = NF_ENOMEM;
+    if (!h) goto done;
+    h->n = S;
+    if (!dense) {
+        if (!(h->big = nf__calloc(1, sizeof *h->big))) goto done;
+        omp_init_lock(&h->big->lock);
+        h->big->locked_init = true;
+        rc = !(o && o->no_torus) && torus_holds(f) ? torus_init(f, h) : rows_init(f, nthr, o, h);
+        goto done;
+    }
+    if (!(h->d = nf__malloc((size_t)S * S))) goto done;
+    if ((rc = build_up_csr(f, &g))) goto done;
+    unsigned diam = 0, far = 0;
+    rc = sweep_all(&g, S, nthr, h->d, &diam, &far);
+    if (rc == NF_OK) {
+        h->connected = diam != NF_HOPS_INF;
+        h->diameter = 0;
+        if (h->connected) h->diameter = (uint8_t)diam;
+        h->kind = NF_HOPS_DENSE;
+        h->diameter_exact = true;
+        h->diameter_lo = h->diameter;
+    }
 done:
     nf__free(g.off);
     nf__free(g.adj);
@@ -220,7 +501,16 @@ done:
 void nf_hops_free(nf_hops *h) {
     if (!h) return;
     nf__free(h->d);
+    big_free(h->big);
     nf__free(h);
+}
+
+size_t nf_hops_bytes(const nf_hops *h) {
+    const struct nf__hops_big *b = h->big;
+    if (h->d) return (size_t)h->n * h->n;
+    if (h->kind == NF_HOPS_TORUS) return (size_t)h->n * b->nd * sizeof *b->coord;
+    return (size_t)b->nslots * (h->n + sizeof *b->key) + (size_t)h->n * sizeof *b->queue +
+           ((size_t)h->n + 1) * sizeof *b->g.off + (size_t)b->g.off[h->n] * sizeof *b->g.adj;
 }
 
 /* The switch a CA port is cabled to over an up link, or NF_NONE. */
@@ -256,6 +546,7 @@ uint8_t nf_hops_to_ca(const nf_fabric *f, const nf_hops *h, nf_node s, nf_node c
 uint8_t nf_hops_diameter(const nf_hops *h, int *connected) {
     if (connected) *connected = h->connected;
     if (h->connected) return h->diameter;
+    if (!h->d) return h->diameter_lo; /* ROWS: the largest finite distance, or a lower bound */
     /* not connected: the largest finite distance needs a scan */
     uint8_t best = 0;
     size_t n = (size_t)h->n * h->n;

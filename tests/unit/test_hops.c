@@ -220,6 +220,126 @@ static void test_paper_diameters(void **state) {
     }
 }
 
+/* ---- issue 20: the large-fabric representations against the dense matrix ---- */
+
+/* Every pair and every row of the representation o picks must equal the dense matrix, and so must
+ * connectivity and the diameter (or its bounds). Rows are asked twice, in two orders, so that a
+ * small row cache evicts and refills. */
+static void check_sparse(const nf_fabric *f, const nf_hops_opts *o, int want_kind) {
+    nf_hops *dense, *h;
+    assert_int_equal(nf_hops_compute(f, 1, &dense), 0);
+    assert_int_equal(dense->kind, NF_HOPS_DENSE);
+    assert_int_equal(nf_hops_compute_ex(f, 2, o, &h), 0);
+    assert_null(h->d);
+    if (h->kind != want_kind) fail_msg("kind %d, want %d", h->kind, want_kind);
+    uint32_t S = f->n_switches;
+    uint8_t *buf = malloc(S);
+    for (int pass = 0; pass < 2; pass++)
+        for (nf_node i = 0; i < S; i++) {
+            nf_node s = pass ? S - 1 - i : i;
+            const uint8_t *row = nf_hops_row(h, s, buf);
+            for (nf_node t = 0; t < S; t++) {
+                uint8_t want = nf_hops_sw(dense, s, t);
+                if (row[t] != want || nf_hops_sw(h, s, t) != want || nf_hops_sw(h, t, s) != want)
+                    fail_msg("d(%u,%u): row %u, sw %u, want %u", s, t, row[t], nf_hops_sw(h, s, t),
+                             want);
+            }
+        }
+    int c1 = -1, c2 = -2;
+    int want_diam = nf_hops_diameter(dense, &c1), got = nf_hops_diameter(h, &c2);
+    assert_int_equal(c1, c2);
+    assert_int_equal(h->connected, dense->connected);
+    if (h->diameter_exact) {
+        assert_int_equal(got, want_diam);
+        assert_int_equal(h->diameter_lo, want_diam);
+    } else {
+        assert_true(h->diameter_lo <= want_diam);
+        if (h->connected) assert_true(h->diameter >= want_diam);
+    }
+    assert_true(nf_hops_bytes(h) > 0);
+    free(buf);
+    nf_hops_free(h);
+    nf_hops_free(dense);
+}
+
+static void test_torus_form(void **state) {
+    (void)state;
+    /* odd and even rings, a ring of 2 (parallel links), a dimension of 1, c > 1, 1 and 4 dims */
+    const char *specs[] = {"torus:5x4x3,c=1", "torus:2x3,c=2",     "torus:1x4x5,c=3",
+                           "torus:7,c=1",     "torus:3x2x4x2,c=1", "torus:6x6,c=4"};
+    nf_hops_opts o = {.force_sparse = true};
+    for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
+        nf_fabric *f;
+        nf_diag d;
+        assert_int_equal(nf_topo_build(specs[i], NULL, &f, &d), 0);
+        check_sparse(f, &o, NF_HOPS_TORUS);
+        nf_fabric_free(f);
+    }
+    /* the paper torus by formula: 15 + 10 + 10 */
+    nf_fabric *f;
+    nf_hops *h;
+    nf_diag d;
+    assert_int_equal(nf_topo_build("torus:30x20x20,c=2", NULL, &f, &d), 0);
+    assert_int_equal(nf_hops_compute_ex(f, 1, &o, &h), 0);
+    assert_int_equal(h->kind, NF_HOPS_TORUS);
+    assert_int_equal(nf_hops_diameter(h, NULL), 35);
+    assert_int_equal(nf_hops_sw(h, 0, 15 * 400 + 10 * 20 + 10), 35);
+    assert_int_equal(nf_hops_sw(h, 0, 29 * 400 + 19 * 20 + 19), 3); /* -1 in every ring */
+    nf_hops_free(h);
+    nf_fabric_free(f);
+}
+
+/* A torus whose links no longer match its geometry falls back to rows. */
+static void test_torus_fault_falls_back(void **state) {
+    (void)state;
+    nf_fabric *f;
+    nf_diag d;
+    assert_int_equal(nf_topo_build("torus:5x4,c=1", NULL, &f, &d), 0);
+    nf_node s = 7;
+    nf_link l = f->sw_adj_link[f->sw_adj_off[s]];
+    nf_fabric_set_link_state(f, l, NF_LINK_DOWN);
+    nf_hops_opts o = {.force_sparse = true, .cache_bytes = 3 * f->n_switches};
+    check_sparse(f, &o, NF_HOPS_ROWS);
+    nf_fabric_free(f);
+}
+
+/* Rows on demand, on fabrics without coordinates: exact diameter and bounds, a cache of three rows,
+ * a disconnected fabric. */
+static void test_rows_form(void **state) {
+    (void)state;
+    const char *specs[] = {"torus:5x4x3,c=1", "fattree:k=8", "dragonfly:a=4,p=2,h=2",
+                           "gft:preset=sunway-proto", "xgft:h=3,m=4.4.6,w=1.2.2"};
+    for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
+        nf_fabric *f;
+        nf_diag d;
+        assert_int_equal(nf_topo_build(specs[i], NULL, &f, &d), 0);
+        nf_hops_opts o = {.force_sparse = true, .no_torus = true, .cache_bytes = 3 * f->n_switches};
+        check_sparse(f, &o, NF_HOPS_ROWS);
+        o.exact_diam_max = 1; /* bounds only */
+        check_sparse(f, &o, NF_HOPS_ROWS);
+        nf_fabric_free(f);
+    }
+    /* a chain cut in two: 0-1-2 and 3..9 */
+    nf_fabric *f = chain(10, false);
+    nf_link l = f->sw_adj_link[f->sw_adj_off[2] + (f->sw_adj[f->sw_adj_off[2]] == 3 ? 0 : 1)];
+    nf_fabric_set_link_state(f, l, NF_LINK_DOWN);
+    nf_hops_opts o = {.force_sparse = true};
+    check_sparse(f, &o, NF_HOPS_ROWS);
+    o.exact_diam_max = 1;
+    check_sparse(f, &o, NF_HOPS_ROWS);
+    nf_hops *h;
+    assert_int_equal(nf_hops_compute_ex(f, 1, &o, &h), 0);
+    assert_false(h->connected);
+    assert_int_equal(h->diameter_lo, 6); /* the longer piece, 3..9, searched from its end */
+    nf_hops_free(h);
+    /* a chain of 300 switches: 299 hops do not fit a byte */
+    nf_fabric_free(f);
+    f = chain(300, false);
+    assert_int_equal(nf_hops_compute_ex(f, 1, &o, &h), NF_ERANGE);
+    nf_fabric_free(f);
+}
+/* ---- end issue 20 ---- */
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_chain_by_hand),
@@ -229,6 +349,9 @@ int main(void) {
         cmocka_unit_test(test_real_dumps_against_reference),
         cmocka_unit_test(test_thread_count_invariance),
         cmocka_unit_test(test_paper_diameters),
+        cmocka_unit_test(test_torus_form),
+        cmocka_unit_test(test_torus_fault_falls_back),
+        cmocka_unit_test(test_rows_form),
     };
     /* NF_TEST_FILTER=NAME runs one test (a cmocka glob): scripts/tsan.sh picks the threaded one */
     cmocka_set_test_filter(getenv("NF_TEST_FILTER"));
