@@ -107,4 +107,27 @@ run "topo distances on 2 threads" "$NF" topo --topo fattree:k=8 --topo dragonfly
 run "mcast on 2 threads" "$NF" mcast --topo fattree:k=8 --groups random:n=50,size=8 \
     --engine all --threads 2
 
+# the group manager: its journal writer thread against the loop, under a burst of joins
+n=$((n + 1))
+"$NF" smd --topo torus:4x4x4,c=2 --listen 127.0.0.1:0 --port-file "$tmp/port" \
+    --state "$tmp/state" --join-timeout 5000 >"$tmp/smd.out" 2>"$tmp/smd.err" &
+spid=$!
+i=0
+while [ ! -s "$tmp/port" ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+if ! "$NF" smd-load --server "127.0.0.1:$(cat "$tmp/port")" --topo torus:4x4x4,c=2 \
+    --groups grid3d:4x4x4 >"$tmp/out" 2>"$tmp/err"; then
+    kill "$spid" 2>/dev/null
+    echo "tsan.sh: FAILED: smd-load against the daemon" >&2
+    cat "$tmp/err" "$tmp/smd.err" >&2
+    exit 1
+fi
+kill "$spid"
+st=0
+wait "$spid" || st=$?
+if [ "$st" != 0 ] || grep -q 'ThreadSanitizer' "$tmp/smd.out" "$tmp/smd.err"; then
+    echo "tsan.sh: FAILED: smd (exit $st)" >&2
+    cat "$tmp/smd.err" >&2
+    exit 1
+fi
+
 echo "tsan: $n runs, no ThreadSanitizer report"
