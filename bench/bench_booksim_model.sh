@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# netfab's router model against BookSim2's, at BookSim2's Dragonfly knobs (issue 20): the 72-node
+# netfab's router model against BookSim2's, at BookSim2's Dragonfly knobs: the 72-node
 # Dragonfly (dragonflynew k=2: p=2, a=4, h=2, 9 groups; netfab's arr=consecutive is its global
 # link layout), 3 VCs of 256 flits, 1-flit packets, internal speedup 1.7, separable input-first
 # allocators with 4 iterations, credit delay 2, channels of 1 (hosts), 10 (local) and 100

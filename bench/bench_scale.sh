@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# Fabrics of 160,000 switches and 262,656 endpoints (part of `make bench`, issue 20): wall time,
+# Fabrics of 160,000 switches and 262,656 endpoints (part of `make bench`): wall time,
 # user CPU time and peak RSS of netfab topo, mcast (grid3d groups) and sim (load 0.3, 2,000
 # measured cycles) on torus:48x48x72,c=1 (165,888 switches, distances from coordinates) and on
 # dragonfly:a=32,p=16,h=16 (16,416 switches, the dense matrix). One thread each (THREADS=N to

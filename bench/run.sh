@@ -15,10 +15,8 @@ echo
 echo "## Multicast routing: the multicast paper's grid (bench_mcast): max / mean EFI over inter-switch links, routing ms"
 "$build/bench_mcast"
 echo
-# ---- issue 20: fabrics of 160,000 switches ----
 echo "## Fabrics of 160,000 switches (bench_scale.sh): one thread, time and peak RSS"
 sh "$(dirname "$0")/bench_scale.sh" "$build/netfab"
-# ---- end issue 20 ----
 echo
 echo "## Reading a subnet manager's forwarding tables (bench_tables.sh)"
 sh "$(dirname "$0")/bench_tables.sh" "$build/netfab" "$build/bench_uft"

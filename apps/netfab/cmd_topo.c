@@ -97,7 +97,7 @@ typedef struct topo_stats {
     double build_s, distances_s;
     size_t fabric_bytes, hops_bytes;
     long peak_rss_kib;
-    int diameter_lo; /* issue 20: a lower bound when diameter is only an upper one, else -1 */
+    int diameter_lo; /* a lower bound when diameter is only an upper one, else -1 */
 } topo_stats;
 
 static json_t *stats_json(const topo_stats *s) {
@@ -115,7 +115,7 @@ static json_t *stats_json(const topo_stats *s) {
         "build_s", s->build_s, "distances_s", s->distances_s, "fabric_bytes",
         (json_int_t)s->fabric_bytes, "hops_bytes", (json_int_t)s->hops_bytes, "peak_rss_kib",
         (json_int_t)s->peak_rss_kib);
-    /* issue 20: a large irregular fabric's diameter may be known only within bounds */
+    /* a large irregular fabric's diameter may be known only within bounds */
     if (o && s->diameter_lo >= 0)
         json_object_set_new(o, "diameter_lower_bound", json_integer(s->diameter_lo));
     return o;
@@ -133,7 +133,7 @@ static void print_one(const topo_stats *s) {
     printf("%-18s %u of %u switch ports (%.1f%%), largest radix %u\n", "radix use", c->ports_used,
            c->ports_total, c->ports_total ? 100.0 * c->ports_used / c->ports_total : 0.0,
            c->max_radix);
-    if (s->diameter >= 0 && s->diameter_lo >= 0) /* issue 20: bounds only */
+    if (s->diameter >= 0 && s->diameter_lo >= 0) /* bounds only */
         if (s->connected)
             printf("%-18s at most %d, at least %d\n", "switch diameter", s->diameter,
                    s->diameter_lo);
@@ -227,7 +227,7 @@ int nf_cmd_topo(int argc, char **argv) {
             if (rc == NF_OK) {
                 s.diameter = nf_hops_diameter(h, &s.connected);
                 s.hops_bytes = nf_hops_bytes(h);
-                if (!h->diameter_exact) s.diameter_lo = h->diameter_lo; /* issue 20 */
+                if (!h->diameter_exact) s.diameter_lo = h->diameter_lo;
             } else if (rc == NF_ERANGE) {
                 fprintf(stderr, "netfab: %s: distances exceed 254 hops; diameter not computed\n",
                         specs[i]);

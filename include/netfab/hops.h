@@ -12,7 +12,6 @@
 
 #define NF_HOPS_INF 255 /* unreachable */
 
-/* ---- issue 20: representations for large fabrics ---- */
 /* How the distances are held. DENSE: the n x n matrix d. TORUS: a generated torus whose links were
  * all found up and in place (nf_fabric's torus geometry), distances from coordinates. ROWS: any
  * other fabric, rows computed by breadth-first search on demand and kept in a bounded cache. */
@@ -31,19 +30,16 @@ typedef struct nf_hops_opts {
 #define NF_HOPS_CACHE_BYTES (256u << 20) /* 256 MiB of cached rows */
 #define NF_HOPS_EXACT_DIAM_MAX 65536u
 struct nf__hops_big; /* the TORUS and ROWS state, private to hops.c */
-/* ---- end issue 20 ---- */
 
 typedef struct nf_hops {
     uint32_t n;       /* switches */
     uint8_t *d;       /* n*n distances, row s holds distances from switch s; NULL unless DENSE */
     uint8_t diameter; /* largest distance, when connected; an upper bound unless diameter_exact */
     bool connected;   /* every pair of switches reachable */
-    /* ---- issue 20 ---- */
-    uint8_t kind;             /* nf_hops_kind */
+    uint8_t kind;     /* nf_hops_kind */
     bool diameter_exact;      /* diameter is exact (always, except for a large ROWS fabric) */
     uint8_t diameter_lo;      /* a lower bound of the diameter (equal to it when exact) */
     struct nf__hops_big *big; /* TORUS and ROWS state */
-    /* ---- end issue 20 ---- */
 } nf_hops;
 
 /* Computes all-pairs switch distances over up links. threads <= 0 uses OpenMP's default.
@@ -51,7 +47,6 @@ typedef struct nf_hops {
 NF_API int nf_hops_compute(const nf_fabric *f, int threads, nf_hops **out);
 NF_API void nf_hops_free(nf_hops *h);
 
-/* ---- issue 20 ---- */
 /* nf_hops_compute with options (o may be NULL). Up to o->dense_max switches: the dense matrix.
  * Above: the torus form when the fabric carries a torus geometry its links match (all up), else
  * ROWS. For a ROWS fabric, connectivity comes from one search; the diameter is exact up to
@@ -67,7 +62,6 @@ NF_API size_t nf_hops_bytes(const nf_hops *h);
 NF_API uint8_t nf_hops_sw_far(const nf_hops *h, nf_node s, nf_node t);
 /* Writes row s into buf when h is not dense (nf_hops_row's slow path); returns buf. */
 NF_API const uint8_t *nf_hops_row_far(const nf_hops *h, nf_node s, uint8_t *buf);
-/* ---- end issue 20 ---- */
 
 static inline uint8_t nf_hops_sw(const nf_hops *h, nf_node s, nf_node t) {
     if (h->d) /* the dense path first: one well-predicted test */

@@ -220,7 +220,7 @@ static void test_paper_diameters(void **state) {
     }
 }
 
-/* ---- issue 20: the large-fabric representations against the dense matrix ---- */
+/* ---- the large-fabric representations against the dense matrix ---- */
 
 /* Every pair and every row of the representation o picks must equal the dense matrix, and so must
  * connectivity and the diameter (or its bounds). Rows are asked twice, in two orders, so that a
@@ -338,7 +338,6 @@ static void test_rows_form(void **state) {
     assert_int_equal(nf_hops_compute_ex(f, 1, &o, &h), NF_ERANGE);
     nf_fabric_free(f);
 }
-/* ---- end issue 20 ---- */
 
 int main(void) {
     const struct CMUnitTest tests[] = {
