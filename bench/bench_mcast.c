@@ -3,7 +3,10 @@
  * random groups under aware and random mapping, every engine routes the whole workload; prints a
  * Markdown table of max EFI, mean EFI and routing time (root selection + trees + refinement; the
  * best of --runs runs, 3 by default: routing is deterministic, so only the time varies), with the
- * lower bound of the workload. Usage: bench_mcast [--quick] [--runs N] [ENGINE,...] */
+ * lower bound of the workload. The last two columns weigh the time against the floor of the work:
+ * replaying the routed trees of one engine (fulb when it runs, else the first), every membership
+ * and every tree link touched once (see floor_s), and that engine's time over it.
+ * Usage: bench_mcast [--quick] [--runs N] [--fabric SUBSTRING] [ENGINE,...] */
 #define _GNU_SOURCE
 #include "netfab/gen.h"
 #include "netfab/groups.h"
@@ -13,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 typedef struct fabric_case {
     const char *topo;
@@ -33,10 +37,54 @@ static const fabric_case quick_cases[] = {
     {"dragonfly:a=6,p=3,h=3", 1, {"grid2d:19x18", "grid3d:19x6x3", "random:n=200,size=16"}},
 };
 
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* The floor of the work of routing g, given its trees in m: for every group, each member's switch
+ * found once (the peer of its port 1, as a router must do to place it) and each tree link's load
+ * counted once, as a router must at least do to record the tree; the best of runs, in seconds.
+ * Any engine does this much and more (it must also choose the root and the links). */
+static double floor_s(const nf_fabric *f, const nf_groups *g, const nf_mcast *m, int runs) {
+    uint32_t *load = calloc((size_t)f->n_links + 1, sizeof *load);
+    nf_node *at = malloc(((size_t)g->off[g->n] + 1) * sizeof *at);
+    double best = 0;
+    if (!load || !at) {
+        free(load);
+        free(at);
+        return 0;
+    }
+    for (int r = 0; r < runs; r++) {
+        memset(load, 0, ((size_t)f->n_links + 1) * sizeof *load);
+        double t0 = now_s();
+        for (uint32_t k = 0; k < g->n; k++) {
+            for (uint32_t i = g->off[k]; i < g->off[k + 1]; i++)
+                at[i] = f->peer[nf_port_index(f, g->member[i], 1)];
+            for (uint32_t i = m->tree_off[k]; i < m->tree_off[k + 1]; i++)
+                load[m->tree_link[i]]++;
+        }
+        double t = now_s() - t0;
+        if (r == 0 || t < best) best = t;
+        /* read everything written, after the clock, so that no store can be left out */
+        uint32_t sum = 0;
+        for (uint32_t i = 0; i < g->off[g->n]; i++)
+            sum += at[i];
+        for (nf_link l = 0; l < f->n_links; l++)
+            sum += load[l];
+        volatile uint32_t sink = sum;
+        (void)sink;
+    }
+    free(load);
+    free(at);
+    return best;
+}
+
 int main(int argc, char **argv) {
     const fabric_case *cs = cases;
     size_t ncs = sizeof cases / sizeof cases[0];
-    const char *list = NULL;
+    const char *list = NULL, *only = NULL;
     int runs = 3;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--runs") == 0 && i + 1 < argc) {
@@ -45,6 +93,8 @@ int main(int argc, char **argv) {
                 fprintf(stderr, "bench_mcast: --runs must be 1..100\n");
                 return 2;
             }
+        } else if (strcmp(argv[i], "--fabric") == 0 && i + 1 < argc) {
+            only = argv[++i];
         } else if (strcmp(argv[i], "--quick") == 0) {
             cs = quick_cases;
             ncs = sizeof quick_cases / sizeof quick_cases[0];
@@ -58,15 +108,24 @@ int main(int argc, char **argv) {
         const nf_mcast_engine *e = nf_mcast_engine_at(i);
         if (!list || strstr(list, nf_mcast_engine_name(e))) eng[ne++] = e;
     }
+    size_t fe = 0; /* the engine whose trees give the floor */
+    for (size_t i = 0; i < ne; i++)
+        if (strcmp(nf_mcast_engine_name(eng[i]), "fulb") == 0) fe = i;
+    if (ne == 0) {
+        fprintf(stderr, "bench_mcast: no engine matches %s\n", list);
+        return 2;
+    }
     printf("| fabric | workload | mapping | groups | LB |");
     for (size_t i = 0; i < ne; i++)
         printf(" %s max/mean EFI, ms |", nf_mcast_engine_name(eng[i]));
+    printf(" floor ms | %s / floor |", nf_mcast_engine_name(eng[fe]));
     printf("\n|---|---|---|---:|---:|");
-    for (size_t i = 0; i < ne; i++)
+    for (size_t i = 0; i < ne + 2; i++)
         printf("---:|");
     printf("\n");
     fflush(stdout);
     for (size_t c = 0; c < ncs; c++) {
+        if (only && !strstr(cs[c].topo, only)) continue;
         nf_fabric *f;
         nf_hops *h;
         nf_diag d;
@@ -87,6 +146,7 @@ int main(int argc, char **argv) {
                 printf("| `%s`%s | `%s` | %s | %u | %u |", cs[c].topo,
                        cs[c].ppn > 1 ? " (4/node)" : "", cs[c].workloads[w],
                        map ? "random" : "aware", g->n, nf_mcast_lower_bound(f, h, g));
+                double floor = 0, fe_best = 0;
                 for (size_t i = 0; i < ne; i++) {
                     double best = 0;
                     nf_mcast_stats st;
@@ -97,14 +157,20 @@ int main(int argc, char **argv) {
                         double t = m->root_s + m->tree_s + m->refine_s;
                         if (r == 0 || t < best) best = t;
                         if (r == 0) nf_mcast_stats_compute(f, g, m, &st);
+                        if (r == 0 && i == fe) floor = floor_s(f, g, m, runs);
                         nf_mcast_free(m);
                     }
                     if (r < runs)
                         printf(" failed |");
                     else
                         printf(" %u / %.2f, %.1f |", st.max_efi, st.mean_efi, 1e3 * best);
+                    if (i == fe && r == runs) fe_best = best;
                     fflush(stdout);
                 }
+                if (floor > 0 && fe_best > 0)
+                    printf(" %.3f | %.0fx |", 1e3 * floor, fe_best / floor);
+                else
+                    printf(" - | - |");
                 printf("\n");
                 fflush(stdout);
                 nf_groups_free(g);

@@ -118,16 +118,47 @@ static uint32_t probe(const nf__mc_view *v, const uint8_t *da, const uint8_t *db
  * (nf__mc_max_rows), then the switches at the least max. Used when the search above would cost
  * more than this scan (groups spread over much of the fabric, where the region between two far
  * members is most of it): the work is the leaves' rows, read in order. */
-/* mx[u] = max(mx[u], row[u]): written plainly for the compiler to vectorise (pmaxub), compiled for
- * AVX2 and for baseline x86-64 and picked at load time with GCC. */
+/* The loops over whole rows are written plainly for the compiler to vectorise, compiled for AVX2
+ * and for baseline x86-64 and picked at load time with GCC. */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) &&                             \
     !defined(__SANITIZE_ADDRESS__)
-__attribute__((target_clones("avx2", "default"), optimize("vect-cost-model=dynamic")))
+#define ROW_LOOP                                                                                   \
+    __attribute__((target_clones("avx2", "default"), optimize("vect-cost-model=dynamic")))
+#else
+#define ROW_LOOP
 #endif
-static void
-max_into(uint8_t *restrict mx, const uint8_t *restrict row, uint32_t S) {
+
+/* mx[u] = max(mx[u], row[u]) (pmaxub) */
+ROW_LOOP static void max_into(uint8_t *restrict mx, const uint8_t *restrict row, uint32_t S) {
     for (uint32_t u = 0; u < S; u++)
         mx[u] = row[u] > mx[u] ? row[u] : mx[u];
+}
+
+/* The least of a[0..S) (pminub), 255 when S is 0. */
+ROW_LOOP static uint8_t min_of(const uint8_t *restrict a, uint32_t S) {
+    uint8_t best = 255;
+    for (uint32_t u = 0; u < S; u++)
+        best = a[u] < best ? a[u] : best;
+    return best;
+}
+
+/* Writes every u with a[u] == x to out, ascending, and returns their number. Eight bytes at a
+ * time: a word of a ^ x with no zero byte (the usual test: (w - 0x01..01) & ~w & 0x80..80 is
+ * zero exactly then) holds no match and is skipped. */
+static uint32_t find_eq(const uint8_t *a, uint32_t S, uint8_t x, nf_node *out) {
+    const uint64_t ones = 0x0101010101010101ull, highs = ones << 7, xx = ones * x;
+    uint32_t n = 0, u = 0;
+    for (; u + 8 <= S; u += 8) {
+        uint64_t w;
+        memcpy(&w, a + u, 8);
+        w ^= xx;
+        if (!((w - ones) & ~w & highs)) continue;
+        for (uint32_t j = 0; j < 8; j++)
+            if (a[u + j] == x) out[n++] = u + j;
+    }
+    for (; u < S; u++)
+        if (a[u] == x) out[n++] = u;
+    return n;
 }
 
 uint8_t nf__mc_max_rows(const nf_hops *h, const nf_node *leaf, uint32_t n, uint8_t *mx,
@@ -136,10 +167,7 @@ uint8_t nf__mc_max_rows(const nf_hops *h, const nf_node *leaf, uint32_t n, uint8
     memcpy(mx, nf_hops_row(h, leaf[0], buf), S);
     for (uint32_t i = 1; i < n; i++)
         max_into(mx, nf_hops_row(h, leaf[i], buf), S);
-    uint8_t best = NF_HOPS_INF;
-    for (uint32_t u = 0; u < S; u++)
-        if (mx[u] < best) best = mx[u];
-    return best;
+    return min_of(mx, S);
 }
 
 static uint32_t scan_candidates(const nf__mc_view *v, const nf_node *leaf, uint32_t n,
@@ -147,11 +175,8 @@ static uint32_t scan_candidates(const nf__mc_view *v, const nf_node *leaf, uint3
     uint8_t *mx = (uint8_t *)v->scr->layer; /* S bytes fit in the S-entry layer buffer */
     uint8_t best = nf__mc_max_rows(v->h, leaf, n, mx, v->scr->row[0]);
     if (best == NF_HOPS_INF) return 0;
-    uint32_t nc = 0;
-    for (uint32_t u = 0; u < v->h->n; u++)
-        if (mx[u] == best) v->scr->cand[nc++] = u;
     *radius = best;
-    return nc;
+    return find_eq(mx, v->h->n, best, v->scr->cand);
 }
 
 uint32_t nf__mc_candidates(const nf__mc_view *v, const nf_node *leaf, uint32_t n,

@@ -14,6 +14,7 @@ typedef struct fulb_ctx {
     uint64_t *gkey;  /* per switch: the look-ahead key of its best way on (path_key) */
     uint32_t *gseen; /* stamp for gkey */
     uint32_t gstamp;
+    uint32_t gwalk;        /* stamp of the entries that hold for a whole walk_tree call */
     uint8_t *tg;           /* per tree switch: global links on its tree path to the root */
     nf_node *path;         /* the switches of the current walk */
     nf_link *kept, *trial; /* Dragonfly root trials: the best tree so far, the one being tried */
@@ -61,8 +62,9 @@ static int fulb_init(void **out, const nf_fabric *f, const nf_hops *h) {
  * needs all of it. Meeting the tree at w adds the global links of w's tree path, so a member's
  * whole path to the root has the fewest global links. path_key(u) is the least key over the ways
  * from u, by memoised recursion over the hops that get one closer to the root. The memo holds for
- * one step of the walk (the whole walk on a Dragonfly); within it a switch's remaining depth is
- * fixed by its distance to the root, so one entry per switch is right. */
+ * the walk of one leaf on a Dragonfly and for the whole tree elsewhere (walk_tree says why); within
+ * it a switch's remaining depth is fixed by its distance to the root, so one entry per switch is
+ * right. */
 #define KEY_G(k) ((k) >> 48)
 #define KEY_BN(k) ((uint32_t)((k) >> 16))
 #define KEY_NEW(k) ((uint32_t)((k)&0xFFFF))
@@ -86,7 +88,7 @@ static uint64_t step_key(walk *k, nf_node w, nf_link l);
 
 static uint64_t path_key(walk *k, nf_node u) {
     fulb_ctx *c = k->c;
-    if (c->gseen[u] == c->gstamp) return c->gkey[u];
+    if (c->gseen[u] == c->gstamp || (k->dr[u] == 1 && c->gseen[u] == c->gwalk)) return c->gkey[u];
     const nf_fabric *f = k->v->f;
     uint64_t best = UINT64_MAX;
     for (uint32_t e = f->sw_adj_off[u]; e < f->sw_adj_off[u + 1]; e++) {
@@ -96,7 +98,9 @@ static uint64_t path_key(walk *k, nf_node u) {
         uint64_t kw = step_key(k, w, l);
         if (kw < best) best = kw;
     }
-    c->gseen[u] = c->gstamp;
+    /* a switch next to the root has only ways that end at the root, which is in the tree from
+     * the start with no global links above it: its key holds for the whole walk_tree call */
+    c->gseen[u] = k->dr[u] == 1 ? c->gwalk : c->gstamp;
     c->gkey[u] = best;
     return best;
 }
@@ -117,6 +121,45 @@ static uint64_t step_key(walk *k, nf_node w, nf_link l) {
     return make_key(g, bn, nl);
 }
 
+/* step_key off the Dragonfly, where the look-ahead reaches two hops, without the recursion:
+ * through l to a tree switch w, (0, l's load, 1); to w outside the tree, (0, the larger of l's load
+ * and the least load of w's usable links towards the root, 2), which is what step_key gives there
+ * (walk_tree says why). The least load is memoised per switch in gkey for the whole tree. */
+static uint64_t near_key(walk *k, nf_node w, nf_link l) {
+    const uint32_t *efi = k->v->efi;
+    if (k->limit != UINT32_MAX && efi[l] + 1 >= k->limit) return UINT64_MAX;
+    if (k->mark[w] == k->tree) return make_key(0, efi[l], 1);
+    fulb_ctx *c = k->c;
+    if (c->gseen[w] != c->gstamp) {
+        const nf_fabric *f = k->v->f;
+        uint64_t least = UINT64_MAX;
+        for (uint32_t e = f->sw_adj_off[w]; e < f->sw_adj_off[w + 1]; e++) {
+            nf_node x = f->sw_adj[e];
+            if (k->dr[x] + 1 != k->dr[w]) continue;
+            nf_link lx = f->sw_adj_link[e];
+            if (f->link_state[lx] != NF_LINK_UP ||
+                (k->limit != UINT32_MAX && efi[lx] + 1 >= k->limit))
+                continue;
+            if (efi[lx] < least) least = efi[lx];
+        }
+        c->gseen[w] = c->gstamp;
+        c->gkey[w] = least;
+    }
+    uint64_t least = c->gkey[w];
+    if (least == UINT64_MAX) return UINT64_MAX;
+    return make_key(0, efi[l] > least ? efi[l] : least, 2);
+}
+
+/* Forgets the memo entries of path_key and near_key but those stamped gwalk (all of them when the
+ * stamp wraps). */
+static void new_memo(fulb_ctx *c, uint32_t n_switches) {
+    if (++c->gstamp == 0) {
+        memset(c->gseen, 0, (size_t)n_switches * sizeof *c->gseen);
+        c->gwalk = 1; /* forgotten as well */
+        c->gstamp = 2;
+    }
+}
+
 /* The bottom-up walk. Every switch joins the tree through the link chosen when the walk first
  * reached it, and a walk stops at the first switch already in the tree, so each switch has one
  * parent: the links form a tree, and each leaf's path is a shortest path to the root, so its
@@ -125,9 +168,22 @@ static uint64_t step_key(walk *k, nf_node w, nf_link l) {
  * bottleneck; then the fewest links added, which prefers meeting the tree), then the fewest
  * groups on the link itself, then the lowest port. With a limit (fulb+), links whose load is
  * limit - 1 or more are not used, and a walk that finds no way on within the horizon gives up:
- * NF_ERANGE. */
+ * NF_ERANGE. With give_up other than UINT64_MAX, the walk stops and returns WALK_LOST as soon as
+ * tree_score of the links so far reaches give_up: the whole tree could only score as much or more.
+ */
+/* A root trial's score: the load of the tree's most loaded link, then the links at that load,
+ * then the links (lower is better). It never falls as links are added: a link above the bottleneck
+ * raises the first part, one at it the second, any other the third. */
+static uint64_t tree_score(uint32_t bn, uint32_t at_bn, uint32_t k) {
+    return (uint64_t)bn << 40 | (uint64_t)(at_bn > 0xFFFFF ? 0xFFFFF : at_bn) << 20 |
+           (k > 0xFFFFF ? 0xFFFFF : k);
+}
+
+enum { WALK_LOST = 1 }; /* walk_tree gave up: its score reached give_up */
+
 static int walk_tree(fulb_ctx *c, const nf__mc_view *v, const nf_node *leaf, uint32_t n,
-                     nf_node root, uint32_t limit, nf_link *links, uint32_t *n_links) {
+                     nf_node root, uint32_t limit, uint64_t give_up, nf_link *links,
+                     uint32_t *n_links) {
     const nf_fabric *f = v->f;
     const uint8_t *dr = nf_hops_row(v->h, root, v->scr->row[2]);
     uint32_t stamp = nf__mc_new_stamp(v);
@@ -135,7 +191,17 @@ static int walk_tree(fulb_ctx *c, const nf__mc_view *v, const nf_node *leaf, uin
     mark[root] = stamp;
     c->tg[root] = 0;
     walk k = {.c = c, .v = v, .dr = dr, .mark = mark, .tree = stamp, .limit = limit};
+    uint32_t bn = 0, at_bn = 0; /* the score so far, when give_up is set */
     unsigned ahead = v->has_global ? 255 : 2;
+    /* Without global links every key's first part is 0 and the look-ahead from u reaches two
+     * hops, so path_key(w) is only asked for a switch w one hop above the horizon, and it ends
+     * one hop on whether or not that next switch is in the tree: its key is (0, the least load of
+     * w's usable links towards the root, 1), the same at every step while the loads (v->efi)
+     * stay as they are, which they do until the whole tree is built. near_key computes the step's
+     * key from that directly, and its memo holds for the whole tree. On a Dragonfly the memo is
+     * renewed for each leaf's walk below, but for the switches next to the root (path_key). */
+    new_memo(c, f->n_switches);
+    c->gwalk = c->gstamp;
     *n_links = 0;
     for (uint32_t i = 0; i < n; i++) {
         nf_node u = leaf[i];
@@ -144,13 +210,10 @@ static int walk_tree(fulb_ctx *c, const nf__mc_view *v, const nf_node *leaf, uin
         while (mark[u] != stamp) {
             mark[u] = stamp;
             c->path[np++] = u;
-            /* a memo entry depends on the horizon and on the tree; with the whole path in view
-             * the horizon stays 0, and the switches this walk adds are farther from the root
-             * than anything it looks at later, so the memo holds for the whole walk */
-            if ((np == 1 || ahead != 255) && ++c->gstamp == 0) {
-                memset(c->gseen, 0, (size_t)f->n_switches * sizeof *c->gseen);
-                c->gstamp = 1;
-            }
+            /* with the whole path in view the horizon stays 0, and the switches this walk adds
+             * are farther from the root than anything it looks at later, so the memo holds for
+             * the whole walk of one leaf (see also the memo's reset above the loop) */
+            if (np == 1 && ahead == 255) new_memo(c, f->n_switches);
             /* ways from u stop ahead hops on: at distance dr[u] - ahead from the root */
             k.horizon = dr[u] > ahead ? dr[u] - ahead : 0;
             nf_link best = NF_NONE;
@@ -161,7 +224,7 @@ static int walk_tree(fulb_ctx *c, const nf__mc_view *v, const nf_node *leaf, uin
                 nf_node w = f->sw_adj[e];
                 nf_link l = f->sw_adj_link[e];
                 if (dr[w] + 1 != dr[u] || f->link_state[l] != NF_LINK_UP) continue;
-                uint64_t key = step_key(&k, w, l);
+                uint64_t key = ahead == 255 ? step_key(&k, w, l) : near_key(&k, w, l);
                 if (key == UINT64_MAX) continue;
                 if (key < best_key || (key == best_key && v->efi[l] < best_load)) {
                     best_key = key;
@@ -173,6 +236,12 @@ static int walk_tree(fulb_ctx *c, const nf__mc_view *v, const nf_node *leaf, uin
             if (best == NF_NONE) return limit == UINT32_MAX ? NF_EUNREACHABLE : NF_ERANGE;
             links[(*n_links)++] = best;
             u = next;
+            if (give_up != UINT64_MAX) {
+                uint32_t e = v->efi[best];
+                if (e > bn) bn = e, at_bn = 0;
+                at_bn += e == bn;
+                if (tree_score(bn, at_bn, *n_links) >= give_up) return WALK_LOST;
+            }
         }
         /* the walk met the tree at u: its switches' tree paths, top down */
         for (uint32_t j = np; j-- > 0;) {
@@ -231,7 +300,9 @@ static int fulb_root(void *ctx, const nf__mc_view *v, const nf_node *leaf, uint3
     for (uint32_t t = 0; t < nt; t++) {
         nf_node pick = tried[t];
         uint32_t k = 0;
-        int rc = walk_tree(c, v, leaf, n, pick, UINT32_MAX, c->trial, &k);
+        /* a trial that cannot beat the best so far is dropped as soon as that shows */
+        int rc = walk_tree(c, v, leaf, n, pick, UINT32_MAX, best_score, c->trial, &k);
+        if (rc == WALK_LOST) continue;
         if (rc) return rc;
         uint32_t bn = 0, at_bn = 0;
         for (uint32_t i = 0; i < k; i++) {
@@ -239,8 +310,7 @@ static int fulb_root(void *ctx, const nf__mc_view *v, const nf_node *leaf, uint3
             if (e > bn) bn = e, at_bn = 0;
             at_bn += e == bn;
         }
-        uint64_t score = (uint64_t)bn << 40 | (uint64_t)(at_bn > 0xFFFFF ? 0xFFFFF : at_bn) << 20 |
-                         (k > 0xFFFFF ? 0xFFFFF : k);
+        uint64_t score = tree_score(bn, at_bn, k);
         if (score < best_score) {
             best_score = score;
             nf_link *tmp = c->kept;
@@ -263,7 +333,7 @@ static int fulb_tree(void *ctx, const nf__mc_view *v, const nf_node *leaf, uint3
         c->kept_root = NF_NONE;
         return NF_OK;
     }
-    return walk_tree(c, v, leaf, n, root, UINT32_MAX, links, n_links);
+    return walk_tree(c, v, leaf, n, root, UINT32_MAX, UINT64_MAX, links, n_links);
 }
 
 const nf_mcast_engine nf__mc_fulb = {
@@ -362,7 +432,8 @@ static int fulb_refine(void *ctx, const nf__mc_view *v, const nf_groups *g, nf_m
             for (uint32_t ci = 0; ci < nr && found < 0; ci++) {
                 root = roots[ci];
                 uint32_t wn = 0;
-                if (walk_tree(c, v, leaf, nl, root, M, buf, &wn) == NF_OK) found = (int32_t)wn;
+                if (walk_tree(c, v, leaf, nl, root, M, UINT64_MAX, buf, &wn) == NF_OK)
+                    found = (int32_t)wn;
             }
             if (found < 0 && nr > 0) {
                 root = roots[0];
