@@ -491,6 +491,16 @@ static inline unsigned sim_vc_of(uint32_t rot, unsigned rr, unsigned V) {
     return v >= V ? v - V : v;
 }
 
+/* A 32-bit draw that depends only on the seed, a salt, a key and the cycle (a splitmix64
+ * finaliser): draws made this way are the same on any number of threads and in any order. */
+static inline uint32_t sim_draw(const nf_sim *s, uint64_t salt, uint64_t key) {
+    uint64_t z =
+        (s->cfg.seed ^ salt) + key * 0x9E3779B97F4A7C15ULL + s->now * 0xD1B54A32D192ED03ULL;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return (uint32_t)((z ^ (z >> 31)) >> 32);
+}
+
 /* A switch with work: on its owner's active list (once). */
 static inline void sim_wake(nf_sim *s, sim_worker *wk, nf_node sw) {
     if (s->net.active[sw]) return;

@@ -46,13 +46,7 @@ void nf__sim_errors_reset(nf_sim *s) {
 /* The draw of whether the packet whose tail reaches input port g now is corrupt: a hash of the
  * seed, the port and the cycle (one tail a cycle reaches a port), so it does not depend on the
  * threads or the packet ids. */
-static uint32_t err_draw(const nf_sim *s, nf_gport g) {
-    uint64_t z = (s->cfg.seed ^ 0xe5505e11a7e5ULL) + (uint64_t)g * 0x9E3779B97F4A7C15ULL +
-                 s->now * 0xD1B54A32D192ED03ULL;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return (uint32_t)((z ^ (z >> 31)) >> 32);
-}
+static uint32_t err_draw(const nf_sim *s, nf_gport g) { return sim_draw(s, 0xe5505e11a7e5ULL, g); }
 
 /* Link L's recent errors weighed as of now (dynamic switching). */
 static void err_decay(const nf_sim *s, sim_errlink *L) {

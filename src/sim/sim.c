@@ -755,11 +755,7 @@ static int emit(nf_sim *s, uint32_t from, uint32_t to, nf_sim_rail_mode mode, ui
 /* The random injection VC's draw for NIC rail k now: a hash of the seed, the rail and the cycle
  * (a rail tries once a cycle), so it depends neither on the threads nor on other draws. */
 static uint32_t inject_draw(const nf_sim *s, uint32_t k) {
-    uint64_t z = (s->cfg.seed ^ 0x1a7ec7edc0ffeeULL) + (uint64_t)k * 0x9E3779B97F4A7C15ULL +
-                 s->now * 0xD1B54A32D192ED03ULL;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return (uint32_t)((z ^ (z >> 31)) >> 32);
+    return sim_draw(s, 0x1a7ec7edc0ffeeULL, k);
 }
 
 static int nic_send(nf_sim *s, sim_worker *wk, uint32_t k) {

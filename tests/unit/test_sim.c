@@ -1464,24 +1464,15 @@ static void test_router_model(void **state) {
         rig_unmake(&r);
     }
     /* the knobs are checked */
-    nf_sim_config c = rig_defaults();
-    c.vc_alloc = (nf_sim_vc_alloc)7;
-    nf_fabric *f;
-    nf_hops *h;
-    nf_sim *s;
-    nf_diag d = {{0}, 0, {0}};
-    assert_int_equal(nf_topo_build("torus:4,c=1", NULL, &f, &d), 0);
-    assert_int_equal(nf_hops_compute(f, 1, &h), 0);
-    assert_int_equal(
-        nf_sim_new(f, h, &c, nf_sim_routing_find("dor"), nf_sim_traffic_find("uniform"), &s, &d),
-        NF_EINVAL);
-    c = rig_defaults();
-    c.vc_alloc = NF_SIM_VA_SEPARATE, c.speedup = 64;
-    assert_int_equal(
-        nf_sim_new(f, h, &c, nf_sim_routing_find("dor"), nf_sim_traffic_find("uniform"), &s, &d),
-        NF_EINVAL);
-    nf_hops_free(h);
-    nf_fabric_free(f);
+    nf_sim_config bad[2] = {rig_defaults(), rig_defaults()};
+    bad[0].vc_alloc = (nf_sim_vc_alloc)7;
+    bad[1].vc_alloc = NF_SIM_VA_SEPARATE, bad[1].speedup = 64;
+    for (int k = 0; k < 2; k++) {
+        rig r;
+        nf_diag d = {{0}, 0, {0}};
+        assert_int_equal(rig_try("torus:4,c=1", "dor", "uniform", &bad[k], &r, &d), NF_EINVAL);
+        rig_unmake(&r);
+    }
 }
 
 /* Stars of 8 (one-word port sets), 65, 128 and 255 ports (the bigger build), every port with a
