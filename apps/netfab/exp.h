@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-/* `netfab exp`: the experiments of the Sunway seeds, each one command that measures a grid of
+/* `netfab exp`: the experiments of the Sunway papers, each one command that measures a grid of
  * points and returns one JSON object per point. An experiment is a row in one table
  * (cmd_exp.c); its driver lives in an exp_<family>.c. */
 #ifndef NETFAB_APP_EXP_H
 #define NETFAB_APP_EXP_H
+
+#include "netfab/sim.h"
 
 #include <jansson.h>
 #include <stdbool.h>
@@ -46,6 +48,12 @@ typedef struct exp_def {
     int (*run)(const exp_opts *o, json_t *rows);
     exp_plot plot;
 } exp_def;
+
+/* The Sunway prototype (gft:preset=sunway-proto) with the dual-rail NIC experiments' knobs:
+ * 256-byte packets (8 flits of 32 bytes), 4 VCs of 64 flits, minhop, one thread, o->seed, the
+ * NIC's and the host's overheads at their defaults. On failure prints why and returns an exit
+ * status, with nothing left to free. */
+int exp_sunway_sim(const exp_opts *o, nf_fabric **f, nf_hops **h, nf_sim **s);
 
 /* The drivers. */
 int exp_tables(const exp_opts *o, json_t *rows);

@@ -73,25 +73,29 @@ static int bandwidth(nf_sim *s, json_t *rows, const char *measure, unsigned rail
     return NF_EXIT_OK;
 }
 
-int exp_dual_rail(const exp_opts *o, json_t *rows) {
-    const char *topo = "gft:preset=sunway-proto";
-    nf_fabric *f;
-    nf_hops *h;
-    int rc = nf_app_fabric(topo, o->threads, &f, &h);
+int exp_sunway_sim(const exp_opts *o, nf_fabric **f, nf_hops **h, nf_sim **s) {
+    int rc = nf_app_fabric("gft:preset=sunway-proto", o->threads, f, h);
     if (rc) return rc;
-    /* 256-byte packets (8 flits of 32 bytes), 4 VCs of 64 flits; NIC overheads: 40 cycles a
-     * message, 8 a short one or a hardware reply (nf_sim_config) */
+    /* NIC overheads: 40 cycles a message, 8 a short one or a hardware reply (nf_sim_config) */
     nf_sim_config c;
     nf_sim_config_defaults(&c);
     c.vcs = 4, c.buf_flits = 64, c.pkt_flits = 8, c.threads = 1, c.seed = o->seed;
-    nf_sim *s;
     nf_diag d = {{0}, 0, {0}};
-    if ((rc = nf_sim_new(f, h, &c, nf_sim_routing_find("minhop"), nf_sim_traffic_find("uniform"),
-                         &s, &d))) {
-        nf_hops_free(h);
-        nf_fabric_free(f);
+    if ((rc = nf_sim_new(*f, *h, &c, nf_sim_routing_find("minhop"), nf_sim_traffic_find("uniform"),
+                         s, &d))) {
+        nf_hops_free(*h);
+        nf_fabric_free(*f);
         return nf_app_report(rc, &d);
     }
+    return NF_EXIT_OK;
+}
+
+int exp_dual_rail(const exp_opts *o, json_t *rows) {
+    nf_fabric *f;
+    nf_hops *h;
+    nf_sim *s;
+    int rc = exp_sunway_sim(o, &f, &h, &s);
+    if (rc) return rc;
     uint32_t dst = nf_sim_endpoints(s) - 1;
     uint64_t max_bytes = o->quick ? (uint64_t)1 << 20 : (uint64_t)16 << 20;
     static const struct {

@@ -82,24 +82,12 @@ static int incast(nf_sim *s, json_t *rows, uint32_t n, unsigned entries, nf_sim_
 }
 
 int exp_queues(const exp_opts *o, json_t *rows) {
-    const char *topo = "gft:preset=sunway-proto";
+    /* as exp dual-rail; rings and host at the defaults but for the ring's size */
     nf_fabric *f;
     nf_hops *h;
-    int rc = nf_app_fabric(topo, o->threads, &f, &h);
-    if (rc) return rc;
-    /* as exp dual-rail: 256-byte packets (8 flits of 32 bytes), 4 VCs of 64 flits; rings and
-     * host at the defaults but for the ring's size */
-    nf_sim_config c;
-    nf_sim_config_defaults(&c);
-    c.vcs = 4, c.buf_flits = 64, c.pkt_flits = 8, c.threads = 1, c.seed = o->seed;
     nf_sim *s;
-    nf_diag d = {{0}, 0, {0}};
-    if ((rc = nf_sim_new(f, h, &c, nf_sim_routing_find("minhop"), nf_sim_traffic_find("uniform"),
-                         &s, &d))) {
-        nf_hops_free(h);
-        nf_fabric_free(f);
-        return nf_app_report(rc, &d);
-    }
+    int rc = exp_sunway_sim(o, &f, &h, &s);
+    if (rc) return rc;
     static const uint32_t senders_full[] = {16, 32, 64}, senders_quick[] = {16, 64};
     static const unsigned entries[] = {4, 16, 64, 256};
     const uint32_t *senders = o->quick ? senders_quick : senders_full;
