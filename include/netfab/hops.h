@@ -90,6 +90,12 @@ NF_API uint8_t nf_hops_via(const nf_fabric *f, const nf_hops *h, nf_node s, unsi
 NF_API uint8_t nf_hops_to_ca(const nf_fabric *f, const nf_hops *h, nf_node s, nf_node ca,
                              unsigned cp);
 
+/* The connected components of the distances: label[s] (n entries, the caller's) is the
+ * smallest switch of s's component, so two switches are reachable from each other exactly when
+ * their labels are equal. O(n) when h->connected, O(n x components) for a dense h, O(n + links)
+ * otherwise. */
+NF_API void nf_hops_components(const nf_hops *h, uint32_t *label);
+
 /* Largest finite switch-to-switch distance, and whether every pair is reachable. */
 NF_API uint8_t nf_hops_diameter(const nf_hops *h, int *connected);
 

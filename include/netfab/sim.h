@@ -590,7 +590,7 @@ NF_API size_t nf_sim_timeline(const nf_sim *s, const nf_sim_window **out);
  * cycle (a repair scheduled too is not looked at: the count is then an upper bound). A routing
  * that drops the packets that can no longer arrive (ftable: lost_frac, dropped_pkts) has only
  * the first kind. *pairs, and one of them as CA nodes in *src, *dst (NF_NONE when there is
- * none). O(switches^2 + links). Returns 0 or NF_ENOMEM. */
+ * none). O(switches log switches + links). Returns 0 or NF_ENOMEM. */
 NF_API int nf_sim_unroutable_pairs(const nf_sim *s, uint64_t *pairs, nf_node *src, nf_node *dst);
 
 /* The flits every switch-to-switch channel carried in the last run's measurement window: for

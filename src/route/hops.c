@@ -543,6 +543,41 @@ uint8_t nf_hops_to_ca(const nf_fabric *f, const nf_hops *h, nf_node s, nf_node c
     return d >= NF_HOPS_INF - 1 ? NF_HOPS_INF : (uint8_t)(d + 1);
 }
 
+static uint32_t label_root(uint32_t *label, uint32_t x) {
+    while (label[x] != x)
+        x = label[x] = label[label[x]];
+    return x;
+}
+
+void nf_hops_components(const nf_hops *h, uint32_t *label) {
+    uint32_t S = h->n;
+    if (h->connected) { /* every torus form is connected */
+        memset(label, 0, (size_t)S * sizeof *label);
+        return;
+    }
+    if (h->d) { /* each component's smallest switch labels its row's finite entries */
+        for (uint32_t s = 0; s < S; s++)
+            label[s] = NF_NONE;
+        for (uint32_t s = 0; s < S; s++) {
+            if (label[s] != NF_NONE) continue;
+            const uint8_t *row = h->d + (size_t)s * S;
+            for (uint32_t t = s; t < S; t++)
+                if (row[t] != NF_HOPS_INF) label[t] = s;
+        }
+        return;
+    }
+    const up_csr *g = &h->big->g; /* ROWS: union-find over the up links, the smaller root kept */
+    for (uint32_t s = 0; s < S; s++)
+        label[s] = s;
+    for (uint32_t u = 0; u < S; u++)
+        for (uint32_t e = g->off[u]; e < g->off[u + 1]; e++) {
+            uint32_t a = label_root(label, u), z = label_root(label, g->adj[e]);
+            if (a != z) label[a > z ? a : z] = a < z ? a : z;
+        }
+    for (uint32_t s = 0; s < S; s++)
+        label[s] = label_root(label, s);
+}
+
 uint8_t nf_hops_diameter(const nf_hops *h, int *connected) {
     if (connected) *connected = h->connected;
     if (h->connected) return h->diameter;

@@ -24,6 +24,7 @@
 #include "util/diag.h"
 #include "util/mem.h"
 #include "util/rng.h"
+#include "util/sort.h"
 
 #include <math.h>
 #include <omp.h>
@@ -1811,28 +1812,36 @@ int nf_sim_link_at(nf_sim *s, nf_link l, uint64_t cycle, bool up) {
 }
 
 /* The links down at some cycle of a run are those down now and those set to fail then: marked
- * in down, the components of what is left taken (cut_keys); endpoints counted per switch, then
- * every pair of switches with endpoints, S^2, not E^2; endpoints whose own cable is down pair
- * with no one. */
+ * in down, the components of what is left taken (cut_keys). Two switches with endpoints join
+ * their endpoints when both their cut component and their component by the distances
+ * (nf_hops_components) agree: the switches are sorted by that pair, and the ordered pairs of
+ * endpoints on different switches are all of them, T^2 - sum of per-switch squares, less those
+ * within one class, sum over classes of (class^2 - its switches' squares): T^2 - sum of class
+ * squares. The example is the first such pair in switch order: the first switch with endpoints
+ * and the first after it in another class. Endpoints whose own cable is down pair with no one.
+ * O(S log S + links). */
 int nf_sim_unroutable_pairs(const nf_sim *s, uint64_t *pairs, nf_node *src, nf_node *dst) {
     *pairs = 0;
     *src = *dst = NF_NONE;
     const nf_fabric *f = s->f;
     uint32_t S = s->topo.n_sw;
     uint32_t *cnt = nf__calloc((size_t)S + 1, sizeof *cnt), *first = NULL, *sws = NULL;
-    uint32_t *uf = NULL, *key = NULL;
+    uint32_t *uf = NULL, *key = NULL, *label = NULL;
+    uint64_t *cls = NULL;
     uint8_t *down = NULL;
+    int rc = NF_ENOMEM;
     if (!cnt || !(first = nf__malloc(((size_t)S + 1) * sizeof *first)) ||
         !(sws = nf__malloc(((size_t)S + 1) * sizeof *sws)) ||
         !(uf = nf__malloc(((size_t)S + 1) * sizeof *uf)) ||
+        !(label = nf__malloc(((size_t)S + 1) * sizeof *label)) ||
+        !(cls = nf__malloc(((size_t)S + 1) * sizeof *cls)) ||
         !(key = nf__malloc(((size_t)s->topo.n_ep + 1) * sizeof *key)) ||
-        !(down = nf__calloc((size_t)f->n_links + 1, 1))) {
-        nf__free(cnt), nf__free(first), nf__free(sws), nf__free(uf), nf__free(key);
-        return NF_ENOMEM;
-    }
+        !(down = nf__calloc((size_t)f->n_links + 1, 1)))
+        goto out;
     for (size_t i = 0; i < s->faults.n; i++)
         if (s->faults.ev[i].state == NF_LINK_DOWN) down[s->faults.ev[i].link] = 1;
     cut_keys(s, f->link_state, down, uf, key); /* the next run begins with the fabric's */
+    nf_hops_components(s->h, label);
     uint32_t n = 0, alone = 0, first_alone = 0;
     for (uint32_t e = 0; e < s->topo.n_ep; e++) {
         nf_node sw = s->topo.ep_sw[(size_t)e * 2];
@@ -1842,22 +1851,36 @@ int nf_sim_unroutable_pairs(const nf_sim *s, uint64_t *pairs, nf_node *src, nf_n
             first[sw] = e, sws[n++] = sw;
         }
     }
-    for (uint32_t i = 0; i < n; i++)
-        for (uint32_t j = 0; j < n; j++) {
-            uint32_t a = first[sws[i]], b = first[sws[j]];
-            if (i == j || (key[a] == key[b] && nf_hops_sw(s->h, sws[i], sws[j]) != NF_HOPS_INF))
-                continue;
-            *pairs += (uint64_t)cnt[sws[i]] * cnt[sws[j]];
-            if (*src == NF_NONE) *src = s->topo.ep_ca[a], *dst = s->topo.ep_ca[b];
+    /* a switch's class: its cut key (< S) and its distance label (< S) in one number */
+#define CLASS_OF(i) ((uint64_t)key[first[sws[i]]] * S + label[sws[i]])
+    for (uint32_t i = 1; i < n && *src == NF_NONE; i++)
+        if (CLASS_OF(i) != CLASS_OF(0))
+            *src = s->topo.ep_ca[first[sws[0]]], *dst = s->topo.ep_ca[first[sws[i]]];
+    if (*src != NF_NONE) { /* some pair is parted: count them by class */
+        uint64_t T = 0, sq = 0;
+        for (uint32_t i = 0; i < n; i++)
+            cls[i] = CLASS_OF(i), T += cnt[sws[i]];
+        if ((rc = nf__sort_ids_by_key(sws, cls, n))) goto out;
+        for (uint32_t i = 0; i < n;) {
+            uint64_t c = CLASS_OF(i), sum = 0;
+            for (; i < n && CLASS_OF(i) == c; i++)
+                sum += cnt[sws[i]];
+            sq += sum * sum;
         }
+        *pairs = T * T - sq;
+    }
+#undef CLASS_OF
     if (alone) { /* every ordered pair with an end cut off */
         uint64_t E = s->topo.n_ep, joined = E - alone;
         *pairs += E * (E - 1) - joined * (joined ? joined - 1 : 0);
         if (*src == NF_NONE && E > 1)
             *src = s->topo.ep_ca[first_alone], *dst = s->topo.ep_ca[first_alone ? 0 : 1];
     }
-    nf__free(cnt), nf__free(first), nf__free(sws), nf__free(uf), nf__free(key), nf__free(down);
-    return NF_OK;
+    rc = NF_OK;
+out:
+    nf__free(cnt), nf__free(first), nf__free(sws), nf__free(uf), nf__free(key);
+    nf__free(label), nf__free(cls), nf__free(down);
+    return rc;
 }
 
 /* Cycles without a flit moving, with flits in the network, after which a run is declared

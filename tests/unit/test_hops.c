@@ -222,6 +222,25 @@ static void test_paper_diameters(void **state) {
 
 /* ---- the large-fabric representations against the dense matrix ---- */
 
+/* nf_hops_components of h against the dense matrix: equal labels exactly for the pairs at a
+ * finite distance, and each label the smallest switch of its component. */
+static void check_components(const nf_hops *h, const nf_hops *dense) {
+    uint32_t S = dense->n, *label = malloc(((size_t)S + 1) * sizeof *label);
+    nf_hops_components(h, label);
+    for (nf_node s = 0; s < S; s++) {
+        nf_node least = s;
+        for (nf_node t = 0; t < S; t++) {
+            bool joined = nf_hops_sw(dense, s, t) != NF_HOPS_INF;
+            if (joined != (label[s] == label[t]))
+                fail_msg("labels %u, %u of switches %u, %u at distance %u", label[s], label[t], s,
+                         t, nf_hops_sw(dense, s, t));
+            if (joined && t < least) least = t;
+        }
+        if (label[s] != least) fail_msg("switch %u labelled %u, not %u", s, label[s], least);
+    }
+    free(label);
+}
+
 /* Every pair and every row of the representation o picks must equal the dense matrix, and so must
  * connectivity and the diameter (or its bounds). Rows are asked twice, in two orders, so that a
  * small row cache evicts and refills. */
@@ -257,6 +276,8 @@ static void check_sparse(const nf_fabric *f, const nf_hops_opts *o, int want_kin
         if (h->connected) assert_true(h->diameter >= want_diam);
     }
     assert_true(nf_hops_bytes(h) > 0);
+    check_components(h, dense);
+    check_components(dense, dense);
     free(buf);
     nf_hops_free(h);
     nf_hops_free(dense);

@@ -676,6 +676,42 @@ static void test_unroutable_failed(void **state) {
     rig_unmake(&r);
 }
 
+/* Unroutable pairs from the distances and from the links together (the same gft, 8 endpoints):
+ * distances computed with leaf 0's up links down part its 2 endpoints from the rest although the
+ * links are up again (24 ordered pairs); leaf 1's up links down now part its 2 more (classes of 2,
+ * 2 and 4: 64 - 4 - 4 - 16 = 40); the cable of one endpoint on leaf 3 down leaves classes of 2, 2,
+ * 3 and that endpoint alone (49 - 4 - 4 - 9 = 32, and 2 x 7 with it: 46). */
+static void test_unroutable_hops(void **state) {
+    (void)state;
+    nf_sim_config c = rig_defaults();
+    c.vcs = 8;
+    rig r;
+    nf_diag d = {{0}, 0, {0}};
+    assert_int_equal(nf_topo_build("gft:leaves=4,nodes=2,spines=4,sib=0", NULL, &r.f, &d), 0);
+    for (unsigned p = 3; p <= 6; p++)
+        r.f->link_state[r.f->port_link[nf_port_index(r.f, 0, p)]] = NF_LINK_DOWN;
+    assert_int_equal(nf_hops_compute(r.f, 1, &r.h), 0);
+    for (unsigned p = 3; p <= 6; p++)
+        r.f->link_state[r.f->port_link[nf_port_index(r.f, 0, p)]] = NF_LINK_UP;
+    assert_int_equal(nf_sim_new(r.f, r.h, &c, nf_sim_routing_find("minhop"),
+                                nf_sim_traffic_find("uniform"), &r.s, &d),
+                     0);
+    uint64_t pairs;
+    nf_node src, dst;
+    assert_int_equal(nf_sim_unroutable_pairs(r.s, &pairs, &src, &dst), 0);
+    assert_int_equal(pairs, 24);
+    assert_int_equal(r.f->peer[nf_port_index(r.f, src, 1)], 0);
+    assert_int_not_equal(r.f->peer[nf_port_index(r.f, dst, 1)], 0);
+    for (unsigned p = 3; p <= 6; p++)
+        r.f->link_state[r.f->port_link[nf_port_index(r.f, 1, p)]] = NF_LINK_DOWN;
+    assert_int_equal(nf_sim_unroutable_pairs(r.s, &pairs, &src, &dst), 0);
+    assert_int_equal(pairs, 40);
+    r.f->link_state[r.f->port_link[nf_port_index(r.f, 3, 1)]] = NF_LINK_DOWN;
+    assert_int_equal(nf_sim_unroutable_pairs(r.s, &pairs, &src, &dst), 0);
+    assert_int_equal(pairs, 46);
+    rig_unmake(&r);
+}
+
 /* A scripted message whose packets can never arrive (ftable, both up links of the target's
  * leaf failed at cycle 0: lost at the source) ends the run as unfinished instead of keeping it
  * waiting for ever (nothing in the network, nothing to release). */
@@ -1898,6 +1934,7 @@ int main(void) {
         cmocka_unit_test(test_fail_during_run),
         cmocka_unit_test(test_shared_fabric),
         cmocka_unit_test(test_unroutable_failed),
+        cmocka_unit_test(test_unroutable_hops),
         cmocka_unit_test(test_collectives_sw),
         cmocka_unit_test(test_mcast_hw),
         cmocka_unit_test(test_collectives_hw),
