@@ -183,7 +183,8 @@ typedef struct sim_worker {
     size_t n_rpl, cap_rpl;
     uint64_t replayed, discarded;         /* flits: sent again, corrupt copies thrown away */
     uint64_t corrupt, wasted, rx, rx_saf; /* in the window: packets, flits, receptions */
-    uint64_t pass; /* the crossbar pass its router runs now (sim_net.va_pass) */
+    uint64_t pass;             /* the crossbar pass its router runs now (sim_net.va_pass) */
+    struct sim_va_req *va_req; /* separate VC allocation: a router's requests, one per input VC */
     int moved, rc;
     char pad[64]; /* workers on separate cache lines */
 } sim_worker;
@@ -235,7 +236,17 @@ typedef struct sim_net {
      * (cycle * 64 + pass of the cycle) in which its head got its output VC or its last tail
      * crossed: the VC's next stage waits for a later pass */
     uint64_t *va_pass;
+    /* and per output VC (sim_vc_ix), its round-robin pointer over the switch's input VCs
+     * ((input port - 1) * n_vcs + VC): the first at or after it wins the output VC */
+    uint16_t *va_rr;
 } sim_net;
+
+/* A request of separate VC allocation: input VC ivx ((port - 1) * n_vcs + VC) of the router
+ * asks for VC vc of its output port (1-based; 0 once decided). */
+typedef struct sim_va_req {
+    uint16_t ivx, port;
+    uint8_t vc;
+} sim_va_req;
 
 /* Bernoulli sources by the cycle of their next message (a calendar slot). */
 typedef struct sim_cal_slot {

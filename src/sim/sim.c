@@ -141,6 +141,7 @@ void nf_sim_free(nf_sim *s) {
             nf__free(arrays[i]);
         nf__free(w->tl);
         nf__free(w->rpl);
+        nf__free(w->va_req);
     }
     for (uint32_t i = 0; s->src.nics && i < 2 * s->topo.n_ep; i++)
         nf__free(s->src.nics[i].q);
@@ -160,6 +161,7 @@ void nf_sim_free(nf_sim *s) {
     nf__free(s->net.cr_rate);
     nf__free(s->net.cr_at);
     nf__free(s->net.va_pass);
+    nf__free(s->net.va_rr);
     nf__free(s->pool.stamp);
     nf__free(s->topo.ep_rails);
     nf__free(s->meas.ep_cut);
@@ -352,8 +354,10 @@ int nf_sim_new(const nf_fabric *f, const nf_hops *h, const nf_sim_config *cfg,
          !(s->net.cr_at = nf__calloc((size_t)s->topo.n_ports + 1, sizeof *s->net.cr_at))))
         goto fail;
     if (c.vc_alloc == NF_SIM_VA_SEPARATE &&
-        !(s->net.va_pass =
-              nf__calloc((size_t)s->topo.n_sw_ports * c.vcs + 1, sizeof *s->net.va_pass)))
+        (!(s->net.va_pass =
+               nf__calloc((size_t)s->topo.n_sw_ports * c.vcs + 1, sizeof *s->net.va_pass)) ||
+         !(s->net.va_rr =
+               nf__calloc((size_t)s->topo.n_sw_ports * c.vcs + 1, sizeof *s->net.va_rr))))
         goto fail;
     uint32_t w = 1;
     while (w < maxlat + c.credit_delay + 4)
@@ -374,6 +378,9 @@ int nf_sim_new(const nf_fabric *f, const nf_hops *h, const nf_sim_config *cfg,
             !(wk->ran = nf__malloc(((size_t)s->topo.n_sw + 1) * sizeof *wk->ran)))
             goto fail;
         wk->wheel = nf__calloc(s->n_threads, sizeof *wk->wheel);
+        if (s->net.va_pass &&
+            !(wk->va_req = nf__malloc((size_t)NF_MAX_PORTS * c.vcs * sizeof *wk->va_req)))
+            goto fail;
         if (!wk->act || !wk->nic_act || !wk->wheel) goto fail;
         for (unsigned d = 0; d < s->n_threads; d++)
             if (!(wk->wheel[d] = nf__calloc(w, sizeof *wk->wheel[d]))) goto fail;
@@ -499,9 +506,11 @@ static void reset(nf_sim *s) {
     }
     memset(s->src.nic_on, 0, 2 * (size_t)s->topo.n_ep);
     if (s->net.snap) memset(s->net.snap, 0, (size_t)s->topo.n_sw_ports * sizeof *s->net.snap);
-    if (s->net.va_pass)
+    if (s->net.va_pass) {
         memset(s->net.va_pass, 0,
                (size_t)s->topo.n_sw_ports * s->net.n_vcs * sizeof *s->net.va_pass);
+        memset(s->net.va_rr, 0, (size_t)s->topo.n_sw_ports * s->net.n_vcs * sizeof *s->net.va_rr);
+    }
     if (s->net.cr_rate) {
         memset(s->net.cr_rate, 0, (size_t)s->topo.n_ports * sizeof *s->net.cr_rate);
         memset(s->net.cr_at, 0, (size_t)s->topo.n_ports * sizeof *s->net.cr_at);
@@ -1044,8 +1053,8 @@ static int learn_back(nf_sim *s, sim_worker *b, nf_node sw, nf_gport gi, sim_por
  * one with the most credits; adaptively with pre-awareness, the one with the most credits plus
  * those its port expects back within T cycles (nf__sim_rate_back), ties to the most credits,
  * then the first. NF_ENOMEM when a learning routing's estimate cannot be sent. */
-SIM_INLINE int allocate_vc(nf_sim *s, sim_worker *b, nf_node sw, nf_gport gi, sim_port *pi,
-                           unsigned in_port, unsigned v) {
+SIM_INLINE int allocate_vc_as(nf_sim *s, sim_worker *b, nf_node sw, nf_gport gi, sim_port *pi,
+                              unsigned in_port, unsigned v, sim_va_req *pick) {
     sim_ivc *civ = &sim_ivcs(s, pi)[v];
     sim_pkt *p = &s->pool.pkts[civ->head_pkt];
     if (p->flags & (SIM_PK_MCAST | SIM_PK_BAD)) {
@@ -1142,12 +1151,22 @@ SIM_INLINE int allocate_vc(nf_sim *s, sim_worker *b, nf_node sw, nf_gport gi, si
         if (failed && s->routing->deliverable) civ->ncand = 0;
         return NF_OK;
     }
+    if (pick) { /* separate allocation: a request, granted or not by the output VC's arbiter */
+        pick->port = (uint16_t)best_port;
+        pick->vc = (uint8_t)best_vc;
+        return NF_OK;
+    }
     civ->out_port = (uint16_t)best_port;
     civ->out_vc = (uint8_t)best_vc;
     sim_port *po = sim_port_at(s, g0 + best_port - 1);
     sim_ovcs(s, po)[best_vc].busy = 1;
     if (po->to_sw) p->hops++;
     return NF_OK;
+}
+
+SIM_INLINE int allocate_vc(nf_sim *s, sim_worker *b, nf_node sw, nf_gport gi, sim_port *pi,
+                           unsigned in_port, unsigned v) {
+    return allocate_vc_as(s, b, sw, gi, pi, in_port, v, NULL);
 }
 
 /* Takes the first flit of output go's queue (not empty) as the event that carries it on. */
@@ -1257,15 +1276,19 @@ SIM_INLINE unsigned rr_first(const uint64_t *m, unsigned start, const unsigned W
         if (m[w]) return w * 64 + (unsigned)__builtin_ctzll(m[w]);
 }
 
-/* Separate VC allocation (vc_alloc): every input VC of switch sw whose head is ready and has no
- * output VC, and whose last stage was in an earlier pass, asks for one now, inputs in port order
- * and each input's VCs from its round-robin pointer; a unicast head that gets one asks for the
- * switch from the next pass (a discard and a multicast head go on as in the combined model). */
+/* Separate VC allocation (vc_alloc), separable as BookSim2's: every input VC of switch sw whose
+ * head is ready and has no output VC, and whose last stage was in an earlier pass, asks for the
+ * output VC its routing and selection pick (inputs in port order, each input's VCs from its
+ * round-robin pointer; a discard and a multicast head go on at once as in the combined model);
+ * then each output VC asked for goes to the first of its askers at or after its own round-robin
+ * pointer over the switch's input VCs, and the pointer moves past the winner. A unicast head that
+ * gets one asks for the switch from the next pass. */
 SIM_INLINE int va_stage(nf_sim *s, sim_worker *b, nf_node sw, const uint64_t *in_dropped,
                         bool *moved, const unsigned W) {
-    unsigned V = s->net.n_vcs;
+    unsigned V = s->net.n_vcs, N = s->f->nports[sw] * V, nr = 0;
     nf_gport g0 = s->f->port_off[sw];
     const uint64_t *in_mask = s->net.in_mask + (size_t)sw * W;
+    sim_va_req *req = b->va_req;
     for (unsigned w = 0; w < W; w++) {
         for (uint64_t im = in_mask[w] & ~in_dropped[w]; im; im &= im - 1) {
             unsigned ip = w * 64 + (unsigned)__builtin_ctzll(im) + 1;
@@ -1276,17 +1299,39 @@ SIM_INLINE int va_stage(nf_sim *s, sim_worker *b, nf_node sw, const uint64_t *in
             for (uint32_t vm = sim_vc_rot(pi->vmask, rr, V); vm; vm &= vm - 1) {
                 unsigned v = sim_vc_of(vm, rr, V);
                 sim_ivc *iv = &ivs[v];
-                uint64_t *st = &s->net.va_pass[sim_vc_ix(s, gi, v)];
-                if (s->now < iv->ready_at || iv->out_port || *st >= b->pass) continue;
-                int rc = allocate_vc(s, b, sw, gi, pi, ip, v);
+                if (s->now < iv->ready_at || iv->out_port ||
+                    s->net.va_pass[sim_vc_ix(s, gi, v)] >= b->pass)
+                    continue;
+                sim_va_req *q = &req[nr];
+                q->port = 0;
+                int rc = allocate_vc_as(s, b, sw, gi, pi, ip, v, q);
                 if (rc) return rc;
-                if (iv->out_port && iv->out_port != SIM_DROP_PORT &&
-                    !(s->pool.pkts[iv->head_pkt].flags & SIM_PK_MCAST)) {
-                    *st = b->pass;
-                    *moved = true;
-                }
+                if (q->port) q->ivx = (uint16_t)((ip - 1) * V + v), nr++;
             }
         }
+    }
+    for (unsigned i = 0; i < nr; i++) {
+        if (!req[i].port) continue; /* decided with an earlier asker of its output VC */
+        unsigned port = req[i].port, vc = req[i].vc;
+        uint16_t *rr = &s->net.va_rr[sim_vc_ix(s, g0 + port - 1, vc)];
+        unsigned win = i, best = (req[i].ivx + N - *rr) % N;
+        for (unsigned j = i + 1; j < nr; j++) {
+            if (req[j].port != port || req[j].vc != vc) continue;
+            unsigned k = (req[j].ivx + N - *rr) % N;
+            if (k < best) best = k, win = j;
+            req[j].port = 0;
+        }
+        unsigned ivx = req[win].ivx;
+        *rr = (uint16_t)(ivx + 1 == N ? 0 : ivx + 1);
+        nf_gport gi = g0 + ivx / V;
+        sim_ivc *iv = &sim_ivcs(s, sim_port_at(s, gi))[ivx % V];
+        iv->out_port = (uint16_t)port;
+        iv->out_vc = (uint8_t)vc;
+        sim_port *po = sim_port_at(s, g0 + port - 1);
+        sim_ovcs(s, po)[vc].busy = 1;
+        if (po->to_sw) s->pool.pkts[iv->head_pkt].hops++;
+        s->net.va_pass[sim_vc_ix(s, gi, ivx % V)] = b->pass;
+        *moved = true;
     }
     return NF_OK;
 }
