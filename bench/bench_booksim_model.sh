@@ -13,7 +13,9 @@
 # latencies agree), and BookSim2 itself when BOOKSIM names a booksim binary built from its public
 # repository (github.com/booksim/booksim2; it needs Debian's flex and bison). BookSim's UGAL rule
 # (go minimal when q_min <= 2 q_nonmin + 30) is netfab's ugal-lt with --bias 2 --threshold 30
-# --w-hop 0. Every sweep climbs the same load grid and stops at its first saturated point (BookSim:
+# --w-hop 0 in the default router's column; with BookSim2's router model netfab runs ugal-bs,
+# BookSim's dragonflynew UGAL itself (its intermediate drawn among all endpoints, routed to the
+# intermediate's router, VC classes by phase). Every sweep climbs the same load grid and stops at its first saturated point (BookSim:
 # unstable, or mean latency over 500 cycles; netfab: its saturated flag; either: accepted under
 # 95% of offered); the figure is the most any point accepted. Then the speed of both at these
 # knobs (uniform, minimal routing, load 0.5, one thread) on the 72- and the 1,056-node Dragonfly
@@ -107,14 +109,18 @@ for case in "dfmin min uniform" "dfmin min worstcase" "ugal-lt ugal uniform" \
     [ "$r" = ugal-lt ] && extra=$ugal
     # shellcheck disable=SC2086
     a=$(sweep nf "$r" "$t" "$loads" $extra)
+    rb=$r extra_b=$extra
+    [ "$r" = ugal-lt ] && rb=ugal-bs extra_b=""
     # shellcheck disable=SC2086
-    b=$(sweep nf "$r" "$t" "$loads" $extra $bsmodel)
+    b=$(sweep nf "$rb" "$t" "$loads" $extra_b $bsmodel)
     c=- d=-
     if [ -n "$bs" ]; then
         c=$(sweep bs "$br" "$t" "$loads")
         d=$(awk "BEGIN { printf \"%+.1f%%\", 100 * ($b - $c) / $c }")
     fi
-    echo "| $r${extra:+ $extra} | $t | $a | $b | $c | $d |"
+    label=$r${extra:+ $extra}
+    [ "$rb" != "$r" ] && label="$label; $rb"
+    echo "| $label | $t | $a | $b | $c | $d |"
 done
 
 echo

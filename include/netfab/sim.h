@@ -188,7 +188,11 @@ typedef struct nf_sim_cand {
  * the last cycle). "par" (UGAL-L at the source router; a packet it sent minimally is looked at
  * again at the next router of its source group, which may send it the long way). val and ugal-* use
  * three VC classes (one per group visited), par four (its second local hop in the source group has
- * its own). */
+ * its own).
+ * "ugal-bs" is BookSim2's dragonflynew UGAL: an intermediate switch drawn among all endpoints'
+ * switches, minimal when it is in the source group or q_min <= bias q_val + threshold (2 and 30
+ * unless given), else minimal to that switch and on; VC classes by phase (0 to the intermediate,
+ * 1 after it, 2 from the minimal way's global hop on), which the deadlock checker finds cyclic. */
 NF_API const nf_sim_routing *nf_sim_routing_find(const char *name);
 NF_API size_t nf_sim_routing_count(void);
 NF_API const nf_sim_routing *nf_sim_routing_at(size_t i);

@@ -2,9 +2,9 @@
 /* The Dragonfly routings of the simulator (sim.h): minimal (local, global, local), Valiant (via a
  * random intermediate group), UGAL-L and its fixed-threshold variant (at the source router,
  * minimal or Valiant by the queues of the two first ports, the UGAL note), UGAL-G (by the queues
- * along both whole ways) and PAR (UGAL-L again at the next router of the source group). They share
- * tables built at init: per switch, the ports toward every group and every switch of its own
- * group. */
+ * along both whole ways) and PAR (UGAL-L again at the next router of the source group), and
+ * ugal-bs (BookSim2's dragonflynew UGAL, for comparing with it). They share tables built at init:
+ * per switch, the ports toward every group and every switch of its own group. */
 #include "sim/sim_internal.h"
 
 #include "util/diag.h"
@@ -22,7 +22,15 @@
  * is then two reads instead of a walk over the switch's links. */
 #define DF_VIA 0x80
 
-typedef enum df_kind { DF_MIN, DF_VAL, DF_UGAL_L, DF_UGAL_LT, DF_UGAL_G, DF_PAR } df_kind;
+typedef enum df_kind {
+    DF_MIN,
+    DF_VAL,
+    DF_UGAL_L,
+    DF_UGAL_LT,
+    DF_UGAL_G,
+    DF_PAR,
+    DF_UGAL_BS
+} df_kind;
 
 typedef struct df_ctx {
     const nf_fabric *f;
@@ -42,6 +50,8 @@ typedef struct df_ctx {
     uint8_t *in_global; /* per global port: its link is a global link */
     uint32_t *off;      /* per row (S * (ng + amax)), one more: offset into ports */
     uint8_t *ports;     /* port numbers, DF_VIA on the gateway ones */
+    nf_node *ep_sw;     /* ugal-bs: per endpoint (CA), the switch it is cabled to */
+    uint32_t n_ep;
 } df_ctx;
 
 static void df_fini(void *ctx) {
@@ -54,6 +64,7 @@ static void df_fini(void *ctx) {
     nf__free(d->ports);
     nf__free(d->gw);
     nf__free(d->gw_far);
+    nf__free(d->ep_sw);
     nf__free(d);
 }
 
@@ -107,7 +118,8 @@ int nf__sim_dragonfly_groups(const nf_fabric *f, const char *routing, uint32_t *
 static int df_init_kind(void **out, const nf_fabric *f, const uint8_t *ls, const nf_hops *h,
                         const nf_sim_config *c, df_kind kind, nf_diag *diag) {
     (void)h;
-    static const char *const names[] = {"dfmin", "val", "ugal-l", "ugal-lt", "ugal-g", "par"};
+    static const char *const names[] = {"dfmin",  "val", "ugal-l", "ugal-lt",
+                                        "ugal-g", "par", "ugal-bs"};
     uint32_t ng;
     int rc = nf__sim_dragonfly_groups(f, names[kind], &ng, diag);
     if (rc) return rc;
@@ -122,9 +134,10 @@ static int df_init_kind(void **out, const nf_fabric *f, const uint8_t *ls, const
     d->bias = c->bias > 0          ? c->bias
               : kind == DF_UGAL_G  ? 1.0 /* UGAL-G: see bench_ugal.sh */
               : kind == DF_UGAL_LT ? 1.0 /* the threshold alone */
+              : kind == DF_UGAL_BS ? 2.0 /* BookSim2's constants */
                                    : 2.5;
     d->w_hop = c->w_hop;
-    d->threshold = c->threshold > 0 ? c->threshold : c->buf_flits;
+    d->threshold = c->threshold > 0 ? c->threshold : kind == DF_UGAL_BS ? 30.0 : c->buf_flits;
     d->restricted = c->proxy_restricted;
     d->ng = ng;
     size_t S = f->n_switches, P = f->port_off[f->n_nodes];
@@ -136,6 +149,15 @@ static int df_init_kind(void **out, const nf_fabric *f, const uint8_t *ls, const
     d->in_global = nf__calloc(P + 1, 1);
     rc = NF_ENOMEM;
     if (!gw || !d->gw_far || !size || !d->grp || !d->rank || !d->in_global) goto done;
+    if (kind == DF_UGAL_BS) { /* the endpoints' switches, to draw intermediates among */
+        d->ep_sw = nf__malloc(((size_t)f->n_nodes - S + 1) * sizeof *d->ep_sw);
+        if (!d->ep_sw) goto done;
+        for (nf_node x = (nf_node)S; x < f->n_nodes; x++) {
+            if (f->port_off[x] == f->port_off[x + 1]) continue;
+            nf_node w = f->peer[nf_port_index(f, x, 1)];
+            if (w != NF_NONE && w < S) d->ep_sw[d->n_ep++] = w;
+        }
+    }
     for (size_t i = 0; i < (size_t)d->ng * d->ng; i++)
         gw[i] = d->gw_far[i] = NF_NONE;
     for (nf_node s = 0; s < S; s++) {
@@ -462,6 +484,142 @@ static unsigned dfa_route(void *ctx, nf_node sw, unsigned in_port, unsigned in_v
     return df_emit(d, df_rowix(d, sw, gi), src_local, c.global, c.K, true, out, 0, max);
 }
 
+/* ---- ugal-bs: BookSim2's dragonflynew UGAL -------------------------------------------------
+ *
+ * At its source router a packet for another group draws an intermediate switch: the switch of an
+ * endpoint drawn uniformly among all endpoints, its own and its destination's included. One in
+ * its own group sends it the minimal way. Otherwise it goes minimal when q_min <= bias q_val +
+ * threshold (2 and 30 unless given), q_min and q_val the occupancy of the source router's first
+ * port toward the destination and toward the intermediate switch; else it is routed minimally to
+ * the intermediate switch (up to two local hops in its group, the one of arrival and the one to
+ * it) and from there minimally to its destination. A packet for its own group goes there
+ * directly.
+ *
+ * The VC class is the packet's phase: 0 on the way to the intermediate switch, 1 on the minimal
+ * way before a global hop, 2 from the global hop of the minimal way on and for a packet that
+ * stays in its group. Classes 0 of the source group and of the intermediate group are the same
+ * class on the same local links, so the channel dependency graph has cycles (G0 L0 G0 L0 ...
+ * through three groups): the deadlock checker finds one, a real one, as BookSim's own scheme has
+ * it.
+ *
+ * The packet's word: bits 0-23 the intermediate switch + 1 (0: none), bits 24-25 the phase,
+ * RS_DECIDED once the source router chose, NF__RS_NONMIN when it chose the intermediate. The
+ * intermediate switch is reached when the phase is above 0. */
+#define BS_SW_MASK 0x00FFFFFFu
+#define BS_PH_SHIFT 24
+#define BS_PH_MASK (3u << BS_PH_SHIFT)
+
+/* The row of sw's ports toward switch t (sw != t): t's own row in sw's group, else the row toward
+ * t's group. */
+static size_t bs_row(const df_ctx *d, nf_node sw, nf_node t) {
+    return d->grp[t] == d->grp[sw] ? df_rowsw(d, sw, t) : df_rowix(d, sw, d->grp[t]);
+}
+
+/* Emits row r's ports in class ph, or, when ph is 1 and the row's ports are global (the minimal
+ * way's global hop), class 2; returns the class given (the ports of a row are all local or all
+ * global). */
+static unsigned bs_emit(const df_ctx *d, nf_node sw, size_t r, unsigned ph, nf_sim_cand *out,
+                        unsigned *n, unsigned max) {
+    unsigned k = ph;
+    if (ph == 1 && d->off[r] < d->off[r + 1] &&
+        d->in_global[nf_port_index(d->f, sw, d->ports[d->off[r]] & (uint8_t)~DF_VIA)])
+        k = 2;
+    *n = df_emit(d, r, k, k, 3, true, out, *n, max);
+    return k;
+}
+
+/* The intermediate switch of a packet from its salt: the switch of a uniformly drawn endpoint. */
+static nf_node bs_pick(const df_ctx *d, uint32_t salt) {
+    uint32_t x = (salt ^ 0x27d4eb2fu) * 0x9E3779B1u;
+    x ^= x >> 15;
+    x *= 0x85EBCA77u;
+    x ^= x >> 13;
+    return d->ep_sw[(uint64_t)x * d->n_ep >> 32];
+}
+
+/* The decision at the source router sw of a packet for another group: its word. */
+static uint32_t bs_decide(const df_ctx *d, nf_node sw, const nf__sim_pkt *p) {
+    nf_node m = d->n_ep ? bs_pick(d, p->salt) : sw;
+    int32_t gm = d->grp[m];
+    size_t rv = df_rowix(d, sw, gm);
+    uint32_t minimal = RS_DECIDED | 1u << BS_PH_SHIFT;
+    if (gm == d->grp[sw] || d->off[rv] == d->off[rv + 1]) return minimal;
+    if (p->view) {
+        unsigned pm = df_first_port(d, sw, d->grp[p->dst_sw]), pv = df_first_port(d, sw, gm);
+        double qm = pm ? p->view->occupancy(p->view, pm) : 0;
+        double qv = pv ? p->view->occupancy(p->view, pv) : 0;
+        if (qm <= d->bias * qv + d->threshold) return minimal;
+    }
+    return RS_DECIDED | NF__RS_NONMIN | (m + 1);
+}
+
+/* The checker's candidates: every one a packet at sw could be given, told by its VC class, the
+ * kind of link it came over and its hops. Class 0 is the way to the intermediate switch: after
+ * one local hop (hops 1) the packet is at its source group's gateway and leaves by a global link
+ * toward any group; after a global hop it is at its intermediate group's switch of arrival, which
+ * is the intermediate switch or sends it on to any other switch of that group; after a local hop
+ * later (hops 2 or more) it is at the intermediate switch. At the intermediate switch it goes on
+ * minimally in phase 1. */
+static unsigned bs_superset(const df_ctx *d, nf_node sw, unsigned in_port, unsigned in_vc,
+                            unsigned hops, const nf__sim_pkt *p, nf_sim_cand *out, unsigned max) {
+    const nf_fabric *f = d->f;
+    int32_t gc = d->grp[sw], gd = d->grp[p->dst_sw];
+    size_t rmin = bs_row(d, sw, p->dst_sw);
+    unsigned n = 0;
+    if (hops == 0) { /* the source router: minimal, or toward any other group in class 0 */
+        if (gc == gd) return df_emit(d, rmin, 2, 2, 3, true, out, 0, max);
+        bs_emit(d, sw, rmin, 1, out, &n, max);
+        for (uint32_t g = 0; g < d->ng && n < max; g++)
+            if ((int32_t)g != gc)
+                n = df_emit(d, df_rowix(d, sw, (int32_t)g), 0, 0, 3, true, out, n, max);
+        return n;
+    }
+    unsigned k = d->V >= 3 ? (in_vc >= 2 * d->V / 3 ? 2 : in_vc >= d->V / 3 ? 1 : 0) : 0;
+    bool global = d->in_global[nf_port_index(f, sw, in_port)];
+    if (k > 0) {
+        bs_emit(d, sw, rmin, k, out, &n, max);
+        return n;
+    }
+    if (!global && hops == 1) { /* the source group's gateway: out to any group */
+        for (uint32_t g = 0; g < d->ng && n < max; g++)
+            if ((int32_t)g != gc)
+                n = df_emit(d, df_rowix(d, sw, (int32_t)g), 0, 0, 3, false, out, n, max);
+        return n;
+    }
+    bs_emit(d, sw, rmin, 1, out, &n, max); /* at the intermediate switch */
+    if (global)                            /* or on to it */
+        for (uint32_t t = 0; t < d->amax && n < max; t++) {
+            size_t r = (size_t)sw * (d->ng + d->amax) + d->ng + t;
+            n = df_emit(d, r, 0, 0, 3, true, out, n, max);
+        }
+    return n;
+}
+
+static unsigned bs_route(void *ctx, nf_node sw, unsigned in_port, unsigned in_vc, unsigned hops,
+                         const nf__sim_pkt *p, nf_sim_cand *out, unsigned max) {
+    df_ctx *d = ctx;
+    if (!p->rs) return bs_superset(d, sw, in_port, in_vc, hops, p, out, max);
+    uint32_t rs = *p->rs;
+    if (!(rs & RS_DECIDED))
+        rs = d->grp[sw] == d->grp[p->dst_sw] ? RS_DECIDED | 2u << BS_PH_SHIFT : bs_decide(d, sw, p);
+    unsigned ph = (rs & BS_PH_MASK) >> BS_PH_SHIFT;
+    nf_node m = (rs & BS_SW_MASK) ? (rs & BS_SW_MASK) - 1 : NF_NONE;
+    if (ph == 0 && sw == m) ph = 1; /* reached: minimally on to the destination */
+    unsigned n = 0;
+    ph = bs_emit(d, sw, bs_row(d, sw, ph == 0 ? m : p->dst_sw), ph, out, &n, max);
+    *p->rs = (rs & ~BS_PH_MASK) | ph << BS_PH_SHIFT;
+    return n;
+}
+
+static int ugal_bs_init(void **out, const void *data, const nf_fabric *f, const uint8_t *ls,
+                        const nf_hops *h, const nf_sim_config *c, nf_diag *diag) {
+    (void)data;
+    if (f->n_switches >= BS_SW_MASK) /* the packet's word holds the intermediate switch */
+        return nf__fail(diag, NF_EINVAL, "ugal-bs routes fabrics of fewer than %u switches",
+                        BS_SW_MASK);
+    return df_init_kind(out, f, ls, h, c, DF_UGAL_BS, diag);
+}
+
 static unsigned vc0_only(void *ctx) {
     (void)ctx;
     return 0;
@@ -529,3 +687,12 @@ const nf_sim_routing nf__sim_ugal_l = {
     .route = dfa_route,
     .inj_vc_hi = vc0_only,
     .fini = df_fini};
+
+const nf_sim_routing nf__sim_ugal_bs = {.name = "ugal-bs",
+                                        .summary = "Dragonfly UGAL as BookSim2's dragonflynew ugal",
+                                        .min_vcs = 3,
+                                        .marks_nonmin = true,
+                                        .init = ugal_bs_init,
+                                        .route = bs_route,
+                                        .inj_vc_hi = vc0_only,
+                                        .fini = df_fini};

@@ -151,6 +151,8 @@ int nf__sim_dragonfly_groups(const nf_fabric *f, const char *routing, uint32_t *
 /* The Dragonfly routings (dfroute.c). */
 extern const nf_sim_routing nf__sim_dfmin, nf__sim_dfval, nf__sim_ugal_l, nf__sim_ugal_lt,
     nf__sim_ugal_g, nf__sim_par;
+/* BookSim2's dragonflynew UGAL (dfroute.c). */
+extern const nf_sim_routing nf__sim_ugal_bs;
 /* Q-adaptive, the learning Dragonfly routing (qroute.c). */
 extern const nf_sim_routing nf__sim_qadapt;
 

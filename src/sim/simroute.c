@@ -493,6 +493,7 @@ static const nf_sim_routing *const routings[] = {
     &r_minhop,       &r_updown,       &r_dor,           &r_dor_plain,
     &r_table2,       &r_ftable,       &nf__sim_dfmin,   &nf__sim_dfval,
     &nf__sim_ugal_l, &nf__sim_ugal_g, &nf__sim_ugal_lt, &nf__sim_par,    &nf__sim_qadapt,
+    &nf__sim_ugal_bs,
 };
 
 const nf_sim_routing *nf_sim_routing_find(const char *name) {
