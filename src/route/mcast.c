@@ -161,9 +161,99 @@ static uint32_t find_eq(const uint8_t *a, uint32_t S, uint8_t x, nf_node *out) {
     return n;
 }
 
+/* dst[k] = src[k] + add (first) or max(dst[k], src[k] + add) over k < n; no sum exceeds 254 */
+ROW_LOOP static void set_add(uint8_t *restrict dst, const uint8_t *restrict src, uint8_t add,
+                             uint32_t n) {
+    for (uint32_t k = 0; k < n; k++)
+        dst[k] = (uint8_t)(src[k] + add);
+}
+ROW_LOOP static void max_add(uint8_t *restrict dst, const uint8_t *restrict src, uint8_t add,
+                             uint32_t n) {
+    for (uint32_t k = 0; k < n; k++) {
+        uint8_t x = (uint8_t)(src[k] + add);
+        dst[k] = x > dst[k] ? x : dst[k];
+    }
+}
+
+/* Distance along a ring of D switches between positions x and y. */
+static inline uint8_t ring_dist(uint32_t x, uint32_t y, uint32_t D) {
+    uint32_t r = x > y ? x - y : y - x;
+    return (uint8_t)(r < D - r ? r : D - r);
+}
+
+/* Writes into out the distances over the rings of dimensions lo..nd-1 from position p (an index
+ * over those dimensions, row-major, last dimension fastest) to every such position: the innermost
+ * ring first, then each outer dimension d makes dims[d] copies of what is there, copy y raised by
+ * its ring distance (copy 0 last, in place, as the others read it). */
+static void torus_row(const uint32_t *dims, unsigned lo, unsigned nd, uint32_t p, uint8_t *out) {
+    uint32_t c[NF_FABRIC_TORUS_MAX_D];
+    for (unsigned d = nd; d-- > lo;) {
+        c[d] = p % dims[d];
+        p /= dims[d];
+    }
+    if (lo == nd) {
+        out[0] = 0;
+        return;
+    }
+    uint32_t len = dims[nd - 1];
+    for (uint32_t y = 0; y < len; y++)
+        out[y] = ring_dist(c[nd - 1], y, len);
+    for (unsigned d = nd - 1; d-- > lo;) {
+        for (uint32_t y = dims[d]; y-- > 1;)
+            set_add(out + (size_t)y * len, out, ring_dist(c[d], y, dims[d]), len);
+        uint8_t add = ring_dist(c[d], 0, dims[d]);
+        for (uint32_t k = 0; k < len; k++)
+            out[k] = (uint8_t)(out[k] + add);
+        len *= dims[d];
+    }
+}
+
+const uint8_t *nf__mc_row(const nf_hops *h, nf_node s, uint8_t *buf) {
+    uint32_t dims[NF_FABRIC_TORUS_MAX_D];
+    unsigned nd = nf_hops_torus(h, dims);
+    if (!nd) return nf_hops_row(h, s, buf);
+    torus_row(dims, 0, nd, s, buf);
+    return buf;
+}
+
+/* nf__mc_max_rows on a torus (nf_hops_torus gave its nd dimensions). A switch is (x, p): x its
+ * first coordinate, p its position over the other dimensions, and d(leaf, (x, p)) =
+ * ring(x_leaf, x) + e_leaf(p), e_leaf being the leaf's distances over the other dimensions (a
+ * plane of P = S / dims[0] bytes). The leaves are ascending, so those of one first coordinate v
+ * are consecutive: they make one plane Q_v = max of their e (in buf, one per run of v), and mx's
+ * plane x is the max over the runs of Q_v + ring(v, x). The work is a plane per leaf plus a plane
+ * per (run, x), against a whole row per leaf read from the matrix, and it stays in cache. The
+ * planes are built in mx's first P bytes before mx is written. */
+static uint8_t torus_max_rows(const uint32_t *dims, unsigned nd, uint32_t S, const nf_node *leaf,
+                              uint32_t n, uint8_t *mx, uint8_t *buf) {
+    uint32_t X = dims[0], P = S / X, runs = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        if (i == 0 || leaf[i - 1] / P != leaf[i] / P) {
+            torus_row(dims, 1, nd, leaf[i] % P, buf + (size_t)runs++ * P);
+        } else {
+            torus_row(dims, 1, nd, leaf[i] % P, mx);
+            max_add(buf + (size_t)(runs - 1) * P, mx, 0, P);
+        }
+    }
+    for (uint32_t i = 0, j = 0; i < n; i++) {
+        uint32_t v = leaf[i] / P;
+        if (i > 0 && leaf[i - 1] / P == v) continue;
+        const uint8_t *q = buf + (size_t)j * P;
+        for (uint32_t x = 0; x < X; x++)
+            if (j == 0)
+                set_add(mx + (size_t)x * P, q, ring_dist(v, x, X), P);
+            else
+                max_add(mx + (size_t)x * P, q, ring_dist(v, x, X), P);
+        j++;
+    }
+    return min_of(mx, S);
+}
+
 uint8_t nf__mc_max_rows(const nf_hops *h, const nf_node *leaf, uint32_t n, uint8_t *mx,
                         uint8_t *buf) {
-    uint32_t S = h->n;
+    uint32_t S = h->n, dims[NF_FABRIC_TORUS_MAX_D];
+    unsigned nd = nf_hops_torus(h, dims);
+    if (nd) return torus_max_rows(dims, nd, S, leaf, n, mx, buf);
     memcpy(mx, nf_hops_row(h, leaf[0], buf), S);
     for (uint32_t i = 1; i < n; i++)
         max_into(mx, nf_hops_row(h, leaf[i], buf), S);
@@ -183,18 +273,18 @@ uint32_t nf__mc_candidates(const nf__mc_view *v, const nf_node *leaf, uint32_t n
                            unsigned *radius) {
     const nf_hops *h = v->h;
     nf__mc_scratch *s = v->scr;
-    const uint8_t *d0 = nf_hops_row(h, leaf[0], s->row[1]);
+    const uint8_t *d0 = nf__mc_row(h, leaf[0], s->row[1]);
     nf_node a = leaf[0];
     for (uint32_t i = 0; i < n; i++) {
         if (d0[leaf[i]] == NF_HOPS_INF) return 0;
         if (d0[leaf[i]] > d0[a]) a = leaf[i];
     }
-    const uint8_t *da = nf_hops_row(h, a, s->row[0]);
+    const uint8_t *da = nf__mc_row(h, a, s->row[0]);
     nf_node b = a;
     for (uint32_t i = 0; i < n; i++)
         if (da[leaf[i]] > da[b]) b = leaf[i];
     unsigned D = da[b];
-    const uint8_t *db = nf_hops_row(h, b, s->row[1]);
+    const uint8_t *db = nf__mc_row(h, b, s->row[1]);
     nf_node *order = s->next_layer; /* farthest from a first, to begin with */
     uint32_t *bucket = s->next_off;
     memset(bucket, 0, (D + 2) * sizeof *bucket);
@@ -329,7 +419,7 @@ int32_t nf__mc_light_tree(const nf__mc_view *v, const nf_node *leaf, uint32_t n,
                           uint32_t limit, bool dag_only, nf_link *links) {
     const nf_fabric *f = v->f;
     nf__mc_scratch *s = v->scr;
-    const uint8_t *dr = nf_hops_row(v->h, root, s->row[2]);
+    const uint8_t *dr = nf__mc_row(v->h, root, s->row[2]);
     if (s->seen_now >= UINT32_MAX - 2) {
         memset(s->seen, 0, (size_t)f->n_switches * sizeof *s->seen);
         s->seen_now = 0;
