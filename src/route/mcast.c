@@ -128,10 +128,15 @@ static uint32_t probe(const nf__mc_view *v, const uint8_t *da, const uint8_t *db
 #define ROW_LOOP
 #endif
 
-/* mx[u] = max(mx[u], row[u]) (pmaxub) */
-ROW_LOOP static void max_into(uint8_t *restrict mx, const uint8_t *restrict row, uint32_t S) {
-    for (uint32_t u = 0; u < S; u++)
-        mx[u] = row[u] > mx[u] ? row[u] : mx[u];
+/* mx[u] = max(mx[u], row[u]) (pmaxub); returns the least of the new mx (pminub) */
+ROW_LOOP static uint8_t max_into(uint8_t *restrict mx, const uint8_t *restrict row, uint32_t S) {
+    uint8_t least = 255;
+    for (uint32_t u = 0; u < S; u++) {
+        uint8_t x = row[u] > mx[u] ? row[u] : mx[u];
+        mx[u] = x;
+        least = x < least ? x : least;
+    }
+    return least;
 }
 
 /* The least of a[0..S) (pminub), 255 when S is 0. */
@@ -153,6 +158,12 @@ static uint32_t find_eq(const uint8_t *a, uint32_t S, uint8_t x, nf_node *out) {
         memcpy(&w, a + u, 8);
         w ^= xx;
         if (!((w - ones) & ~w & highs)) continue;
+        if (w == 0) { /* all eight match (a group over the whole fabric: every switch) */
+            for (uint32_t j = 0; j < 8; j++)
+                out[n + j] = u + j;
+            n += 8;
+            continue;
+        }
         for (uint32_t j = 0; j < 8; j++)
             if (a[u + j] == x) out[n++] = u + j;
     }
@@ -255,9 +266,12 @@ uint8_t nf__mc_max_rows(const nf_hops *h, const nf_node *leaf, uint32_t n, uint8
     unsigned nd = nf_hops_torus(h, dims);
     if (nd) return torus_max_rows(dims, nd, S, leaf, n, mx, buf);
     memcpy(mx, nf_hops_row(h, leaf[0], buf), S);
-    for (uint32_t i = 1; i < n; i++)
-        max_into(mx, nf_hops_row(h, leaf[i], buf), S);
-    return min_of(mx, S);
+    uint8_t least = min_of(mx, S);
+    /* once every switch is at the diameter from some leaf, the other rows can change nothing */
+    uint8_t top = h->connected && h->diameter_exact ? h->diameter : NF_HOPS_INF;
+    for (uint32_t i = 1; i < n && least < top; i++)
+        least = max_into(mx, nf_hops_row(h, leaf[i], buf), S);
+    return least;
 }
 
 static uint32_t scan_candidates(const nf__mc_view *v, const nf_node *leaf, uint32_t n,
