@@ -147,10 +147,10 @@ ROW_LOOP static uint8_t min_of(const uint8_t *restrict a, uint32_t S) {
     return best;
 }
 
-/* Writes every u with a[u] == x to out, ascending, and returns their number. Eight bytes at a
- * time: a word of a ^ x with no zero byte (the usual test: (w - 0x01..01) & ~w & 0x80..80 is
- * zero exactly then) holds no match and is skipped. */
-static uint32_t find_eq(const uint8_t *a, uint32_t S, uint8_t x, nf_node *out) {
+/* Writes base + u for every u with a[u] == x to out, ascending, and returns their number. Eight
+ * bytes at a time: a word of a ^ x with no zero byte (the usual test: (w - 0x01..01) & ~w &
+ * 0x80..80 is zero exactly then) holds no match and is skipped. */
+static uint32_t find_eq(const uint8_t *a, uint32_t S, uint8_t x, nf_node base, nf_node *out) {
     const uint64_t ones = 0x0101010101010101ull, highs = ones << 7, xx = ones * x;
     uint32_t n = 0, u = 0;
     for (; u + 8 <= S; u += 8) {
@@ -160,15 +160,15 @@ static uint32_t find_eq(const uint8_t *a, uint32_t S, uint8_t x, nf_node *out) {
         if (!((w - ones) & ~w & highs)) continue;
         if (w == 0) { /* all eight match (a group over the whole fabric: every switch) */
             for (uint32_t j = 0; j < 8; j++)
-                out[n + j] = u + j;
+                out[n + j] = base + u + j;
             n += 8;
             continue;
         }
         for (uint32_t j = 0; j < 8; j++)
-            if (a[u + j] == x) out[n++] = u + j;
+            if (a[u + j] == x) out[n++] = base + u + j;
     }
     for (; u < S; u++)
-        if (a[u] == x) out[n++] = u;
+        if (a[u] == x) out[n++] = base + u;
     return n;
 }
 
@@ -274,13 +274,58 @@ uint8_t nf__mc_max_rows(const nf_hops *h, const nf_node *leaf, uint32_t n, uint8
     return least;
 }
 
+/* Whether one of the eight bytes at p is below t (1 <= t <= 128): the zero-byte test shifted,
+ * (w - t * 0x01..01) & ~w & 0x80..80 is zero exactly when no byte is below t. */
+static inline bool has_below(const uint8_t *p, unsigned t) {
+    const uint64_t ones = 0x0101010101010101ull;
+    uint64_t w;
+    memcpy(&w, p, 8);
+    return ((w - ones * t) & ~w & (ones << 7)) != 0;
+}
+
+/* mx[u] = max(a[u], b[u]) */
+ROW_LOOP static void max_of2(uint8_t *restrict mx, const uint8_t *restrict a,
+                             const uint8_t *restrict b, uint32_t S) {
+    for (uint32_t u = 0; u < S; u++)
+        mx[u] = a[u] > b[u] ? a[u] : b[u];
+}
+
+/* The candidates when the search gave up, r* being known to be r0 or more (da, db: the rows of
+ * the far leaves a and b). First r0 itself: its candidates lie within r0 of a and of b, so between
+ * the first and the last switch that is, and the running max of the rows over that range of ids
+ * alone tells whether any switch there is within r0 of every leaf (stopping as soon as none can
+ * be). On a fat tree, whose spread groups have their candidates at r0 among the core switches, a
+ * range of consecutive ids, that reads a fifth of each row. Otherwise the whole rows. On a torus
+ * the rows come from coordinates (nf__mc_max_rows) and the whole rows cost little. */
 static uint32_t scan_candidates(const nf__mc_view *v, const nf_node *leaf, uint32_t n,
+                                const uint8_t *da, const uint8_t *db, unsigned r0,
                                 unsigned *radius) {
+    const nf_hops *h = v->h;
+    uint32_t S = h->n, dims[NF_FABRIC_TORUS_MAX_D];
     uint8_t *mx = (uint8_t *)v->scr->layer; /* S bytes fit in the S-entry layer buffer */
-    uint8_t best = nf__mc_max_rows(v->h, leaf, n, mx, v->scr->row[0]);
+    if (!nf_hops_torus(h, dims) && r0 < 128) {
+        max_of2(mx, da, db, S);
+        uint32_t c0 = 0, c1 = S;
+        while (c0 + 8 <= S && !has_below(mx + c0, r0 + 1))
+            c0 += 8;
+        while (c0 < S && mx[c0] > r0)
+            c0++;
+        while (c1 >= c0 + 8 && !has_below(mx + c1 - 8, r0 + 1))
+            c1 -= 8;
+        while (c1 > c0 && mx[c1 - 1] > r0)
+            c1--;
+        uint8_t least = c0 < c1 ? (uint8_t)r0 : NF_HOPS_INF;
+        for (uint32_t i = 0; i < n && least <= r0; i++)
+            least = max_into(mx + c0, nf_hops_row(h, leaf[i], v->scr->row[2]) + c0, c1 - c0);
+        if (least <= r0) { /* every switch is r0 or more from some leaf: least is r0 */
+            *radius = r0;
+            return find_eq(mx + c0, c1 - c0, (uint8_t)r0, c0, v->scr->cand);
+        }
+    }
+    uint8_t best = nf__mc_max_rows(h, leaf, n, mx, v->scr->row[0]);
     if (best == NF_HOPS_INF) return 0;
     *radius = best;
-    return find_eq(mx, v->h->n, best, v->scr->cand);
+    return find_eq(mx, S, best, 0, v->scr->cand);
 }
 
 uint32_t nf__mc_candidates(const nf__mc_view *v, const nf_node *leaf, uint32_t n,
@@ -321,7 +366,7 @@ uint32_t nf__mc_candidates(const nf__mc_view *v, const nf_node *leaf, uint32_t n
     while (lo < hi && hi - lo > 3) {
         unsigned mid = lo + (hi - lo) / 2;
         nc = probe(v, da, db, a, order, n, mid, &budget);
-        if (nc == PROBE_OVER) return scan_candidates(v, leaf, n, radius);
+        if (nc == PROBE_OVER) return scan_candidates(v, leaf, n, da, db, lo, radius);
         if (nc)
             hi = mid;
         else
@@ -329,7 +374,7 @@ uint32_t nf__mc_candidates(const nf__mc_view *v, const nf_node *leaf, uint32_t n
     }
     while (!(nc = probe(v, da, db, a, order, n, lo, &budget)) && lo < hi)
         lo++;
-    if (nc == PROBE_OVER) return scan_candidates(v, leaf, n, radius);
+    if (nc == PROBE_OVER) return scan_candidates(v, leaf, n, da, db, lo, radius);
     /* ascending ids, as a full scan would list them */
     qsort(s->cand, nc, sizeof *s->cand, cmp_node);
     *radius = lo;
