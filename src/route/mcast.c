@@ -389,12 +389,18 @@ static int pick_root(const nf__mc_view *v, const nf_node *leaf, uint32_t n, bool
     if (!nc) return NF_EUNREACHABLE;
     const nf_node *cand = v->scr->cand;
     nf_node best = cand[0];
+    uint32_t lb = rotate ? v->sw_load[best] : 0;
+    uint64_t kb = nf__mc_opensm_key(v->f->guid[best]);
     for (uint32_t i = 1; i < nc; i++) {
         nf_node c = cand[i];
-        uint32_t lc = rotate ? v->sw_load[c] : 0, lb = rotate ? v->sw_load[best] : 0;
-        if (lc < lb ||
-            (lc == lb && nf__mc_opensm_key(v->f->guid[c]) < nf__mc_opensm_key(v->f->guid[best])))
+        uint32_t lc = rotate ? v->sw_load[c] : 0;
+        if (lc > lb) continue;
+        uint64_t kc = nf__mc_opensm_key(v->f->guid[c]);
+        if (lc < lb || kc < kb) {
             best = c;
+            lb = lc;
+            kb = kc;
+        }
     }
     *root = best;
     return NF_OK;
