@@ -78,6 +78,14 @@ static inline const uint8_t *nf_hops_row(const nf_hops *h, nf_node s, uint8_t *b
     return nf_hops_row_far(h, s, buf);
 }
 
+/* The torus h's distances follow: when h was computed (without o->no_torus) for a fabric that
+ * carries a torus geometry (nf_fabric's torus_nd, torus_dims) whose ring links were all found up
+ * and in place, and nothing else between switches, writes its dimensions into dims (room for
+ * NF_FABRIC_TORUS_MAX_D) and returns their number; 0 otherwise. Switch s then sits at the
+ * row-major coordinates of s (last dimension fastest), and the distance between two switches is
+ * the sum over dimensions of the distance along each ring, whatever h's kind. */
+NF_API unsigned nf_hops_torus(const nf_hops *h, uint32_t *dims);
+
 /* Links from switch s, leaving through port p, to port cp of CA ca: 1 when p is cabled to that
  * CA port itself, else 1 + (distance from p's peer switch to the CA port's switch) + 1.
  * NF_HOPS_INF when p is down or unconnected, leads to a CA (other than the target), or the target

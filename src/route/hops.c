@@ -203,7 +203,8 @@ static int sweep_all(const up_csr *g, uint32_t S, int nthr, uint8_t *d, unsigned
 
 /* ---- representations for large fabrics ------------------------------------------------------ */
 
-/* TORUS keeps each switch's coordinates; ROWS keeps the up adjacency and a direct-mapped cache of
+/* TORUS keeps each switch's coordinates; a DENSE matrix of a torus keeps the torus's dimensions
+ * only (nd, dims), for nf_hops_torus; ROWS keeps the up adjacency and a direct-mapped cache of
  * rows (slot s % nslots holds row key[slot] or NF_NONE), filled by breadth-first search under
  * one lock, so that concurrent queries never see a row being replaced. */
 struct nf__hops_big {
@@ -476,6 +477,11 @@ int nf_hops_compute_ex(const nf_fabric *f, int threads, const nf_hops_opts *o, n
         goto done;
     }
     if (!(h->d = nf__malloc((size_t)S * S))) goto done;
+    if (!(o && o->no_torus) && torus_holds(f)) { /* the geometry, for nf_hops_torus */
+        if (!(h->big = nf__calloc(1, sizeof *h->big))) goto done;
+        h->big->nd = f->torus_nd;
+        memcpy(h->big->dims, f->torus_dims, sizeof h->big->dims);
+    }
     if ((rc = build_up_csr(f, &g))) goto done;
     unsigned diam = 0, far = 0;
     rc = sweep_all(&g, S, nthr, h->d, &diam, &far);
@@ -511,6 +517,13 @@ size_t nf_hops_bytes(const nf_hops *h) {
     if (h->kind == NF_HOPS_TORUS) return (size_t)h->n * b->nd * sizeof *b->coord;
     return (size_t)b->nslots * (h->n + sizeof *b->key) + (size_t)h->n * sizeof *b->queue +
            ((size_t)h->n + 1) * sizeof *b->g.off + (size_t)b->g.off[h->n] * sizeof *b->g.adj;
+}
+
+unsigned nf_hops_torus(const nf_hops *h, uint32_t *dims) {
+    const struct nf__hops_big *b = h->big;
+    if (!b || b->nd == 0) return 0; /* ROWS keeps no geometry */
+    memcpy(dims, b->dims, b->nd * sizeof *dims);
+    return b->nd;
 }
 
 /* The switch a CA port is cabled to over an up link, or NF_NONE. */

@@ -128,10 +128,15 @@ static uint32_t probe(const nf__mc_view *v, const uint8_t *da, const uint8_t *db
 #define ROW_LOOP
 #endif
 
-/* mx[u] = max(mx[u], row[u]) (pmaxub) */
-ROW_LOOP static void max_into(uint8_t *restrict mx, const uint8_t *restrict row, uint32_t S) {
-    for (uint32_t u = 0; u < S; u++)
-        mx[u] = row[u] > mx[u] ? row[u] : mx[u];
+/* mx[u] = max(mx[u], row[u]) (pmaxub); returns the least of the new mx (pminub) */
+ROW_LOOP static uint8_t max_into(uint8_t *restrict mx, const uint8_t *restrict row, uint32_t S) {
+    uint8_t least = 255;
+    for (uint32_t u = 0; u < S; u++) {
+        uint8_t x = row[u] > mx[u] ? row[u] : mx[u];
+        mx[u] = x;
+        least = x < least ? x : least;
+    }
+    return least;
 }
 
 /* The least of a[0..S) (pminub), 255 when S is 0. */
@@ -142,10 +147,10 @@ ROW_LOOP static uint8_t min_of(const uint8_t *restrict a, uint32_t S) {
     return best;
 }
 
-/* Writes every u with a[u] == x to out, ascending, and returns their number. Eight bytes at a
- * time: a word of a ^ x with no zero byte (the usual test: (w - 0x01..01) & ~w & 0x80..80 is
- * zero exactly then) holds no match and is skipped. */
-static uint32_t find_eq(const uint8_t *a, uint32_t S, uint8_t x, nf_node *out) {
+/* Writes base + u for every u with a[u] == x to out, ascending, and returns their number. Eight
+ * bytes at a time: a word of a ^ x with no zero byte (the usual test: (w - 0x01..01) & ~w &
+ * 0x80..80 is zero exactly then) holds no match and is skipped. */
+static uint32_t find_eq(const uint8_t *a, uint32_t S, uint8_t x, nf_node base, nf_node *out) {
     const uint64_t ones = 0x0101010101010101ull, highs = ones << 7, xx = ones * x;
     uint32_t n = 0, u = 0;
     for (; u + 8 <= S; u += 8) {
@@ -153,48 +158,192 @@ static uint32_t find_eq(const uint8_t *a, uint32_t S, uint8_t x, nf_node *out) {
         memcpy(&w, a + u, 8);
         w ^= xx;
         if (!((w - ones) & ~w & highs)) continue;
+        if (w == 0) { /* all eight match (a group over the whole fabric: every switch) */
+            for (uint32_t j = 0; j < 8; j++)
+                out[n + j] = base + u + j;
+            n += 8;
+            continue;
+        }
         for (uint32_t j = 0; j < 8; j++)
-            if (a[u + j] == x) out[n++] = u + j;
+            if (a[u + j] == x) out[n++] = base + u + j;
     }
     for (; u < S; u++)
-        if (a[u] == x) out[n++] = u;
+        if (a[u] == x) out[n++] = base + u;
     return n;
+}
+
+/* dst[k] = src[k] + add (first) or max(dst[k], src[k] + add) over k < n; no sum exceeds 254 */
+ROW_LOOP static void set_add(uint8_t *restrict dst, const uint8_t *restrict src, uint8_t add,
+                             uint32_t n) {
+    for (uint32_t k = 0; k < n; k++)
+        dst[k] = (uint8_t)(src[k] + add);
+}
+ROW_LOOP static void max_add(uint8_t *restrict dst, const uint8_t *restrict src, uint8_t add,
+                             uint32_t n) {
+    for (uint32_t k = 0; k < n; k++) {
+        uint8_t x = (uint8_t)(src[k] + add);
+        dst[k] = x > dst[k] ? x : dst[k];
+    }
+}
+
+/* Distance along a ring of D switches between positions x and y. */
+static inline uint8_t ring_dist(uint32_t x, uint32_t y, uint32_t D) {
+    uint32_t r = x > y ? x - y : y - x;
+    return (uint8_t)(r < D - r ? r : D - r);
+}
+
+/* Writes into out the distances over the rings of dimensions lo..nd-1 from position p (an index
+ * over those dimensions, row-major, last dimension fastest) to every such position: the innermost
+ * ring first, then each outer dimension d makes dims[d] copies of what is there, copy y raised by
+ * its ring distance (copy 0 last, in place, as the others read it). */
+static void torus_row(const uint32_t *dims, unsigned lo, unsigned nd, uint32_t p, uint8_t *out) {
+    uint32_t c[NF_FABRIC_TORUS_MAX_D];
+    for (unsigned d = nd; d-- > lo;) {
+        c[d] = p % dims[d];
+        p /= dims[d];
+    }
+    if (lo == nd) {
+        out[0] = 0;
+        return;
+    }
+    uint32_t len = dims[nd - 1];
+    for (uint32_t y = 0; y < len; y++)
+        out[y] = ring_dist(c[nd - 1], y, len);
+    for (unsigned d = nd - 1; d-- > lo;) {
+        for (uint32_t y = dims[d]; y-- > 1;)
+            set_add(out + (size_t)y * len, out, ring_dist(c[d], y, dims[d]), len);
+        uint8_t add = ring_dist(c[d], 0, dims[d]);
+        for (uint32_t k = 0; k < len; k++)
+            out[k] = (uint8_t)(out[k] + add);
+        len *= dims[d];
+    }
+}
+
+const uint8_t *nf__mc_row(const nf_hops *h, nf_node s, uint8_t *buf) {
+    uint32_t dims[NF_FABRIC_TORUS_MAX_D];
+    unsigned nd = nf_hops_torus(h, dims);
+    if (!nd) return nf_hops_row(h, s, buf);
+    torus_row(dims, 0, nd, s, buf);
+    return buf;
+}
+
+/* nf__mc_max_rows on a torus (nf_hops_torus gave its nd dimensions). A switch is (x, p): x its
+ * first coordinate, p its position over the other dimensions, and d(leaf, (x, p)) =
+ * ring(x_leaf, x) + e_leaf(p), e_leaf being the leaf's distances over the other dimensions (a
+ * plane of P = S / dims[0] bytes). The leaves are ascending, so those of one first coordinate v
+ * are consecutive: they make one plane Q_v = max of their e (in buf, one per run of v), and mx's
+ * plane x is the max over the runs of Q_v + ring(v, x). The work is a plane per leaf plus a plane
+ * per (run, x), against a whole row per leaf read from the matrix, and it stays in cache. The
+ * planes are built in mx's first P bytes before mx is written. */
+static uint8_t torus_max_rows(const uint32_t *dims, unsigned nd, uint32_t S, const nf_node *leaf,
+                              uint32_t n, uint8_t *mx, uint8_t *buf) {
+    uint32_t X = dims[0], P = S / X, runs = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        if (i == 0 || leaf[i - 1] / P != leaf[i] / P) {
+            torus_row(dims, 1, nd, leaf[i] % P, buf + (size_t)runs++ * P);
+        } else {
+            torus_row(dims, 1, nd, leaf[i] % P, mx);
+            max_add(buf + (size_t)(runs - 1) * P, mx, 0, P);
+        }
+    }
+    for (uint32_t i = 0, j = 0; i < n; i++) {
+        uint32_t v = leaf[i] / P;
+        if (i > 0 && leaf[i - 1] / P == v) continue;
+        const uint8_t *q = buf + (size_t)j * P;
+        for (uint32_t x = 0; x < X; x++)
+            if (j == 0)
+                set_add(mx + (size_t)x * P, q, ring_dist(v, x, X), P);
+            else
+                max_add(mx + (size_t)x * P, q, ring_dist(v, x, X), P);
+        j++;
+    }
+    return min_of(mx, S);
 }
 
 uint8_t nf__mc_max_rows(const nf_hops *h, const nf_node *leaf, uint32_t n, uint8_t *mx,
                         uint8_t *buf) {
-    uint32_t S = h->n;
+    uint32_t S = h->n, dims[NF_FABRIC_TORUS_MAX_D];
+    unsigned nd = nf_hops_torus(h, dims);
+    if (nd) return torus_max_rows(dims, nd, S, leaf, n, mx, buf);
     memcpy(mx, nf_hops_row(h, leaf[0], buf), S);
-    for (uint32_t i = 1; i < n; i++)
-        max_into(mx, nf_hops_row(h, leaf[i], buf), S);
-    return min_of(mx, S);
+    uint8_t least = min_of(mx, S);
+    /* once every switch is at the diameter from some leaf, the other rows can change nothing */
+    uint8_t top = h->connected && h->diameter_exact ? h->diameter : NF_HOPS_INF;
+    for (uint32_t i = 1; i < n && least < top; i++)
+        least = max_into(mx, nf_hops_row(h, leaf[i], buf), S);
+    return least;
 }
 
+/* Whether one of the eight bytes at p is below t (1 <= t <= 128): the zero-byte test shifted,
+ * (w - t * 0x01..01) & ~w & 0x80..80 is zero exactly when no byte is below t. */
+static inline bool has_below(const uint8_t *p, unsigned t) {
+    const uint64_t ones = 0x0101010101010101ull;
+    uint64_t w;
+    memcpy(&w, p, 8);
+    return ((w - ones * t) & ~w & (ones << 7)) != 0;
+}
+
+/* mx[u] = max(a[u], b[u]) */
+ROW_LOOP static void max_of2(uint8_t *restrict mx, const uint8_t *restrict a,
+                             const uint8_t *restrict b, uint32_t S) {
+    for (uint32_t u = 0; u < S; u++)
+        mx[u] = a[u] > b[u] ? a[u] : b[u];
+}
+
+/* The candidates when the search gave up, r* being known to be r0 or more (da, db: the rows of
+ * the far leaves a and b). First r0 itself: its candidates lie within r0 of a and of b, so between
+ * the first and the last switch that is, and the running max of the rows over that range of ids
+ * alone tells whether any switch there is within r0 of every leaf (stopping as soon as none can
+ * be). On a fat tree, whose spread groups have their candidates at r0 among the core switches, a
+ * range of consecutive ids, that reads a fifth of each row. Otherwise the whole rows. On a torus
+ * the rows come from coordinates (nf__mc_max_rows) and the whole rows cost little. */
 static uint32_t scan_candidates(const nf__mc_view *v, const nf_node *leaf, uint32_t n,
+                                const uint8_t *da, const uint8_t *db, unsigned r0,
                                 unsigned *radius) {
+    const nf_hops *h = v->h;
+    uint32_t S = h->n, dims[NF_FABRIC_TORUS_MAX_D];
     uint8_t *mx = (uint8_t *)v->scr->layer; /* S bytes fit in the S-entry layer buffer */
-    uint8_t best = nf__mc_max_rows(v->h, leaf, n, mx, v->scr->row[0]);
+    if (!nf_hops_torus(h, dims) && r0 < 128) {
+        max_of2(mx, da, db, S);
+        uint32_t c0 = 0, c1 = S;
+        while (c0 + 8 <= S && !has_below(mx + c0, r0 + 1))
+            c0 += 8;
+        while (c0 < S && mx[c0] > r0)
+            c0++;
+        while (c1 >= c0 + 8 && !has_below(mx + c1 - 8, r0 + 1))
+            c1 -= 8;
+        while (c1 > c0 && mx[c1 - 1] > r0)
+            c1--;
+        uint8_t least = c0 < c1 ? (uint8_t)r0 : NF_HOPS_INF;
+        for (uint32_t i = 0; i < n && least <= r0; i++)
+            least = max_into(mx + c0, nf_hops_row(h, leaf[i], v->scr->row[2]) + c0, c1 - c0);
+        if (least <= r0) { /* every switch is r0 or more from some leaf: least is r0 */
+            *radius = r0;
+            return find_eq(mx + c0, c1 - c0, (uint8_t)r0, c0, v->scr->cand);
+        }
+    }
+    uint8_t best = nf__mc_max_rows(h, leaf, n, mx, v->scr->row[0]);
     if (best == NF_HOPS_INF) return 0;
     *radius = best;
-    return find_eq(mx, v->h->n, best, v->scr->cand);
+    return find_eq(mx, S, best, 0, v->scr->cand);
 }
 
 uint32_t nf__mc_candidates(const nf__mc_view *v, const nf_node *leaf, uint32_t n,
                            unsigned *radius) {
     const nf_hops *h = v->h;
     nf__mc_scratch *s = v->scr;
-    const uint8_t *d0 = nf_hops_row(h, leaf[0], s->row[1]);
+    const uint8_t *d0 = nf__mc_row(h, leaf[0], s->row[1]);
     nf_node a = leaf[0];
     for (uint32_t i = 0; i < n; i++) {
         if (d0[leaf[i]] == NF_HOPS_INF) return 0;
         if (d0[leaf[i]] > d0[a]) a = leaf[i];
     }
-    const uint8_t *da = nf_hops_row(h, a, s->row[0]);
+    const uint8_t *da = nf__mc_row(h, a, s->row[0]);
     nf_node b = a;
     for (uint32_t i = 0; i < n; i++)
         if (da[leaf[i]] > da[b]) b = leaf[i];
     unsigned D = da[b];
-    const uint8_t *db = nf_hops_row(h, b, s->row[1]);
+    const uint8_t *db = nf__mc_row(h, b, s->row[1]);
     nf_node *order = s->next_layer; /* farthest from a first, to begin with */
     uint32_t *bucket = s->next_off;
     memset(bucket, 0, (D + 2) * sizeof *bucket);
@@ -217,7 +366,7 @@ uint32_t nf__mc_candidates(const nf__mc_view *v, const nf_node *leaf, uint32_t n
     while (lo < hi && hi - lo > 3) {
         unsigned mid = lo + (hi - lo) / 2;
         nc = probe(v, da, db, a, order, n, mid, &budget);
-        if (nc == PROBE_OVER) return scan_candidates(v, leaf, n, radius);
+        if (nc == PROBE_OVER) return scan_candidates(v, leaf, n, da, db, lo, radius);
         if (nc)
             hi = mid;
         else
@@ -225,7 +374,7 @@ uint32_t nf__mc_candidates(const nf__mc_view *v, const nf_node *leaf, uint32_t n
     }
     while (!(nc = probe(v, da, db, a, order, n, lo, &budget)) && lo < hi)
         lo++;
-    if (nc == PROBE_OVER) return scan_candidates(v, leaf, n, radius);
+    if (nc == PROBE_OVER) return scan_candidates(v, leaf, n, da, db, lo, radius);
     /* ascending ids, as a full scan would list them */
     qsort(s->cand, nc, sizeof *s->cand, cmp_node);
     *radius = lo;
@@ -240,12 +389,18 @@ static int pick_root(const nf__mc_view *v, const nf_node *leaf, uint32_t n, bool
     if (!nc) return NF_EUNREACHABLE;
     const nf_node *cand = v->scr->cand;
     nf_node best = cand[0];
+    uint32_t lb = rotate ? v->sw_load[best] : 0;
+    uint64_t kb = nf__mc_opensm_key(v->f->guid[best]);
     for (uint32_t i = 1; i < nc; i++) {
         nf_node c = cand[i];
-        uint32_t lc = rotate ? v->sw_load[c] : 0, lb = rotate ? v->sw_load[best] : 0;
-        if (lc < lb ||
-            (lc == lb && nf__mc_opensm_key(v->f->guid[c]) < nf__mc_opensm_key(v->f->guid[best])))
+        uint32_t lc = rotate ? v->sw_load[c] : 0;
+        if (lc > lb) continue;
+        uint64_t kc = nf__mc_opensm_key(v->f->guid[c]);
+        if (lc < lb || kc < kb) {
             best = c;
+            lb = lc;
+            kb = kc;
+        }
     }
     *root = best;
     return NF_OK;
@@ -329,7 +484,7 @@ int32_t nf__mc_light_tree(const nf__mc_view *v, const nf_node *leaf, uint32_t n,
                           uint32_t limit, bool dag_only, nf_link *links) {
     const nf_fabric *f = v->f;
     nf__mc_scratch *s = v->scr;
-    const uint8_t *dr = nf_hops_row(v->h, root, s->row[2]);
+    const uint8_t *dr = nf__mc_row(v->h, root, s->row[2]);
     if (s->seen_now >= UINT32_MAX - 2) {
         memset(s->seen, 0, (size_t)f->n_switches * sizeof *s->seen);
         s->seen_now = 0;

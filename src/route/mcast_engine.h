@@ -81,10 +81,15 @@ int32_t nf__mc_light_tree(const nf__mc_view *v, const nf_node *leaf, uint32_t n,
                           uint32_t limit, bool dag_only, nf_link *links);
 
 /* mx[u] = max over the leaves of d(leaf, u) for every switch u, from the leaves' rows of the
- * distance matrix read in order (vectorised); returns the least of them (NF_HOPS_INF when
- * no switch reaches every leaf). */
+ * distance matrix read in order (vectorised), or on a torus (nf_hops_torus) from coordinates, the
+ * leaves being ascending there (buf, S bytes, is then overwritten); returns the least of them
+ * (NF_HOPS_INF when no switch reaches every leaf). */
 uint8_t nf__mc_max_rows(const nf_hops *h, const nf_node *leaf, uint32_t n, uint8_t *mx,
                         uint8_t *buf);
+
+/* Row s of the distances, as nf_hops_row gives it; on a torus (nf_hops_torus) computed from the
+ * coordinates into buf (S bytes) instead, which costs less than reading the row from memory. */
+const uint8_t *nf__mc_row(const nf_hops *h, nf_node s, uint8_t *buf);
 
 /* The distinct switches the members of group k hang off, ascending, into leaf (room for the
  * group's size); returns their number. *all_cabled (optional) is false when some member has no

@@ -185,7 +185,7 @@ static int walk_tree(fulb_ctx *c, const nf__mc_view *v, const nf_node *leaf, uin
                      nf_node root, uint32_t limit, uint64_t give_up, nf_link *links,
                      uint32_t *n_links) {
     const nf_fabric *f = v->f;
-    const uint8_t *dr = nf_hops_row(v->h, root, v->scr->row[2]);
+    const uint8_t *dr = nf__mc_row(v->h, root, v->scr->row[2]);
     uint32_t stamp = nf__mc_new_stamp(v);
     uint32_t *mark = v->scr->stamp;
     mark[root] = stamp;

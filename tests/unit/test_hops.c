@@ -324,6 +324,42 @@ static void test_torus_fault_falls_back(void **state) {
     nf_fabric_free(f);
 }
 
+/* nf_hops_torus: a generated torus's dimensions in the dense and the torus form, none with
+ * no_torus, with a link down, or on a fabric that is not a torus. */
+static void test_torus_geometry(void **state) {
+    (void)state;
+    nf_fabric *f;
+    nf_hops *h;
+    nf_diag d;
+    uint32_t dims[NF_FABRIC_TORUS_MAX_D];
+    assert_int_equal(nf_topo_build("torus:5x4x3,c=2", NULL, &f, &d), 0);
+    nf_hops_opts forms[] = {{0}, {.force_sparse = true}, {.no_torus = true}};
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(nf_hops_compute_ex(f, 1, &forms[i], &h), 0);
+        memset(dims, 0, sizeof dims);
+        unsigned nd = nf_hops_torus(h, dims);
+        if (i == 2) {
+            assert_int_equal(nd, 0);
+        } else {
+            assert_int_equal(nd, 3);
+            assert_int_equal(dims[0], 5);
+            assert_int_equal(dims[1], 4);
+            assert_int_equal(dims[2], 3);
+        }
+        nf_hops_free(h);
+    }
+    nf_fabric_set_link_state(f, f->sw_adj_link[f->sw_adj_off[7]], NF_LINK_DOWN);
+    assert_int_equal(nf_hops_compute(f, 1, &h), 0);
+    assert_int_equal(nf_hops_torus(h, dims), 0);
+    nf_hops_free(h);
+    nf_fabric_free(f);
+    assert_int_equal(nf_topo_build("fattree:k=4", NULL, &f, &d), 0);
+    assert_int_equal(nf_hops_compute(f, 1, &h), 0);
+    assert_int_equal(nf_hops_torus(h, dims), 0);
+    nf_hops_free(h);
+    nf_fabric_free(f);
+}
+
 /* Rows on demand, on fabrics without coordinates: exact diameter and bounds, a cache of three rows,
  * a disconnected fabric. */
 static void test_rows_form(void **state) {
@@ -371,6 +407,7 @@ int main(void) {
         cmocka_unit_test(test_paper_diameters),
         cmocka_unit_test(test_torus_form),
         cmocka_unit_test(test_torus_fault_falls_back),
+        cmocka_unit_test(test_torus_geometry),
         cmocka_unit_test(test_rows_form),
     };
     /* NF_TEST_FILTER=NAME runs one test (a cmocka glob): scripts/tsan.sh picks the threaded one */

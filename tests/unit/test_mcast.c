@@ -1006,6 +1006,55 @@ static void candidates_against_scan(nf_fabric *f, unsigned trials) {
     nf_hops_free(h);
 }
 
+/* On a torus the rows and their running max come from coordinates (nf__mc_row,
+ * nf__mc_max_rows): both against the reference distances, over odd and even rings, rings of 2
+ * and 1, one to four dimensions, for random ascending sets of leaves. */
+static void test_torus_rows(void **state) {
+    (void)state;
+    const char *specs[] = {"torus:5x4x3,c=1",   "torus:2x3,c=2", "torus:1x4x5,c=1", "torus:7,c=1",
+                           "torus:3x2x4x2,c=1", "torus:6x6,c=1", "torus:4x1,c=1"};
+    lcg_state = 777;
+    for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
+        nf_fabric *f = topo(specs[i]);
+        nf_hops *h = hops(f);
+        uint32_t dims[NF_FABRIC_TORUS_MAX_D], S = f->n_switches;
+        assert_true(nf_hops_torus(h, dims) > 0);
+        int *dist = ref_all_pairs(f);
+        uint8_t *buf = malloc(S), *mx = malloc(S);
+        nf_node *leaf = malloc(sizeof(nf_node) * S);
+        for (nf_node s = 0; s < S; s++) {
+            const uint8_t *row = nf__mc_row(h, s, buf);
+            for (nf_node t = 0; t < S; t++)
+                if (row[t] != dist[(size_t)s * S + t])
+                    fail_msg("%s: row %u at %u: %u, want %d", specs[i], s, t, row[t],
+                             dist[(size_t)s * S + t]);
+        }
+        for (unsigned t = 0; t < 200; t++) {
+            uint32_t n = 0, keep = 1 + lcg(S);
+            for (nf_node s = 0; s < S; s++)
+                if (lcg(S) < keep) leaf[n++] = s;
+            if (n == 0) leaf[n++] = lcg(S);
+            uint8_t least = nf__mc_max_rows(h, leaf, n, mx, buf), want_least = 255;
+            for (nf_node u = 0; u < S; u++) {
+                int want = 0;
+                for (uint32_t k = 0; k < n; k++)
+                    if (dist[(size_t)leaf[k] * S + u] > want) want = dist[(size_t)leaf[k] * S + u];
+                if (mx[u] != want)
+                    fail_msg("%s: trial %u (%u leaves): max at %u is %u, want %d", specs[i], t, n,
+                             u, mx[u], want);
+                if (want < want_least) want_least = (uint8_t)want;
+            }
+            assert_int_equal(least, want_least);
+        }
+        free(buf);
+        free(mx);
+        free(leaf);
+        free(dist);
+        nf_hops_free(h);
+        nf_fabric_free(f);
+    }
+}
+
 static void test_candidates_full_scan(void **state) {
     (void)state;
     const char *specs[] = {"fattree:k=8",
@@ -1653,6 +1702,7 @@ int main(void) {
         cmocka_unit_test(test_dragonfly_global_links),
         cmocka_unit_test(test_dragonfly_bottleneck),
         cmocka_unit_test(test_verify_catches_corruption),
+        cmocka_unit_test(test_torus_rows),
         cmocka_unit_test(test_determinism),
         cmocka_unit_test(test_exports),
         cmocka_unit_test(test_alloc_sweep),
