@@ -1129,7 +1129,9 @@ SIM_INLINE int allocate_vc_as(nf_sim *s, sim_worker *b, nf_node sw, nf_gport gi,
                                      nf__sim_port_owed(s, po), s->cfg.preaware_cycles);
         for (unsigned vc = cand[k].vc_lo; vc <= hi; vc++) {
             int32_t r = sim_room(s, po, vc);
-            if (ov[vc].busy || r < (int32_t)s->cfg.pkt_flits) continue;
+            /* separate allocation takes an idle VC whatever its credits, as BookSim2 does:
+             * the switch stage waits for them */
+            if (ov[vc].busy || (!pick && r < (int32_t)s->cfg.pkt_flits)) continue;
             if (pre) {
                 if (nf__sim_preaware_better(r, back, best_cr, best_back)) {
                     best_back = back;
