@@ -601,6 +601,7 @@ static inline void sim_next_head(nf_sim *s, nf_gport gi, unsigned v, sim_ivc *iv
     if (iv->count) { /* the next packet is at the head */
         const sim_qent *q = &s->net.rings[sim_vc_ix(s, gi, v) * s->net.ring_cap + iv->head];
         iv->head_pkt = q->pkt;
+        __builtin_prefetch(&s->pool.pkts[q->pkt]); /* routed in the next pass */
         uint64_t a = (uint64_t)q->t_arrive + s->cfg.router_delay;
         uint64_t next = s->net.va_pass ? s->now : s->now + 1; /* separate: by passes, va_pass */
         iv->ready_at = q->t_arrive == SIM_T_WAIT ? SIM_T_WAIT /* its tail is not in */

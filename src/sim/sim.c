@@ -928,6 +928,9 @@ static int apply_slot(nf_sim *s, sim_worker *wk, sim_wheel_slot *w) {
             const char *ahead = (const char *)sim_port_at(s, w->ev[i + 16].port);
             __builtin_prefetch(ahead, 1);
             __builtin_prefetch(ahead + 64, 1);
+            const sim_event *a = &w->ev[i + 8]; /* a head is routed, a tail delivered: its packet */
+            if (a->pkt != SIM_NO_PKT && a->flags & (SIM_FL_HEAD | SIM_FL_TAIL))
+                __builtin_prefetch(&s->pool.pkts[a->pkt]);
         }
         sim_port *p = sim_port_at(s, e.port);
         nf_node n = p->node;
@@ -962,6 +965,7 @@ static int apply_slot(nf_sim *s, sim_worker *wk, sim_wheel_slot *w) {
             q[at >= s->net.ring_cap ? at - s->net.ring_cap : at] =
                 (sim_qent){.pkt = e.pkt, .t_arrive = (uint32_t)s->now};
             if (v->qn++ == 0) {
+                __builtin_prefetch(&s->pool.pkts[e.pkt]); /* its router routes it this cycle */
                 v->head_pkt = e.pkt;
                 v->out = 0;
             }
@@ -1535,6 +1539,21 @@ SIM_INLINE void prefetch_behind(const nf_sim *s, nf_node sw, const unsigned W) {
     }
 }
 
+/* Asks the memory for the port records (and their VCs) of a router two ahead, whose input and
+ * output sides prefetch_behind reads one router ahead. */
+SIM_INLINE void prefetch_ports(const nf_sim *s, nf_node sw, const unsigned W) {
+    nf_gport g0 = s->f->port_off[sw];
+    size_t stride = s->net.port_stride;
+    for (unsigned w = 0; w < W; w++) {
+        for (uint64_t m = s->net.in_mask[(size_t)sw * W + w] | s->net.out_mask[(size_t)sw * W + w];
+             m; m &= m - 1) {
+            uintptr_t a = (uintptr_t)sim_port_at(s, g0 + w * 64 + (nf_gport)__builtin_ctzll(m));
+            for (uintptr_t line = a & ~(uintptr_t)63; line < a + stride; line += 64)
+                __builtin_prefetch((const void *)line, 1);
+        }
+    }
+}
+
 /* Thread t's routers, with port bitsets of W words: each active one runs its cycle; the idle
  * ones leave the list. */
 SIM_INLINE int router_phase_w(nf_sim *s, unsigned t, const unsigned W) {
@@ -1546,6 +1565,7 @@ SIM_INLINE int router_phase_w(nf_sim *s, unsigned t, const unsigned W) {
     }
     for (uint32_t i = 0; i < n; i++) {
         nf_node sw = wk->act[i];
+        if (i + 2 < n) prefetch_ports(s, wk->act[i + 2], W);
         if (i + 1 < n) prefetch_behind(s, wk->act[i + 1], W);
         bool busy = false;
         int rc = router_cycle(s, wk, sw, &busy, W);
