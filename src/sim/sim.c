@@ -315,6 +315,7 @@ int nf_sim_new(const nf_fabric *f, const nf_hops *h, const nf_sim_config *cfg,
     s->net.ivc_off = sizeof(sim_port);
     s->net.ovc_off = s->net.ivc_off + (size_t)s->net.n_vcs * sizeof(sim_ivc);
     s->net.port_stride = (s->net.ovc_off + (size_t)s->net.n_vcs * sizeof(sim_ovc) + 31) / 32 * 32;
+    s->net.far = (size_t)s->topo.n_sw_ports * s->net.port_stride > SIM_NEAR_BYTES;
     size_t PSV = (size_t)s->topo.n_sw_ports * s->net.n_vcs;
     s->net.ring_cap = (s->net.buf_flits + c.shared_flits) / c.pkt_flits + 2;
     s->net.ports = big_alloc(((size_t)s->topo.n_ports + 1) * s->net.port_stride, &s->net.raw[0]);
@@ -1565,7 +1566,7 @@ SIM_INLINE int router_phase_w(nf_sim *s, unsigned t, const unsigned W) {
     }
     for (uint32_t i = 0; i < n; i++) {
         nf_node sw = wk->act[i];
-        if (i + 2 < n) prefetch_ports(s, wk->act[i + 2], W);
+        if (s->net.far && i + 2 < n) prefetch_ports(s, wk->act[i + 2], W);
         if (i + 1 < n) prefetch_behind(s, wk->act[i + 1], W);
         bool busy = false;
         int rc = router_cycle(s, wk, sw, &busy, W);
