@@ -86,6 +86,19 @@ static inline const uint8_t *nf_hops_row(const nf_hops *h, nf_node s, uint8_t *b
  * the sum over dimensions of the distance along each ring, whatever h's kind. */
 NF_API unsigned nf_hops_torus(const nf_hops *h, uint32_t *dims);
 
+/* Distance along a ring of D switches between positions x and y. */
+static inline unsigned nf_hops_ring(unsigned x, unsigned y, unsigned D) {
+    unsigned r = x > y ? x - y : y - x;
+    return r < D - r ? r : D - r;
+}
+
+/* The torus distances over dimensions lo..nd-1 (sizes dims[lo..nd-1]) from position pos (an index
+ * over those dimensions, row-major, last dimension fastest) to every such position, into out
+ * (their product of bytes). With lo = 0 and nf_hops_torus's dims, pos is a switch and out its
+ * row. */
+NF_API void nf_hops_torus_row(const uint32_t *dims, unsigned lo, unsigned nd, uint32_t pos,
+                              uint8_t *out);
+
 /* Links from switch s, leaving through port p, to port cp of CA ca: 1 when p is cabled to that
  * CA port itself, else 1 + (distance from p's peer switch to the CA port's switch) + 1.
  * NF_HOPS_INF when p is down or unconnected, leads to a CA (other than the target), or the target

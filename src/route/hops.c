@@ -320,12 +320,6 @@ static int torus_init(const nf_fabric *f, nf_hops *h) {
     return NF_OK;
 }
 
-/* Distance along a ring of D switches between positions x and y. */
-static inline unsigned ring(unsigned x, unsigned y, unsigned D) {
-    unsigned r = x > y ? x - y : y - x;
-    return r < D - r ? r : D - r;
-}
-
 /* Connectivity and diameter of a ROWS fabric. One search from the first switch of every component
  * gives connectivity and, per component, an eccentricity e with e <= its diameter <= 2e. A
  * connected fabric gets two more searches from the farthest switch found so far (the double
@@ -414,7 +408,7 @@ uint8_t nf_hops_sw_far(const nf_hops *h, nf_node s, nf_node t) {
         const uint32_t *xs = b->coord + (size_t)s * b->nd, *xt = b->coord + (size_t)t * b->nd;
         unsigned d = 0;
         for (unsigned k = 0; k < b->nd; k++)
-            d += ring(xs[k], xt[k], b->dims[k]);
+            d += nf_hops_ring(xs[k], xt[k], b->dims[k]);
         return (uint8_t)d;
     }
     omp_set_lock(&b->lock);
@@ -427,25 +421,38 @@ uint8_t nf_hops_sw_far(const nf_hops *h, nf_node s, nf_node t) {
     return d;
 }
 
+void nf_hops_torus_row(const uint32_t *dims, unsigned lo, unsigned nd, uint32_t pos, uint8_t *out) {
+    /* the innermost ring first; then each outer dimension d makes dims[d] copies of what is
+     * there, copy y raised by its ring distance (copy 0 last, in place, as the others read it) */
+    uint32_t c[NF_FABRIC_TORUS_MAX_D];
+    for (unsigned d = nd; d-- > lo;) {
+        c[d] = pos % dims[d];
+        pos /= dims[d];
+    }
+    size_t len = 1;
+    out[0] = 0;
+    for (unsigned d = nd; d-- > lo;) {
+        unsigned D = dims[d];
+        for (unsigned y = D; y-- > 0;) {
+            uint8_t add = (uint8_t)nf_hops_ring(c[d], y, D);
+            uint8_t *restrict dst = out + (size_t)y * len;
+            const uint8_t *restrict src = out;
+            if (y == 0) { /* in place */
+                for (size_t k = 0; k < len; k++)
+                    out[k] = (uint8_t)(out[k] + add);
+                continue;
+            }
+            for (size_t k = 0; k < len; k++)
+                dst[k] = (uint8_t)(src[k] + add);
+        }
+        len *= D;
+    }
+}
+
 const uint8_t *nf_hops_row_far(const nf_hops *h, nf_node s, uint8_t *buf) {
     struct nf__hops_big *b = h->big;
-    if (h->kind == NF_HOPS_TORUS) {
-        /* row-major, last dimension fastest: the row over dimensions d..nd-1 is D_d copies of the
-         * row over d+1..nd-1, copy y raised by the ring distance of y; built from the innermost
-         * dimension outwards, in place (copy 0 last, as the others read it) */
-        const uint32_t *xs = b->coord + (size_t)s * b->nd;
-        size_t len = 1;
-        buf[0] = 0;
-        for (unsigned d = b->nd; d-- > 0;) {
-            unsigned D = b->dims[d];
-            for (unsigned y = D; y-- > 0;) {
-                uint8_t add = (uint8_t)ring(xs[d], y, D);
-                uint8_t *dst = buf + (size_t)y * len;
-                for (size_t k = 0; k < len; k++)
-                    dst[k] = (uint8_t)(buf[k] + add);
-            }
-            len *= D;
-        }
+    if (h->kind == NF_HOPS_TORUS) { /* a switch's number is its row-major position */
+        nf_hops_torus_row(b->dims, 0, b->nd, s, buf);
         return buf;
     }
     omp_set_lock(&b->lock);

@@ -186,44 +186,11 @@ ROW_LOOP static void max_add(uint8_t *restrict dst, const uint8_t *restrict src,
     }
 }
 
-/* Distance along a ring of D switches between positions x and y. */
-static inline uint8_t ring_dist(uint32_t x, uint32_t y, uint32_t D) {
-    uint32_t r = x > y ? x - y : y - x;
-    return (uint8_t)(r < D - r ? r : D - r);
-}
-
-/* Writes into out the distances over the rings of dimensions lo..nd-1 from position p (an index
- * over those dimensions, row-major, last dimension fastest) to every such position: the innermost
- * ring first, then each outer dimension d makes dims[d] copies of what is there, copy y raised by
- * its ring distance (copy 0 last, in place, as the others read it). */
-static void torus_row(const uint32_t *dims, unsigned lo, unsigned nd, uint32_t p, uint8_t *out) {
-    uint32_t c[NF_FABRIC_TORUS_MAX_D];
-    for (unsigned d = nd; d-- > lo;) {
-        c[d] = p % dims[d];
-        p /= dims[d];
-    }
-    if (lo == nd) {
-        out[0] = 0;
-        return;
-    }
-    uint32_t len = dims[nd - 1];
-    for (uint32_t y = 0; y < len; y++)
-        out[y] = ring_dist(c[nd - 1], y, len);
-    for (unsigned d = nd - 1; d-- > lo;) {
-        for (uint32_t y = dims[d]; y-- > 1;)
-            set_add(out + (size_t)y * len, out, ring_dist(c[d], y, dims[d]), len);
-        uint8_t add = ring_dist(c[d], 0, dims[d]);
-        for (uint32_t k = 0; k < len; k++)
-            out[k] = (uint8_t)(out[k] + add);
-        len *= dims[d];
-    }
-}
-
 const uint8_t *nf__mc_row(const nf_hops *h, nf_node s, uint8_t *buf) {
     uint32_t dims[NF_FABRIC_TORUS_MAX_D];
     unsigned nd = nf_hops_torus(h, dims);
     if (!nd) return nf_hops_row(h, s, buf);
-    torus_row(dims, 0, nd, s, buf);
+    nf_hops_torus_row(dims, 0, nd, s, buf);
     return buf;
 }
 
@@ -240,9 +207,9 @@ static uint8_t torus_max_rows(const uint32_t *dims, unsigned nd, uint32_t S, con
     uint32_t X = dims[0], P = S / X, runs = 0;
     for (uint32_t i = 0; i < n; i++) {
         if (i == 0 || leaf[i - 1] / P != leaf[i] / P) {
-            torus_row(dims, 1, nd, leaf[i] % P, buf + (size_t)runs++ * P);
+            nf_hops_torus_row(dims, 1, nd, leaf[i] % P, buf + (size_t)runs++ * P);
         } else {
-            torus_row(dims, 1, nd, leaf[i] % P, mx);
+            nf_hops_torus_row(dims, 1, nd, leaf[i] % P, mx);
             max_add(buf + (size_t)(runs - 1) * P, mx, 0, P);
         }
     }
@@ -252,9 +219,9 @@ static uint8_t torus_max_rows(const uint32_t *dims, unsigned nd, uint32_t S, con
         const uint8_t *q = buf + (size_t)j * P;
         for (uint32_t x = 0; x < X; x++)
             if (j == 0)
-                set_add(mx + (size_t)x * P, q, ring_dist(v, x, X), P);
+                set_add(mx + (size_t)x * P, q, (uint8_t)nf_hops_ring(v, x, X), P);
             else
-                max_add(mx + (size_t)x * P, q, ring_dist(v, x, X), P);
+                max_add(mx + (size_t)x * P, q, (uint8_t)nf_hops_ring(v, x, X), P);
         j++;
     }
     return min_of(mx, S);
