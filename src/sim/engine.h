@@ -140,6 +140,13 @@ typedef struct sim_nic {
     uint32_t hold_until; /* pre-awareness's throttle: no packet starts before this cycle */
 } sim_nic;
 
+/* A packet generated this cycle, for the worker owning its source to write and queue (the
+ * generation draws in one stream on one thread; the scattered writes run on the owners). */
+typedef struct sim_born {
+    uint32_t id, src_k, dst_k, dst, msg, salt; /* dst: its destination endpoint */
+    uint8_t meas;                              /* measured */
+} sim_born;
+
 /* Latencies in cycles (saturated at 2^32 - 1). */
 typedef struct sim_sampler {
     uint32_t *v;
@@ -167,7 +174,9 @@ typedef struct sim_worker {
     uint32_t *freed; /* packet ids freed this cycle */
     size_t n_freed, cap_freed;
     uint32_t *nic_act; /* its NICs' rails (e * 2 + r) with packets to send */
-    nf_node *ran;      /* the switches it ran this cycle (kept for the snapshot) */
+    sim_born *born;    /* this cycle's generated packets from its NICs, in generation order */
+    size_t n_born, cap_born;
+    nf_node *ran; /* the switches it ran this cycle (kept for the snapshot) */
     uint32_t n_ran;
     uint32_t n_nic_act;
     uint32_t *sarr;  /* scripted packets whose tails arrived this cycle (message ids) */
@@ -264,6 +273,7 @@ typedef struct sim_sources {
     uint8_t *nic_on;    /* per endpoint and rail: in its owner's nic_act */
     sim_cal_slot *cal;  /* SIM_CAL_SLOTS slots */
     uint32_t *due;      /* the sources whose message is due this cycle */
+    uint64_t *due_bits; /* per endpoint, a bit: sorts due (all clear between cycles) */
     nf_sim_injection inj;
     double pkt_rate; /* packets per endpoint per cycle */
     uint32_t hot_ep; /* the traffic's hot endpoint, or UINT32_MAX */

@@ -142,6 +142,7 @@ void nf_sim_free(nf_sim *s) {
         nf__free(w->tl);
         nf__free(w->rpl);
         nf__free(w->va_req);
+        nf__free(w->born);
     }
     for (uint32_t i = 0; s->src.nics && i < 2 * s->topo.n_ep; i++)
         nf__free(s->src.nics[i].q);
@@ -149,6 +150,7 @@ void nf_sim_free(nf_sim *s) {
         nf__free(s->src.cal[i].e);
     nf__free(s->src.cal);
     nf__free(s->src.due);
+    nf__free(s->src.due_bits);
     nf__free(s->mc.off);
     nf__free(s->mc.sw);
     nf__free(s->mc.mask);
@@ -342,6 +344,7 @@ int nf_sim_new(const nf_fabric *f, const nf_hops *h, const nf_sim_config *cfg,
     s->src.nic_on = nf__calloc(2 * (size_t)s->topo.n_ep, 1);
     s->src.cal = nf__calloc(SIM_CAL_SLOTS, sizeof *s->src.cal);
     s->src.due = nf__malloc(((size_t)s->topo.n_ep + 1) * sizeof *s->src.due);
+    s->src.due_bits = nf__calloc((size_t)s->topo.n_ep / 64 + 1, sizeof *s->src.due_bits);
     s->faults.link_state = nf__malloc((size_t)f->n_links + 1);
     if (c.exclude_unroutable &&
         (!(s->meas.ep_cut = nf__malloc(((size_t)s->topo.n_ep + 1) * sizeof *s->meas.ep_cut)) ||
@@ -367,7 +370,7 @@ int nf_sim_new(const nf_fabric *f, const nf_hops *h, const nf_sim_config *cfg,
     if (!s->net.ports || !s->net.rings || !s->net.oq_ring || !s->net.cands || !s->net.xbar_credit ||
         !s->net.active || !s->topo.owner || !s->src.nics || !s->net.in_mask || !s->net.out_mask ||
         !s->src.next_gen || !s->workers || !s->src.nic_on || !s->src.cal || !s->src.due ||
-        !s->faults.link_state)
+        !s->src.due_bits || !s->faults.link_state)
         goto fail;
     memcpy(s->faults.link_state, f->link_state,
            f->n_links); /* the routings' tables are made on it */
@@ -495,6 +498,7 @@ static void reset(nf_sim *s) {
                 if (w->learn) w->learn[d][i].n = 0;
             }
         w->n_act = w->n_nic_act = 0;
+        w->n_born = 0;
         w->n_freed = w->n_sarr = w->n_stash = 0; /* (every packet id is free again) */
         w->lat.n = w->nlat.n = w->mlat.n = w->bglat.n = 0;
         w->hot_flits = 0;
@@ -669,7 +673,6 @@ static int generate(nf_sim *s, uint32_t e) {
         }
     }
     size_t src_k = (size_t)e * 2 + rail, dst_k = (size_t)dst * 2 + rail;
-    sim_nic *n = &s->src.nics[src_k];
     uint32_t msg = UINT32_MAX;
     if (meas && s->src.inj.msg_pkts > 1) { /* (one-packet messages: their packets' figures) */
         if (NF_GROW(s->meas.msg_left, s->meas.cap_msg, s->meas.n_msg + 1)) return NF_ENOMEM;
@@ -678,29 +681,50 @@ static int generate(nf_sim *s, uint32_t e) {
         s->meas.msg_left[msg] = s->src.inj.msg_pkts;
         s->meas.msg_t0[msg] = s->now;
     }
+    sim_worker *wk = &s->workers[s->topo.owner[s->topo.ep_sw[(size_t)e * 2]]];
+    if (wk->n_born + s->src.inj.msg_pkts > wk->cap_born &&
+        NF_GROW(wk->born, wk->cap_born, wk->n_born + s->src.inj.msg_pkts))
+        return NF_ENOMEM;
     for (unsigned k = 0; k < s->src.inj.msg_pkts; k++) {
         uint32_t id = new_pkt(s);
         if (id == SIM_NO_PKT) return NF_ENOMEM;
-        s->pool.pkts[id] = (sim_pkt){.src_sw = s->topo.ep_sw[src_k],
-                                     .dst_ca = s->topo.ep_ca[dst],
-                                     .dst_sw = s->topo.ep_sw[dst_k],
-                                     .dst_port = s->topo.ep_port[dst_k],
-                                     .t_create = s->now,
-                                     .msg = msg,
-                                     .salt = (uint32_t)nf__rng_next(&s->src.rng),
-                                     .flags = meas ? SIM_PK_MEASURED : 0};
+        wk->born[wk->n_born++] = (sim_born){.id = id,
+                                            .src_k = (uint32_t)src_k,
+                                            .dst_k = (uint32_t)dst_k,
+                                            .dst = dst,
+                                            .msg = msg,
+                                            .salt = (uint32_t)nf__rng_next(&s->src.rng),
+                                            .meas = meas};
         if (meas) {
             s->meas.gen_flits += s->cfg.pkt_flits;
             s->meas.pkts_left++;
         }
         if (s->tl.on) s->tl.sum[s->tl.cur].gen_flits += s->cfg.pkt_flits;
-        if (nic_push(n, id)) return NF_ENOMEM;
     }
-    if (!s->src.nic_on[src_k]) { /* to the list of sending NICs of the CA's owner */
-        sim_worker *wk = &s->workers[s->topo.owner[s->topo.ep_sw[(size_t)e * 2]]];
-        s->src.nic_on[src_k] = 1;
-        wk->nic_act[wk->n_nic_act++] = (uint32_t)src_k;
+    return NF_OK;
+}
+
+/* Worker wk's packets generated this cycle: their records written and each queued at its NIC
+ * rail, which joins the worker's sending NICs if it was idle (a NIC's packets in generation
+ * order, as the generation would have queued them). */
+static int enqueue_born(nf_sim *s, sim_worker *wk) {
+    for (size_t i = 0; i < wk->n_born; i++) {
+        const sim_born *b = &wk->born[i];
+        s->pool.pkts[b->id] = (sim_pkt){.src_sw = s->topo.ep_sw[b->src_k],
+                                        .dst_ca = s->topo.ep_ca[b->dst],
+                                        .dst_sw = s->topo.ep_sw[b->dst_k],
+                                        .dst_port = s->topo.ep_port[b->dst_k],
+                                        .t_create = s->now,
+                                        .msg = b->msg,
+                                        .salt = b->salt,
+                                        .flags = b->meas ? SIM_PK_MEASURED : 0};
+        if (nic_push(&s->src.nics[b->src_k], b->id)) return NF_ENOMEM;
+        if (!s->src.nic_on[b->src_k]) { /* to the list of sending NICs of the CA's owner */
+            s->src.nic_on[b->src_k] = 1;
+            wk->nic_act[wk->n_nic_act++] = b->src_k;
+        }
     }
+    wk->n_born = 0;
     return NF_OK;
 }
 
@@ -1654,17 +1678,25 @@ static int gen_phase(nf_sim *s) {
             if ((rc = generate(s, e))) return rc;
         return NF_OK;
     }
+    /* the sources due now, in ascending order: a source is in the calendar once, so a bitset
+     * over the endpoints sorts them (only its words between the least and the greatest) */
     sim_cal_slot *c = &s->src.cal[s->now & (SIM_CAL_SLOTS - 1)];
-    size_t nd = 0, keep = 0;
+    uint64_t *bits = s->src.due_bits;
+    size_t nd = 0, keep = 0, lo = SIZE_MAX, hi = 0;
     for (size_t i = 0; i < c->n; i++) {
         uint32_t e = c->e[i];
-        if (s->src.next_gen[e] == s->now)
-            s->src.due[nd++] = e;
-        else
+        if (s->src.next_gen[e] == s->now) {
+            bits[e >> 6] |= 1ULL << (e & 63);
+            lo = lo < e >> 6 ? lo : e >> 6;
+            hi = hi > e >> 6 ? hi : e >> 6;
+        } else {
             c->e[keep++] = e;
+        }
     }
     c->n = keep;
-    qsort(s->src.due, nd, sizeof *s->src.due, cmp_u32);
+    for (size_t w = lo; w <= hi && lo != SIZE_MAX; w++)
+        for (; bits[w]; bits[w] &= bits[w] - 1)
+            s->src.due[nd++] = (uint32_t)(w * 64 + (unsigned)__builtin_ctzll(bits[w]));
     for (size_t i = 0; i < nd; i++) {
         uint32_t e = s->src.due[i];
         if ((rc = generate(s, e))) return rc;
@@ -1676,6 +1708,8 @@ static int gen_phase(nf_sim *s) {
 /* Thread t's NICs with packets: each sends a flit if it can; the idle ones leave the list. */
 static int send_phase(nf_sim *s, unsigned t) {
     sim_worker *wk = &s->workers[t];
+    int rc = enqueue_born(s, wk);
+    if (rc) return rc;
     uint32_t w = 0;
     for (uint32_t i = 0; i < wk->n_nic_act; i++) {
         uint32_t e = wk->nic_act[i];
@@ -1686,8 +1720,7 @@ static int send_phase(nf_sim *s, unsigned t) {
             __builtin_prefetch(r, 1);
             __builtin_prefetch(r + 64, 1);
         }
-        int rc = nic_send(s, wk, e);
-        if (rc) return rc;
+        if ((rc = nic_send(s, wk, e))) return rc;
         if (s->src.nics[e].q_count || s->src.nics[e].cur != SIM_NO_PKT)
             wk->nic_act[w++] = e;
         else
