@@ -8,8 +8,8 @@
 #
 # Saturation throughput of minimal routing and UGAL, uniform and worst-case traffic, three ways:
 # netfab's default router (combined VC and switch allocation, injection on the routing's VC 0),
-# netfab with BookSim2's router model (--vc-alloc separate --inject-vc random, and router delay
-# 2: the separate VC-allocation pass is BookSim's vc_alloc_delay cycle, so the zero-load
+# netfab with BookSim2's router model (--vc-alloc separate --inject-vc random --eject-vc
+# arrival, and router delay 2: the separate VC-allocation pass is BookSim's vc_alloc_delay cycle, so the zero-load
 # latencies agree), and BookSim2 itself when BOOKSIM names a booksim binary built from its public
 # repository (github.com/booksim/booksim2; it needs Debian's flex and bison). BookSim's UGAL rule
 # (go minimal when q_min <= 2 q_nonmin + 30) is netfab's ugal-lt with --bias 2 --threshold 30
@@ -33,7 +33,7 @@ while [ $i -le 25 ]; do
 done
 knobs="--vcs 3 --buf 256 --pkt 1 --speedup 1.7 --alloc-iters 4 --credit-delay 2 --lat-host 1
        --lat-local 10 --lat-global 100 --threads 1"
-bsmodel="--vc-alloc separate --inject-vc random --router-delay 2"
+bsmodel="--vc-alloc separate --inject-vc random --eject-vc arrival --router-delay 2"
 ugal="--bias 2 --threshold 30 --w-hop 0"
 
 # nf_point K ROUTING TRAFFIC LOAD OPTS...: "accepted lat_mean saturated(0/1) cycles wall_s"
