@@ -8,9 +8,9 @@
 #
 # Saturation throughput of minimal routing and UGAL, uniform and worst-case traffic, three ways:
 # netfab's default router (combined VC and switch allocation, injection on the routing's VC 0),
-# netfab with BookSim2's router model (--vc-alloc separate --inject-vc random --eject-vc
-# arrival, and router delay 2: the separate VC-allocation pass is BookSim's vc_alloc_delay cycle, so the zero-load
-# latencies agree), and BookSim2 itself when BOOKSIM names a booksim binary built from its public
+# netfab with BookSim2's router model (--alloc-iters 1 --vc-alloc separate --inject-vc random
+# --eject-vc arrival, and router delay 2: the separate VC-allocation pass is BookSim's
+# vc_alloc_delay cycle, so the zero-load latencies agree), and BookSim2 itself when BOOKSIM names a booksim binary built from its public
 # repository (github.com/booksim/booksim2; it needs Debian's flex and bison). BookSim's UGAL rule
 # (go minimal when q_min <= 2 q_nonmin + 30) is netfab's ugal-lt with --bias 2 --threshold 30
 # --w-hop 0 in the default router's column; with BookSim2's router model netfab runs ugal-bs,
