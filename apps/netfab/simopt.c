@@ -115,6 +115,7 @@ static const char *const proxies[] = {"all", "restricted", NULL};
 static const char *const switchings[] = {"vct", "saf", "dynamic", NULL};
 static const char *const vc_allocs[] = {"combined", "separate", NULL};
 static const char *const inject_vcs[] = {"room", "random", NULL};
+static const char *const eject_vcs[] = {"any", "arrival", NULL};
 
 size_t nf_app_sim_knob_opts(nf_app_sim_knobs *k, nf_opt *rows) {
     nf_sim_config *c = &k->c;
@@ -209,6 +210,13 @@ size_t nf_app_sim_knob_opts(nf_app_sim_knobs *k, nf_opt *rows) {
          .given = &k->given,
          .help = "the VC a NIC starts a packet on: room (the routing's injection VC with most "
                  "room) or random (BookSim2's: any VC, drawn at each try; default room)"},
+        {.name = "eject-vc",
+         .kind = NF_OPT_CHOICE,
+         NF_OPT_TO(c->eject_vc),
+         .choices = eject_vcs,
+         .given = &k->given,
+         .help = "the VC a packet leaves its last switch on: any, or arrival (BookSim2's "
+                 "Dragonfly routings: the VC it came in on; default any)"},
         {.name = "switching",
          .kind = NF_OPT_CHOICE,
          NF_OPT_TO(c->switching),

@@ -22,7 +22,7 @@ void nf_app_sim_knobs_init(nf_app_sim_knobs *k);
 
 /* The knob options as rows of the option layer (opts.h) writing into k, in rows (room for
  * NF_APP_SIM_KNOBS); returns their count. */
-enum { NF_APP_SIM_KNOBS = 37 };
+enum { NF_APP_SIM_KNOBS = 38 };
 size_t nf_app_sim_knob_opts(nf_app_sim_knobs *k, nf_opt *rows);
 
 /* The most load points one --sweep (netfab sim) or --loads (netfab sweep) may ask for. */

@@ -54,6 +54,12 @@ typedef enum nf_sim_vc_alloc { NF_SIM_VA_COMBINED = 0, NF_SIM_VA_SEPARATE = 1 } 
  * first router routes it as if it came in on VC 0. */
 typedef enum nf_sim_inject_vc { NF_SIM_INJ_ROOM = 0, NF_SIM_INJ_RANDOM = 1 } nf_sim_inject_vc;
 
+/* The VC a packet leaves its last switch on, toward its NIC (nf_sim_config.eject_vc). Any
+ * (netfab's): any VC of the ejection port. Arrival (BookSim2's Dragonfly routings, which name the
+ * packet's class VC at the ejection port as at every other): the VC it came into that switch on,
+ * so a port ejects each class on one VC. */
+typedef enum nf_sim_eject_vc { NF_SIM_EJ_ANY = 0, NF_SIM_EJ_ARRIVAL = 1 } nf_sim_eject_vc;
+
 typedef struct nf_sim_config {
     unsigned vcs;          /* virtual channels per port, 1..NF_SIM_MAX_VCS (4) */
     unsigned buf_flits;    /* input buffer per VC, flits, at least one packet (32) */
@@ -160,6 +166,8 @@ typedef struct nf_sim_config {
      * enums; docs/guide.md "Router model") (combined; room) */
     nf_sim_vc_alloc vc_alloc;
     nf_sim_inject_vc inject_vc;
+    /* the ejection VC: BookSim2's Dragonfly routings with NF_SIM_EJ_ARRIVAL (any) */
+    nf_sim_eject_vc eject_vc;
 } nf_sim_config;
 
 /* Sets every field of *c to its default (the auto ones to 0). Start a configuration from it and

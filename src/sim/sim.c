@@ -220,10 +220,12 @@ int nf_sim_new(const nf_fabric *f, const nf_hops *h, const nf_sim_config *cfg,
                         "dynamic, saf_errors above 0 (got %g), saf_window at least 1 cycle",
                         c.ber, c.saf_errors);
     if ((unsigned)c.vc_alloc > NF_SIM_VA_SEPARATE || (unsigned)c.inject_vc > NF_SIM_INJ_RANDOM ||
+        (unsigned)c.eject_vc > NF_SIM_EJ_ARRIVAL ||
         (c.vc_alloc == NF_SIM_VA_SEPARATE && c.speedup > 63))
         return nf__fail(diag, NF_EINVAL,
                         "router model: VC allocation combined or separate, injection VC by room "
-                        "or random; separate allocation counts at most 63 passes a cycle "
+                        "or random, ejection VC any or arrival; separate allocation counts at "
+                        "most 63 passes a cycle "
                         "(speedup %g)",
                         c.speedup);
     if (c.preaware_cycles > 100000 || !(c.preaware_throttle >= 0 && c.preaware_throttle <= 1))
@@ -1111,6 +1113,8 @@ SIM_INLINE int allocate_vc_as(nf_sim *s, sim_worker *b, nf_node sw, nf_gport gi,
         if (p->dst_sw == sw) {
             buf[0] = (nf_sim_cand){
                 .port = p->dst_port, .vc_lo = 0, .vc_hi = (uint8_t)(s->net.n_vcs - 1)};
+            if (s->cfg.eject_vc == NF_SIM_EJ_ARRIVAL) /* the class it came in on */
+                buf[0].vc_lo = buf[0].vc_hi = (uint8_t)v;
             nc = 1;
         } else {
             sim_view view = {.v = {.occupancy = occupancy, .remote = remote, .sim = s, .sw = sw},

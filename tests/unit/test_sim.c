@@ -1546,6 +1546,40 @@ static void test_va_round_robin(void **state) {
     rig_unmake(&r);
 }
 
+/* The ejection VC: on a star of 3 ports with 3 VCs, separate VC allocation and speedup 1,
+ * endpoints 0 and 1 each send 40 one-flit packets to endpoint 2, every packet on VC 0 (minhop's
+ * injection VC). Ejecting on any VC, the two inputs hold two output VCs of port 3 and its link
+ * takes a flit a cycle: all in 80 cycles after the first (125 from the release, where the 204 of
+ * test_va_round_robin is 160 after it). Ejecting on the VC of arrival (BookSim2's Dragonfly
+ * routings), both ask for VC 0, which moves a packet every two passes: 160 cycles, in at 204. */
+static void test_eject_vc(void **state) {
+    (void)state;
+    for (int arrival = 0; arrival < 2; arrival++) {
+        nf_sim_config c = rig_defaults();
+        c.vc_alloc = NF_SIM_VA_SEPARATE, c.vcs = 3, c.speedup = 1.0, c.pkt_flits = 1;
+        c.eject_vc = arrival ? NF_SIM_EJ_ARRIVAL : NF_SIM_EJ_ANY;
+        rig r = make_star(3, 3, "uniform", c);
+        uint64_t payload = (uint64_t)c.flit_bytes * c.pkt_flits;
+        uint32_t id[2];
+        for (uint32_t e = 0; e < 2; e++) {
+            nf_sim_msg m = {.src = e, .dst = 2, .bytes = 40 * payload, .kind = NF_SIM_PUT_REPLY};
+            assert_int_equal(nf_sim_post(r.s, &m, &id[e]), 0);
+        }
+        nf_sim_script_result res;
+        assert_int_equal(nf_sim_run_script(r.s, 100000, &res), 0);
+        assert_true(res.done == 2 && !res.deadlock && !res.unfinished);
+        nf_sim_msg_times t[2];
+        for (int e = 0; e < 2; e++)
+            assert_int_equal(nf_sim_msg_times_of(r.s, id[e], &t[e]), 0);
+        uint64_t span = (t[0].done > t[1].done ? t[0].done : t[1].done) - t[0].released;
+        uint64_t lo = arrival ? 200 : 120, hi = arrival ? 210 : 130;
+        if (span < lo || span > hi)
+            fail_msg("eject %s: all in at %llu, want %llu to %llu", arrival ? "arrival" : "any",
+                     (unsigned long long)span, (unsigned long long)lo, (unsigned long long)hi);
+        rig_unmake(&r);
+    }
+}
+
 /* Stars of 8 (one-word port sets), 65, 128 and 255 ports (the bigger build), every port with a
  * CA. A one-flit SHORT message leaves its NIC at 8 (the NIC's short overhead; a second one at
  * 16), is at the switch a cycle later, crosses after the router delay of 3 and is in a cycle
@@ -1980,6 +2014,7 @@ int main(void) {
         cmocka_unit_test(test_radix_mcast),
         cmocka_unit_test(test_router_model),
         cmocka_unit_test(test_va_round_robin),
+        cmocka_unit_test(test_eject_vc),
         cmocka_unit_test(test_timeline_full_load),
         cmocka_unit_test(test_timeline_window),
         cmocka_unit_test(test_timeline_measured),
