@@ -32,6 +32,9 @@ typedef struct fulb_ctx {
     hop *dl;
     uint32_t *dl_off, *dl_len, *dl_seen;
     uint32_t dl_stamp, dl_near, dl_n;
+    /* per switch: its part of the fabric without global links (made on the first Dragonfly walk;
+     * NULL before) */
+    uint32_t *part;
 } fulb_ctx;
 
 static void fulb_fini(void *ctx) {
@@ -46,6 +49,7 @@ static void fulb_fini(void *ctx) {
     nf__free(c->dl_off);
     nf__free(c->dl_len);
     nf__free(c->dl_seen);
+    nf__free(c->part);
     nf__free(c);
 }
 
@@ -103,9 +107,10 @@ typedef struct walk {
     const uint8_t *dr;
     const uint32_t *mark;
     nf_node root;
-    uint32_t tree;    /* mark value of the switches in the tree */
-    unsigned horizon; /* dr below which the look-ahead stops */
-    uint32_t limit;   /* links whose load is limit - 1 or more are not used (UINT32_MAX: none) */
+    uint32_t root_part; /* the root's part (fulb_ctx.part) */
+    uint32_t tree;      /* mark value of the switches in the tree */
+    unsigned horizon;   /* dr below which the look-ahead stops */
+    uint32_t limit;     /* links whose load is limit - 1 or more are not used (UINT32_MAX: none) */
 } walk;
 
 /* The down lists, for the Dragonfly's whole-path look-ahead. Switch u's down list is the up links
@@ -196,6 +201,46 @@ static void new_down_lists(fulb_ctx *c, uint32_t n_switches) {
     c->dl_n = 0;
 }
 
+/* The parts of the fabric without its global links: part[s] is the same for two switches exactly
+ * when a path of other links (in any state) joins them. A path between two parts crosses a global
+ * link. Breadth-first from each switch not yet placed; path serves as the queue. NF_ENOMEM. */
+static int make_parts(fulb_ctx *c, const nf_fabric *f) {
+    uint32_t S = f->n_switches, *part = nf__malloc(((size_t)S + 1) * sizeof *part);
+    if (!part) return NF_ENOMEM;
+    for (nf_node s = 0; s < S; s++)
+        part[s] = UINT32_MAX;
+    nf_node *q = c->path;
+    for (nf_node s = 0; s < S; s++) {
+        if (part[s] != UINT32_MAX) continue;
+        uint32_t head = 0, tail = 0;
+        part[s] = s;
+        q[tail++] = s;
+        while (head < tail) {
+            nf_node u = q[head++];
+            for (uint32_t e = f->sw_adj_off[u]; e < f->sw_adj_off[u + 1]; e++) {
+                nf_node w = f->sw_adj[e];
+                if (part[w] != UINT32_MAX || f->link_cls[f->sw_adj_link[e]] == NF_LINK_GLOBAL)
+                    continue;
+                part[w] = s;
+                q[tail++] = w;
+            }
+        }
+    }
+    c->part = part;
+    return NF_OK;
+}
+
+/* Whether every way on through link l to w has more global links than best's key: then its key
+ * is above best (the first part of a key is its global links), and the way need not be looked at.
+ * A way into the tree at w has l's and w's tree path's global links; any other way from w to the
+ * root has at least one when w and the root lie in different parts (make_parts). */
+static inline bool more_global(const walk *k, nf_node w, nf_link l, uint64_t best) {
+    if (best == UINT64_MAX) return false;
+    unsigned g = k->v->f->link_cls[l] == NF_LINK_GLOBAL;
+    g += k->mark[w] == k->tree ? k->c->tg[w] : k->c->part[w] != k->root_part;
+    return g > KEY_G(best);
+}
+
 static uint64_t step_key(walk *k, nf_node w, nf_link l);
 
 static uint64_t path_key(walk *k, nf_node u) {
@@ -205,6 +250,7 @@ static uint64_t path_key(walk *k, nf_node u) {
     uint32_t nd;
     const hop *d = down_hops(k, u, &nd);
     for (uint32_t i = 0; i < nd; i++) {
+        if (more_global(k, d[i].w, d[i].l, best)) continue;
         uint64_t kw = step_key(k, d[i].w, d[i].l);
         if (kw < best) best = kw;
     }
@@ -312,7 +358,11 @@ static int walk_tree(fulb_ctx *c, const nf__mc_view *v, const nf_node *leaf, uin
      * renewed for each leaf's walk below, but for the switches next to the root (path_key). */
     new_memo(c, f->n_switches);
     c->gwalk = c->gstamp;
-    if (ahead == 255) new_down_lists(c, f->n_switches);
+    if (ahead == 255) {
+        if (!c->part && make_parts(c, f)) return NF_ENOMEM;
+        k.root_part = c->part[root];
+        new_down_lists(c, f->n_switches);
+    }
     *n_links = 0;
     for (uint32_t i = 0; i < n; i++) {
         nf_node u = leaf[i];
@@ -337,6 +387,7 @@ static int walk_tree(fulb_ctx *c, const nf__mc_view *v, const nf_node *leaf, uin
                 for (uint32_t j = 0; j < nd; j++) {
                     nf_node w = d[j].w;
                     nf_link l = d[j].l;
+                    if (more_global(&k, w, l, best_key)) continue;
                     uint64_t key = step_key(&k, w, l);
                     if (key == UINT64_MAX) continue;
                     if (key < best_key || (key == best_key && v->efi[l] < best_load)) {
