@@ -65,14 +65,7 @@ static int fulb_init(void **out, const nf_fabric *f, const nf_hops *h) {
     c->kept = nf__malloc(S * sizeof *c->kept);
     c->trial = nf__malloc(S * sizeof *c->trial);
     c->kept_root = NF_NONE;
-    /* each switch's down list is made at most once per walk_tree call and holds at most its
-     * adjacency: all of them fit in the adjacency's size */
-    c->dl = nf__malloc(((size_t)f->sw_adj_off[f->n_switches] + 1) * sizeof *c->dl);
-    c->dl_off = nf__malloc(S * sizeof *c->dl_off);
-    c->dl_len = nf__malloc(S * sizeof *c->dl_len);
-    c->dl_seen = nf__calloc(S, sizeof *c->dl_seen);
-    if (!c->gkey || !c->gseen || !c->tg || !c->path || !c->kept || !c->trial || !c->dl ||
-        !c->dl_off || !c->dl_len || !c->dl_seen) {
+    if (!c->gkey || !c->gseen || !c->tg || !c->path || !c->kept || !c->trial) {
         fulb_fini(c);
         return NF_ENOMEM;
     }
@@ -201,16 +194,27 @@ static void new_down_lists(fulb_ctx *c, uint32_t n_switches) {
     c->dl_n = 0;
 }
 
-/* The parts of the fabric without its global links: part[s] is the same for two switches exactly
- * when a path of other links (in any state) joins them. A path between two parts crosses a global
- * link. Breadth-first from each switch not yet placed; path serves as the queue. NF_ENOMEM. */
-static int make_parts(fulb_ctx *c, const nf_fabric *f) {
-    uint32_t S = f->n_switches, *part = nf__malloc(((size_t)S + 1) * sizeof *part);
-    if (!part) return NF_ENOMEM;
-    for (nf_node s = 0; s < S; s++)
+/* What only the Dragonfly's walk uses, made on its first call: the down lists' room (each
+ * switch's list is made at most once per walk_tree call and holds at most its adjacency, so all
+ * fit in the adjacency's size) and the parts of the fabric without its global links: part[s] is
+ * the same for two switches exactly when a path of other links (in any state) joins them, and a
+ * path between two parts crosses a global link (breadth-first from each switch not yet placed;
+ * path serves as the queue). NF_ENOMEM. */
+static int dragonfly_init(fulb_ctx *c, const nf_fabric *f) {
+    size_t S = (size_t)f->n_switches + 1;
+    if (!c->dl) c->dl = nf__malloc(((size_t)f->sw_adj_off[f->n_switches] + 1) * sizeof *c->dl);
+    if (!c->dl_off) c->dl_off = nf__malloc(S * sizeof *c->dl_off);
+    if (!c->dl_len) c->dl_len = nf__malloc(S * sizeof *c->dl_len);
+    if (!c->dl_seen) c->dl_seen = nf__calloc(S, sizeof *c->dl_seen);
+    uint32_t *part = nf__malloc(S * sizeof *part);
+    if (!c->dl || !c->dl_off || !c->dl_len || !c->dl_seen || !part) {
+        nf__free(part);
+        return NF_ENOMEM; /* the others are kept for the next try or fulb_fini */
+    }
+    for (nf_node s = 0; s < f->n_switches; s++)
         part[s] = UINT32_MAX;
     nf_node *q = c->path;
-    for (nf_node s = 0; s < S; s++) {
+    for (nf_node s = 0; s < f->n_switches; s++) {
         if (part[s] != UINT32_MAX) continue;
         uint32_t head = 0, tail = 0;
         part[s] = s;
@@ -233,7 +237,7 @@ static int make_parts(fulb_ctx *c, const nf_fabric *f) {
 /* Whether every way on through link l to w has more global links than best's key: then its key
  * is above best (the first part of a key is its global links), and the way need not be looked at.
  * A way into the tree at w has l's and w's tree path's global links; any other way from w to the
- * root has at least one when w and the root lie in different parts (make_parts). */
+ * root has at least one when w and the root lie in different parts (dragonfly_init). */
 static inline bool more_global(const walk *k, nf_node w, nf_link l, uint64_t best) {
     if (best == UINT64_MAX) return false;
     unsigned g = k->v->f->link_cls[l] == NF_LINK_GLOBAL;
@@ -359,7 +363,7 @@ static int walk_tree(fulb_ctx *c, const nf__mc_view *v, const nf_node *leaf, uin
     new_memo(c, f->n_switches);
     c->gwalk = c->gstamp;
     if (ahead == 255) {
-        if (!c->part && make_parts(c, f)) return NF_ENOMEM;
+        if (!c->part && dragonfly_init(c, f)) return NF_ENOMEM;
         k.root_part = c->part[root];
         new_down_lists(c, f->n_switches);
     }
