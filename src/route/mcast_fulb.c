@@ -26,11 +26,13 @@ typedef struct fulb_ctx {
     nf_link *kept, *trial; /* Dragonfly root trials: the best tree so far, the one being tried */
     uint32_t kept_n;
     nf_node kept_root; /* root of the kept tree, NF_NONE when there is none */
-    /* Down lists (down_hops) of the current walk_tree call: switch s's list is dl[dl_off[s] ..
-     * + dl_len[s]) when dl_seen[s] == dl_stamp; dl_near == dl_stamp once the lists of every
+    /* Down lists (down_hops) of the current walk_tree call: switch s's list is dl[dls[s].off ..
+     * + dls[s].len) when dls[s].seen == dl_stamp; dl_near == dl_stamp once the lists of every
      * switch next to the root are made. */
     hop *dl;
-    uint32_t *dl_off, *dl_len, *dl_seen;
+    struct dl_at {
+        uint32_t seen, off, len; /* together: one cache line per switch looked at */
+    } * dls;
     uint32_t dl_stamp, dl_near, dl_n;
     /* per switch: its part of the fabric without global links (made on the first Dragonfly walk;
      * NULL before) */
@@ -46,9 +48,7 @@ static void fulb_fini(void *ctx) {
     nf__free(c->kept);
     nf__free(c->trial);
     nf__free(c->dl);
-    nf__free(c->dl_off);
-    nf__free(c->dl_len);
-    nf__free(c->dl_seen);
+    nf__free(c->dls);
     nf__free(c->part);
     nf__free(c);
 }
@@ -130,25 +130,25 @@ static void root_lists(walk *k) {
     for (uint32_t e = e0; e < e1; e++) {
         nf_node x = f->sw_adj[e];
         if (dr[x] != 1) continue;
-        if (c->dl_seen[x] != stamp) {
-            c->dl_seen[x] = stamp;
-            c->dl_len[x] = 0;
-            c->dl_off[x] = 0;
+        if (c->dls[x].seen != stamp) {
+            c->dls[x].seen = stamp;
+            c->dls[x].len = 0;
+            c->dls[x].off = 0;
         }
-        if (f->link_state[f->sw_adj_link[e]] == NF_LINK_UP && c->dl_len[x]++ == 0)
-            c->dl_off[x] = UINT32_MAX; /* to be placed */
+        if (f->link_state[f->sw_adj_link[e]] == NF_LINK_UP && c->dls[x].len++ == 0)
+            c->dls[x].off = UINT32_MAX; /* to be placed */
     }
     for (uint32_t e = e0; e < e1; e++) {
         nf_node x = f->sw_adj[e];
         nf_link l = f->sw_adj_link[e];
         if (dr[x] != 1 || f->link_state[l] != NF_LINK_UP) continue;
-        if (c->dl_off[x] == UINT32_MAX) {
-            c->dl_off[x] = c->dl_n;
-            c->dl_n += c->dl_len[x];
-            c->dl_len[x] = 0;
+        if (c->dls[x].off == UINT32_MAX) {
+            c->dls[x].off = c->dl_n;
+            c->dl_n += c->dls[x].len;
+            c->dls[x].len = 0;
         }
-        hop *d = c->dl + c->dl_off[x];
-        uint32_t j = c->dl_len[x]++;
+        hop *d = c->dl + c->dls[x].off;
+        uint32_t j = c->dls[x].len++;
         unsigned p = port_at(f, l, x);
         for (; j > 0 && port_at(f, d[j - 1].l, x) > p; j--)
             d[j] = d[j - 1];
@@ -159,8 +159,8 @@ static void root_lists(walk *k) {
 /* Switch u's down list (see above) and its length in *n. */
 static const hop *down_hops(walk *k, nf_node u, uint32_t *n) {
     fulb_ctx *c = k->c;
-    if (c->dl_seen[u] != c->dl_stamp && k->dr[u] == 1 && c->dl_near != c->dl_stamp) root_lists(k);
-    if (c->dl_seen[u] != c->dl_stamp) {
+    if (c->dls[u].seen != c->dl_stamp && k->dr[u] == 1 && c->dl_near != c->dl_stamp) root_lists(k);
+    if (c->dls[u].seen != c->dl_stamp) {
         const nf_fabric *f = k->v->f;
         const uint8_t *dr = k->dr;
         const uint8_t *state = f->link_state;
@@ -175,19 +175,20 @@ static const hop *down_hops(walk *k, nf_node u, uint32_t *n) {
             nf_link l = adj_link[e];
             if (state[l] == NF_LINK_UP) d[m++] = (hop){w, l};
         }
-        c->dl_seen[u] = c->dl_stamp;
-        c->dl_off[u] = c->dl_n;
-        c->dl_len[u] = m - c->dl_n;
+        c->dls[u].seen = c->dl_stamp;
+        c->dls[u].off = c->dl_n;
+        c->dls[u].len = m - c->dl_n;
         c->dl_n = m;
     }
-    *n = c->dl_len[u];
-    return c->dl + c->dl_off[u];
+    *n = c->dls[u].len;
+    return c->dl + c->dls[u].off;
 }
 
 /* Forgets every down list (all switches' stamps are cleared when the stamp wraps). */
 static void new_down_lists(fulb_ctx *c, uint32_t n_switches) {
     if (++c->dl_stamp == 0) {
-        memset(c->dl_seen, 0, (size_t)n_switches * sizeof *c->dl_seen);
+        for (uint32_t i = 0; i < n_switches; i++)
+            c->dls[i].seen = 0;
         c->dl_stamp = 1;
         c->dl_near = 0;
     }
@@ -203,11 +204,9 @@ static void new_down_lists(fulb_ctx *c, uint32_t n_switches) {
 static int dragonfly_init(fulb_ctx *c, const nf_fabric *f) {
     size_t S = (size_t)f->n_switches + 1;
     if (!c->dl) c->dl = nf__malloc(((size_t)f->sw_adj_off[f->n_switches] + 1) * sizeof *c->dl);
-    if (!c->dl_off) c->dl_off = nf__malloc(S * sizeof *c->dl_off);
-    if (!c->dl_len) c->dl_len = nf__malloc(S * sizeof *c->dl_len);
-    if (!c->dl_seen) c->dl_seen = nf__calloc(S, sizeof *c->dl_seen);
+    if (!c->dls) c->dls = nf__calloc(S, sizeof *c->dls);
     uint32_t *part = nf__malloc(S * sizeof *part);
-    if (!c->dl || !c->dl_off || !c->dl_len || !c->dl_seen || !part) {
+    if (!c->dl || !c->dls || !part) {
         nf__free(part);
         return NF_ENOMEM; /* the others are kept for the next try or fulb_fini */
     }
