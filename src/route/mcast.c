@@ -139,6 +139,13 @@ ROW_LOOP static uint8_t max_into(uint8_t *restrict mx, const uint8_t *restrict r
     return least;
 }
 
+/* out[u] = u for every switch u < S; returns S. */
+ROW_LOOP static uint32_t every_switch(nf_node *restrict out, uint32_t S) {
+    for (uint32_t u = 0; u < S; u++)
+        out[u] = u;
+    return S;
+}
+
 /* The least of a[0..S) (pminub), 255 when S is 0. */
 ROW_LOOP static uint8_t min_of(const uint8_t *restrict a, uint32_t S) {
     uint8_t best = 255;
@@ -292,6 +299,8 @@ static uint32_t scan_candidates(const nf__mc_view *v, const nf_node *leaf, uint3
     uint8_t best = nf__mc_max_rows(h, leaf, n, mx, v->scr->row[0]);
     if (best == NF_HOPS_INF) return 0;
     *radius = best;
+    if (h->connected && h->diameter_exact && best == h->diameter)
+        return every_switch(v->scr->cand, S); /* none is farther than the diameter from a leaf */
     return find_eq(mx, S, best, 0, v->scr->cand);
 }
 

@@ -10,6 +10,12 @@
 
 #include <string.h>
 
+/* A hop of a switch's down list: the link and the switch one closer to the root it leads to. */
+typedef struct hop {
+    nf_node w;
+    nf_link l;
+} hop;
+
 typedef struct fulb_ctx {
     uint64_t *gkey;  /* per switch: the look-ahead key of its best way on (path_key) */
     uint32_t *gseen; /* stamp for gkey */
@@ -20,6 +26,17 @@ typedef struct fulb_ctx {
     nf_link *kept, *trial; /* Dragonfly root trials: the best tree so far, the one being tried */
     uint32_t kept_n;
     nf_node kept_root; /* root of the kept tree, NF_NONE when there is none */
+    /* Down lists (down_hops) of the current walk_tree call: switch s's list is dl[dls[s].off ..
+     * + dls[s].len) when dls[s].seen == dl_stamp; dl_near == dl_stamp once the lists of every
+     * switch next to the root are made. */
+    hop *dl;
+    struct dl_at {
+        uint32_t seen, off, len; /* together: one cache line per switch looked at */
+    } * dls;
+    uint32_t dl_stamp, dl_near, dl_n;
+    /* per switch: its part of the fabric without global links (made on the first Dragonfly walk;
+     * NULL before) */
+    uint32_t *part;
 } fulb_ctx;
 
 static void fulb_fini(void *ctx) {
@@ -30,6 +47,9 @@ static void fulb_fini(void *ctx) {
     nf__free(c->path);
     nf__free(c->kept);
     nf__free(c->trial);
+    nf__free(c->dl);
+    nf__free(c->dls);
+    nf__free(c->part);
     nf__free(c);
 }
 
@@ -79,23 +99,162 @@ typedef struct walk {
     const nf__mc_view *v;
     const uint8_t *dr;
     const uint32_t *mark;
-    uint32_t tree;    /* mark value of the switches in the tree */
-    unsigned horizon; /* dr below which the look-ahead stops */
-    uint32_t limit;   /* links whose load is limit - 1 or more are not used (UINT32_MAX: none) */
+    nf_node root;
+    uint32_t root_part; /* the root's part (fulb_ctx.part) */
+    uint32_t tree;      /* mark value of the switches in the tree */
+    unsigned horizon;   /* dr below which the look-ahead stops */
+    uint32_t limit;     /* links whose load is limit - 1 or more are not used (UINT32_MAX: none) */
 } walk;
+
+/* The down lists, for the Dragonfly's whole-path look-ahead. Switch u's down list is the up links
+ * of u to a switch one hop closer to the root, in u's port order (the adjacency's order): what the
+ * walk and path_key would scan u's adjacency for. It depends on the root only, so it is made once
+ * per walk_tree call and kept for the call: the look-ahead asks for a switch's hops from every
+ * member whose ways pass it, and the walk asks again when it steps there. The switches next to the
+ * root (a walk_tree call asks for about 14 of them on the paper Dragonfly, 26 links each) get their
+ * lists from one pass over the root's adjacency instead (root_lists). */
+static inline unsigned port_at(const nf_fabric *f, nf_link l, nf_node w) {
+    return f->link_a[l] == w ? f->link_pa[l] : f->link_pz[l];
+}
+
+/* Makes the down lists of every switch at distance 1 from the root: each such switch x is a
+ * neighbour of the root, and its list is its up links to the root, which the root's adjacency
+ * holds. Placed by x's port, which orders them as x's adjacency does (parallel links). Two passes:
+ * count, then place. */
+static void root_lists(walk *k) {
+    fulb_ctx *c = k->c;
+    const nf_fabric *f = k->v->f;
+    const uint8_t *dr = k->dr;
+    uint32_t stamp = c->dl_stamp, e0 = f->sw_adj_off[k->root], e1 = f->sw_adj_off[k->root + 1];
+    c->dl_near = stamp;
+    for (uint32_t e = e0; e < e1; e++) {
+        nf_node x = f->sw_adj[e];
+        if (dr[x] != 1) continue;
+        if (c->dls[x].seen != stamp) {
+            c->dls[x].seen = stamp;
+            c->dls[x].len = 0;
+            c->dls[x].off = 0;
+        }
+        if (f->link_state[f->sw_adj_link[e]] == NF_LINK_UP && c->dls[x].len++ == 0)
+            c->dls[x].off = UINT32_MAX; /* to be placed */
+    }
+    for (uint32_t e = e0; e < e1; e++) {
+        nf_node x = f->sw_adj[e];
+        nf_link l = f->sw_adj_link[e];
+        if (dr[x] != 1 || f->link_state[l] != NF_LINK_UP) continue;
+        if (c->dls[x].off == UINT32_MAX) {
+            c->dls[x].off = c->dl_n;
+            c->dl_n += c->dls[x].len;
+            c->dls[x].len = 0;
+        }
+        hop *d = c->dl + c->dls[x].off;
+        uint32_t j = c->dls[x].len++;
+        unsigned p = port_at(f, l, x);
+        for (; j > 0 && port_at(f, d[j - 1].l, x) > p; j--)
+            d[j] = d[j - 1];
+        d[j] = (hop){k->root, l};
+    }
+}
+
+/* Switch u's down list (see above) and its length in *n. */
+static const hop *down_hops(walk *k, nf_node u, uint32_t *n) {
+    fulb_ctx *c = k->c;
+    if (c->dls[u].seen != c->dl_stamp && k->dr[u] == 1 && c->dl_near != c->dl_stamp) root_lists(k);
+    if (c->dls[u].seen != c->dl_stamp) {
+        const nf_fabric *f = k->v->f;
+        const uint8_t *dr = k->dr;
+        const uint8_t *state = f->link_state;
+        const nf_node *adj = f->sw_adj;
+        const nf_link *adj_link = f->sw_adj_link;
+        unsigned want = dr[u] - 1u;
+        uint32_t m = c->dl_n, e1 = f->sw_adj_off[u + 1];
+        hop *d = c->dl;
+        for (uint32_t e = f->sw_adj_off[u]; e < e1; e++) {
+            nf_node w = adj[e];
+            if (dr[w] != want) continue;
+            nf_link l = adj_link[e];
+            if (state[l] == NF_LINK_UP) d[m++] = (hop){w, l};
+        }
+        c->dls[u].seen = c->dl_stamp;
+        c->dls[u].off = c->dl_n;
+        c->dls[u].len = m - c->dl_n;
+        c->dl_n = m;
+    }
+    *n = c->dls[u].len;
+    return c->dl + c->dls[u].off;
+}
+
+/* Forgets every down list (all switches' stamps are cleared when the stamp wraps). */
+static void new_down_lists(fulb_ctx *c, uint32_t n_switches) {
+    if (++c->dl_stamp == 0) {
+        for (uint32_t i = 0; i < n_switches; i++)
+            c->dls[i].seen = 0;
+        c->dl_stamp = 1;
+        c->dl_near = 0;
+    }
+    c->dl_n = 0;
+}
+
+/* What only the Dragonfly's walk uses, made on its first call: the down lists' room (each
+ * switch's list is made at most once per walk_tree call and holds at most its adjacency, so all
+ * fit in the adjacency's size) and the parts of the fabric without its global links: part[s] is
+ * the same for two switches exactly when a path of other links (in any state) joins them, and a
+ * path between two parts crosses a global link (breadth-first from each switch not yet placed;
+ * path serves as the queue). NF_ENOMEM. */
+static int dragonfly_init(fulb_ctx *c, const nf_fabric *f) {
+    size_t S = (size_t)f->n_switches + 1;
+    if (!c->dl) c->dl = nf__malloc(((size_t)f->sw_adj_off[f->n_switches] + 1) * sizeof *c->dl);
+    if (!c->dls) c->dls = nf__calloc(S, sizeof *c->dls);
+    uint32_t *part = nf__malloc(S * sizeof *part);
+    if (!c->dl || !c->dls || !part) {
+        nf__free(part);
+        return NF_ENOMEM; /* the others are kept for the next try or fulb_fini */
+    }
+    for (nf_node s = 0; s < f->n_switches; s++)
+        part[s] = UINT32_MAX;
+    nf_node *q = c->path;
+    for (nf_node s = 0; s < f->n_switches; s++) {
+        if (part[s] != UINT32_MAX) continue;
+        uint32_t head = 0, tail = 0;
+        part[s] = s;
+        q[tail++] = s;
+        while (head < tail) {
+            nf_node u = q[head++];
+            for (uint32_t e = f->sw_adj_off[u]; e < f->sw_adj_off[u + 1]; e++) {
+                nf_node w = f->sw_adj[e];
+                if (part[w] != UINT32_MAX || f->link_cls[f->sw_adj_link[e]] == NF_LINK_GLOBAL)
+                    continue;
+                part[w] = s;
+                q[tail++] = w;
+            }
+        }
+    }
+    c->part = part;
+    return NF_OK;
+}
+
+/* Whether every way on through link l to w has more global links than best's key: then its key
+ * is above best (the first part of a key is its global links), and the way need not be looked at.
+ * A way into the tree at w has l's and w's tree path's global links; any other way from w to the
+ * root has at least one when w and the root lie in different parts (dragonfly_init). */
+static inline bool more_global(const walk *k, nf_node w, nf_link l, uint64_t best) {
+    if (best == UINT64_MAX) return false;
+    unsigned g = k->v->f->link_cls[l] == NF_LINK_GLOBAL;
+    g += k->mark[w] == k->tree ? k->c->tg[w] : k->c->part[w] != k->root_part;
+    return g > KEY_G(best);
+}
 
 static uint64_t step_key(walk *k, nf_node w, nf_link l);
 
 static uint64_t path_key(walk *k, nf_node u) {
     fulb_ctx *c = k->c;
     if (c->gseen[u] == c->gstamp || (k->dr[u] == 1 && c->gseen[u] == c->gwalk)) return c->gkey[u];
-    const nf_fabric *f = k->v->f;
     uint64_t best = UINT64_MAX;
-    for (uint32_t e = f->sw_adj_off[u]; e < f->sw_adj_off[u + 1]; e++) {
-        nf_node w = f->sw_adj[e];
-        nf_link l = f->sw_adj_link[e];
-        if (k->dr[w] + 1 != k->dr[u] || f->link_state[l] != NF_LINK_UP) continue;
-        uint64_t kw = step_key(k, w, l);
+    uint32_t nd;
+    const hop *d = down_hops(k, u, &nd);
+    for (uint32_t i = 0; i < nd; i++) {
+        if (more_global(k, d[i].w, d[i].l, best)) continue;
+        uint64_t kw = step_key(k, d[i].w, d[i].l);
         if (kw < best) best = kw;
     }
     /* a switch next to the root has only ways that end at the root, which is in the tree from
@@ -190,7 +349,7 @@ static int walk_tree(fulb_ctx *c, const nf__mc_view *v, const nf_node *leaf, uin
     uint32_t *mark = v->scr->stamp;
     mark[root] = stamp;
     c->tg[root] = 0;
-    walk k = {.c = c, .v = v, .dr = dr, .mark = mark, .tree = stamp, .limit = limit};
+    walk k = {.c = c, .v = v, .dr = dr, .mark = mark, .root = root, .tree = stamp, .limit = limit};
     uint32_t bn = 0, at_bn = 0; /* the score so far, when give_up is set */
     unsigned ahead = v->has_global ? 255 : 2;
     /* Without global links every key's first part is 0 and the look-ahead from u reaches two
@@ -202,6 +361,11 @@ static int walk_tree(fulb_ctx *c, const nf__mc_view *v, const nf_node *leaf, uin
      * renewed for each leaf's walk below, but for the switches next to the root (path_key). */
     new_memo(c, f->n_switches);
     c->gwalk = c->gstamp;
+    if (ahead == 255) {
+        if (!c->part && dragonfly_init(c, f)) return NF_ENOMEM;
+        k.root_part = c->part[root];
+        new_down_lists(c, f->n_switches);
+    }
     *n_links = 0;
     for (uint32_t i = 0; i < n; i++) {
         nf_node u = leaf[i];
@@ -220,17 +384,35 @@ static int walk_tree(fulb_ctx *c, const nf__mc_view *v, const nf_node *leaf, uin
             nf_node next = NF_NONE;
             uint64_t best_key = UINT64_MAX;
             unsigned best_load = UINT32_MAX;
-            for (uint32_t e = f->sw_adj_off[u]; e < f->sw_adj_off[u + 1]; e++) {
-                nf_node w = f->sw_adj[e];
-                nf_link l = f->sw_adj_link[e];
-                if (dr[w] + 1 != dr[u] || f->link_state[l] != NF_LINK_UP) continue;
-                uint64_t key = ahead == 255 ? step_key(&k, w, l) : near_key(&k, w, l);
-                if (key == UINT64_MAX) continue;
-                if (key < best_key || (key == best_key && v->efi[l] < best_load)) {
-                    best_key = key;
-                    best_load = v->efi[l];
-                    best = l;
-                    next = w;
+            if (ahead == 255) { /* the same hops as the scan below, from the down list */
+                uint32_t nd;
+                const hop *d = down_hops(&k, u, &nd);
+                for (uint32_t j = 0; j < nd; j++) {
+                    nf_node w = d[j].w;
+                    nf_link l = d[j].l;
+                    if (more_global(&k, w, l, best_key)) continue;
+                    uint64_t key = step_key(&k, w, l);
+                    if (key == UINT64_MAX) continue;
+                    if (key < best_key || (key == best_key && v->efi[l] < best_load)) {
+                        best_key = key;
+                        best_load = v->efi[l];
+                        best = l;
+                        next = w;
+                    }
+                }
+            } else {
+                for (uint32_t e = f->sw_adj_off[u]; e < f->sw_adj_off[u + 1]; e++) {
+                    nf_node w = f->sw_adj[e];
+                    nf_link l = f->sw_adj_link[e];
+                    if (dr[w] + 1 != dr[u] || f->link_state[l] != NF_LINK_UP) continue;
+                    uint64_t key = near_key(&k, w, l);
+                    if (key == UINT64_MAX) continue;
+                    if (key < best_key || (key == best_key && v->efi[l] < best_load)) {
+                        best_key = key;
+                        best_load = v->efi[l];
+                        best = l;
+                        next = w;
+                    }
                 }
             }
             if (best == NF_NONE) return limit == UINT32_MAX ? NF_EUNREACHABLE : NF_ERANGE;

@@ -831,7 +831,10 @@ static void compare_with_reference(const nf_fabric *f, const nf_hops *h, const n
     rs.efi = calloc((size_t)f->n_links + 1, sizeof(uint32_t));
     rs.load = calloc((size_t)S + 1, sizeof(uint32_t));
     rs.mark = calloc((size_t)f->n_links + S + 1, sizeof(uint32_t));
-    nf_node *leaf = malloc(sizeof(nf_node) * (S + 1)), *cand = malloc(sizeof(nf_node) * (S + 1));
+    uint32_t most = S; /* leaves_of writes one entry per member before dropping repeats */
+    for (uint32_t k = 0; k < g->n; k++)
+        if (g->off[k + 1] - g->off[k] > most) most = g->off[k + 1] - g->off[k];
+    nf_node *leaf = malloc(sizeof(nf_node) * (most + 1)), *cand = malloc(sizeof(nf_node) * (S + 1));
     nf_link *want = malloc(sizeof(nf_link) * (S + 1)), *got = malloc(sizeof(nf_link) * (S + 1));
     uint64_t *dcost = malloc(sizeof(uint64_t) * S), *tcost = malloc(sizeof(uint64_t) * S);
     bool rotate = strcmp(name, "minihop") != 0 && strcmp(name, "sssp") != 0, dragonfly = false;
@@ -959,6 +962,52 @@ static void test_engines_match_reference(void **state) {
         nf_hops_free(h);
         nf_fabric_free(f);
     }
+}
+
+/* FULB-MC on Dragonflies of several sizes and arrangements (one global link per pair of groups,
+ * several, parallel ones, the palm-tree and consecutive arrangements), group kinds, mappings and
+ * seeds, with and without links down, against the plain recursion of the reference: the root
+ * trials, the whole-path look-ahead and its tie-breaks, where fulb keeps each switch's hops per
+ * trial and skips the ways that carry more global links than the best found. */
+static void test_fulb_dragonfly_reference(void **state) {
+    (void)state;
+    static const char *const fabrics[] = {
+        "dragonfly:a=4,p=2,h=2",
+        "dragonfly:a=6,p=2,h=3",
+        "dragonfly:a=6,p=2,h=3,arr=consecutive",
+        "dragonfly:a=8,p=1,h=4,g=12",
+        "dragonfly:a=5,p=2,h=3,g=6",
+        "dragonfly:a=2,p=8,h=4,g=3", /* two parallel global links between routers */
+    };
+    static const char *const loads[] = {"random:n=120,size=6", "grid2d:6x8", "grid3d:4x3x3"};
+    for (size_t c = 0; c < sizeof fabrics / sizeof fabrics[0]; c++)
+        for (int down = 0; down < 2; down++) {
+            nf_fabric *f = topo(fabrics[c]);
+            if (down) { /* every fifth local link and every seventh global link down */
+                unsigned nl = 0, ng = 0;
+                for (nf_link l = 0; l < f->n_links; l++) {
+                    if (f->link_cls[l] == NF_LINK_LOCAL && nl++ % 5 == 4)
+                        nf_fabric_set_link_state(f, l, NF_LINK_DOWN);
+                    if (f->link_cls[l] == NF_LINK_GLOBAL && ng++ % 7 == 6)
+                        nf_fabric_set_link_state(f, l, NF_LINK_DOWN);
+                }
+            }
+            nf_hops *h = hops(f);
+            for (size_t w = 0; w < sizeof loads / sizeof loads[0]; w++)
+                for (uint64_t seed = 1; seed <= 2; seed++) {
+                    nf_workload_opts o = {.procs_per_node = 1,
+                                          .mapping = seed == 1 ? NF_MAP_RANDOM : NF_MAP_AWARE,
+                                          .seed = seed};
+                    nf_groups *g = NULL;
+                    nf_diag d = {{0}, 0, {0}};
+                    if (nf_groups_build(f, loads[w], &o, &g, &d))
+                        fail_msg("%s on %s: %s", loads[w], fabrics[c], d.msg);
+                    compare_with_reference(f, h, g, "fulb");
+                    nf_groups_free(g);
+                }
+            nf_hops_free(h);
+            nf_fabric_free(f);
+        }
 }
 
 /* ---- root candidates against a full scan ---------------------------------------------------- */
@@ -1697,6 +1746,7 @@ int main(void) {
         cmocka_unit_test(test_torus_by_hand),
         cmocka_unit_test(test_cut_fabric),
         cmocka_unit_test(test_engines_match_reference),
+        cmocka_unit_test(test_fulb_dragonfly_reference),
         cmocka_unit_test(test_candidates_full_scan),
         cmocka_unit_test(test_engines_generated),
         cmocka_unit_test(test_dragonfly_global_links),
