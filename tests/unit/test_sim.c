@@ -1511,6 +1511,26 @@ static void test_router_model(void **state) {
     }
 }
 
+/* On a star of 3 ports made with config c, endpoints 0 and 1 each send a message of 40
+ * packets to endpoint 2 at once; t receives the two messages' times (both checked whole). */
+static void two_to_one(nf_sim_config c, nf_sim_msg_times t[2]) {
+    rig r = make_star(3, 3, "uniform", c);
+    uint64_t payload = (uint64_t)c.flit_bytes * c.pkt_flits;
+    uint32_t id[2];
+    for (uint32_t e = 0; e < 2; e++) {
+        nf_sim_msg m = {.src = e, .dst = 2, .bytes = 40 * payload, .kind = NF_SIM_PUT_REPLY};
+        assert_int_equal(nf_sim_post(r.s, &m, &id[e]), 0);
+    }
+    nf_sim_script_result res;
+    assert_int_equal(nf_sim_run_script(r.s, 100000, &res), 0);
+    assert_true(res.done == 2 && !res.deadlock && !res.unfinished);
+    for (int e = 0; e < 2; e++) {
+        assert_int_equal(nf_sim_msg_times_of(r.s, id[e], &t[e]), 0);
+        assert_int_equal(t[e].packets, 40);
+    }
+    rig_unmake(&r);
+}
+
 /* Separate VC allocation arbitrates each output VC round-robin over the input VCs asking for
  * it, as BookSim2's separable allocator does: on a star of 3 ports with 1 VC and speedup 1,
  * endpoints 0 and 1 each send 40 one-flit packets to endpoint 2 at once. The output VC takes a
@@ -1522,28 +1542,14 @@ static void test_va_round_robin(void **state) {
     (void)state;
     nf_sim_config c = rig_defaults();
     c.vc_alloc = NF_SIM_VA_SEPARATE, c.vcs = 1, c.speedup = 1.0, c.pkt_flits = 1;
-    rig r = make_star(3, 3, "uniform", c);
-    uint64_t payload = (uint64_t)c.flit_bytes * c.pkt_flits;
-    uint32_t id[2];
-    for (uint32_t e = 0; e < 2; e++) {
-        nf_sim_msg m = {.src = e, .dst = 2, .bytes = 40 * payload, .kind = NF_SIM_PUT_REPLY};
-        assert_int_equal(nf_sim_post(r.s, &m, &id[e]), 0);
-    }
-    nf_sim_script_result res;
-    assert_int_equal(nf_sim_run_script(r.s, 100000, &res), 0);
-    assert_true(res.done == 2 && !res.deadlock && !res.unfinished);
     nf_sim_msg_times t[2];
-    for (int e = 0; e < 2; e++) {
-        assert_int_equal(nf_sim_msg_times_of(r.s, id[e], &t[e]), 0);
-        assert_int_equal(t[e].packets, 40);
-    }
+    two_to_one(c, t);
     uint64_t gap = t[0].done > t[1].done ? t[0].done - t[1].done : t[1].done - t[0].done;
     uint64_t span = (t[0].done > t[1].done ? t[0].done : t[1].done) - t[0].released;
     if (gap > 4 || span < 200 || span > 210)
         fail_msg("in at %llu and %llu from %llu: not served alternately",
                  (unsigned long long)t[0].done, (unsigned long long)t[1].done,
                  (unsigned long long)t[0].released);
-    rig_unmake(&r);
 }
 
 /* The ejection VC: on a star of 3 ports with 3 VCs, separate VC allocation and speedup 1,
@@ -1558,25 +1564,13 @@ static void test_eject_vc(void **state) {
         nf_sim_config c = rig_defaults();
         c.vc_alloc = NF_SIM_VA_SEPARATE, c.vcs = 3, c.speedup = 1.0, c.pkt_flits = 1;
         c.eject_vc = arrival ? NF_SIM_EJ_ARRIVAL : NF_SIM_EJ_ANY;
-        rig r = make_star(3, 3, "uniform", c);
-        uint64_t payload = (uint64_t)c.flit_bytes * c.pkt_flits;
-        uint32_t id[2];
-        for (uint32_t e = 0; e < 2; e++) {
-            nf_sim_msg m = {.src = e, .dst = 2, .bytes = 40 * payload, .kind = NF_SIM_PUT_REPLY};
-            assert_int_equal(nf_sim_post(r.s, &m, &id[e]), 0);
-        }
-        nf_sim_script_result res;
-        assert_int_equal(nf_sim_run_script(r.s, 100000, &res), 0);
-        assert_true(res.done == 2 && !res.deadlock && !res.unfinished);
         nf_sim_msg_times t[2];
-        for (int e = 0; e < 2; e++)
-            assert_int_equal(nf_sim_msg_times_of(r.s, id[e], &t[e]), 0);
+        two_to_one(c, t);
         uint64_t span = (t[0].done > t[1].done ? t[0].done : t[1].done) - t[0].released;
         uint64_t lo = arrival ? 200 : 120, hi = arrival ? 210 : 130;
         if (span < lo || span > hi)
             fail_msg("eject %s: all in at %llu, want %llu to %llu", arrival ? "arrival" : "any",
                      (unsigned long long)span, (unsigned long long)lo, (unsigned long long)hi);
-        rig_unmake(&r);
     }
 }
 
