@@ -340,6 +340,21 @@ static uint64_t tree_score(uint32_t bn, uint32_t at_bn, uint32_t k) {
 
 enum { WALK_LOST = 1 }; /* walk_tree gave up: its score reached give_up */
 
+/* A walk's best next hop so far: over link l to switch w, of key `key` and load `load` on l. */
+typedef struct step {
+    uint64_t key;
+    unsigned load;
+    nf_link l;
+    nf_node w;
+} step;
+
+/* Offers a hop to *b: it wins on a smaller key, or an equal key and a smaller load; the first
+ * offered keeps the ties. */
+static inline void step_offer(step *b, uint64_t key, unsigned load, nf_link l, nf_node w) {
+    if (key < b->key || (key == b->key && load < b->load))
+        *b = (step){.key = key, .load = load, .l = l, .w = w};
+}
+
 static int walk_tree(fulb_ctx *c, const nf__mc_view *v, const nf_node *leaf, uint32_t n,
                      nf_node root, uint32_t limit, uint64_t give_up, nf_link *links,
                      uint32_t *n_links) {
@@ -380,25 +395,14 @@ static int walk_tree(fulb_ctx *c, const nf__mc_view *v, const nf_node *leaf, uin
             if (np == 1 && ahead == 255) new_memo(c, f->n_switches);
             /* ways from u stop ahead hops on: at distance dr[u] - ahead from the root */
             k.horizon = dr[u] > ahead ? dr[u] - ahead : 0;
-            nf_link best = NF_NONE;
-            nf_node next = NF_NONE;
-            uint64_t best_key = UINT64_MAX;
-            unsigned best_load = UINT32_MAX;
+            step best = {.key = UINT64_MAX, .load = UINT32_MAX, .l = NF_NONE, .w = NF_NONE};
             if (ahead == 255) { /* the same hops as the scan below, from the down list */
                 uint32_t nd;
                 const hop *d = down_hops(&k, u, &nd);
                 for (uint32_t j = 0; j < nd; j++) {
-                    nf_node w = d[j].w;
-                    nf_link l = d[j].l;
-                    if (more_global(&k, w, l, best_key)) continue;
-                    uint64_t key = step_key(&k, w, l);
-                    if (key == UINT64_MAX) continue;
-                    if (key < best_key || (key == best_key && v->efi[l] < best_load)) {
-                        best_key = key;
-                        best_load = v->efi[l];
-                        best = l;
-                        next = w;
-                    }
+                    if (more_global(&k, d[j].w, d[j].l, best.key)) continue;
+                    uint64_t key = step_key(&k, d[j].w, d[j].l);
+                    if (key != UINT64_MAX) step_offer(&best, key, v->efi[d[j].l], d[j].l, d[j].w);
                 }
             } else {
                 for (uint32_t e = f->sw_adj_off[u]; e < f->sw_adj_off[u + 1]; e++) {
@@ -406,20 +410,15 @@ static int walk_tree(fulb_ctx *c, const nf__mc_view *v, const nf_node *leaf, uin
                     nf_link l = f->sw_adj_link[e];
                     if (dr[w] + 1 != dr[u] || f->link_state[l] != NF_LINK_UP) continue;
                     uint64_t key = near_key(&k, w, l);
-                    if (key == UINT64_MAX) continue;
-                    if (key < best_key || (key == best_key && v->efi[l] < best_load)) {
-                        best_key = key;
-                        best_load = v->efi[l];
-                        best = l;
-                        next = w;
-                    }
+                    if (key != UINT64_MAX) step_offer(&best, key, v->efi[l], l, w);
                 }
             }
-            if (best == NF_NONE) return limit == UINT32_MAX ? NF_EUNREACHABLE : NF_ERANGE;
-            links[(*n_links)++] = best;
-            u = next;
+            nf_link best_l = best.l;
+            if (best_l == NF_NONE) return limit == UINT32_MAX ? NF_EUNREACHABLE : NF_ERANGE;
+            links[(*n_links)++] = best_l;
+            u = best.w;
             if (give_up != UINT64_MAX) {
-                uint32_t e = v->efi[best];
+                uint32_t e = v->efi[best_l];
                 if (e > bn) bn = e, at_bn = 0;
                 at_bn += e == bn;
                 if (tree_score(bn, at_bn, *n_links) >= give_up) return WALK_LOST;
