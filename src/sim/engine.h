@@ -169,8 +169,9 @@ typedef struct sim_worker {
     sim_wheel_slot *
         *wheel; /* [n_threads]: wheel_mask + 1 slots each, the events for thread d's ports */
     sim_wheel_slot **learn; /* the same for a learning routing's estimates (NULL for others) */
-    nf_node *act;           /* its active switches */
+    nf_node *act;           /* its active switches (in switch order when its routers run) */
     uint32_t n_act;
+    nf_node sw_lo, sw_hi; /* the switches it owns: sw_lo..sw_hi-1 */
     uint32_t *freed; /* packet ids freed this cycle */
     size_t n_freed, cap_freed;
     uint32_t *nic_act; /* its NICs' rails (e * 2 + r) with packets to send */
@@ -526,6 +527,14 @@ static inline uint32_t sim_draw(const nf_sim *s, uint64_t salt, uint64_t key) {
     return (uint32_t)((z ^ (z >> 31)) >> 32);
 }
 
+/* Asks the memory for packet id's record: both lines when it straddles two (a 48-byte record
+ * does in half the cases; its flags, read first, are at its end). */
+static inline void sim_prefetch_pkt(const nf_sim *s, uint32_t id) {
+    const char *a = (const char *)&s->pool.pkts[id];
+    __builtin_prefetch(a, 1);
+    __builtin_prefetch(a + sizeof(sim_pkt) - 1, 1);
+}
+
 /* A switch with work: on its owner's active list (once). */
 static inline void sim_wake(nf_sim *s, sim_worker *wk, nf_node sw) {
     if (s->net.active[sw]) return;
@@ -615,7 +624,7 @@ static inline void sim_next_head(nf_sim *s, nf_gport gi, unsigned v, sim_ivc *iv
     if (iv->count) { /* the next packet is at the head */
         const sim_qent *q = &s->net.rings[sim_vc_ix(s, gi, v) * s->net.ring_cap + iv->head];
         iv->head_pkt = q->pkt;
-        __builtin_prefetch(&s->pool.pkts[q->pkt]); /* routed in the next pass */
+        sim_prefetch_pkt(s, q->pkt); /* routed in the next pass */
         uint64_t a = (uint64_t)q->t_arrive + s->cfg.router_delay;
         uint64_t next = s->net.va_pass ? s->now : s->now + 1; /* separate: by passes, va_pass */
         iv->ready_at = q->t_arrive == SIM_T_WAIT ? SIM_T_WAIT /* its tail is not in */

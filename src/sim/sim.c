@@ -403,6 +403,8 @@ int nf_sim_new(const nf_fabric *f, const nf_hops *h, const nf_sim_config *cfg,
                (uint64_t)f->port_off[n] * s->n_threads >= (uint64_t)(th + 1) * s->topo.n_sw_ports)
             th++;
         s->topo.owner[n] = (uint8_t)th;
+        if (s->workers[th].sw_hi == 0) s->workers[th].sw_lo = n;
+        s->workers[th].sw_hi = n + 1;
     }
     memset(s->net.ports, 0, (size_t)s->topo.n_ports * s->net.port_stride);
     for (nf_node n = 0; n < f->n_nodes; n++)
@@ -948,63 +950,70 @@ static int apply_events(nf_sim *s, unsigned t) {
 }
 
 static int apply_slot(nf_sim *s, sim_worker *wk, sim_wheel_slot *w) {
+    /* what the loop reads of s, in locals: its stores through byte fields could alias s */
     const nf_gport *port_off = s->f->port_off;
-    for (size_t i = 0; i < w->n; i++) {
-        sim_event e = w->ev[i];
-        if (i + 16 < w->n) { /* the records are scattered over the fabric: fetch ahead */
-            const char *ahead = (const char *)sim_port_at(s, w->ev[i + 16].port);
+    const sim_event *ev = w->ev;
+    const size_t n_ev = w->n;
+    char *const ports = s->net.ports;
+    const size_t stride = s->net.port_stride, ivc_off = s->net.ivc_off, ovc_off = s->net.ovc_off;
+    const uint32_t n_sw = s->topo.n_sw, ring_cap = s->net.ring_cap, now = (uint32_t)s->now;
+    const unsigned W = 1u << s->net.mw_shift;
+    sim_qent *const rings = s->net.rings;
+    for (size_t i = 0; i < n_ev; i++) {
+        const uint32_t port = ev[i].port, pkt = ev[i].pkt;
+        const unsigned vc = ev[i].vc, flags = ev[i].flags;
+        if (i + 16 < n_ev) { /* the records are scattered over the fabric: fetch ahead */
+            const char *ahead = ports + (size_t)ev[i + 16].port * stride;
             __builtin_prefetch(ahead, 1);
             __builtin_prefetch(ahead + 64, 1);
-            const sim_event *a = &w->ev[i + 8]; /* a head is routed, a tail delivered: its packet */
+            const sim_event *a = &ev[i + 8]; /* a head is routed, a tail delivered: its packet */
             if (a->pkt != SIM_NO_PKT && a->flags & (SIM_FL_HEAD | SIM_FL_TAIL))
-                __builtin_prefetch(&s->pool.pkts[a->pkt]);
+                sim_prefetch_pkt(s, a->pkt);
         }
-        sim_port *p = sim_port_at(s, e.port);
+        sim_port *p = (sim_port *)(void *)(ports + (size_t)port * stride);
         nf_node n = p->node;
-        if (e.pkt == SIM_NO_PKT) { /* a credit for output e.port, VC e.vc */
+        if (pkt == SIM_NO_PKT) { /* a credit for output port, VC vc */
             if (s->net.cr_rate)
-                nf__sim_rate_credit(&s->net.cr_rate[e.port], &s->net.cr_at[e.port], s->now,
+                nf__sim_rate_credit(&s->net.cr_rate[port], &s->net.cr_at[port], s->now,
                                     s->cfg.preaware_cycles, 1);
-            if (e.flags & 1)
+            if (flags & 1)
                 p->shcr++;
             else
-                sim_ovcs(s, p)[e.vc].credits++;
-            if (n < s->topo.n_sw) sim_wake(s, wk, n);
+                ((sim_ovc *)(void *)((char *)p + ovc_off))[vc].credits++;
+            if (n < n_sw) sim_wake(s, wk, n);
             continue;
         }
-        if (__builtin_expect(e.flags & SIM_FL_NAK, 0)) { /* a copy to send again (link errors) */
+        if (__builtin_expect(flags & SIM_FL_NAK, 0)) { /* a copy to send again (link errors) */
             if (wk->n_rpl == wk->cap_rpl && NF_GROW(wk->rpl, wk->cap_rpl, wk->n_rpl + 1))
                 return NF_ENOMEM;
-            wk->rpl[wk->n_rpl++] = (sim_replay){.port = e.port, .pkt = e.pkt, .vc = e.vc};
+            wk->rpl[wk->n_rpl++] = (sim_replay){.port = port, .pkt = pkt, .vc = (uint8_t)vc};
             continue;
         }
-        if (n >= s->topo.n_sw) { /* arrived at a NIC: consumed at once */
-            int rc = __builtin_expect(e.flags & SIM_FL_BAD, 0)
-                         ? nic_discard(s, wk, e.pkt)
-                         : deliver(s, wk, e.pkt, e.flags & SIM_FL_TAIL, n);
+        if (n >= n_sw) { /* arrived at a NIC: consumed at once */
+            int rc = __builtin_expect(flags & SIM_FL_BAD, 0)
+                         ? nic_discard(s, wk, pkt)
+                         : deliver(s, wk, pkt, flags & SIM_FL_TAIL, n);
             if (rc) return rc;
             continue;
         }
-        sim_ivc *v = &sim_ivcs(s, p)[e.vc];
-        if (e.flags & SIM_FL_HEAD || !v->qn) {
-            sim_qent *q = s->net.rings + sim_vc_ix(s, e.port, e.vc) * s->net.ring_cap;
+        sim_ivc *v = &((sim_ivc *)(void *)((char *)p + ivc_off))[vc];
+        if (flags & SIM_FL_HEAD || !v->qn) {
+            sim_qent *q = rings + ((size_t)port * s->net.n_vcs + vc) * ring_cap;
             uint32_t at = v->head + v->qn;
-            q[at >= s->net.ring_cap ? at - s->net.ring_cap : at] =
-                (sim_qent){.pkt = e.pkt, .t_arrive = (uint32_t)s->now};
+            q[at >= ring_cap ? at - ring_cap : at] = (sim_qent){.pkt = pkt, .t_arrive = now};
             if (v->qn++ == 0) {
-                __builtin_prefetch(&s->pool.pkts[e.pkt]); /* its router routes it this cycle */
-                v->head_pkt = e.pkt;
+                sim_prefetch_pkt(s, pkt); /* its router routes it this cycle */
+                v->head_pkt = pkt;
                 v->out = 0;
             }
         }
-        if (e.flags & SIM_FL_HEAD && v->count == 0) /* at the head now */
-            v->ready_at = (uint32_t)(s->now + s->cfg.router_delay);
-        if (p->occ++ == 0)
-            sim_port_set(s->net.in_mask, n, e.port - port_off[n], 1u << s->net.mw_shift);
-        if (e.flags & SIM_FL_SHARED) v->sh++;
-        if (v->count++ == 0) p->vmask |= (uint16_t)(1u << e.vc);
+        if (flags & SIM_FL_HEAD && v->count == 0) /* at the head now */
+            v->ready_at = now + s->cfg.router_delay;
+        if (p->occ++ == 0) sim_port_set(s->net.in_mask, n, port - port_off[n], W);
+        if (flags & SIM_FL_SHARED) v->sh++;
+        if (v->count++ == 0) p->vmask |= (uint16_t)(1u << vc);
         if (s->err.on && p->to_sw) {
-            int rc = nf__sim_err_arrive(s, wk, e, v);
+            int rc = nf__sim_err_arrive(s, wk, ev[i], v);
             if (rc) return rc;
         }
         sim_wake(s, wk, n);
@@ -1532,6 +1541,7 @@ SIM_INLINE int router_cycle(nf_sim *s, sim_worker *b, nf_node sw, bool *busy, co
     return NF_OK;
 }
 
+
 /* ---- the cycle loop ------------------------------------------------------------------------- */
 
 /* Asks the memory for what the port records of a router about to run point to, that its cycle
@@ -1547,7 +1557,7 @@ SIM_INLINE void prefetch_behind(const nf_sim *s, nf_node sw, const unsigned W) {
             for (uint32_t vm = p->vmask; vm; vm &= vm - 1) {
                 unsigned v = (unsigned)__builtin_ctz(vm);
                 if (!iv[v].out_port) {
-                    __builtin_prefetch(&s->pool.pkts[iv[v].head_pkt], 1);
+                    sim_prefetch_pkt(s, iv[v].head_pkt);
                     __builtin_prefetch(s->net.cands + sim_vc_ix(s, g, v) * SIM_CACHE_CANDS, 1);
                 }
                 if (iv[v].qn > 1) {
@@ -1588,6 +1598,11 @@ SIM_INLINE void prefetch_ports(const nf_sim *s, nf_node sw, const unsigned W) {
 SIM_INLINE int router_phase_w(nf_sim *s, unsigned t, const unsigned W) {
     sim_worker *wk = &s->workers[t];
     uint32_t n = wk->n_act, w = 0;
+    if (n > 1) { /* in switch order: their records lie in that order */
+        n = 0;
+        for (nf_node sw = wk->sw_lo; sw < wk->sw_hi; sw++)
+            if (s->net.active[sw]) wk->act[n++] = sw;
+    }
     if (s->net.snap) {
         memcpy(wk->ran, wk->act, n * sizeof *wk->act);
         wk->n_ran = n;
@@ -1613,13 +1628,14 @@ static int router_phase(nf_sim *s, unsigned t) {
     return s->net.mw_shift ? router_phase_w(s, t, SIM_MASK_WORDS) : router_phase_w(s, t, 1);
 }
 
+
+/* The sources: the messages of this cycle generated, in endpoint order (one random stream). A
+ * Bernoulli source is visited only in the cycle of its next message; bursty ones every cycle. */
 static int cmp_u32(const void *a, const void *b) {
     uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
     return x < y ? -1 : x > y;
 }
 
-/* The sources: the messages of this cycle generated, in endpoint order (one random stream). A
- * Bernoulli source is visited only in the cycle of its next message; bursty ones every cycle. */
 static int gen_phase(nf_sim *s) {
     int rc;
     bool cut = false;
