@@ -172,10 +172,13 @@ typedef struct sim_worker {
     nf_node *act;           /* its active switches (in switch order when its routers run) */
     uint32_t n_act;
     nf_node sw_lo, sw_hi; /* the switches it owns: sw_lo..sw_hi-1 */
-    uint32_t *freed; /* packet ids freed this cycle */
+    uint32_t *freed;      /* packet ids freed this cycle */
     size_t n_freed, cap_freed;
-    uint32_t *nic_act; /* its NICs' rails (e * 2 + r) with packets to send */
-    sim_born *born;    /* this cycle's generated packets from its NICs, in generation order */
+    uint32_t *nic_act; /* its NICs' rails (e * 2 + r) with packets to send (in order up to
+                        * n_nic_sorted; sort_nics orders them all) */
+    uint32_t *nic_tmp; /* room for as many, for sort_nics */
+    uint32_t n_nic_sorted;
+    sim_born *born; /* this cycle's generated packets from its NICs, in generation order */
     size_t n_born, cap_born;
     nf_node *ran; /* the switches it ran this cycle (kept for the snapshot) */
     uint32_t n_ran;

@@ -135,6 +135,7 @@ void nf_sim_free(nf_sim *s) {
             nf__free(w->learn[d]);
         }
         nf__free(w->learn);
+        nf__free(w->nic_tmp);
         void *arrays[] = {w->wheel,  w->act,    w->freed, w->nic_act, w->ran,    w->lat.v,
                           w->nlat.v, w->mlat.v, w->sarr,  w->stash,   w->bglat.v};
         for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
@@ -380,6 +381,7 @@ int nf_sim_new(const nf_fabric *f, const nf_hops *h, const nf_sim_config *cfg,
         sim_worker *wk = &s->workers[th];
         wk->act = nf__malloc(((size_t)s->topo.n_sw + 1) * sizeof *wk->act);
         wk->nic_act = nf__malloc(2 * (size_t)s->topo.n_ep * sizeof *wk->nic_act);
+        wk->nic_tmp = nf__malloc(2 * (size_t)s->topo.n_ep * sizeof *wk->nic_tmp);
         if (r->needs_global &&
             !(wk->ran = nf__malloc(((size_t)s->topo.n_sw + 1) * sizeof *wk->ran)))
             goto fail;
@@ -387,7 +389,7 @@ int nf_sim_new(const nf_fabric *f, const nf_hops *h, const nf_sim_config *cfg,
         if (s->net.va_pass &&
             !(wk->va_req = nf__malloc((size_t)NF_MAX_PORTS * c.vcs * sizeof *wk->va_req)))
             goto fail;
-        if (!wk->act || !wk->nic_act || !wk->wheel) goto fail;
+        if (!wk->act || !wk->nic_act || !wk->nic_tmp || !wk->wheel) goto fail;
         for (unsigned d = 0; d < s->n_threads; d++)
             if (!(wk->wheel[d] = nf__calloc(w, sizeof *wk->wheel[d]))) goto fail;
         if (r->learns) {
@@ -501,7 +503,7 @@ static void reset(nf_sim *s) {
                 w->wheel[d][i].n = 0;
                 if (w->learn) w->learn[d][i].n = 0;
             }
-        w->n_act = w->n_nic_act = 0;
+        w->n_act = w->n_nic_act = w->n_nic_sorted = 0;
         w->n_born = 0;
         w->n_freed = w->n_sarr = w->n_stash = 0; /* (every packet id is free again) */
         w->lat.n = w->nlat.n = w->mlat.n = w->bglat.n = 0;
@@ -1541,7 +1543,6 @@ SIM_INLINE int router_cycle(nf_sim *s, sim_worker *b, nf_node sw, bool *busy, co
     return NF_OK;
 }
 
-
 /* ---- the cycle loop ------------------------------------------------------------------------- */
 
 /* Asks the memory for what the port records of a router about to run point to, that its cycle
@@ -1628,13 +1629,8 @@ static int router_phase(nf_sim *s, unsigned t) {
     return s->net.mw_shift ? router_phase_w(s, t, SIM_MASK_WORDS) : router_phase_w(s, t, 1);
 }
 
-
 /* The sources: the messages of this cycle generated, in endpoint order (one random stream). A
  * Bernoulli source is visited only in the cycle of its next message; bursty ones every cycle. */
-static int cmp_u32(const void *a, const void *b) {
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    return x < y ? -1 : x > y;
-}
 
 static int gen_phase(nf_sim *s) {
     int rc;
@@ -1726,14 +1722,39 @@ static int gen_phase(nf_sim *s) {
 }
 
 /* Thread t's NICs with packets: each sends a flit if it can; the idle ones leave the list. */
+static int cmp_u32(const void *a, const void *b) {
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Puts a worker's sending NICs in order (their records lie in that order): the ones still
+ * sending from the last cycle are, the ones added since (in the order their packets were born)
+ * are sorted and merged in. */
+static void sort_nics(sim_worker *wk) {
+    uint32_t *a = wk->nic_act, n = wk->n_nic_act, m = wk->n_nic_sorted;
+    if (m >= n) return;
+    bool sorted = true;
+    for (uint32_t i = m + 1; i < n && sorted; i++)
+        sorted = a[i - 1] < a[i];
+    if (!sorted) qsort(a + m, n - m, sizeof *a, cmp_u32);
+    if (m == 0 || a[m - 1] < a[m]) return;
+    memcpy(wk->nic_tmp, a, m * sizeof *a); /* merge the two runs */
+    uint32_t i = 0, j = m, o = 0;
+    while (i < m && j < n)
+        a[o++] = wk->nic_tmp[i] < a[j] ? wk->nic_tmp[i++] : a[j++];
+    while (i < m)
+        a[o++] = wk->nic_tmp[i++];
+}
+
 static int send_phase(nf_sim *s, unsigned t) {
     sim_worker *wk = &s->workers[t];
     int rc = enqueue_born(s, wk);
     if (rc) return rc;
+    sort_nics(wk);
     uint32_t w = 0;
     for (uint32_t i = 0; i < wk->n_nic_act; i++) {
         uint32_t e = wk->nic_act[i];
-        if (i + 8 < wk->n_nic_act) { /* the list is in no order: fetch ahead */
+        if (i + 8 < wk->n_nic_act) { /* the records are spread: fetch ahead */
             uint32_t a = wk->nic_act[i + 8];
             __builtin_prefetch(&s->src.nics[a], 1);
             const char *r = (const char *)sim_port_at(s, s->topo.ep_gport[a]);
@@ -1746,7 +1767,7 @@ static int send_phase(nf_sim *s, unsigned t) {
         else
             s->src.nic_on[e] = 0;
     }
-    wk->n_nic_act = w;
+    wk->n_nic_act = wk->n_nic_sorted = w;
     return NF_OK;
 }
 
