@@ -1629,9 +1629,13 @@ static int router_phase(nf_sim *s, unsigned t) {
     return s->net.mw_shift ? router_phase_w(s, t, SIM_MASK_WORDS) : router_phase_w(s, t, 1);
 }
 
+static int cmp_u32(const void *a, const void *b) {
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
 /* The sources: the messages of this cycle generated, in endpoint order (one random stream). A
  * Bernoulli source is visited only in the cycle of its next message; bursty ones every cycle. */
-
 static int gen_phase(nf_sim *s) {
     int rc;
     bool cut = false;
@@ -1721,15 +1725,10 @@ static int gen_phase(nf_sim *s) {
     return NF_OK;
 }
 
-/* Thread t's NICs with packets: each sends a flit if it can; the idle ones leave the list. */
-static int cmp_u32(const void *a, const void *b) {
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    return x < y ? -1 : x > y;
-}
-
-/* Puts a worker's sending NICs in order (their records lie in that order): the ones still
- * sending from the last cycle are, the ones added since (in the order their packets were born)
- * are sorted and merged in. */
+/* Puts a worker's sending NICs in endpoint order (their records lie in that order): those
+ * still sending from the last cycle are in order already (n_nic_sorted of them); the ones added
+ * since, in the order their packets were born (ascending but for scripted ones), are sorted and
+ * merged in. */
 static void sort_nics(sim_worker *wk) {
     uint32_t *a = wk->nic_act, n = wk->n_nic_act, m = wk->n_nic_sorted;
     if (m >= n) return;
@@ -1746,6 +1745,7 @@ static void sort_nics(sim_worker *wk) {
         a[o++] = wk->nic_tmp[i++];
 }
 
+/* Thread t's NICs with packets: each sends a flit if it can; the idle ones leave the list. */
 static int send_phase(nf_sim *s, unsigned t) {
     sim_worker *wk = &s->workers[t];
     int rc = enqueue_born(s, wk);
