@@ -961,10 +961,11 @@ static int apply_slot(nf_sim *s, sim_worker *wk, sim_wheel_slot *w) {
     const uint32_t n_sw = s->topo.n_sw, ring_cap = s->net.ring_cap, now = (uint32_t)s->now;
     const unsigned W = 1u << s->net.mw_shift;
     sim_qent *const rings = s->net.rings;
+    const bool pf = s->net.pf;
     for (size_t i = 0; i < n_ev; i++) {
         const uint32_t port = ev[i].port, pkt = ev[i].pkt;
         const unsigned vc = ev[i].vc, flags = ev[i].flags;
-        if (i + 16 < n_ev) { /* the records are scattered over the fabric: fetch ahead */
+        if (pf && i + 16 < n_ev) { /* the records are scattered over the fabric: fetch ahead */
             const char *ahead = ports + (size_t)ev[i + 16].port * stride;
             __builtin_prefetch(ahead, 1);
             __builtin_prefetch(ahead + 64, 1);
@@ -1004,7 +1005,7 @@ static int apply_slot(nf_sim *s, sim_worker *wk, sim_wheel_slot *w) {
             uint32_t at = v->head + v->qn;
             q[at >= ring_cap ? at - ring_cap : at] = (sim_qent){.pkt = pkt, .t_arrive = now};
             if (v->qn++ == 0) {
-                sim_prefetch_pkt(s, pkt); /* its router routes it this cycle */
+                if (pf) sim_prefetch_pkt(s, pkt); /* its router routes it this cycle */
                 v->head_pkt = pkt;
                 v->out = 0;
             }
@@ -1611,7 +1612,7 @@ SIM_INLINE int router_phase_w(nf_sim *s, unsigned t, const unsigned W) {
     for (uint32_t i = 0; i < n; i++) {
         nf_node sw = wk->act[i];
         if (s->net.far && i + 2 < n) prefetch_ports(s, wk->act[i + 2], W);
-        if (i + 1 < n) prefetch_behind(s, wk->act[i + 1], W);
+        if (s->net.pf && i + 1 < n) prefetch_behind(s, wk->act[i + 1], W);
         bool busy = false;
         int rc = router_cycle(s, wk, sw, &busy, W);
         if (rc) return rc;
@@ -1778,6 +1779,9 @@ static int send_phase(nf_sim *s, unsigned t) {
  * so the results are the same for every number of threads. */
 static int one_cycle(nf_sim *s) {
     int rc = NF_OK;
+    s->net.pf = (size_t)s->topo.n_sw_ports * s->net.port_stride +
+                    (size_t)s->pool.n * sizeof(sim_pkt) >
+                SIM_L2_BYTES;
     if (s->n_threads == 1) {
         if ((rc = apply_events(s, 0)) || (rc = gen_phase(s)) ||
             (s->err.on && (rc = nf__sim_replay_phase(s, 0))) || (rc = send_phase(s, 0)) ||

@@ -7,7 +7,9 @@
 set -u
 nf=$1
 . "$2/tests/e2e/lib/harness.sh"
-long="$nf sim --topo torus:4x4,c=1 --routing dor --traffic uniform --load 0.3 --warmup 0 --cycles 400000"
+# the long run takes ~3.5 s here (400,000 cycles took ~1 s, at the bar's threshold, and failed
+# when the engine got faster)
+long="$nf sim --topo torus:4x4,c=1 --routing dor --traffic uniform --load 0.3 --warmup 0 --cycles 1500000"
 short="$nf sim --topo torus:4x4,c=1 --routing dor --traffic uniform --load 0.3 --warmup 0 --cycles 1000"
 if ! command -v script >/dev/null 2>&1; then
     echo "progress.sh: no script(1): skipped"; exit 0
