@@ -285,6 +285,7 @@ typedef struct sim_sources {
     uint64_t *due_bits; /* per endpoint, a bit: sorts due (all clear between cycles) */
     nf_sim_injection inj;
     double pkt_rate; /* packets per endpoint per cycle */
+    double geo_p, geo_log; /* geometric's last p and its log1p(-p) (0 and 0 at first) */
     uint32_t hot_ep; /* the traffic's hot endpoint, or UINT32_MAX */
     nf__rng rng;     /* the one random stream */
 } sim_sources;

@@ -614,7 +614,8 @@ static double uniform01(nf_sim *s) { return (double)(nf__rng_next(&s->src.rng) >
 static uint64_t geometric(nf_sim *s, double p) {
     if (p >= 1) return 1;
     double u = 1.0 - uniform01(s); /* (0, 1] */
-    double k = floor(log(u) / log1p(-p));
+    if (p != s->src.geo_p) s->src.geo_p = p, s->src.geo_log = log1p(-p); /* one p a run */
+    double k = floor(log(u) / s->src.geo_log);
     return k > 1e15 ? (uint64_t)1e15 : (uint64_t)k + 1;
 }
 
