@@ -1149,12 +1149,6 @@ SIM_INLINE int allocate_vc_as(nf_sim *s, sim_worker *b, nf_node sw, nf_gport gi,
             }
         }
         cand = buf;
-        if (nc && nc <= SIM_CACHE_CANDS) {
-            memcpy(cached, buf, nc * sizeof *buf);
-            civ->ncand = (uint8_t)nc;
-        } else if (nc) {
-            civ->ncand = SIM_CACHE_CANDS + 1;
-        }
     }
     int32_t best_cr = -1;
     unsigned best_port = 0, best_vc = 0;
@@ -1193,6 +1187,14 @@ SIM_INLINE int allocate_vc_as(nf_sim *s, sim_worker *b, nf_node sw, nf_gport gi,
             if (!s->cfg.adaptive) break;
         }
         if (best_port && !s->cfg.adaptive) break;
+    }
+    if ((!best_port || pick) && cand == buf && nc) { /* it may ask again: routed once */
+        if (nc <= SIM_CACHE_CANDS) {
+            memcpy(cached, buf, nc * sizeof *buf);
+            civ->ncand = (uint8_t)nc;
+        } else {
+            civ->ncand = SIM_CACHE_CANDS + 1;
+        }
     }
     if (!best_port) {
         /* a cached way has failed since: a routing that can tell asks again next time */
