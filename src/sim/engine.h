@@ -63,8 +63,9 @@ typedef struct sim_ivc {
     uint16_t sh;       /* flits held in the port's shared pool */
     uint16_t out_port; /* 0: no output VC yet; SIM_DROP_PORT: discarding */
     uint8_t out_vc;
-    uint8_t ncand; /* candidates cached in cands (0: not routed yet; more than SIM_CACHE_CANDS:
-                    * routed again at each try) */
+    uint8_t ncand; /* candidates cached in cands (0: none: not routed yet, or routed and given
+                    * its output VC at once; more than SIM_CACHE_CANDS: routed again at each
+                    * try) */
 } sim_ivc;         /* 24 bytes */
 
 typedef struct sim_ovc {
@@ -285,7 +286,8 @@ typedef struct sim_sources {
     uint64_t *due_bits; /* per endpoint, a bit: sorts due (all clear between cycles) */
     nf_sim_injection inj;
     double pkt_rate; /* packets per endpoint per cycle */
-    double geo_p, geo_log; /* geometric's last p and its log1p(-p) (0 and 0 at first) */
+    double geo_p;    /* geometric's last p (0 at first) */
+    double geo_log;  /* log1p(-geo_p) */
     uint32_t hot_ep; /* the traffic's hot endpoint, or UINT32_MAX */
     nf__rng rng;     /* the one random stream */
 } sim_sources;

@@ -614,7 +614,7 @@ static double uniform01(nf_sim *s) { return (double)(nf__rng_next(&s->src.rng) >
 static uint64_t geometric(nf_sim *s, double p) {
     if (p >= 1) return 1;
     double u = 1.0 - uniform01(s); /* (0, 1] */
-    if (p != s->src.geo_p) s->src.geo_p = p, s->src.geo_log = log1p(-p); /* one p a run */
+    if (p != s->src.geo_p) s->src.geo_p = p, s->src.geo_log = log1p(-p);
     double k = floor(log(u) / s->src.geo_log);
     return k > 1e15 ? (uint64_t)1e15 : (uint64_t)k + 1;
 }
@@ -1782,9 +1782,9 @@ static int send_phase(nf_sim *s, unsigned t) {
  * so the results are the same for every number of threads. */
 static int one_cycle(nf_sim *s) {
     int rc = NF_OK;
-    s->net.pf = (size_t)s->topo.n_sw_ports * s->net.port_stride +
-                    (size_t)s->pool.n * sizeof(sim_pkt) >
-                SIM_L2_BYTES;
+    s->net.pf =
+        (size_t)s->topo.n_sw_ports * s->net.port_stride + (size_t)s->pool.n * sizeof(sim_pkt) >
+        SIM_L2_BYTES;
     if (s->n_threads == 1) {
         if ((rc = apply_events(s, 0)) || (rc = gen_phase(s)) ||
             (s->err.on && (rc = nf__sim_replay_phase(s, 0))) || (rc = send_phase(s, 0)) ||
