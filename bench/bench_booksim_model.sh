@@ -161,8 +161,10 @@ for k in 2 4; do
         fi
         i=$((i + 1))
     done
-    d=-
-    [ -n "$bs" ] && d=$(awk "BEGIN { printf \"%.1fx / %.1fx\", $a / $c, $b / $c }")
-    [ -n "$bs" ] || c=-
+    if [ -n "$bs" ]; then
+        d=$(awk "BEGIN { printf \"%.1fx / %.1fx\", $a / $c, $b / $c }")
+    else
+        c=- d=-
+    fi
     echo "| dragonfly:a=$((2 * k)),p=$k,h=$k | $n | $a | $b | $c | $d |"
 done

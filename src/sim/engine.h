@@ -23,8 +23,9 @@
 /* Input VC rings hold (buf + shared) / pkt + 2 packet entries in 16-bit indices. */
 #define SIM_MAX_BUF_FLITS 60000u
 #define SIM_CAL_SLOTS 1024u /* slots of the sources' calendar (a power of two) */
-/* Switch port records up to this many bytes are taken to stay in the caches: no prefetching of
- * the router two ahead (it costs a small fabric 3-4% of its speed and gains it nothing). */
+/* Switch port records up to this many bytes are taken to stay in the last-level cache: no
+ * prefetching of the router two ahead (it costs a small fabric 3-4% of its speed and gains it
+ * nothing). Whether a run prefetches at all is SIM_L2_BYTES's rule, below. */
 #define SIM_NEAR_BYTES (4u << 20)
 /* A run whose switch port records and packet records come to at most this many bytes (a core's
  * second-level cache here) finds them in the cache: it prefetches nothing, as a prefetch then

@@ -614,7 +614,11 @@ static double uniform01(nf_sim *s) { return (double)(nf__rng_next(&s->src.rng) >
 static uint64_t geometric(nf_sim *s, double p) {
     if (p >= 1) return 1;
     double u = 1.0 - uniform01(s); /* (0, 1] */
-    if (p != s->src.geo_p) s->src.geo_p = p, s->src.geo_log = log1p(-p);
+    /* one p for every source of a load point: its logarithm kept */
+    if (p != s->src.geo_p) {
+        s->src.geo_p = p;
+        s->src.geo_log = log1p(-p);
+    }
     double k = floor(log(u) / s->src.geo_log);
     return k > 1e15 ? (uint64_t)1e15 : (uint64_t)k + 1;
 }
