@@ -69,9 +69,9 @@ typedef struct sim_ivc {
                     * try) */
 } sim_ivc;         /* 24 bytes */
 
+/* An output VC (whether a packet holds it is a bit of its port's busy mask). */
 typedef struct sim_ovc {
     int32_t credits; /* free slots downstream; ejection ports never run out */
-    uint8_t busy;    /* held by a packet until its tail crosses the switch */
 } sim_ovc;
 
 /* A run of flits in an output queue: n consecutive flits of one packet (on output VC vc); the
@@ -83,28 +83,39 @@ typedef struct sim_run {
     uint16_t n;
 } sim_run;
 
-/* A port's record; its n_vcs input VCs and n_vcs output VCs follow it in the same block. The
- * output queue (switch ports) is a queue of runs: the first (hd) and the last (tl) live here, the
- * ones between in the port's part of net.oq_ring, so a queue of one or two packets (the usual case)
- * is served without leaving the record. */
+/* A port's record comes in two parts, each with the link's fields it needs: the output side
+ * (sim_port, then its n_vcs output VCs) and the input side (sim_pin, then its n_vcs input VCs),
+ * at net.pin_off. With up to 2 VCs each part is one cache line of its own, so an event, a
+ * crossing or a credit touches one line of the port. The output queue (switch ports) is a queue
+ * of runs: the first (hd) and the last (tl) live here, the ones between in the port's part of
+ * net.oq_ring, so a queue of one or two packets (the usual case) is served without leaving the
+ * record. */
 typedef struct sim_port {
     nf_gport back;       /* the global port at the other end of its link, or UINT32_MAX */
     nf_node node;        /* its node */
-    uint32_t occ;        /* flits in its input VCs */
     int32_t shcr;        /* free slots in the downstream port's shared pool */
     uint32_t oq_count;   /* flits in the output queue */
     uint32_t oq_runs;    /* runs in it: hd, then oq_runs - 2 in the ring from oq_mid, then tl */
     uint32_t oq_mid;     /* the ring's first */
     uint32_t link_flits; /* flits sent in the measurement window (to switches) */
     sim_run hd, tl;
+    uint16_t busy;    /* the output VCs held by a packet until its tail crosses the switch */
     uint8_t lat;      /* latency of its link, both ways */
     uint8_t to_sw;    /* its link leads to a switch */
-    uint8_t rr_vc;    /* input side: round-robin VC pointer */
-    uint8_t rr_in;    /* output side: round-robin input pointer */
+    uint8_t rr_in;    /* round-robin input pointer */
     uint8_t peer_own; /* the thread that owns the other end (it applies the events sent there) */
     uint8_t down;     /* its link is down (link_state's copy, for the allocator) */
-    uint16_t vmask;   /* input side: the VCs holding flits (bit v: count > 0) */
-} sim_port;
+} sim_port;           /* 52 bytes */
+
+/* A port's input side: the link's fields a flit's arrival and a credit's return read (copies of
+ * sim_port's), the VCs holding flits, and the round-robin VC pointer. */
+typedef struct sim_pin {
+    nf_gport back;
+    nf_node node;
+    uint16_t vmask; /* the VCs holding flits (bit v: count > 0) */
+    uint8_t rr_vc;
+    uint8_t lat, peer_own, to_sw;
+} sim_pin; /* 16 bytes */
 
 /* An entry of an input VC's ring: a packet and the cycle its head flit arrived. */
 typedef struct sim_qent {
@@ -236,7 +247,7 @@ typedef struct sim_net {
     uint32_t oq_cap;           /* runs an output queue's ring holds (out_buf) */
     uint32_t ring_cap;         /* packet entries per input VC: (buf + shared) / pkt_flits + 2 */
     char *ports;               /* port records (port, then its input and output VCs) */
-    size_t port_stride, ivc_off, ovc_off;
+    size_t port_stride, ovc_off, pin_off, ivc_off; /* a record's size, its parts' offsets */
     sim_qent *rings;     /* n_sw_ports * n_vcs * ring_cap: the input VCs' packet entries */
     sim_run *oq_ring;    /* n_sw_ports * oq_cap: the output queues' middle runs */
     nf_sim_cand *cands;  /* n_sw_ports * n_vcs * SIM_CACHE_CANDS: head packets' candidates */
@@ -438,12 +449,19 @@ struct nf_sim {
 static inline sim_port *sim_port_at(const nf_sim *s, nf_gport g) {
     return (sim_port *)(void *)(s->net.ports + (size_t)g * s->net.port_stride);
 }
+static inline sim_pin *sim_pin_of(const nf_sim *s, sim_port *p) {
+    return (sim_pin *)(void *)((char *)p + s->net.pin_off);
+}
 static inline sim_ivc *sim_ivcs(const nf_sim *s, sim_port *p) {
     return (sim_ivc *)(void *)((char *)p + s->net.ivc_off);
 }
 static inline sim_ovc *sim_ovcs(const nf_sim *s, sim_port *p) {
     return (sim_ovc *)(void *)((char *)p + s->net.ovc_off);
 }
+/* Whether output VC vc of port p is held; holds, frees it. */
+static inline bool sim_ovc_busy(const sim_port *p, unsigned vc) { return p->busy >> vc & 1; }
+static inline void sim_ovc_hold(sim_port *p, unsigned vc) { p->busy |= (uint16_t)(1u << vc); }
+static inline void sim_ovc_free(sim_port *p, unsigned vc) { p->busy &= (uint16_t) ~(1u << vc); }
 static inline size_t sim_vc_ix(const nf_sim *s, nf_gport g, unsigned vc) {
     return (size_t)g * s->net.n_vcs + vc;
 }
@@ -580,10 +598,11 @@ double nf__sim_rail_cost(const nf_sim *s, size_t k, uint64_t backlog); /* NIC ra
  * bitset (1 << net.mw_shift). */
 static inline int sim_free_slot_w(nf_sim *s, sim_worker *b, nf_node sw, nf_gport gi, unsigned v,
                                   unsigned W) {
-    sim_port *pi = sim_port_at(s, gi);
-    sim_ivc *iv = &sim_ivcs(s, pi)[v];
-    if (--iv->count == 0) pi->vmask &= (uint16_t) ~(1u << v);
-    if (--pi->occ == 0) sim_port_clear(s->net.in_mask, sw, gi - s->f->port_off[sw], W);
+    sim_port *p = sim_port_at(s, gi);
+    sim_pin *pi = sim_pin_of(s, p);
+    sim_ivc *iv = &sim_ivcs(s, p)[v];
+    if (--iv->count == 0 && !(pi->vmask &= (uint16_t) ~(1u << v)))
+        sim_port_clear(s->net.in_mask, sw, gi - s->f->port_off[sw], W);
     uint8_t kind = iv->sh ? 1 : 0;
     if (kind) iv->sh--;
     return sim_push_event(

@@ -126,7 +126,7 @@ int nf__sim_err_arrive(nf_sim *s, sim_worker *wk, sim_event e, sim_ivc *v) {
     if (at_head) {
         if (v->out_port) { /* an output VC taken but nothing sent: given back */
             nf_node sw = sim_port_at(s, gi)->node;
-            sim_ovcs(s, sim_port_at(s, s->f->port_off[sw] + v->out_port - 1))[v->out_vc].busy = 0;
+            sim_ovc_free(sim_port_at(s, s->f->port_off[sw] + v->out_port - 1), v->out_vc);
             v->out_port = 0;
         }
         v->ncand = 0;
@@ -146,7 +146,7 @@ int nf__sim_replay_phase(nf_sim *s, unsigned t) {
     for (size_t i = 0; i < wk->n_rpl; i++) {
         sim_replay r = wk->rpl[i];
         sim_port *po = sim_port_at(s, r.port);
-        if (sim_ovcs(s, po)[r.vc].busy || sim_room(s, po, r.vc) < (int32_t)F ||
+        if (sim_ovc_busy(po, r.vc) || sim_room(s, po, r.vc) < (int32_t)F ||
             (po->oq_count && po->oq_count + F > s->net.oq_cap)) {
             wk->rpl[keep++] = r;
             continue;

@@ -156,7 +156,7 @@ static inline __attribute__((always_inline)) void allocate_mc(nf_sim *s, sim_wor
         for (uint64_t m = mask[w]; m; m &= m - 1) {
             sim_port *po = sim_port_at(s, g0 + w * 64 + (unsigned)__builtin_ctzll(m));
             unsigned vc = po->to_sw ? swvc : 0;
-            if (sim_ovcs(s, po)[vc].busy || sim_room(s, po, vc) < (int32_t)s->cfg.pkt_flits) return;
+            if (sim_ovc_busy(po, vc) || sim_room(s, po, vc) < (int32_t)s->cfg.pkt_flits) return;
         }
     if (b->n_stash < k - 1) return; /* no ids left this cycle: next cycle */
     uint32_t *ids = s->mc.ids + x * s->mc.fan, j = 0;
@@ -169,7 +169,7 @@ static inline __attribute__((always_inline)) void allocate_mc(nf_sim *s, sim_wor
                 s->pool.pkts[id] = *p;
             }
             ids[j] = id;
-            sim_ovcs(s, po)[po->to_sw ? swvc : 0].busy = 1;
+            sim_ovc_hold(po, po->to_sw ? swvc : 0);
             if (po->to_sw) s->pool.pkts[id].hops++;
         }
     memcpy(s->mc.left + x * W, mask, W * sizeof *mask);
@@ -211,7 +211,7 @@ traverse_mc(nf_sim *s, sim_worker *b, nf_node sw, nf_gport gi, unsigned v, const
             sim_oq_push(s, po, g0 + o, ids[j], (uint8_t)vc,
                         (uint8_t)((tail ? SIM_FL_TAIL : 0) | (head ? SIM_FL_HEAD : 0) |
                                   (shared ? SIM_FL_SHARED : 0)));
-            if (tail) sim_ovcs(s, po)[vc].busy = 0;
+            if (tail) sim_ovc_free(po, vc);
         }
     b->injected += j - 1; /* the copies are new flits in the network */
     if (tail) sim_next_head(s, gi, v, iv);
@@ -231,7 +231,7 @@ static inline __attribute__((always_inline)) int crossbar_mc(nf_sim *s, sim_work
             unsigned ip = iw * 64 + (unsigned)__builtin_ctzll(im);
             sim_port *pi = sim_port_at(s, g0 + ip);
             sim_ivc *ivs = sim_ivcs(s, pi);
-            for (uint32_t vm = pi->vmask; vm; vm &= vm - 1) {
+            for (uint32_t vm = sim_pin_of(s, pi)->vmask; vm; vm &= vm - 1) {
                 unsigned v = (unsigned)__builtin_ctz(vm);
                 size_t x = sim_vc_ix(s, g0 + ip, v);
                 if (now < ivs[v].ready_at) continue;

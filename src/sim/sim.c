@@ -316,10 +316,16 @@ int nf_sim_new(const nf_fabric *f, const nf_hops *h, const nf_sim_config *cfg,
         rc = nf__fail(diag, NF_EINVAL, "the fabric has no endpoint cabled to a switch");
         goto fail;
     }
-    /* port records: the port, n_vcs input VCs, n_vcs output VCs; 32-byte multiples */
-    s->net.ivc_off = sizeof(sim_port);
-    s->net.ovc_off = s->net.ivc_off + (size_t)s->net.n_vcs * sizeof(sim_ivc);
-    s->net.port_stride = (s->net.ovc_off + (size_t)s->net.n_vcs * sizeof(sim_ovc) + 31) / 32 * 32;
+    /* port records: the output side and its n_vcs output VCs, then the input side and its n_vcs
+     * input VCs, on a cache line of its own when each part fits one (up to 2 VCs); 32-byte
+     * multiples. Paper Dragonfly, 400 cycles, cachegrind with a 1 MiB last level: 29% fewer
+     * misses than with the parts mixed over two lines; 1,500 cycles on 1 thread 8% faster. */
+    size_t out_end = sizeof(sim_port) + (size_t)s->net.n_vcs * sizeof(sim_ovc);
+    size_t in_size = sizeof(sim_pin) + (size_t)s->net.n_vcs * sizeof(sim_ivc);
+    s->net.ovc_off = sizeof(sim_port);
+    s->net.pin_off = out_end <= 64 && in_size <= 64 ? 64 : out_end;
+    s->net.ivc_off = s->net.pin_off + sizeof(sim_pin);
+    s->net.port_stride = (s->net.pin_off + in_size + 31) / 32 * 32;
     s->net.far = (size_t)s->topo.n_sw_ports * s->net.port_stride > SIM_NEAR_BYTES;
     size_t PSV = (size_t)s->topo.n_sw_ports * s->net.n_vcs;
     s->net.ring_cap = (s->net.buf_flits + c.shared_flits) / c.pkt_flits + 2;
@@ -413,6 +419,7 @@ int nf_sim_new(const nf_fabric *f, const nf_hops *h, const nf_sim_config *cfg,
         for (unsigned p = 1; p <= f->nports[n]; p++) {
             nf_gport g = nf_port_index(f, n, p);
             sim_port *pp = sim_port_at(s, g);
+            sim_pin *pin = sim_pin_of(s, pp);
             pp->node = n;
             nf_node far = f->peer[g]; /* the owner of a CA is the owner of its switch */
             if (far != NF_NONE && far >= s->topo.n_sw) far = f->peer[nf_port_index(f, far, 1)];
@@ -422,6 +429,11 @@ int nf_sim_new(const nf_fabric *f, const nf_hops *h, const nf_sim_config *cfg,
             pp->to_sw = f->peer[g] != NF_NONE && f->peer[g] < f->n_switches;
             nf_link l = f->port_link[g];
             if (l != NF_NONE) pp->lat = (uint8_t)link_latency(&c, f->link_cls[l]);
+            *pin = (sim_pin){.back = pp->back,
+                             .node = n,
+                             .lat = pp->lat,
+                             .peer_own = pp->peer_own,
+                             .to_sw = pp->to_sw};
         }
     for (uint32_t e = 0; e < 2 * s->topo.n_ep; e++)
         s->src.nics[e].cur = SIM_NO_PKT;
@@ -483,11 +495,13 @@ static void reset(nf_sim *s) {
         int32_t cr = p->to_sw ? (int32_t)s->net.buf_flits : INT32_MAX / 2;
         memset(sim_ivcs(s, p), 0, s->net.n_vcs * sizeof(sim_ivc));
         for (unsigned v = 0; v < s->net.n_vcs; v++)
-            sim_ovcs(s, p)[v] = (sim_ovc){.credits = cr, .busy = 0};
+            sim_ovcs(s, p)[v] = (sim_ovc){.credits = cr};
+        p->busy = 0;
         p->shcr = p->to_sw ? (int32_t)s->cfg.shared_flits : 0;
-        p->occ = p->oq_count = p->oq_runs = p->oq_mid = p->link_flits = 0;
-        p->rr_vc = p->rr_in = 0;
-        p->vmask = 0;
+        p->oq_count = p->oq_runs = p->oq_mid = p->link_flits = 0;
+        p->rr_in = 0;
+        sim_pin_of(s, p)->rr_vc = 0;
+        sim_pin_of(s, p)->vmask = 0;
         nf_link l = s->f->port_link[g];
         p->down = l != NF_NONE && s->faults.link_state[l] != NF_LINK_UP;
         s->faults.any_down |= p->down;
@@ -807,18 +821,17 @@ static uint32_t inject_draw(const nf_sim *s, uint32_t k) {
 static int nic_send(nf_sim *s, sim_worker *wk, uint32_t k) {
     sim_nic *n = &s->src.nics[k];
     sim_port *p = sim_port_at(s, s->topo.ep_gport[k]);
-    sim_ovc *ov = sim_ovcs(s, p);
     if (n->cur == SIM_NO_PKT) {
         if (!n->q_count || s->now < n->hold_until) return NF_OK;
         int best = -1;
         if (s->cfg.inject_vc == NF_SIM_INJ_RANDOM) { /* this try's draw, held or short: wait */
             unsigned v = (unsigned)(((uint64_t)inject_draw(s, k) * s->net.n_vcs) >> 32);
-            if (!ov[v].busy && sim_room(s, p, v) >= (int32_t)s->cfg.pkt_flits) best = (int)v;
+            if (!sim_ovc_busy(p, v) && sim_room(s, p, v) >= (int32_t)s->cfg.pkt_flits) best = (int)v;
         } else {
             unsigned hi = s->routing->inj_vc_hi(s->routing_ctx);
             if (hi >= s->net.n_vcs) hi = s->net.n_vcs - 1;
             for (unsigned v = 0; v <= hi; v++)
-                if (!ov[v].busy && sim_room(s, p, v) >= (int32_t)s->cfg.pkt_flits &&
+                if (!sim_ovc_busy(p, v) && sim_room(s, p, v) >= (int32_t)s->cfg.pkt_flits &&
                     (best < 0 || sim_room(s, p, v) > sim_room(s, p, (unsigned)best)))
                     best = (int)v;
         }
@@ -828,7 +841,7 @@ static int nic_send(nf_sim *s, sim_worker *wk, uint32_t k) {
         n->q_count--;
         n->cur_sent = 0;
         n->cur_vc = (uint8_t)best;
-        ov[best].busy = 1;
+        sim_ovc_hold(p, (unsigned)best);
         s->pool.pkts[n->cur].t_inject = s->now;
     }
     if (sim_room(s, p, n->cur_vc) <= 0) return NF_OK;
@@ -845,7 +858,7 @@ static int nic_send(nf_sim *s, sim_worker *wk, uint32_t k) {
     wk->injected++;
     wk->moved = 1;
     if (tail) {
-        ov[n->cur_vc].busy = 0;
+        sim_ovc_free(p, n->cur_vc);
         n->cur = SIM_NO_PKT;
         if (s->net.cr_rate && s->cfg.preaware_throttle > 0) {
             nf_gport g = s->topo.ep_gport[k];
@@ -962,7 +975,8 @@ static int apply_slot(nf_sim *s, sim_worker *wk, sim_wheel_slot *w) {
     const sim_event *ev = w->ev;
     const size_t n_ev = w->n;
     char *const ports = s->net.ports;
-    const size_t stride = s->net.port_stride, ivc_off = s->net.ivc_off, ovc_off = s->net.ovc_off;
+    const size_t stride = s->net.port_stride, ovc_off = s->net.ovc_off, pin_off = s->net.pin_off,
+                 ivc_off = s->net.ivc_off;
     const uint32_t n_sw = s->topo.n_sw, ring_cap = s->net.ring_cap, now = (uint32_t)s->now;
     const unsigned W = 1u << s->net.mw_shift;
     sim_qent *const rings = s->net.rings;
@@ -971,23 +985,32 @@ static int apply_slot(nf_sim *s, sim_worker *wk, sim_wheel_slot *w) {
         const uint32_t port = ev[i].port, pkt = ev[i].pkt;
         const unsigned vc = ev[i].vc, flags = ev[i].flags;
         if (pf && i + 16 < n_ev) { /* the records are scattered over the fabric: fetch ahead */
-            const char *ahead = ports + (size_t)ev[i + 16].port * stride;
-            __builtin_prefetch(ahead, 1);
-            __builtin_prefetch(ahead + 64, 1);
+            const sim_event *a = &ev[i + 16]; /* a credit's output side, a flit's input side */
+            const char *ahead = ports + (size_t)a->port * stride;
+            if (a->pkt == SIM_NO_PKT) {
+                __builtin_prefetch(ahead, 1);
+                __builtin_prefetch(ahead + pin_off - 1, 1);
+            } else {
+                __builtin_prefetch(ahead + pin_off, 1);
+                __builtin_prefetch(ahead + stride - 1, 1);
+            }
+        }
+        if (pf && i + 8 < n_ev) {
             const sim_event *a = &ev[i + 8]; /* a head is routed, a tail delivered: its packet */
             if (a->pkt != SIM_NO_PKT && a->flags & (SIM_FL_HEAD | SIM_FL_TAIL))
                 sim_prefetch_pkt(s, a->pkt);
         }
-        sim_port *p = (sim_port *)(void *)(ports + (size_t)port * stride);
-        nf_node n = p->node;
+        char *rec = ports + (size_t)port * stride;
         if (pkt == SIM_NO_PKT) { /* a credit for output port, VC vc */
+            sim_port *p = (sim_port *)(void *)rec;
+            nf_node n = p->node;
             if (s->net.cr_rate)
                 nf__sim_rate_credit(&s->net.cr_rate[port], &s->net.cr_at[port], s->now,
                                     s->cfg.preaware_cycles, 1);
             if (flags & 1)
                 p->shcr++;
             else
-                ((sim_ovc *)(void *)((char *)p + ovc_off))[vc].credits++;
+                ((sim_ovc *)(void *)(rec + ovc_off))[vc].credits++;
             if (n < n_sw) sim_wake(s, wk, n);
             continue;
         }
@@ -997,6 +1020,8 @@ static int apply_slot(nf_sim *s, sim_worker *wk, sim_wheel_slot *w) {
             wk->rpl[wk->n_rpl++] = (sim_replay){.port = port, .pkt = pkt, .vc = (uint8_t)vc};
             continue;
         }
+        sim_pin *p = (sim_pin *)(void *)(rec + pin_off);
+        nf_node n = p->node;
         if (n >= n_sw) { /* arrived at a NIC: consumed at once */
             int rc = __builtin_expect(flags & SIM_FL_BAD, 0)
                          ? nic_discard(s, wk, pkt)
@@ -1004,7 +1029,7 @@ static int apply_slot(nf_sim *s, sim_worker *wk, sim_wheel_slot *w) {
             if (rc) return rc;
             continue;
         }
-        sim_ivc *v = &((sim_ivc *)(void *)((char *)p + ivc_off))[vc];
+        sim_ivc *v = &((sim_ivc *)(void *)(rec + ivc_off))[vc];
         if (flags & SIM_FL_HEAD || !v->qn) {
             sim_qent *q = rings + ((size_t)port * s->net.n_vcs + vc) * ring_cap;
             uint32_t at = v->head + v->qn;
@@ -1017,7 +1042,7 @@ static int apply_slot(nf_sim *s, sim_worker *wk, sim_wheel_slot *w) {
         }
         if (flags & SIM_FL_HEAD && v->count == 0) /* at the head now */
             v->ready_at = now + s->cfg.router_delay;
-        if (p->occ++ == 0) sim_port_set(s->net.in_mask, n, port - port_off[n], W);
+        if (!p->vmask) sim_port_set(s->net.in_mask, n, port - port_off[n], W);
         if (flags & SIM_FL_SHARED) v->sh++;
         if (v->count++ == 0) p->vmask |= (uint16_t)(1u << vc);
         if (s->err.on && p->to_sw) {
@@ -1165,7 +1190,6 @@ SIM_INLINE int allocate_vc_as(nf_sim *s, sim_worker *b, nf_node sw, nf_gport gi,
             failed = true;
             continue;
         }
-        const sim_ovc *ov = sim_ovcs(s, po);
         unsigned hi = cand[k].vc_hi < s->net.n_vcs ? cand[k].vc_hi : s->net.n_vcs - 1;
         double back = 0;
         if (pre)
@@ -1175,7 +1199,7 @@ SIM_INLINE int allocate_vc_as(nf_sim *s, sim_worker *b, nf_node sw, nf_gport gi,
             int32_t r = sim_room(s, po, vc);
             /* separate allocation takes an idle VC whatever its credits, as BookSim2 does:
              * the switch stage waits for them */
-            if (ov[vc].busy || (!pick && r < (int32_t)s->cfg.pkt_flits)) continue;
+            if (sim_ovc_busy(po, vc) || (!pick && r < (int32_t)s->cfg.pkt_flits)) continue;
             if (pre) {
                 if (nf__sim_preaware_better(r, back, best_cr, best_back)) {
                     best_back = back;
@@ -1213,7 +1237,7 @@ SIM_INLINE int allocate_vc_as(nf_sim *s, sim_worker *b, nf_node sw, nf_gport gi,
     civ->out_port = (uint16_t)best_port;
     civ->out_vc = (uint8_t)best_vc;
     sim_port *po = sim_port_at(s, g0 + best_port - 1);
-    sim_ovcs(s, po)[best_vc].busy = 1;
+    sim_ovc_hold(po, best_vc);
     if (po->to_sw) p->hops++;
     return NF_OK;
 }
@@ -1291,7 +1315,7 @@ SIM_INLINE int traverse(nf_sim *s, sim_worker *b, nf_node sw, nf_gport gi, unsig
                 (uint8_t)((tail ? SIM_FL_TAIL : 0) | (head ? SIM_FL_HEAD : 0) |
                           (shared ? SIM_FL_SHARED : 0) | bad));
     if (tail) {
-        sim_ovcs(s, po)[iv->out_vc].busy = 0;
+        sim_ovc_free(po, iv->out_vc);
         if (s->net.va_pass) s->net.va_pass[sim_vc_ix(s, gi, v)] = b->pass;
         sim_next_head(s, gi, v, iv);
     }
@@ -1348,9 +1372,10 @@ SIM_INLINE int va_stage(nf_sim *s, sim_worker *b, nf_node sw, const uint64_t *in
             unsigned ip = w * 64 + (unsigned)__builtin_ctzll(im) + 1;
             nf_gport gi = g0 + ip - 1;
             sim_port *pi = sim_port_at(s, gi);
+            const sim_pin *pn = sim_pin_of(s, pi);
             sim_ivc *ivs = sim_ivcs(s, pi);
-            unsigned rr = pi->rr_vc;
-            for (uint32_t vm = sim_vc_rot(pi->vmask, rr, V); vm; vm &= vm - 1) {
+            unsigned rr = pn->rr_vc;
+            for (uint32_t vm = sim_vc_rot(pn->vmask, rr, V); vm; vm &= vm - 1) {
                 unsigned v = sim_vc_of(vm, rr, V);
                 sim_ivc *iv = &ivs[v];
                 if (s->now < iv->ready_at || iv->out_port ||
@@ -1382,7 +1407,7 @@ SIM_INLINE int va_stage(nf_sim *s, sim_worker *b, nf_node sw, const uint64_t *in
         iv->out_port = (uint16_t)port;
         iv->out_vc = (uint8_t)vc;
         sim_port *po = sim_port_at(s, g0 + port - 1);
-        sim_ovcs(s, po)[vc].busy = 1;
+        sim_ovc_hold(po, vc);
         if (po->to_sw) s->pool.pkts[iv->head_pkt].hops++;
         s->net.va_pass[sim_vc_ix(s, gi, ivx % V)] = b->pass;
         *moved = true;
@@ -1433,11 +1458,12 @@ SIM_INLINE int crossbar_pass_w(nf_sim *s, sim_worker *b, nf_node sw, bool *moved
                 unsigned ip = w * 64 + (unsigned)__builtin_ctzll(im) + 1;
                 nf_gport gi = g0 + ip - 1;
                 sim_port *pi = sim_port_at(s, gi);
+                const sim_pin *pn = sim_pin_of(s, pi);
                 sim_ivc *ivs = sim_ivcs(s, pi);
-                unsigned rr = pi->rr_vc;
+                unsigned rr = pn->rr_vc;
                 bool retry = false;     /* a VC allocation failed: scan again next iteration */
                 live[w] &= ~(im & -im); /* until it asks */
-                for (uint32_t vm = sim_vc_rot(pi->vmask, rr, V); vm; vm &= vm - 1) {
+                for (uint32_t vm = sim_vc_rot(pn->vmask, rr, V); vm; vm &= vm - 1) {
                     unsigned v = sim_vc_of(vm, rr, V); /* the VCs holding flits, from rr_vc */
                     sim_ivc *iv = &ivs[v];
                     if (s->now < iv->ready_at) continue;
@@ -1483,7 +1509,7 @@ SIM_INLINE int crossbar_pass_w(nf_sim *s, sim_worker *b, nf_node sw, bool *moved
                 sim_port *po = sim_port_at(s, g0 + o);
                 unsigned win = rr_first(req + (size_t)o * W, po->rr_in, W);
                 po->rr_in = (uint8_t)(win + 1 == np ? 0 : win + 1);
-                sim_port_at(s, g0 + win)->rr_vc =
+                sim_pin_of(s, sim_port_at(s, g0 + win))->rr_vc =
                     (uint8_t)(req_vc[win] + 1u == V ? 0 : req_vc[win] + 1);
                 set_bit_w(in_done, win, W);
                 set_bit_w(out_done, o, W);
@@ -1563,7 +1589,7 @@ SIM_INLINE void prefetch_behind(const nf_sim *s, nf_node sw, const unsigned W) {
             nf_gport g = g0 + w * 64 + (nf_gport)__builtin_ctzll(m);
             sim_port *p = sim_port_at(s, g);
             const sim_ivc *iv = sim_ivcs(s, p);
-            for (uint32_t vm = p->vmask; vm; vm &= vm - 1) {
+            for (uint32_t vm = sim_pin_of(s, p)->vmask; vm; vm &= vm - 1) {
                 unsigned v = (unsigned)__builtin_ctz(vm);
                 if (!iv[v].out_port) {
                     sim_prefetch_pkt(s, iv[v].head_pkt);
