@@ -1422,7 +1422,7 @@ SIM_INLINE int va_stage(nf_sim *s, sim_worker *b, nf_node sw, const uint64_t *in
  * move past the winners. Then the matched flits cross. req is room for a W-word bitset per
  * port (the inputs requesting each output), written before it is read. */
 SIM_INLINE int crossbar_pass_w(nf_sim *s, sim_worker *b, nf_node sw, bool *moved, const unsigned W,
-                               uint64_t *req) {
+                               uint64_t *req, uint64_t *stuck) {
     const nf_fabric *f = s->f;
     unsigned np = f->nports[sw], V = s->net.n_vcs;
     nf_gport g0 = f->port_off[sw];
@@ -1446,7 +1446,12 @@ SIM_INLINE int crossbar_pass_w(nf_sim *s, sim_worker *b, nf_node sw, bool *moved
      * failed (a try again may route again, which counts and may learn). */
     uint64_t live[SIM_MASK_WORDS];
     for (unsigned w = 0; w < W; w++)
-        live[w] = ~0ULL;
+        live[w] = ~stuck[w];
+    /* An input whose VCs are all held back by what stays so for the rest of the router's cycle (a
+     * head not ready yet, an output queue full, no credit: credits come back and queues drain only
+     * between cycles) asks for nothing in the later passes either: it goes into stuck, which they
+     * skip. Not with separate VC allocation or multicast, whose stages change that by passes. */
+    const bool may_stick = !s->net.va_pass && !s->mc.n_groups;
     for (unsigned it = 0; it < s->cfg.alloc_iters; it++) {
         uint64_t outs[SIM_MASK_WORDS];
         uint8_t req_vc[64 * SIM_MASK_WORDS];
@@ -1462,6 +1467,7 @@ SIM_INLINE int crossbar_pass_w(nf_sim *s, sim_worker *b, nf_node sw, bool *moved
                 sim_ivc *ivs = sim_ivcs(s, pi);
                 unsigned rr = pn->rr_vc;
                 bool retry = false;     /* a VC allocation failed: scan again next iteration */
+                bool soft = !may_stick; /* a VC held back only for this pass */
                 live[w] &= ~(im & -im); /* until it asks */
                 for (uint32_t vm = sim_vc_rot(pn->vmask, rr, V); vm; vm &= vm - 1) {
                     unsigned v = sim_vc_of(vm, rr, V); /* the VCs holding flits, from rr_vc */
@@ -1479,11 +1485,15 @@ SIM_INLINE int crossbar_pass_w(nf_sim *s, sim_worker *b, nf_node sw, bool *moved
                         if (rc) return rc;
                         set_bit_w(in_dropped, ip - 1, W); /* its turn this pass, no crossbar */
                         *moved = true;
+                        soft = true;
                         break;
                     }
                     if (!iv->out_port) continue;
                     unsigned o = iv->out_port - 1u;
-                    if (bit_w(out_done, o, W)) continue;
+                    if (bit_w(out_done, o, W)) {
+                        soft = true;
+                        continue;
+                    }
                     if (s->mc.n_groups && sim_bits_any(s->mc.left + sim_vc_ix(s, gi, v) * W, W))
                         continue; /* (crossbar_mc's) */
                     sim_port *po = sim_port_at(s, g0 + o);
@@ -1498,7 +1508,10 @@ SIM_INLINE int crossbar_pass_w(nf_sim *s, sim_worker *b, nf_node sw, bool *moved
                     retry = true;
                     break;
                 }
-                if (retry) live[w] |= im & -im;
+                if (retry)
+                    live[w] |= im & -im;
+                else if (!soft)
+                    stuck[w] |= im & -im;
             }
         }
         if (!sim_bits_any(outs, W)) break;
@@ -1530,13 +1543,14 @@ SIM_INLINE int crossbar_pass_w(nf_sim *s, sim_worker *b, nf_node sw, bool *moved
 }
 
 /* The crossbar pass of a fabric with switches of at most 64 ports, and of one with more. */
-static int crossbar_pass_1(nf_sim *s, sim_worker *b, nf_node sw, bool *moved) {
+static int crossbar_pass_1(nf_sim *s, sim_worker *b, nf_node sw, bool *moved, uint64_t *stuck) {
     uint64_t req[64];
-    return crossbar_pass_w(s, b, sw, moved, 1, req);
+    return crossbar_pass_w(s, b, sw, moved, 1, req, stuck);
 }
-static int crossbar_pass_wide(nf_sim *s, sim_worker *b, nf_node sw, bool *moved) {
+static int crossbar_pass_wide(nf_sim *s, sim_worker *b, nf_node sw, bool *moved,
+                              uint64_t *stuck) {
     uint64_t req[NF_MAX_PORTS * SIM_MASK_WORDS];
-    return crossbar_pass_w(s, b, sw, moved, SIM_MASK_WORDS, req);
+    return crossbar_pass_w(s, b, sw, moved, SIM_MASK_WORDS, req, stuck);
 }
 
 /* A router's cycle; *busy says whether it still holds flits. */
@@ -1545,10 +1559,12 @@ SIM_INLINE int router_cycle(nf_sim *s, sim_worker *b, nf_node sw, bool *busy, co
     unsigned passes = (unsigned)s->net.xbar_credit[sw];
     s->net.xbar_credit[sw] -= passes;
     bool moved = false;
+    uint64_t stuck[SIM_MASK_WORDS] = {0}; /* inputs held back for the rest of the cycle */
     for (unsigned k = 0; k < passes; k++) { /* a pass that moves nothing leaves all as it was */
         bool m = false;
         b->pass = s->now * 64 + k + 1; /* 0: none yet */
-        int rc = W == 1 ? crossbar_pass_1(s, b, sw, &m) : crossbar_pass_wide(s, b, sw, &m);
+        int rc = W == 1 ? crossbar_pass_1(s, b, sw, &m, stuck)
+                        : crossbar_pass_wide(s, b, sw, &m, stuck);
         if (rc) return rc;
         if (!m) break;
         moved = true;
