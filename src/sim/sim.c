@@ -1610,6 +1610,8 @@ SIM_INLINE void prefetch_behind(const nf_sim *s, nf_node sw, const unsigned W) {
                 if (!iv[v].out_port) {
                     sim_prefetch_pkt(s, iv[v].head_pkt);
                     __builtin_prefetch(s->net.cands + sim_vc_ix(s, g, v) * SIM_CACHE_CANDS, 1);
+                } else if (iv[v].out_port != SIM_DROP_PORT) { /* its output's side */
+                    __builtin_prefetch(sim_port_at(s, g0 + iv[v].out_port - 1u), 1);
                 }
                 if (iv[v].qn > 1) {
                     uint32_t at = iv[v].head + 1u;
@@ -1629,16 +1631,21 @@ SIM_INLINE void prefetch_behind(const nf_sim *s, nf_node sw, const unsigned W) {
     }
 }
 
-/* Asks the memory for the port records (and their VCs) of a router two ahead, whose input and
- * output sides prefetch_behind reads one router ahead. */
+/* Asks the memory for the parts of the port records of a router two ahead that prefetch_behind
+ * reads one router ahead: the input side (and its VCs) of the ports holding input flits, the
+ * output side of those with queued flits (prefetch_behind asks for the outputs asked for). */
 SIM_INLINE void prefetch_ports(const nf_sim *s, nf_node sw, const unsigned W) {
     nf_gport g0 = s->f->port_off[sw];
-    size_t stride = s->net.port_stride;
+    size_t stride = s->net.port_stride, pin_off = s->net.pin_off;
     for (unsigned w = 0; w < W; w++) {
-        for (uint64_t m = s->net.in_mask[(size_t)sw * W + w] | s->net.out_mask[(size_t)sw * W + w];
-             m; m &= m - 1) {
+        for (uint64_t m = s->net.in_mask[(size_t)sw * W + w]; m; m &= m - 1) {
             uintptr_t a = (uintptr_t)sim_port_at(s, g0 + w * 64 + (nf_gport)__builtin_ctzll(m));
-            for (uintptr_t line = a & ~(uintptr_t)63; line < a + stride; line += 64)
+            for (uintptr_t line = (a + pin_off) & ~(uintptr_t)63; line < a + stride; line += 64)
+                __builtin_prefetch((const void *)line, 1);
+        }
+        for (uint64_t m = s->net.out_mask[(size_t)sw * W + w]; m; m &= m - 1) {
+            uintptr_t a = (uintptr_t)sim_port_at(s, g0 + w * 64 + (nf_gport)__builtin_ctzll(m));
+            for (uintptr_t line = a & ~(uintptr_t)63; line < a + pin_off; line += 64)
                 __builtin_prefetch((const void *)line, 1);
         }
     }
