@@ -826,7 +826,8 @@ static int nic_send(nf_sim *s, sim_worker *wk, uint32_t k) {
         int best = -1;
         if (s->cfg.inject_vc == NF_SIM_INJ_RANDOM) { /* this try's draw, held or short: wait */
             unsigned v = (unsigned)(((uint64_t)inject_draw(s, k) * s->net.n_vcs) >> 32);
-            if (!sim_ovc_busy(p, v) && sim_room(s, p, v) >= (int32_t)s->cfg.pkt_flits) best = (int)v;
+            if (!sim_ovc_busy(p, v) && sim_room(s, p, v) >= (int32_t)s->cfg.pkt_flits)
+                best = (int)v;
         } else {
             unsigned hi = s->routing->inj_vc_hi(s->routing_ctx);
             if (hi >= s->net.n_vcs) hi = s->net.n_vcs - 1;
@@ -1547,8 +1548,7 @@ static int crossbar_pass_1(nf_sim *s, sim_worker *b, nf_node sw, bool *moved, ui
     uint64_t req[64];
     return crossbar_pass_w(s, b, sw, moved, 1, req, stuck);
 }
-static int crossbar_pass_wide(nf_sim *s, sim_worker *b, nf_node sw, bool *moved,
-                              uint64_t *stuck) {
+static int crossbar_pass_wide(nf_sim *s, sim_worker *b, nf_node sw, bool *moved, uint64_t *stuck) {
     uint64_t req[NF_MAX_PORTS * SIM_MASK_WORDS];
     return crossbar_pass_w(s, b, sw, moved, SIM_MASK_WORDS, req, stuck);
 }
@@ -1559,12 +1559,12 @@ SIM_INLINE int router_cycle(nf_sim *s, sim_worker *b, nf_node sw, bool *busy, co
     unsigned passes = (unsigned)s->net.xbar_credit[sw];
     s->net.xbar_credit[sw] -= passes;
     bool moved = false;
-    uint64_t stuck[SIM_MASK_WORDS] = {0}; /* inputs held back for the rest of the cycle */
+    uint64_t stuck[SIM_MASK_WORDS] = {0};   /* inputs held back for the rest of the cycle */
     for (unsigned k = 0; k < passes; k++) { /* a pass that moves nothing leaves all as it was */
         bool m = false;
         b->pass = s->now * 64 + k + 1; /* 0: none yet */
-        int rc = W == 1 ? crossbar_pass_1(s, b, sw, &m, stuck)
-                        : crossbar_pass_wide(s, b, sw, &m, stuck);
+        int rc =
+            W == 1 ? crossbar_pass_1(s, b, sw, &m, stuck) : crossbar_pass_wide(s, b, sw, &m, stuck);
         if (rc) return rc;
         if (!m) break;
         moved = true;
