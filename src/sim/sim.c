@@ -981,23 +981,24 @@ static int apply_slot(nf_sim *s, sim_worker *wk, sim_wheel_slot *w) {
     const uint32_t n_sw = s->topo.n_sw, ring_cap = s->net.ring_cap, now = (uint32_t)s->now;
     const unsigned W = 1u << s->net.mw_shift;
     sim_qent *const rings = s->net.rings;
-    const bool pf = s->net.pf;
+    /* the records are scattered over the fabric: events up to pf_port (pf_pkt) fetch the record
+     * of the event 16 (the packet of the one 8) ahead; a side spans two lines only with more
+     * than 2 VCs */
+    const size_t pf_port = s->net.pf && n_ev > 16 ? n_ev - 16 : 0;
+    const size_t pf_pkt = s->net.pf && n_ev > 8 ? n_ev - 8 : 0;
+    const bool pf = s->net.pf, pf_two = pin_off != 64 || stride != 128;
     for (size_t i = 0; i < n_ev; i++) {
         const uint32_t port = ev[i].port, pkt = ev[i].pkt;
         const unsigned vc = ev[i].vc, flags = ev[i].flags;
-        if (pf && i + 16 < n_ev) { /* the records are scattered over the fabric: fetch ahead */
-            const sim_event *a = &ev[i + 16]; /* a credit's output side, a flit's input side */
+        if (i < pf_port) { /* a credit's output side, a flit's input side */
+            const sim_event *a = &ev[i + 16];
+            const bool cr = a->pkt == SIM_NO_PKT;
             const char *ahead = ports + (size_t)a->port * stride;
-            if (a->pkt == SIM_NO_PKT) {
-                __builtin_prefetch(ahead, 1);
-                __builtin_prefetch(ahead + pin_off - 1, 1);
-            } else {
-                __builtin_prefetch(ahead + pin_off, 1);
-                __builtin_prefetch(ahead + stride - 1, 1);
-            }
+            __builtin_prefetch(ahead + (cr ? 0 : pin_off), 1);
+            if (pf_two) __builtin_prefetch(ahead + (cr ? pin_off : stride) - 1, 1);
         }
-        if (pf && i + 8 < n_ev) {
-            const sim_event *a = &ev[i + 8]; /* a head is routed, a tail delivered: its packet */
+        if (i < pf_pkt) { /* a head is routed, a tail delivered: its packet */
+            const sim_event *a = &ev[i + 8];
             if (a->pkt != SIM_NO_PKT && a->flags & (SIM_FL_HEAD | SIM_FL_TAIL))
                 sim_prefetch_pkt(s, a->pkt);
         }
