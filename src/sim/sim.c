@@ -1637,7 +1637,18 @@ SIM_INLINE void prefetch_behind(const nf_sim *s, nf_node sw, const unsigned W) {
  * output side of those with queued flits (prefetch_behind asks for the outputs asked for). */
 SIM_INLINE void prefetch_ports(const nf_sim *s, nf_node sw, const unsigned W) {
     nf_gport g0 = s->f->port_off[sw];
+    const char *ports = s->net.ports;
     size_t stride = s->net.port_stride, pin_off = s->net.pin_off;
+    if (pin_off == 64 && stride == 128) { /* (up to 2 VCs) each side one line */
+        for (unsigned w = 0; w < W; w++) {
+            nf_gport gw = g0 + w * 64;
+            for (uint64_t m = s->net.in_mask[(size_t)sw * W + w]; m; m &= m - 1)
+                __builtin_prefetch(ports + (size_t)(gw + __builtin_ctzll(m)) * 128 + 64, 1);
+            for (uint64_t m = s->net.out_mask[(size_t)sw * W + w]; m; m &= m - 1)
+                __builtin_prefetch(ports + (size_t)(gw + __builtin_ctzll(m)) * 128, 1);
+        }
+        return;
+    }
     for (unsigned w = 0; w < W; w++) {
         for (uint64_t m = s->net.in_mask[(size_t)sw * W + w]; m; m &= m - 1) {
             uintptr_t a = (uintptr_t)sim_port_at(s, g0 + w * 64 + (nf_gport)__builtin_ctzll(m));
