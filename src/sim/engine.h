@@ -246,7 +246,7 @@ typedef struct sim_net {
     uint32_t n_vcs, buf_flits; /* VCs per port; a VC's buffer */
     uint32_t oq_cap;           /* runs an output queue's ring holds (out_buf) */
     uint32_t ring_cap;         /* packet entries per input VC: (buf + shared) / pkt_flits + 2 */
-    char *ports;               /* port records (port, then its input and output VCs) */
+    char *ports;               /* port records (output side and VCs, input side and VCs) */
     size_t port_stride, ovc_off, pin_off, ivc_off; /* a record's size, its parts' offsets */
     sim_qent *rings;     /* n_sw_ports * n_vcs * ring_cap: the input VCs' packet entries */
     sim_run *oq_ring;    /* n_sw_ports * oq_cap: the output queues' middle runs */
