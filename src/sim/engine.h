@@ -597,17 +597,24 @@ double nf__sim_rail_cost(const nf_sim *s, size_t k, uint64_t backlog); /* NIC ra
  * free and its credit leaves upstream, shared slots given back first. W: the words of a port
  * bitset (1 << net.mw_shift). */
 static inline int sim_free_slot_w(nf_sim *s, sim_worker *b, nf_node sw, nf_gport gi, unsigned v,
-                                  unsigned W) {
-    sim_port *p = sim_port_at(s, gi);
+                                  unsigned W);
+/* The same for port p, bit i of its switch's port bitsets (gi - port_off[sw]). */
+static inline int sim_free_slot_at(nf_sim *s, sim_worker *b, nf_node sw, sim_port *p, unsigned i,
+                                   unsigned v, unsigned W) {
     sim_pin *pi = sim_pin_of(s, p);
     sim_ivc *iv = &sim_ivcs(s, p)[v];
     if (--iv->count == 0 && !(pi->vmask &= (uint16_t) ~(1u << v)))
-        sim_port_clear(s->net.in_mask, sw, gi - s->f->port_off[sw], W);
+        sim_port_clear(s->net.in_mask, sw, i, W);
     uint8_t kind = iv->sh ? 1 : 0;
     if (kind) iv->sh--;
     return sim_push_event(
         s, b, pi->peer_own, s->now + s->cfg.credit_delay + pi->lat,
         (sim_event){.port = pi->back, .pkt = SIM_NO_PKT, .vc = (uint8_t)v, .flags = kind});
+}
+
+static inline int sim_free_slot_w(nf_sim *s, sim_worker *b, nf_node sw, nf_gport gi, unsigned v,
+                                  unsigned W) {
+    return sim_free_slot_at(s, b, sw, sim_port_at(s, gi), gi - s->f->port_off[sw], v, W);
 }
 
 static inline int sim_free_slot(nf_sim *s, sim_worker *b, nf_node sw, nf_gport gi, unsigned v) {

@@ -1295,17 +1295,19 @@ static int drop_flit(nf_sim *s, sim_worker *b, nf_node sw, nf_gport gi, unsigned
     return NF_OK;
 }
 
-/* Moves the head flit of input VC v of port gi through the crossbar to output go's queue; its
- * slot's credit leaves upstream. W: the words of a port bitset. */
-SIM_INLINE int traverse(nf_sim *s, sim_worker *b, nf_node sw, nf_gport gi, unsigned v, nf_gport go,
-                        const unsigned W) {
+/* Moves the head flit of input VC v of port ip (0-based: global g0 + ip) of switch sw through
+ * the crossbar to output o's queue; its slot's credit leaves upstream. W: the words of a port
+ * bitset. */
+SIM_INLINE int traverse(nf_sim *s, sim_worker *b, nf_node sw, nf_gport g0, unsigned ip, unsigned v,
+                        unsigned o, const unsigned W) {
+    nf_gport gi = g0 + ip, go = g0 + o;
     sim_port *pi = sim_port_at(s, gi), *po = sim_port_at(s, go);
     sim_ivc *iv = &sim_ivcs(s, pi)[v];
     uint32_t id = iv->head_pkt;
     bool head = iv->out == 0; /* the first flit of its packet to leave this VC */
     bool tail = ++iv->out == s->cfg.pkt_flits;
-    sim_port_set(s->net.out_mask, sw, go - s->f->port_off[sw], W);
-    int rc = sim_free_slot_w(s, b, sw, gi, v, W);
+    sim_port_set(s->net.out_mask, sw, o, W);
+    int rc = sim_free_slot_at(s, b, sw, pi, ip, v, W);
     if (rc) return rc;
     bool shared = sim_take_credit(s, po, iv->out_vc);
     uint8_t bad = 0;
@@ -1536,7 +1538,7 @@ SIM_INLINE int crossbar_pass_w(nf_sim *s, sim_worker *b, nf_node sw, bool *moved
     for (unsigned w = 0; w < W; w++) {
         for (uint64_t m = in_done[w]; m; m &= m - 1) {
             unsigned ip = w * 64 + (unsigned)__builtin_ctzll(m);
-            int rc = traverse(s, b, sw, g0 + ip, match_vc[ip], g0 + match_out[ip], W);
+            int rc = traverse(s, b, sw, g0, ip, match_vc[ip], match_out[ip], W);
             if (rc) return rc;
             *moved = true;
         }
