@@ -248,6 +248,7 @@ typedef struct sim_net {
     uint32_t ring_cap;         /* packet entries per input VC: (buf + shared) / pkt_flits + 2 */
     char *ports;               /* port records (output side and VCs, input side and VCs) */
     size_t port_stride, ovc_off, pin_off, ivc_off; /* a record's size, its parts' offsets */
+    bool sides1;         /* each side of a record is one cache line: pin_off 64, stride 128 */
     sim_qent *rings;     /* n_sw_ports * n_vcs * ring_cap: the input VCs' packet entries */
     sim_run *oq_ring;    /* n_sw_ports * oq_cap: the output queues' middle runs */
     nf_sim_cand *cands;  /* n_sw_ports * n_vcs * SIM_CACHE_CANDS: head packets' candidates */
@@ -593,12 +594,9 @@ double nf__sim_rail_cost(const nf_sim *s, size_t k, uint64_t backlog); /* NIC ra
 
 /* ---- a router's primitives, for the crossbar (sim.c) and the replication (replicate.c) --- */
 
-/* The head flit of input VC v of port gi has left (crossed, or been discarded): its slot is
- * free and its credit leaves upstream, shared slots given back first. W: the words of a port
- * bitset (1 << net.mw_shift). */
-static inline int sim_free_slot_w(nf_sim *s, sim_worker *b, nf_node sw, nf_gport gi, unsigned v,
-                                  unsigned W);
-/* The same for port p, bit i of its switch's port bitsets (gi - port_off[sw]). */
+/* The head flit of input VC v of port p (bit i of switch sw's port bitsets) has left (crossed, or
+ * been discarded): its slot is free and its credit leaves upstream, shared slots given back first.
+ * W: the words of a port bitset (1 << net.mw_shift). */
 static inline int sim_free_slot_at(nf_sim *s, sim_worker *b, nf_node sw, sim_port *p, unsigned i,
                                    unsigned v, unsigned W) {
     sim_pin *pi = sim_pin_of(s, p);
@@ -612,6 +610,7 @@ static inline int sim_free_slot_at(nf_sim *s, sim_worker *b, nf_node sw, sim_por
         (sim_event){.port = pi->back, .pkt = SIM_NO_PKT, .vc = (uint8_t)v, .flags = kind});
 }
 
+/* The same for global port gi. */
 static inline int sim_free_slot_w(nf_sim *s, sim_worker *b, nf_node sw, nf_gport gi, unsigned v,
                                   unsigned W) {
     return sim_free_slot_at(s, b, sw, sim_port_at(s, gi), gi - s->f->port_off[sw], v, W);

@@ -326,6 +326,7 @@ int nf_sim_new(const nf_fabric *f, const nf_hops *h, const nf_sim_config *cfg,
     s->net.pin_off = out_end <= 64 && in_size <= 64 ? 64 : out_end;
     s->net.ivc_off = s->net.pin_off + sizeof(sim_pin);
     s->net.port_stride = (s->net.pin_off + in_size + 31) / 32 * 32;
+    s->net.sides1 = s->net.pin_off == 64 && s->net.port_stride == 128;
     s->net.far = (size_t)s->topo.n_sw_ports * s->net.port_stride > SIM_NEAR_BYTES;
     size_t PSV = (size_t)s->topo.n_sw_ports * s->net.n_vcs;
     s->net.ring_cap = (s->net.buf_flits + c.shared_flits) / c.pkt_flits + 2;
@@ -986,7 +987,7 @@ static int apply_slot(nf_sim *s, sim_worker *wk, sim_wheel_slot *w) {
      * than 2 VCs */
     const size_t pf_port = s->net.pf && n_ev > 16 ? n_ev - 16 : 0;
     const size_t pf_pkt = s->net.pf && n_ev > 8 ? n_ev - 8 : 0;
-    const bool pf = s->net.pf, pf_two = pin_off != 64 || stride != 128;
+    const bool pf = s->net.pf, pf_two = !s->net.sides1;
     for (size_t i = 0; i < n_ev; i++) {
         const uint32_t port = ev[i].port, pkt = ev[i].pkt;
         const unsigned vc = ev[i].vc, flags = ev[i].flags;
@@ -1641,7 +1642,7 @@ SIM_INLINE void prefetch_ports(const nf_sim *s, nf_node sw, const unsigned W) {
     nf_gport g0 = s->f->port_off[sw];
     const char *ports = s->net.ports;
     size_t stride = s->net.port_stride, pin_off = s->net.pin_off;
-    if (pin_off == 64 && stride == 128) { /* (up to 2 VCs) each side one line */
+    if (s->net.sides1) { /* (up to 2 VCs) */
         for (unsigned w = 0; w < W; w++) {
             nf_gport gw = g0 + w * 64;
             for (uint64_t m = s->net.in_mask[(size_t)sw * W + w]; m; m &= m - 1)
