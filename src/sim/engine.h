@@ -116,6 +116,7 @@ typedef struct sim_pin {
     uint8_t rr_vc;
     uint8_t lat, peer_own, to_sw;
 } sim_pin; /* 16 bytes */
+_Static_assert(NF_SIM_MAX_VCS <= 16, "sim_port.busy and sim_pin.vmask hold a bit per VC");
 
 /* An entry of an input VC's ring: a packet and the cycle its head flit arrived. */
 typedef struct sim_qent {
