@@ -16,7 +16,7 @@ build=$1
 seconds=$2
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
-fabrics=${NF_FABRICS_DIR:-$root/../shared/fabrics}
+fabrics=${NF_FABRICS_DIR:-$root/tests/data/fabrics}
 
 status=0
 found=0
