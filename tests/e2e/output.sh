@@ -44,7 +44,7 @@ if mount -t tmpfs -o size=64k tmpfs "$full" 2>"$tmp/mount.err"; then
 elif [ "$(id -u)" = 0 ]; then
     bad "cannot mount a tmpfs on $full: $(cat "$tmp/mount.err")"
 else
-    echo "SKIP: the full-disk checks need root (mount -t tmpfs)"
+    skip "the full-disk checks need root (mount -t tmpfs)"
 fi
 # enospc FILE WHY CMD...: FILE (in $full) holds "old", the disk is then filled; CMD must exit 1
 # saying WHY (empty: not checked, a child program writes), FILE keep "old", no temporary stay

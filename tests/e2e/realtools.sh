@@ -138,7 +138,7 @@ fi
 
 # ---- multicast groups joined through OpenSM's SA (nf_ibjoin), read back by three real tools ----
 if [ -z "${NF_IBJOIN:-}" ] || [ ! -x "${NF_IBJOIN:-}" ]; then
-    echo "SKIP: the multicast checks need nf_ibjoin (built when libibmad-dev is installed)"
+    skip "the multicast checks need nf_ibjoin (built when libibmad-dev is installed)"
 else
     f=$tmp/fattree_k_4
     printf 'sa_db_dump TRUE\n' >"$tmp/osm.conf"
