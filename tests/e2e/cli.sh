@@ -7,8 +7,10 @@ nf=$1; src=$2; fabrics=$3
 . "$src/tests/e2e/lib/harness.sh"
 
 expect 0 "$nf" --version;                 has_line out "netfab 0.1.0"
-expect 0 "$nf" --help;                    has out "topo"
-expect 0 "$nf" topo --help;               has out "example"
+expect 0 "$nf" --help
+has_line out "  topo         build, read or convert a fabric and print its statistics"
+expect 0 "$nf" topo --help
+has_line out "  netfab topo --topo fattree:k=4 --out ft4.ibnet"
 expect 2 "$nf";                           has err "usage"
 expect 2 "$nf" frobnicate;                has err "unknown command 'frobnicate'"
 expect 2 "$nf" topo;                      has err "--topo SPEC is required"
@@ -74,20 +76,50 @@ expect 2 "$nf" topo --topo "file:$tmp/bad.ibnet"; has err "bad.ibnet:2:"
 printf 'hello world\n' >"$tmp/junk.txt"
 expect 2 "$nf" topo --topo "file:$tmp/junk.txt"; has err "junk.txt"
 
-# the real dumps: every complete one loads; the stray stderr line gives a warning
+# the real dumps: every complete one loads, to its switches, CAs and links (README.md's figures,
+# the same as its Switch and Ca blocks and half its port lines); the stray stderr line warns
+n=0
 for f in "$fabrics"/*.ibnet; do
-    case "$f" in *.partial.ibnet) continue ;; esac
+    case "${f##*/}" in
+    *.partial.ibnet) continue ;;
+    nvidia-topograph-ndr-superpod.ibnet) fig="40 582 1114" ;;
+    switchib-edr-6sw-96hca.ibnet) fig="6 96 144" ;;
+    stage-sx6036-fdr10.ibnet) fig="8 144 192" ;;
+    psmn-x5-voltaire-qdr.ibnet) fig="11 89 159" ;;
+    nvidia-kb-ufm-lab-edr-fdr.ibnet) fig="2 6 10" ;;
+    rdma-core-manpage-voltaire-2007.ibnet) fig="2 4 7" ;;
+    fattree-k4-n3.synthetic.ibnet) fig="80 128 384" ;;
+    *) fig="(no figures)" ;;
+    esac
+    n=$((n + 1))
     expect 0 "$nf" topo --topo "file:$f" --json
+    got="$(json_said out switches) $(json_said out endpoints) $(json_said out links)"
+    [ "$got" = "$fig" ] && ok || bad "${f##*/}: switches, CAs, links '$got', want '$fig'"
 done
+[ "$n" = 7 ] && ok || bad "$n complete dumps in $fabrics, want 7"
 expect 0 "$nf" topo --topo "file:$fabrics/nvidia-kb-ufm-lab-edr-fdr.ibnet"; has err "warning"
 
 # the partial dump: a port listed twice with different peers is a structural error, said clearly
 expect 2 "$nf" topo --topo "file:$fabrics/llnl-atlas-2006-voltaire.partial.ibnet"
 has_line err "netfab: $fabrics/llnl-atlas-2006-voltaire.partial.ibnet:16: port 23 of \"S-0008f104003f1e29\" is listed twice (first on line 13)"
 
-# Debian's ibsim examples are ibsim net files
-for f in /usr/share/doc/ibsim-utils/net-examples/net*; do
-    expect 0 "$nf" topo --topo "file:$f" --json
-done
+# Debian's ibsim examples are ibsim net files: switches, CAs and links as their blocks list them
+ex=/usr/share/doc/ibsim-utils/net-examples
+if [ -f "$ex/net" ]; then
+    for f in "$ex"/net*; do
+        case "${f##*/}" in
+        net | net.2sw2path) fig="2 2 4" ;;
+        net.1) fig="1 2 2" ;;
+        net.2sw2path4hca) fig="2 4 6" ;;
+        net.2sw2path4hca2port) fig="2 2 6" ;;
+        *) fig="(no figures)" ;;
+        esac
+        expect 0 "$nf" topo --topo "file:$f" --json
+        got="$(json_said out switches) $(json_said out endpoints) $(json_said out links)"
+        [ "$got" = "$fig" ] && ok || bad "${f##*/}: switches, CAs, links '$got', want '$fig'"
+    done
+else
+    skip "the ibsim net examples need ibsim-utils ($ex)"
+fi
 
 finish

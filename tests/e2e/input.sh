@@ -74,11 +74,16 @@ expect 0 "$nf" topo --topo "file:$tmp/ft4.ibnet,partial=0" --json
 expect 2 "$nf" topo --topo "file:$tmp/ft4.ibnet,partial=yes"; has err "partial must be 0 or 1"
 expect 2 "$nf" topo --topo "file:$tmp/ft4.ibnet,bogus=1";    has err "unknown option 'bogus' (known: partial)"
 
-# the real dumps are complete: they load without the option and without any one-sided warning
+# the real dumps are complete: they load without the option and without any one-sided warning,
+# each link listed by both ends (its links: half the file's port lines that name a peer)
 for f in "$fabrics"/*.ibnet; do
     case "$f" in *.partial.ibnet) continue ;; esac
     expect 0 "$nf" topo --topo "file:$f" --json
     if grep -q "one end\|no node block\|no block" "$tmp/err"; then bad "$f: $(cat "$tmp/err")"; else ok; fi
+    ends=$(grep -Ec '^\[[0-9]+\][^"]*"[SH]-[0-9a-fA-F]+"\[' "$f")
+    got=$(json_said out links)
+    [ $((ends % 2)) = 0 ] && [ "$got" = $((ends / 2)) ] && ok ||
+        bad "${f##*/}: links '$got', want half of its $ends port lines"
 done
 
 # ---- duplicate GUIDs: both lines named --------------------------------------------------------

@@ -58,6 +58,11 @@ for topo in fattree:k=4 torus:4x4,c=2; do
 done
 # a deterministic routing of every kind dumps; the ones that choose per packet are refused
 expect 0 "$nf" route --topo torus:4x4,c=1 --routing dor --dump-lft "$tmp/dor.dump"
+# 16 switches, each a header and 32 entries (LIDs 1-32: 16 switches, 16 CAs); the first
+# switch reaches itself on port 0
+[ "$(grep -c '^Unicast lids \[0-32\] of switch' "$tmp/dor.dump")" = 16 ] && ok || bad "dor: not 16 switch headers"
+[ "$(grep -c '^0x' "$tmp/dor.dump")" = 512 ] && ok || bad "dor: not 16 x 32 entries: $(grep -c '^0x' "$tmp/dor.dump")"
+has_line "$tmp/dor.dump" "0x0001 000 # Switch portguid 0x0002c90000000010: 'torus 0,0'"
 expect 0 "$nf" route --topo dragonfly:a=4,p=2,h=2 --routing dfmin --dump-lft -
 has out "^Unicast lids"
 expect 2 "$nf" route --topo dragonfly:a=4,p=2,h=2 --routing ugal-l --dump-lft "$tmp/u.dump"

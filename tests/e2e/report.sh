@@ -11,7 +11,8 @@ nf=$1
 . "$2/tests/e2e/lib/harness.sh"
 check=${NF_PAGECHECK:-$(dirname "$nf")/nf_pagecheck}
 
-expect 0 "$nf" report --help;             has out "example"; has out "--quick"
+expect 0 "$nf" report --help;             has out "--quick"
+has_line out "  netfab report --quick --out report && chromium report/index.html"
 expect 0 "$nf" report --list
 [ "$(wc -l <"$tmp/out")" = 16 ] && ok || bad "16 steps listed: $(wc -l <"$tmp/out")"
 has out "^mcast-height .*\[M\]"; has out "^tables .*\[S\]"; has out "^dragonfly-uniform .*\[U\]"

@@ -10,7 +10,8 @@ nf=$1
 . "$2/tests/e2e/lib/harness.sh"
 sim_opts="--cycles 400 --warmup 100"
 
-expect 0 "$nf" sweep --help;    has out "example"; has out "This build: with"
+expect 0 "$nf" sweep --help;    has out "This build: with"
+has_line out "  netfab sweep --topo dragonfly:a=4,p=2,h=2 --routing dfmin,ugal-l --traffic uniform,worst"
 expect 2 "$nf" sweep;           has err "topo is required"
 expect 2 "$nf" sweep --topo torus:4x4,c=1; has err "say what to sweep"
 expect 2 "$nf" sweep --topo torus:4x4,c=1 --routing dor --traffic uniform; has err "needs --routing, --traffic and --loads"

@@ -26,6 +26,14 @@ has() { if grep -q -- "$2" "$tmp/$1"; then ok; else bad "$1 lacks '$2'"; fi; }
 has_line() {
     if grep -qxF -- "$2" "$(e2e_file "$1")"; then ok; else bad "$1 has no line '$2'"; fi
 }
+# lacks out|err|FILE TEXT: the file is there and not empty, and no line holds TEXT (a regex): a
+# missing or empty file fails rather than passes
+lacks() {
+    f=$(e2e_file "$1")
+    if [ ! -s "$f" ]; then bad "$1 is missing or empty (want it without '$2')"
+    elif grep -q -- "$2" "$f"; then bad "$1 holds '$2': $(grep -m 1 -- "$2" "$f" | head -c 200)"
+    else ok; fi
+}
 # the last command's out or err, or a file named by its path
 e2e_file() { case $1 in out | err) echo "$tmp/$1" ;; *) echo "$1" ;; esac; }
 
