@@ -9,7 +9,7 @@ FUZZ := build-fuzz
 FUZZ_SECONDS ?= 600
 NETFAB := $(BUILD)/netfab
 
-.PHONY: all deps build asan tsan demo check test bench fuzz install clean format
+.PHONY: all deps build asan tsan demo check test test-quick bench fuzz install clean format
 
 all: build
 
@@ -38,6 +38,11 @@ demo: build
 
 test: build
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+# the unit tests and the fast end-to-end scripts (ctest label quick), release build only: for
+# every edit; `make check` is the whole gate
+test-quick: build
+	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS) -L quick
 
 check: build asan
 	@echo "== tests, release build"
