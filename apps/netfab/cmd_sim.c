@@ -81,9 +81,10 @@ static json_t *timeline_json(const nf_sim_window *w, size_t n) {
     json_t *arr = json_array();
     for (size_t i = 0; arr && i < n; i++) {
         json_t *o =
-            json_pack("{s:I, s:f, s:f, s:f, s:f, s:I}", "cycle", (json_int_t)w[i].cycle, "offered",
-                      w[i].offered, "accepted", w[i].accepted, "lat_mean", w[i].lat_mean,
-                      "minimal_frac", w[i].minimal_frac, "packets", (json_int_t)w[i].packets);
+            json_pack("{s:I, s:I, s:f, s:f, s:f, s:f, s:I}", "cycle", (json_int_t)w[i].cycle,
+                      "length", (json_int_t)w[i].cycles, "offered", w[i].offered, "accepted",
+                      w[i].accepted, "lat_mean", w[i].lat_mean, "minimal_frac",
+                      w[i].minimal_frac, "packets", (json_int_t)w[i].packets);
         if (!o || json_array_append_new(arr, o)) {
             json_decref(arr);
             return NULL;
@@ -97,13 +98,13 @@ static void timeline_tables(const sim_tline *tl, size_t n, uint64_t cycles) {
     for (size_t k = 0; k < n; k++) {
         printf("\n# timeline at load %.4f, windows of %llu cycles\n", tl[k].load,
                (unsigned long long)cycles);
-        printf("%10s %8s %8s %9s %7s %9s\n", "cycle", "offered", "accepted", "lat_mean", "minimal",
-               "packets");
+        printf("%10s %7s %8s %8s %9s %7s %9s\n", "cycle", "length", "offered", "accepted",
+               "lat_mean", "minimal", "packets");
         for (size_t i = 0; i < tl[k].n; i++) {
             const nf_sim_window *w = &tl[k].w[i];
-            printf("%10llu %8.4f %8.4f %9.2f %7.3f %9llu\n", (unsigned long long)w->cycle,
-                   w->offered, w->accepted, w->lat_mean, w->minimal_frac,
-                   (unsigned long long)w->packets);
+            printf("%10llu %7llu %8.4f %8.4f %9.2f %7.3f %9llu\n", (unsigned long long)w->cycle,
+                   (unsigned long long)w->cycles, w->offered, w->accepted, w->lat_mean,
+                   w->minimal_frac, (unsigned long long)w->packets);
         }
     }
 }
@@ -366,9 +367,11 @@ int nf_cmd_sim(int argc, char **argv) {
          .lo = 1,
          .hi = 1000000000,
          .help = "after the results, each load point's timeline: per window of CYCLES cycles "
-                 "over the whole run (warm-up, window, drain), the offered and accepted load, "
-                 "the mean latency, the minimal share and the count of the packets delivered "
-                 "in it (--json: a \"timeline\" array in each point's object)"},
+                 "over the whole run (warm-up, window, drain), its length (the last one ends "
+                 "with the run, so it may be shorter; rates are over its length), the offered "
+                 "and accepted load, the mean latency, the minimal share and the count of the "
+                 "packets delivered in it (--json: a \"timeline\" array in each point's "
+                 "object)"},
         {.name = "json",
          .kind = NF_OPT_FLAG,
          NF_OPT_TO(json),

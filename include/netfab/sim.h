@@ -570,7 +570,9 @@ NF_API int nf_sim_link_at(nf_sim *s, nf_link l, uint64_t cycle, bool up);
 NF_API int nf_sim_set_link_ber(nf_sim *s, nf_link l, double ber, nf_diag *diag);
 
 /* Runs one load point from an empty network: warm-up, measurement window, drain. Progress
- * (a fraction 0..1) to progress(ud, f) when given. NF_OK (saturation and deadlock are results),
+ * (a fraction 0..1: cycles run over those run and still to come, the drain estimated from the
+ * measured packets in flight and the rate they arrive at; 1 at the end) to progress(ud, f)
+ * when given. NF_OK (saturation and deadlock are results),
  * NF_EINVAL (a window of 0 cycles, a load outside 0..1), NF_ENOMEM. */
 NF_API int nf_sim_run(nf_sim *s, const nf_sim_injection *inj, const nf_sim_phase *ph,
                       void (*progress)(void *ud, double frac), void *ud, nf_sim_result *out);
@@ -584,6 +586,8 @@ typedef struct nf_sim_window {
                           * tail was delivered in it; 0 when none */
     double minimal_frac; /* the share of those packets routed minimally (as nf_sim_result) */
     uint64_t packets;    /* packets delivered in it */
+    uint64_t cycles;     /* its length: the timeline's window, or less for the last one, which
+                          * ends with the run; its rates are over these cycles */
 } nf_sim_window;
 
 /* Keeps a timeline of every later run (nf_sim_run): its figures per window of `cycles` cycles

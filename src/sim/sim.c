@@ -2165,10 +2165,27 @@ static int timeline_close(nf_sim *s) {
                             .accepted = denom > 0 ? (double)c.acc_flits / denom : 0,
                             .lat_mean = c.packets ? (double)c.lat_sum / (double)c.packets : 0,
                             .minimal_frac = c.packets ? (double)c.minimal / (double)c.packets : 0,
-                            .packets = c.packets};
+                            .packets = c.packets,
+                            .cycles = len};
     }
     tl->n_win = n;
     return NF_OK;
+}
+
+/* How much of a run is done: the cycles so far over those so far plus those still to come. To
+ * come: the rest of the window, then the drain, estimated as the measured packets in flight
+ * over the rate measured packets arrive at (an unsaturated network's drain is about one
+ * latency; a saturated one's backlog takes longer), no more than the drain limit allows. The
+ * drain limit itself is not counted: a run that needs few of its cycles ends near 100%. */
+static double run_fraction(const nf_sim *s, uint64_t end) {
+    uint64_t now = s->now, hi = s->meas.win_hi, lo = s->meas.win_lo;
+    double left = now < hi ? (double)(hi - now) : 0;
+    double drain = (double)(end - (now > hi ? now : hi));
+    if (s->meas.pkts_left == 0)
+        drain = 0;
+    else if (s->meas.n_pkts && now > lo)
+        drain = fmin(drain, (double)s->meas.pkts_left * (double)(now - lo) / (double)s->meas.n_pkts);
+    return (double)now / ((double)now + left + drain);
 }
 
 /* nf_sim_run without its timeline's beginning and end. */
@@ -2197,8 +2214,9 @@ static int run_load(nf_sim *s, const nf_sim_injection *inj, const nf_sim_phase *
             describe_stuck(s, out->stuck, sizeof out->stuck);
             break;
         }
-        if (progress && (s->now & 1023) == 0) progress(ud, (double)s->now / (double)end);
+        if (progress && (s->now & 1023) == 0) progress(ud, run_fraction(s, end));
     }
+    if (progress && !out->deadlock) progress(ud, 1.0);
     out->cycles = s->now;
     double denom = (double)s->topo.n_ep * (double)p.window;
     out->offered = (double)s->meas.gen_flits / denom;

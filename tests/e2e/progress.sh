@@ -11,7 +11,9 @@ nf=$1
 # when the engine got faster); under the sanitizers 400,000 cycles take ~10 s
 cycles=1500000
 [ "${NF_SANITIZED:-0}" = 1 ] && cycles=400000
-long="$nf sim --topo torus:4x4,c=1 --routing dor --traffic uniform --load 0.3 --warmup 0 --cycles $cycles"
+# a drain limit twice the window: the bar counts the cycles the run needs, not the limit (the
+# last bar read 33% when it counted the limit)
+long="$nf sim --topo torus:4x4,c=1 --routing dor --traffic uniform --load 0.3 --warmup 0 --cycles $cycles --drain $((2 * cycles))"
 short="$nf sim --topo torus:4x4,c=1 --routing dor --traffic uniform --load 0.3 --warmup 0 --cycles 1000"
 if ! command -v script >/dev/null 2>&1; then
     # nothing ran: finish exits 77 (ctest "Not Run")
@@ -21,6 +23,9 @@ fi
 script -q -e -c "$long >$tmp/o" "$tmp/ts" >/dev/null 2>&1 && ok || bad "the long run failed"
 tr '\r' '\n' <"$tmp/ts" >"$tmp/lines"
 grep -Eq '^netfab sim: load 0\.300 \[#*\.*\] +[0-9]+% [0-9]+:[0-9]{2}, ETA [0-9]+:[0-9]{2}' "$tmp/lines" && ok || bad "no bar with an ETA: $(head -c 300 "$tmp/lines")"
+# the last bar drawn (at most 0.1 s before the end of a run of seconds) is past 90%
+last=$(grep -E '^netfab sim: load' "$tmp/lines" | tail -n 1 | sed -E 's/.*\] +([0-9]+)%.*/\1/')
+[ "${last:-0}" -ge 90 ] 2>/dev/null && ok || bad "the last bar is at ${last:-nothing}%, want 90% or more"
 # the bar is 24 characters of # and . wherever it is drawn
 grep -E '^netfab sim: load' "$tmp/lines" | grep -Evq '\[[#.]{24}\]' && bad "a bar of the wrong width" || ok
 # erased at the end (carriage return, erase to the end of the line) before the results

@@ -166,6 +166,46 @@ static void test_saturation_theory(void **state) {
     rig_unmake(&r);
 }
 
+/* Progress, as a run reports it: every 1,024 cycles, then 1 at the end. */
+typedef struct {
+    double f[64];
+    int n;
+} fracs;
+static void on_frac(void *ud, double f) {
+    fracs *r = ud;
+    if (r->n < 64) r->f[r->n++] = f;
+}
+
+/* The fraction counts the cycles still to come, not the drain limit: an unsaturated run of
+ * 500 + 10,000 cycles and a drain of about one latency is at 10,240/(10,500 + ~30) at its last
+ * report before the end (0.97; over the drain limit's 30,500 it was 0.34) and at 5,120 of
+ * 10,500 halfway; a saturated run's backlog counts as the time it takes to drain. */
+static void test_progress(void **state) {
+    (void)state;
+    rig r = rig_make("torus:16,c=1", "dor", "uniform", rig_defaults());
+    nf_sim_injection inj = {.load = 0.25};
+    nf_sim_phase ph = {.warmup = 500, .window = 10000, .drain_max = 20000};
+    nf_sim_result res;
+    fracs got = {{0}, 0};
+    assert_int_equal(nf_sim_run(r.s, &inj, &ph, on_frac, &got, &res), 0);
+    assert_false(res.saturated);
+    assert_int_equal(got.n, 11); /* cycles 1,024 to 10,240, and the end */
+    assert_true(got.f[got.n - 1] == 1.0);
+    assert_true(got.f[got.n - 2] > 0.95 && got.f[got.n - 2] < 0.98);
+    assert_true(fabs(got.f[4] - 5120.0 / 10500) < 0.01);
+    for (int i = 1; i < got.n; i++)
+        assert_true(got.f[i] > got.f[i - 1]);
+    /* saturated: at the window's end, 10,500 cycles, the backlog is most of what is left */
+    got.n = 0;
+    inj.load = 0.6;
+    assert_int_equal(nf_sim_run(r.s, &inj, &ph, on_frac, &got, &res), 0);
+    assert_true(res.saturated);
+    for (int i = 0; i < got.n; i++)
+        assert_true(got.f[i] >= 0 && got.f[i] <= 1);
+    assert_true(got.f[9] < 0.9); /* cycle 10,240: its backlog still to drain */
+    rig_unmake(&r);
+}
+
 /* The channel dependency graph: dimension order without datelines has a cycle on a torus ring;
  * with datelines none; minimal Dragonfly routing with its two VC classes none; up/down on a fat
  * tree none; min-hop with one VC on a torus a cycle. */
@@ -1794,7 +1834,8 @@ static void test_timeline_full_load(void **state) {
         double acc = i == 0 ? (double)(C - 5) / (double)C : 1.0;
         uint64_t pkts = 8 * (i == 0 ? C - 5 : i == 3 ? 5 : C);
         if (w[i].cycle != i * C || w[i].offered != 1.0 || w[i].accepted != acc ||
-            w[i].lat_mean != 5 || w[i].minimal_frac != 1 || w[i].packets != pkts)
+            w[i].lat_mean != 5 || w[i].minimal_frac != 1 || w[i].packets != pkts ||
+            w[i].cycles != (i == 3 ? 5 : C))
             fail_msg("window %zu: cycle %llu offered %g accepted %g latency %g minimal %g "
                      "packets %llu (want %llu, 1, %g, 5, 1, %llu)",
                      i, (unsigned long long)w[i].cycle, w[i].offered, w[i].accepted, w[i].lat_mean,
@@ -2041,6 +2082,7 @@ int main(void) {
         cmocka_unit_test(test_timeline_measured),
         cmocka_unit_test(test_timeline_threads),
         cmocka_unit_test(test_timeline_off),
+        cmocka_unit_test(test_progress),
     };
     /* NF_TEST_FILTER=NAME runs one test (a cmocka glob): scripts/tsan.sh picks the threaded ones */
     cmocka_set_test_filter(getenv("NF_TEST_FILTER"));
