@@ -37,6 +37,10 @@ size_t nf_client_opts(nf_client_args *a, unsigned which, nf_opt *rows);
  * NF_EXIT_OK or NF_EXIT_USAGE after saying why. */
 int nf_client_check(nf_client_args *a, const char *cmd);
 
+/* Says on stderr, as "netfab CMD: SERVER: ...", why a request to the manager got no answer
+ * (rc: nf_smc_*'s failure); returns NF_EXIT_FAIL. */
+int nf_client_failed(const char *cmd, const char *server, int rc);
+
 /* A short text for an SA/MAD status. */
 const char *nf_client_status(uint16_t status);
 

@@ -127,6 +127,19 @@ int nf_client_check(nf_client_args *a, const char *cmd) {
     return NF_EXIT_OK;
 }
 
+int nf_client_failed(const char *cmd, const char *server, int rc) {
+    if (rc == NF_EREFUSED)
+        fprintf(stderr,
+                "netfab %s: %s: connection refused: no netfab smd listens on that port (one "
+                "starts with `netfab smd --topo SPEC --listen %s`)\n",
+                cmd, server, server);
+    else if (rc == NF_ETIMEDOUT)
+        fprintf(stderr, "netfab %s: %s: no answer (timed out after every retry)\n", cmd, server);
+    else
+        fprintf(stderr, "netfab %s: %s: %s\n", cmd, server, nf_strerror(rc));
+    return NF_EXIT_FAIL;
+}
+
 const char *nf_client_status(uint16_t st) {
     switch (st) {
     case NF_MAD_STATUS_OK: return "ok";
@@ -191,11 +204,7 @@ static int member(int argc, char **argv, bool join) {
     rc = join ? nf_smc_join(c, &a.o, &a.mgid, &a.port_gid, a.member_count, &st, &r)
               : nf_smc_leave(c, &a.o, &a.mgid, &a.port_gid, &st, &r);
     nf_smc_close(c);
-    if (rc) {
-        fprintf(stderr, "netfab %s: %s: %s\n", cmd, a.server,
-                rc == NF_ETIMEDOUT ? "no answer (timed out after every retry)" : nf_strerror(rc));
-        return NF_EXIT_FAIL;
-    }
+    if (rc) return nf_client_failed(cmd, a.server, rc);
     char mg[40];
     nf_gid_format(&a.mgid, mg);
     if (a.json)

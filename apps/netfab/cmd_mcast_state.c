@@ -61,9 +61,8 @@ int nf_cmd_mcast_state(int argc, char **argv) {
         rc = nf_smc_state(c, &a.o, &a.mgid, &st, &one);
     nf_smc_close(c);
     if (rc) {
-        fprintf(stderr, "netfab mcast-state: %s: %s\n", a.server,
-                rc == NF_ETIMEDOUT ? "no answer (timed out after every retry)" : nf_strerror(rc));
-        return NF_EXIT_FAIL;
+        nf_free(all);
+        return nf_client_failed("mcast-state", a.server, rc);
     }
     if (st) {
         fprintf(stderr, "netfab mcast-state: %s (status 0x%04x)\n", nf_client_status(st), st);

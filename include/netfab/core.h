@@ -30,7 +30,8 @@
     X(UNREACHABLE, -9, "fabric is not connected")                                                  \
     X(LOCKED, -10, "locked by another process")                                                    \
     X(TIMEDOUT, -11, "timed out")                                                                  \
-    X(NOSPC, -12, "no space left on device")
+    X(NOSPC, -12, "no space left on device")                                                       \
+    X(REFUSED, -13, "connection refused")
 
 enum {
     NF_OK = 0,

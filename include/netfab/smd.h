@@ -94,8 +94,9 @@ typedef struct nf_smc_opts {
 } nf_smc_opts;
 
 /* One request and its answer. The return value is NF_OK when an answer came (its MAD status is
- * in *status), NF_ETIMEDOUT when none did, NF_EIO on a socket error, NF_EPARSE when the answer
- * is malformed. */
+ * in *status), NF_ETIMEDOUT when none did, NF_EREFUSED when none did and the server's host
+ * refused the requests (no process listens on that port; every retry is still made), NF_EIO on
+ * a socket error, NF_EPARSE when the answer is malformed. */
 NF_API int nf_smc_join(nf_smc *c, const nf_smc_opts *o, const nf_gid *mgid, const nf_gid *port_gid,
                        uint32_t member_count, uint16_t *status, nf_mcmember_rec *answer);
 NF_API int nf_smc_leave(nf_smc *c, const nf_smc_opts *o, const nf_gid *mgid, const nf_gid *port_gid,
@@ -110,7 +111,8 @@ NF_API int nf_smc_table(nf_smc *c, const nf_smc_opts *o, uint16_t *status, nf_mc
                         size_t *n);
 
 /* The building blocks of the above, for a client with many requests in flight (the load
- * generator): a fresh transaction id, one datagram out, one in (timeout_ms; NF_ETIMEDOUT). */
+ * generator): a fresh transaction id, one datagram out, one in (timeout_ms; NF_ETIMEDOUT, also
+ * when the host refused it). */
 NF_API uint64_t nf_smc_next_tid(nf_smc *c);
 NF_API int nf_smc_send(nf_smc *c, const nf_mad *m);
 NF_API int nf_smc_recv(nf_smc *c, int timeout_ms, nf_mad *out);

@@ -1158,7 +1158,14 @@ int nf_smd_run(nf_smd *s, nf_diag *diag) {
 struct nf_smc {
     int fd;
     uint64_t tid;
+    uint64_t refused, heard; /* receives refused (nobody listens) and datagrams received */
 };
+
+/* A request that got no answer: NF_EREFUSED when, since the counts were refused0 and heard0,
+ * the server's host refused datagrams and nothing came from it, else NF_ETIMEDOUT. */
+static int no_answer(const nf_smc *c, uint64_t refused0, uint64_t heard0) {
+    return c->refused > refused0 && c->heard == heard0 ? NF_EREFUSED : NF_ETIMEDOUT;
+}
 
 int nf_smc_open(const char *server, nf_smc **out, nf_diag *diag) {
     *out = NULL;
@@ -1228,10 +1235,14 @@ int nf_smc_recv(nf_smc *c, int timeout_ms, nf_mad *out) {
         if (r == 0) return NF_ETIMEDOUT;
         ssize_t n = recv(c->fd, b, sizeof b, MSG_DONTWAIT);
         if (n < 0 && (errno == EINTR || errno == EAGAIN || errno == ECONNREFUSED)) {
-            if (errno == ECONNREFUSED) return NF_ETIMEDOUT; /* as if lost */
+            if (errno == ECONNREFUSED) { /* as if lost; the request calls say it at the end */
+                c->refused++;
+                return NF_ETIMEDOUT;
+            }
             continue;
         }
         if (n < 0) return NF_EIO;
+        c->heard++;
         return nf_mad_decode(b, (size_t)n, out) == NF_OK ? NF_OK : NF_EPARSE;
     }
 }
@@ -1245,6 +1256,7 @@ static void opts_of(const nf_smc_opts *o, uint32_t *timeout, uint32_t *retries) 
 static int exchange(nf_smc *c, const nf_smc_opts *o, const nf_mad *q, nf_mad *a) {
     uint32_t timeout, retries;
     opts_of(o, &timeout, &retries);
+    uint64_t refused0 = c->refused, heard0 = c->heard;
     for (uint32_t attempt = 0; attempt <= retries; attempt++) {
         int rc = nf_smc_send(c, q);
         if (rc) return rc;
@@ -1259,7 +1271,7 @@ static int exchange(nf_smc *c, const nf_smc_opts *o, const nf_mad *q, nf_mad *a)
             /* a stale answer to an earlier attempt of another request, or garbage: ignore */
         }
     }
-    return NF_ETIMEDOUT;
+    return no_answer(c, refused0, heard0);
 }
 
 static int member_request(nf_smc *c, const nf_smc_opts *o, uint8_t method, const nf_gid *mgid,
@@ -1331,6 +1343,7 @@ int nf_smc_table(nf_smc *c, const nf_smc_opts *o, uint16_t *status, nf_mcgstate_
     size_t total = 0;
     uint32_t segs = 0, upto = 0, asked = 0; /* segments: all, held in order, asked for */
     int rc = NF_ETIMEDOUT;
+    uint64_t refused0 = c->refused, heard0 = c->heard;
     for (uint32_t attempt = 0; attempt <= retries;) {
         if (segs == 0) {
             rc = nf_smc_send(c, &q);
@@ -1406,7 +1419,7 @@ int nf_smc_table(nf_smc *c, const nf_smc_opts *o, uint16_t *status, nf_mcgstate_
         nf__free(have);
         return NF_OK;
     }
-    if (rc == NF_OK) rc = NF_ETIMEDOUT;
+    if (rc == NF_OK || rc == NF_ETIMEDOUT) rc = no_answer(c, refused0, heard0);
 out:
     nf__free(recs);
     nf__free(have);

@@ -30,9 +30,12 @@ expect 2 "$nf" mcast-join --server 127.0.0.1:1 --mgid ff12::1 --port-guid 1 --me
 expect 2 "$nf" mcast-state --server 127.0.0.1:1 --all --mgid ff12::1; has err "exactly one"
 expect 2 "$nf" smd-load --server 127.0.0.1:1 --topo $topo;  has err "required"
 expect 2 "$nf" smd-load --server 127.0.0.1:1 --topo $topo --groups grid2d:8x8 --loss 1
-# nobody listening: the client gives up after its retries
-expect 1 "$nf" mcast-state --server 127.0.0.1:9 --all --timeout 20 --retries 2
-has err "no answer"
+# nobody listening: the host refuses every datagram; the client says so after its retries
+for c in "mcast-state --all" "mcast-state --dump" "mcast-state --mgid ff12::1" \
+    "mcast-join --mgid ff12::1 --port-guid 1 --member-count 2" "mcast-leave --mgid ff12::1 --port-guid 1"; do
+    expect 1 "$nf" $c --server 127.0.0.1:9 --timeout 20 --retries 2
+    has_line err "netfab ${c%% *}: 127.0.0.1:9: connection refused: no netfab smd listens on that port (one starts with \`netfab smd --topo SPEC --listen 127.0.0.1:9\`)"
+done
 
 # a session
 "$nf" smd --topo $topo --listen 127.0.0.1:0 --port-file "$tmp/port" --state "$tmp/state" \
@@ -40,6 +43,11 @@ has err "no answer"
 pid=$!
 i=0; while [ ! -s "$tmp/port" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
 srv=127.0.0.1:$(cat "$tmp/port")
+# a manager that listens but does not answer (stopped): a timeout, not a refusal
+kill -STOP $pid
+expect 1 "$nf" mcast-state --server $srv --mgid ff12::7 --timeout 20 --retries 2
+has_line err "netfab mcast-state: $srv: no answer (timed out after every retry)"
+kill -CONT $pid
 "$nf" topo --topo $topo --out "$tmp/f.ibnet" >/dev/null
 # port GUIDs of the first three endpoints, from the ibnetdiscover dump
 guids=$(grep '^Ca' "$tmp/f.ibnet" | head -3 | sed 's/.*"H-\([0-9a-f]*\)".*/0x\1/')

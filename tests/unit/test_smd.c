@@ -557,12 +557,42 @@ static void test_table_client_rmpp(void **state) {
     assert_int_equal(WEXITSTATUS(status), 0);
 }
 
+/* A port nobody listens on (bound, then closed): every call says the host refused it; a bound
+ * socket that never answers: a timeout. */
+static void test_refused(void **state) {
+    (void)state;
+    char server[32];
+    int fd = socket(AF_INET, SOCK_DGRAM, 0);
+    struct sockaddr_in addr = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t al = sizeof addr;
+    assert_int_equal(bind(fd, (struct sockaddr *)&addr, sizeof addr), 0);
+    getsockname(fd, (struct sockaddr *)&addr, &al);
+    snprintf(server, sizeof server, "127.0.0.1:%u", ntohs(addr.sin_port));
+    nf_smc *c;
+    nf_smc_opts o = {.timeout_ms = 20, .retries = 2};
+    uint16_t st;
+    nf_mcgstate_rec one, *recs = NULL;
+    size_t n = 9;
+    nf_gid g = mgid_of(1);
+    assert_int_equal(nf_smc_open(server, &c, NULL), 0);
+    assert_int_equal(nf_smc_state(c, &o, &g, &st, &one), NF_ETIMEDOUT); /* bound, silent */
+    close(fd);
+    assert_int_equal(nf_smc_state(c, &o, &g, &st, &one), NF_EREFUSED);
+    assert_int_equal(nf_smc_dump(c, &o, &st), NF_EREFUSED);
+    assert_int_equal(nf_smc_table(c, &o, &st, &recs, &n), NF_EREFUSED);
+    assert_null(recs);
+    assert_int_equal(n, 0);
+    assert_string_equal(nf_strerror(NF_EREFUSED), "connection refused");
+    nf_smc_close(c);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_service),
         cmocka_unit_test(test_malformed),
         cmocka_unit_test(test_crash_restart),
         cmocka_unit_test(test_table_client_rmpp),
+        cmocka_unit_test(test_refused),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
