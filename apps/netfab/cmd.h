@@ -124,6 +124,16 @@ int nf_app_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out);
  * (nothing said, *out untouched). */
 int nf_app_real(const char *s, bool allow_inf, double *out);
 
+/* The required options of cmd: names[i] is missing when !given[i]. NF_EXIT_OK when none is;
+ * else says which are ("netfab sim: --routing NAME and --load L (or --sweep) are required")
+ * and returns NF_EXIT_USAGE. */
+int nf_app_require(const char *cmd, size_t n, const char *const *names, const bool *given);
+
+/* The names a --routing, --traffic or --engine takes, for a message: "known: a, b, c" (cut
+ * short with "..." when it does not fit); returns buf. */
+typedef enum { NF_APP_ROUTINGS, NF_APP_TRAFFICS, NF_APP_ENGINES } nf_app_names;
+const char *nf_app_known(nf_app_names what, char *buf, size_t n);
+
 /* Wall-clock seconds since an arbitrary origin, and peak resident set size in KiB. */
 double nf_app_now(void);
 long nf_app_peak_rss_kib(void);

@@ -46,7 +46,9 @@ static int parse_engines(const char *list, const nf_mcast_engine **out, int cap)
         name[len] = '\0';
         const nf_mcast_engine *e = nf_mcast_engine_find(name);
         if (!e) {
-            nf_opt_usage("mcast", "unknown engine '%s' (netfab mcast --help lists them)", name);
+            char known[512];
+            nf_opt_usage("mcast", "unknown engine '%s' (%s; or all)", name,
+                         nf_app_known(NF_APP_ENGINES, known, sizeof known));
             return -1;
         }
         out[n++] = e;

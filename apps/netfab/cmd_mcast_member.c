@@ -192,9 +192,9 @@ static int member(int argc, char **argv, bool join) {
     int argi, ex = nf_opt_parse(join ? &join_spec : &leave_spec, argc, argv, &argi);
     if (!ex) ex = nf_client_check(&a, cmd);
     if (ex) return ex == NF_OPT_HELP ? NF_EXIT_OK : ex;
-    if (!a.have_mgid || !a.have_port || (join && !a.member_count))
-        return nf_opt_usage(cmd, "--mgid, --port-guid (or --port-gid)%s are required",
-                            join ? " and --member-count" : "");
+    const char *need[] = {"--mgid GID", "--port-guid G (or --port-gid GID)", "--member-count N"};
+    bool have[] = {a.have_mgid, a.have_port, !join || a.member_count};
+    if ((ex = nf_app_require(cmd, 3, need, have))) return ex;
     nf_smc *c;
     nf_diag d = {{0}, 0, {0}};
     int rc = nf_smc_open(a.server, &c, &d);

@@ -393,9 +393,9 @@ int nf_cmd_route(int argc, char **argv) {
     if (ex) return ex == NF_OPT_HELP ? NF_EXIT_OK : ex;
     const char *trace_dst = argi < argc ? argv[argi] : NULL;
     nf_app_routing ar = {0};
-    if (!topo || !rname || !(check || dump || trace))
-        return nf_opt_usage("route", "--topo, --routing and one of --check, --dump-lft, --trace "
-                                     "are required");
+    const char *need[] = {"--topo SPEC", "--routing NAME", "one of --check, --dump-lft, --trace"};
+    bool have[] = {topo, rname, check || dump || trace};
+    if ((ex = nf_app_require("route", 3, need, have))) return ex;
     if (check && trace)
         return nf_opt_usage("route", "--check and --trace each print a report: one at a time");
     if (trace && !trace_dst) return nf_opt_usage("route", "--trace wants SRC DST");

@@ -423,13 +423,20 @@ int nf_cmd_sim(int argc, char **argv) {
     /* validation, all before the fabric is built */
     nf_app_routing r = {0};
     const nf_sim_traffic *t = NULL;
-    if (!topo || !rname || !tname || load_given == !!sweep)
-        ex = nf_opt_usage("sim", "--topo, --routing, --traffic and one of --load, --sweep are "
-                                 "required");
+    const char *need[] = {"--topo SPEC", "--routing NAME", "--traffic NAME",
+                          "--load L (or --sweep A:B:STEP)"};
+    bool have[] = {topo, rname, tname, load_given || sweep};
+    if ((ex = nf_app_require("sim", 4, need, have)))
+        ;
+    else if (load_given && sweep)
+        ex = nf_opt_usage("sim", "--load or --sweep, not both");
     else if ((ex = nf_app_routing_parse("sim", rname, &r)))
         ;
-    else if (!(t = nf_sim_traffic_find(tname)))
-        ex = nf_opt_usage("sim", "unknown traffic '%s' (see netfab sim --help)", tname);
+    else if (!(t = nf_sim_traffic_find(tname))) {
+        char known[512];
+        ex = nf_opt_usage("sim", "unknown traffic '%s' (%s)", tname,
+                          nf_app_known(NF_APP_TRAFFICS, known, sizeof known));
+    }
     else if (fail_at_given && !fail_given)
         ex = nf_opt_usage("sim", "--fail-at needs --fail-links");
     /* the load points: --load, or --sweep's A + j STEP, as netfab sweep makes them */

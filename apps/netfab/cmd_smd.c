@@ -145,9 +145,14 @@ int nf_cmd_smd(int argc, char **argv) {
     if (ex) return ex == NF_OPT_HELP ? NF_EXIT_OK : ex;
     if (so.repair_journal && !so.state_dir)
         return nf_opt_usage("smd", "--repair-journal repairs the journal of --state DIR: give it");
-    if (!topo || !so.listen) return nf_opt_usage("smd", "--topo and --listen are required");
-    if (!(so.mcgm.engine = nf_mcast_engine_find(engine)))
-        return nf_opt_usage("smd", "unknown engine '%s'", engine);
+    const char *need[] = {"--topo SPEC", "--listen ADDR:PORT"};
+    bool have[] = {topo, so.listen};
+    if ((ex = nf_app_require("smd", 2, need, have))) return ex;
+    if (!(so.mcgm.engine = nf_mcast_engine_find(engine))) {
+        char known[512];
+        return nf_opt_usage("smd", "unknown engine '%s' (%s)", engine,
+                            nf_app_known(NF_APP_ENGINES, known, sizeof known));
+    }
     if (strcmp(engine, "fulb+") == 0)
         return nf_opt_usage("smd", "fulb+ refines a whole batch of groups after the fact; a live "
                                    "manager routes one group at a time: use fulb");

@@ -401,8 +401,9 @@ int nf_cmd_smd_load(int argc, char **argv) {
                     "      --groups grid3d:40x30x20 --loss 0.01\n"};
     int argi, ex = nf_opt_parse(&spec, argc, argv, &argi);
     if (ex) return ex == NF_OPT_HELP ? NF_EXIT_OK : ex;
-    if (!server || !topo || !pattern)
-        return nf_opt_usage("smd-load", "--server, --topo and --groups are required");
+    const char *need[] = {"--server ADDR:PORT", "--topo SPEC", "--groups PATTERN"};
+    bool have[] = {server, topo, pattern};
+    if ((ex = nf_app_require("smd-load", 3, need, have))) return ex;
     nf_diag d = {{0}, 0, {0}};
     nf_fabric *f;
     int rc = nf_app_fabric(topo, 0, &f, NULL);

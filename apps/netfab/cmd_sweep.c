@@ -697,18 +697,15 @@ static int parse(int argc, char **argv, grid *g, unsigned *threads, bool *json, 
         nf_app_routing ar;
         ex = nf_app_routing_parse("sweep", routing.v[i], &ar);
     }
+    char known[512];
     for (size_t i = 0; !ex && i < traffic.n; i++)
-        if (!nf_sim_traffic_find(traffic.v[i])) {
-            fprintf(stderr, "netfab sweep: unknown traffic '%s' (see netfab sim --help)\n",
-                    traffic.v[i]);
-            ex = NF_EXIT_USAGE;
-        }
+        if (!nf_sim_traffic_find(traffic.v[i]))
+            ex = nf_opt_usage("sweep", "unknown traffic '%s' (%s)", traffic.v[i],
+                              nf_app_known(NF_APP_TRAFFICS, known, sizeof known));
     for (size_t i = 0; !ex && i < engine.n; i++)
-        if (!nf_mcast_engine_find(engine.v[i])) {
-            fprintf(stderr, "netfab sweep: unknown engine '%s' (see netfab mcast --help)\n",
-                    engine.v[i]);
-            ex = NF_EXIT_USAGE;
-        }
+        if (!nf_mcast_engine_find(engine.v[i]))
+            ex = nf_opt_usage("sweep", "unknown engine '%s' (%s)", engine.v[i],
+                              nf_app_known(NF_APP_ENGINES, known, sizeof known));
     g->mcast = mc;
     if (!ex) ex = parse_seeds(seeds ? seeds : mc ? "1" : "0", g);
     if (!ex) {

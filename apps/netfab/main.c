@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* netfab: the command-line front end. Dispatches to one cmd_<name>.c per subcommand. */
 #include "cmd.h"
+#include "opts.h"
 #include "netfab/gen.h"
 #include "netfab/hops.h"
+#include "netfab/mcast.h"
+#include "netfab/sim.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -73,6 +76,43 @@ int nf_app_fabric(const char *topo, int threads, nf_fabric **f, nf_hops **h) {
         return nf_app_report(rc, &d);
     }
     return NF_EXIT_OK;
+}
+
+int nf_app_require(const char *cmd, size_t n, const char *const *names, const bool *given) {
+    char msg[512];
+    size_t at = 0, missing = 0, left = 0;
+    for (size_t i = 0; i < n; i++)
+        left += !given[i];
+    for (size_t i = 0; i < n && at < sizeof msg; i++) {
+        if (given[i]) continue;
+        missing++;
+        const char *sep = missing == 1 ? "" : missing == left ? " and " : ", ";
+        int w = snprintf(msg + at, sizeof msg - at, "%s%s", sep, names[i]);
+        if (w < 0) break;
+        at += (size_t)w;
+    }
+    if (!missing) return NF_EXIT_OK;
+    return nf_opt_usage(cmd, "%s %s required", msg, missing == 1 ? "is" : "are");
+}
+
+const char *nf_app_known(nf_app_names what, char *buf, size_t n) {
+    size_t count = what == NF_APP_ROUTINGS   ? nf_sim_routing_count()
+                   : what == NF_APP_TRAFFICS ? nf_sim_traffic_count()
+                                             : nf_mcast_engine_count();
+    size_t at = (size_t)snprintf(buf, n, "known:");
+    for (size_t i = 0; i < count && at < n; i++) {
+        const char *name = what == NF_APP_ROUTINGS ? nf_sim_routing_name(nf_sim_routing_at(i))
+                           : what == NF_APP_TRAFFICS
+                               ? nf_sim_traffic_name(nf_sim_traffic_at(i))
+                               : nf_mcast_engine_name(nf_mcast_engine_at(i));
+        int w = snprintf(buf + at, n - at, "%s %s", i ? "," : "", name);
+        if (w < 0 || (size_t)w >= n - at) {
+            if (n >= 5) memcpy(buf + n - 5, " ...", 5);
+            break;
+        }
+        at += (size_t)w;
+    }
+    return buf;
 }
 
 double nf_app_now(void) {

@@ -6,6 +6,7 @@
 #include "plot_tree.h"
 #include "cmd.h"
 #include "fabric/dot.h"
+#include "opts.h"
 #include "netfab/hops.h"
 #include "netfab/mcast.h"
 #include "spawn.h"
@@ -98,11 +99,9 @@ int plot_tree(const plot_opts *o) {
     }
     const nf_mcast_engine *e = nf_mcast_engine_find(o->engine ? o->engine : "fulb");
     if (!e) {
-        fprintf(stderr, "netfab plot: unknown engine '%s' (known:", o->engine);
-        for (size_t i = 0; i < nf_mcast_engine_count(); i++)
-            fprintf(stderr, "%s %s", i ? "," : "", nf_mcast_engine_name(nf_mcast_engine_at(i)));
-        fputs(")\n", stderr);
-        return NF_EXIT_USAGE;
+        char known[512];
+        return nf_opt_usage("plot", "unknown engine '%s' (%s)", o->engine,
+                            nf_app_known(NF_APP_ENGINES, known, sizeof known));
     }
     nf_fabric *f = NULL;
     nf_hops *h = NULL;

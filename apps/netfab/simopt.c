@@ -314,8 +314,11 @@ int nf_app_routing_parse(const char *cmd, const char *name, nf_app_routing *out)
         out->lft_path = name + n;
         return NF_EXIT_OK;
     }
-    if (!(out->r = nf_sim_routing_find(name)))
-        return nf_opt_usage(cmd, "unknown routing '%s' (see netfab sim --help)", name);
+    if (!(out->r = nf_sim_routing_find(name))) {
+        char known[512];
+        return nf_opt_usage(cmd, "unknown routing '%s' (%s; or lft:FILE)", name,
+                            nf_app_known(NF_APP_ROUTINGS, known, sizeof known));
+    }
     return NF_EXIT_OK;
 }
 

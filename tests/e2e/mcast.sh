@@ -13,7 +13,8 @@ expect 0 "$nf" mcast --help;                        has out "usage: netfab mcast
 has out "fulb+"
 expect 2 "$nf" mcast $ft;                           has err "--groups PATTERN is required"
 expect 2 "$nf" mcast --groups grid2d:4x4;           has err "--topo SPEC is required"
-expect 2 "$nf" mcast $ft --groups grid2d:4x4 --engine nosuch; has err "unknown engine 'nosuch'"
+expect 2 "$nf" mcast $ft --groups grid2d:4x4 --engine nosuch
+has_line err "netfab mcast: unknown engine 'nosuch' (known: minihop, minihop-new, sssp, sssp-new, fulb, fulb+; or all)"
 expect 2 "$nf" mcast $ft --groups grid2d:4x4 --engine fulb,,sssp
 has_line err "netfab mcast: --engine wants a list of engine names, or all, not 'fulb,,sssp'"
 expect 2 "$nf" mcast $ft --groups grid2d:4x4 --engine fulb,sssp --dump-mft "$tmp/x.mft"

@@ -254,7 +254,8 @@ expect 0 "$nf" plot tree --topo "file:$tmp/w.ibnet" --groups "file:$tmp/g1.txt" 
 has_gp "$tmp/w.svg" 'rack:A \</text>'
 # refusals
 expect 2 "$nf" plot tree $tree --group 2 --out "$tmp/x.dot";             has err "--group 2 is out of range"
-expect 2 "$nf" plot tree $tree --group 0 --engine nosuch --out "$tmp/x.dot"; has err "unknown engine 'nosuch'"
+expect 2 "$nf" plot tree $tree --group 0 --engine nosuch --out "$tmp/x.dot"
+has err "^netfab plot: unknown engine 'nosuch' (known: minihop, .*fulb+)$"
 expect 2 "$nf" plot tree --topo nosuch:x=1 --groups grid2d:4x4 --group 0 --out "$tmp/x.dot"; has err "unknown topology"
 expect 2 "$nf" plot tree --topo fattree:k=24 --groups random:n=1,size=500 --group 0 --out "$tmp/x.dot"
 has err "group 0's tree has [0-9]* nodes, too many to draw readably (at most 400)"

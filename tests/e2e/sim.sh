@@ -9,10 +9,20 @@ nf=$1
 df="--topo dragonfly:a=4,p=2,h=2"
 expect 0 "$nf" sim --help;                                     has out "routings:"
 has out "dfmin"; has out "worstcase"
-expect 2 "$nf" sim $df --routing dfmin --traffic uniform;       has err "one of --load, --sweep"
+# a missing option is named, only the missing ones
+expect 2 "$nf" sim $df --routing dfmin --traffic uniform
+has_line err "netfab sim: --load L (or --sweep A:B:STEP) is required"
+expect 2 "$nf" sim $df
+has_line err "netfab sim: --routing NAME, --traffic NAME and --load L (or --sweep A:B:STEP) are required"
 expect 2 "$nf" sim $df --routing dfmin --traffic uniform --load 0.5 --sweep 0:1:0.1
-expect 2 "$nf" sim $df --routing nosuch --traffic uniform --load 0.1; has err "unknown routing 'nosuch'"
-expect 2 "$nf" sim $df --routing dfmin --traffic nosuch --load 0.1;   has err "unknown traffic 'nosuch'"
+has_line err "netfab sim: --load or --sweep, not both"
+expect 2 "$nf" route --topo torus:4x4 --check
+has_line err "netfab route: --routing NAME is required"
+# an unknown name: the names there are, all of them (a routing or traffic added is added here)
+expect 2 "$nf" sim $df --routing nosuch --traffic uniform --load 0.1
+has_line err "netfab sim: unknown routing 'nosuch' (known: minhop, updown, dor, dor-plain, table2, ftable, dfmin, val, ugal-l, ugal-g, ugal-lt, par, qadapt, ugal-bs; or lft:FILE)"
+expect 2 "$nf" sim $df --routing dfmin --traffic nosuch --load 0.1
+has_line err "netfab sim: unknown traffic 'nosuch' (known: uniform, permutation, bitcomp, transpose, tornado, hotspot, worstcase, alltoall, allreduce, hotspot-set)"
 expect 2 "$nf" sim $df --routing dfmin --traffic uniform --load 1.5;  has err "--load wants"
 expect 2 "$nf" sim $df --routing dfmin --traffic uniform --sweep 0.5:0.1:0.1
 has err "netfab sim: --sweep (range end) wants a number from 0.5 to 1, not '0.1'"

@@ -12,11 +12,13 @@ e2e_cleanup() { [ -n "$pid" ] && kill "$pid" 2>/dev/null; }
 topo="torus:4x4x2,c=2"
 # usage
 expect 0 "$nf" smd --help;                                   has out "usage: netfab smd"
-expect 2 "$nf" smd --listen 127.0.0.1:0;                     has err "--topo and --listen are required"
+expect 2 "$nf" smd --listen 127.0.0.1:0;  has_line err "netfab smd: --topo SPEC is required"
+expect 2 "$nf" smd --topo $topo;           has_line err "netfab smd: --listen ADDR:PORT is required"
 expect 2 "$nf" smd --topo $topo --listen localhost:1;        has err "bad listen address"
 expect 2 "$nf" smd --topo $topo --listen 127.0.0.1:99999;    has err "bad listen address"
 expect 2 "$nf" smd --topo $topo --listen 127.0.0.1:0 --engine fulb+; has err "use fulb"
-expect 2 "$nf" smd --topo $topo --listen 127.0.0.1:0 --engine nosuch; has err "unknown engine"
+expect 2 "$nf" smd --topo $topo --listen 127.0.0.1:0 --engine nosuch
+has_line err "netfab smd: unknown engine 'nosuch' (known: minihop, minihop-new, sssp, sssp-new, fulb, fulb+)"
 expect 2 "$nf" smd --topo $topo --listen 127.0.0.1:0 --join-timeout 0
 has_line err "netfab smd: --join-timeout wants a whole number from 1 to 86400000, not '0'"
 expect 2 "$nf" smd --topo $topo --listen 127.0.0.1:0 --bogus; has_line err "netfab smd: unknown option '--bogus' (netfab smd --help lists them)"
@@ -25,10 +27,11 @@ expect 2 "$nf" mcast-join --mgid ff12::1 --port-guid 1 --member-count 2; has err
 expect 2 "$nf" mcast-join --server 127.0.0.1:1 --mgid ff12:::1 --port-guid 1 --member-count 2
 has err "wants a GID"
 expect 2 "$nf" mcast-join --server 127.0.0.1:1 --mgid ff12::1 --port-guid 1
-has err "member-count"
+has_line err "netfab mcast-join: --member-count N is required"
 expect 2 "$nf" mcast-join --server 127.0.0.1:1 --mgid ff12::1 --port-guid 1 --member-count 9999999
 expect 2 "$nf" mcast-state --server 127.0.0.1:1 --all --mgid ff12::1; has err "exactly one"
-expect 2 "$nf" smd-load --server 127.0.0.1:1 --topo $topo;  has err "required"
+expect 2 "$nf" smd-load --server 127.0.0.1:1 --topo $topo
+has_line err "netfab smd-load: --groups PATTERN is required"
 expect 2 "$nf" smd-load --server 127.0.0.1:1 --topo $topo --groups grid2d:8x8 --loss 1
 # nobody listening: the host refuses every datagram; the client says so after its retries
 for c in "mcast-state --all" "mcast-state --dump" "mcast-state --mgid ff12::1" \
