@@ -102,9 +102,13 @@ static void timeline_tables(const sim_tline *tl, size_t n, uint64_t cycles) {
                "lat_mean", "minimal", "packets");
         for (size_t i = 0; i < tl[k].n; i++) {
             const nf_sim_window *w = &tl[k].w[i];
-            printf("%10llu %7llu %8.4f %8.4f %9.2f %7.3f %9llu\n", (unsigned long long)w->cycle,
-                   (unsigned long long)w->cycles, w->offered, w->accepted, w->lat_mean,
-                   w->minimal_frac, (unsigned long long)w->packets);
+            printf("%10llu %7llu %8.4f %8.4f ", (unsigned long long)w->cycle,
+                   (unsigned long long)w->cycles, w->offered, w->accepted);
+            if (w->packets)
+                printf("%9.2f %7.3f", w->lat_mean, w->minimal_frac);
+            else
+                printf("%9s %7s", "-", "-");
+            printf(" %9llu\n", (unsigned long long)w->packets);
         }
     }
 }
@@ -246,8 +250,13 @@ static int sim_run(sim_plan *p) {
                 if (n_tw) memcpy(tls[n_tls].w, tw, n_tw * sizeof *tw);
                 tls[n_tls++].n = n_tw;
             }
-            printf("%8.4f %8.4f %9.2f %9.0f %6.2f %7.3f %9.3f %5s %9.3f", res.offered, res.accepted,
-                   res.lat_mean, res.lat_p99, res.hops_mean, res.minimal_frac, res.link_util_max,
+            printf("%8.4f %8.4f ", res.offered, res.accepted);
+            if (res.packets) /* no packet measured (load 0): no latency, hops or share */
+                printf("%9.2f %9.0f %6.2f %7.3f", res.lat_mean, res.lat_p99, res.hops_mean,
+                       res.minimal_frac);
+            else
+                printf("%9s %9s %6s %7s", "-", "-", "-", "-");
+            printf(" %9.3f %5s %9.3f", res.link_util_max,
                    res.deadlock    ? "DEAD"
                    : res.saturated ? "yes"
                                    : "no",

@@ -9,6 +9,10 @@ nf=$1
 df="--topo dragonfly:a=4,p=2,h=2"
 expect 0 "$nf" sim --help;                                     has out "routings:"
 has out "dfmin"; has out "worstcase"
+# load 0: no packet, so no latency, hops or minimal share: "-", not 0
+expect 0 "$nf" sim --topo torus:4x4 --routing dor --traffic uniform --load 0 --timeline 500
+line_re "$tmp/out" 2 '^  0\.0000   0\.0000         -         -      -       -     0\.000    no +[0-9]+\.[0-9]{3}$'
+line "$tmp/out" 6 "         0     500   0.0000   0.0000         -       -         0"
 # a missing option is named, only the missing ones
 expect 2 "$nf" sim $df --routing dfmin --traffic uniform
 has_line err "netfab sim: --load L (or --sweep A:B:STEP) is required"
