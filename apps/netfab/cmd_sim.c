@@ -80,11 +80,10 @@ typedef struct sim_tline {
 static json_t *timeline_json(const nf_sim_window *w, size_t n) {
     json_t *arr = json_array();
     for (size_t i = 0; arr && i < n; i++) {
-        json_t *o =
-            json_pack("{s:I, s:I, s:f, s:f, s:f, s:f, s:I}", "cycle", (json_int_t)w[i].cycle,
-                      "length", (json_int_t)w[i].cycles, "offered", w[i].offered, "accepted",
-                      w[i].accepted, "lat_mean", w[i].lat_mean, "minimal_frac",
-                      w[i].minimal_frac, "packets", (json_int_t)w[i].packets);
+        json_t *o = json_pack(
+            "{s:I, s:I, s:f, s:f, s:f, s:f, s:I}", "cycle", (json_int_t)w[i].cycle, "length",
+            (json_int_t)w[i].cycles, "offered", w[i].offered, "accepted", w[i].accepted, "lat_mean",
+            w[i].lat_mean, "minimal_frac", w[i].minimal_frac, "packets", (json_int_t)w[i].packets);
         if (!o || json_array_append_new(arr, o)) {
             json_decref(arr);
             return NULL;
@@ -445,8 +444,7 @@ int nf_cmd_sim(int argc, char **argv) {
         char known[512];
         ex = nf_opt_usage("sim", "unknown traffic '%s' (%s)", tname,
                           nf_app_known(NF_APP_TRAFFICS, known, sizeof known));
-    }
-    else if (fail_at_given && !fail_given)
+    } else if (fail_at_given && !fail_given)
         ex = nf_opt_usage("sim", "--fail-at needs --fail-links");
     /* the load points: --load, or --sweep's A + j STEP, as netfab sweep makes them */
     double points[NF_APP_MAX_LOAD_POINTS], *pts = NULL;

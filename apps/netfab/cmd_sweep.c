@@ -269,9 +269,9 @@ static json_t *run_cell(const grid *g, const fab *fabs, worker *w, size_t i, uns
         if (!rc) {
             o = json_pack("{s:s, s:s, s:s, s:o}", "topo", g->topo.v[c.t], "routing", g->a.v[c.a],
                           "traffic", g->b.v[c.b], "seed", seed_json(g->seed[c.s]));
-            json_t *r = nf_app_sim_result_json(g->load[c.l], &res, 0, g->k.c.exclude_unroutable,
-                                               g->k.c.ber > 0 || g->k.c.switching != NF_SIM_VCT,
-                                               false);
+            json_t *r =
+                nf_app_sim_result_json(g->load[c.l], &res, 0, g->k.c.exclude_unroutable,
+                                       g->k.c.ber > 0 || g->k.c.switching != NF_SIM_VCT, false);
             if (!o || !r || json_object_update(o, r)) json_decref(o), o = NULL;
             json_decref(r);
         }

@@ -229,7 +229,7 @@ int nf_cmd_topo(int argc, char **argv) {
                 s.hops_bytes = nf_hops_bytes(h);
                 if (!h->diameter_exact) s.diameter_lo = h->diameter_lo;
             } else if (rc == NF_ERANGE) {
-                fprintf(stderr, "netfab: %s: distances exceed 254 hops; diameter not computed\n",
+                fprintf(stderr, "netfab topo: %s: distances exceed 254 hops; diameter not computed\n",
                         specs[i]);
             } else {
                 status = nf_app_report(rc, NULL);

@@ -30,7 +30,7 @@ static int run_one(nf_sim *s, json_t *rows, const char *op, const char *impl, co
     int rc = nf_sim_run_script(s, UINT64_MAX, &res);
     if (rc) return nf_app_report(rc, NULL);
     if (res.deadlock || res.unfinished) {
-        fprintf(stderr, "netfab: exp collectives: %s %s on %u ranks did not complete\n", op, alg,
+        fprintf(stderr, "netfab exp: collectives: %s %s on %u ranks did not complete\n", op, alg,
                 n);
         return NF_EXIT_FAIL;
     }

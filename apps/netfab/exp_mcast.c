@@ -32,7 +32,7 @@ static int run_latencies(nf_sim *s, const char *exp, uint32_t n, uint64_t *lat, 
     int rc = nf_sim_run_script(s, UINT64_MAX, &res);
     if (rc) return nf_app_report(rc, NULL);
     if (res.done != n) {
-        fprintf(stderr, "netfab: exp %s: %u of %u messages done%s\n", exp, res.done, n,
+        fprintf(stderr, "netfab exp: %s: %u of %u messages done%s\n", exp, res.done, n,
                 res.deadlock ? " (deadlock)" : "");
         return NF_EXIT_FAIL;
     }
@@ -82,7 +82,7 @@ int exp_mcast_height(const exp_opts *o, json_t *rows) {
             (rc = nf_sim_set_mcast(s, &g, m))) {
             rc = nf_app_report(rc, &d);
         } else if (m->height[0] != shapes[k].height) { /* links, root to farthest member */
-            fprintf(stderr, "netfab: exp mcast-height: tree of height %u, wanted %u\n",
+            fprintf(stderr, "netfab exp: mcast-height: tree of height %u, wanted %u\n",
                     m->height[0], shapes[k].height);
             rc = NF_EXIT_FAIL;
         }

@@ -24,7 +24,7 @@ static int one(nf_sim *s, const nf_sim_msg *a, const nf_sim_msg *b, nf_sim_msg_t
     if (!rc) rc = nf_sim_run_script(s, UINT64_MAX, &r);
     if (rc) return nf_app_report(rc, NULL);
     if (r.deadlock || r.unfinished) {
-        fprintf(stderr, "netfab: exp dual-rail: a message did not complete\n");
+        fprintf(stderr, "netfab exp: dual-rail: a message did not complete\n");
         return NF_EXIT_FAIL;
     }
     nf_sim_msg_times_of(s, ia, ta);
@@ -56,7 +56,7 @@ static int bandwidth(nf_sim *s, json_t *rows, const char *measure, unsigned rail
         (halves && (rc = nf_sim_post(s, &m2, &i2))) || (rc = nf_sim_run_script(s, UINT64_MAX, &r)))
         return nf_app_report(rc, NULL);
     if (r.deadlock || r.unfinished) {
-        fprintf(stderr, "netfab: exp dual-rail: a message did not complete\n");
+        fprintf(stderr, "netfab exp: dual-rail: a message did not complete\n");
         return NF_EXIT_FAIL;
     }
     nf_sim_msg_times t, t2;

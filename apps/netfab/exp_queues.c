@@ -45,7 +45,7 @@ static int incast(nf_sim *s, json_t *rows, uint32_t n, unsigned entries, nf_sim_
     if (!rc) rc = nf_sim_run_script(s, UINT64_MAX, &r);
     if (rc) return nf_app_report(rc, NULL);
     if (r.deadlock || r.unfinished) {
-        fprintf(stderr, "netfab: exp queues: %u of %u messages ended%s\n", r.done + r.dropped,
+        fprintf(stderr, "netfab exp: queues: %u of %u messages ended%s\n", r.done + r.dropped,
                 total, r.deadlock ? " (deadlock)" : "");
         return NF_EXIT_FAIL;
     }
@@ -61,7 +61,7 @@ static int incast(nf_sim *s, json_t *rows, uint32_t n, unsigned entries, nf_sim_
     /* every message written once or dropped: the library's counts and the times agree */
     if (got != r.done || r.ring_writes != got || got + r.dropped != total ||
         (k == NF_SIM_QUEUE_RELIABLE && got != total)) {
-        fprintf(stderr, "netfab: exp queues: %u delivered, %llu written, %u dropped of %u\n", got,
+        fprintf(stderr, "netfab exp: queues: %u delivered, %llu written, %u dropped of %u\n", got,
                 (unsigned long long)r.ring_writes, r.dropped, total);
         return NF_EXIT_FAIL;
     }

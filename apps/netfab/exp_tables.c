@@ -53,7 +53,7 @@ int exp_tables(const exp_opts *o, json_t *rows) {
                 nf_fabric_free(f);
                 return nf_app_report(rc, &d);
             }
-            if (bad) fprintf(stderr, "netfab: exp tables: %s: %s\n", fabrics[i].topo, d.msg);
+            if (bad) fprintf(stderr, "netfab exp: tables: %s: %s\n", fabrics[i].topo, d.msg);
             json_object_set_new(row, "lookups_checked", json_integer((json_int_t)looked));
             json_object_set_new(row, "mismatches", json_integer((json_int_t)bad));
             json_object_set_new(row, "check_s", json_real(nf_app_now() - t1));

@@ -31,15 +31,18 @@ static void usage(FILE *out) {
     fprintf(out, "\nexample:\n  netfab topo --topo dragonfly:a=18,p=9,h=9 --stats\n");
 }
 
+/* "netfab COMMAND", the prefix of every message (main() sets it before running the command) */
+static char app_who[48] = "netfab";
+
 int nf_app_report(int rc, const nf_diag *d) {
     if (d && d->file[0] && d->line > 0)
-        fprintf(stderr, "netfab: %s:%d: %s\n", d->file, d->line, d->msg);
+        fprintf(stderr, "%s: %s:%d: %s\n", app_who, d->file, d->line, d->msg);
     else if (d && d->file[0])
-        fprintf(stderr, "netfab: %s: %s\n", d->file, d->msg[0] ? d->msg : nf_strerror(rc));
+        fprintf(stderr, "%s: %s: %s\n", app_who, d->file, d->msg[0] ? d->msg : nf_strerror(rc));
     else if (d && d->msg[0])
-        fprintf(stderr, "netfab: %s\n", d->msg);
+        fprintf(stderr, "%s: %s\n", app_who, d->msg);
     else
-        fprintf(stderr, "netfab: %s\n", nf_strerror(rc));
+        fprintf(stderr, "%s: %s\n", app_who, nf_strerror(rc));
     return rc == NF_EPARSE || rc == NF_EINVAL || rc == NF_ERANGE || rc == NF_EUNSUPPORTED
                ? NF_EXIT_USAGE
                : NF_EXIT_FAIL;
@@ -52,14 +55,15 @@ void nf_app_warn(void *ud, const char *file, int line, const char *msg) {
     (void)ud;
     if (warn_count++ >= WARN_LIMIT) return;
     if (line > 0)
-        fprintf(stderr, "netfab: warning: %s:%d: %s\n", file, line, msg);
+        fprintf(stderr, "%s: warning: %s:%d: %s\n", app_who, file, line, msg);
     else
-        fprintf(stderr, "netfab: warning: %s: %s\n", file, msg);
+        fprintf(stderr, "%s: warning: %s: %s\n", app_who, file, msg);
 }
 
 void nf_app_warn_summary(void) {
     if (warn_count > WARN_LIMIT)
-        fprintf(stderr, "netfab: warning: %u more warnings not shown\n", warn_count - WARN_LIMIT);
+        fprintf(stderr, "%s: warning: %u more warnings not shown\n", app_who,
+                warn_count - WARN_LIMIT);
     warn_count = 0;
 }
 
@@ -101,10 +105,9 @@ const char *nf_app_known(nf_app_names what, char *buf, size_t n) {
                                              : nf_mcast_engine_count();
     size_t at = (size_t)snprintf(buf, n, "known:");
     for (size_t i = 0; i < count && at < n; i++) {
-        const char *name = what == NF_APP_ROUTINGS ? nf_sim_routing_name(nf_sim_routing_at(i))
-                           : what == NF_APP_TRAFFICS
-                               ? nf_sim_traffic_name(nf_sim_traffic_at(i))
-                               : nf_mcast_engine_name(nf_mcast_engine_at(i));
+        const char *name = what == NF_APP_ROUTINGS   ? nf_sim_routing_name(nf_sim_routing_at(i))
+                           : what == NF_APP_TRAFFICS ? nf_sim_traffic_name(nf_sim_traffic_at(i))
+                                                     : nf_mcast_engine_name(nf_mcast_engine_at(i));
         int w = snprintf(buf + at, n - at, "%s %s", i ? "," : "", name);
         if (w < 0 || (size_t)w >= n - at) {
             if (n >= 5) memcpy(buf + n - 5, " ...", 5);
@@ -142,7 +145,10 @@ int main(int argc, char **argv) {
         return NF_EXIT_OK;
     }
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        if (strcmp(argv[1], commands[i].name) == 0) return commands[i].run(argc - 1, argv + 1);
+        if (strcmp(argv[1], commands[i].name) == 0) {
+            snprintf(app_who, sizeof app_who, "netfab %s", commands[i].name);
+            return commands[i].run(argc - 1, argv + 1);
+        }
     fprintf(stderr, "netfab: unknown command '%s'\n\n", argv[1]);
     usage(stderr);
     return NF_EXIT_USAGE;

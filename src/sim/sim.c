@@ -2184,7 +2184,8 @@ static double run_fraction(const nf_sim *s, uint64_t end) {
     if (s->meas.pkts_left == 0)
         drain = 0;
     else if (s->meas.n_pkts && now > lo)
-        drain = fmin(drain, (double)s->meas.pkts_left * (double)(now - lo) / (double)s->meas.n_pkts);
+        drain =
+            fmin(drain, (double)s->meas.pkts_left * (double)(now - lo) / (double)s->meas.n_pkts);
     return (double)now / ((double)now + left + drain);
 }
 

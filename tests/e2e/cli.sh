@@ -13,6 +13,11 @@ expect 0 "$nf" topo --help
 has_line out "  netfab topo --topo fattree:k=4 --out ft4.ibnet"
 expect 2 "$nf";                           has err "usage"
 expect 2 "$nf" frobnicate;                has err "unknown command 'frobnicate'"
+# every message of a command starts with its name, the library's reports included
+expect 2 "$nf" topo --topo nosuch:k=4
+has_line err "netfab topo: unknown topology 'nosuch' (known: fattree, xgft, torus, dragonfly, gft, bluelight, taihulight, file)"
+expect 1 "$nf" sim --topo file:/nonexistent --routing dor --traffic uniform --load 0.1
+has_line err "netfab sim: /nonexistent: cannot read: No such file or directory"
 expect 2 "$nf" topo;                      has err "--topo SPEC is required"
 expect 2 "$nf" topo --topo fattree:k=4 --bogus
 expect 2 "$nf" topo --topo fattree:k=4 --threads zero; has err "--threads"
@@ -101,7 +106,7 @@ expect 0 "$nf" topo --topo "file:$fabrics/nvidia-kb-ufm-lab-edr-fdr.ibnet"; has 
 
 # the partial dump: a port listed twice with different peers is a structural error, said clearly
 expect 2 "$nf" topo --topo "file:$fabrics/llnl-atlas-2006-voltaire.partial.ibnet"
-has_line err "netfab: $fabrics/llnl-atlas-2006-voltaire.partial.ibnet:16: port 23 of \"S-0008f104003f1e29\" is listed twice (first on line 13)"
+has_line err "netfab topo: $fabrics/llnl-atlas-2006-voltaire.partial.ibnet:16: port 23 of \"S-0008f104003f1e29\" is listed twice (first on line 13)"
 
 # Debian's ibsim examples are ibsim net files: switches, CAs and links as their blocks list them
 ex=/usr/share/doc/ibsim-utils/net-examples

@@ -29,7 +29,7 @@ while read -r cut; do
     "$nf" topo --topo "file:$tmp/cut.ibnet" --out "$tmp/back.ibnet" >/dev/null 2>"$tmp/err"; rc=$?
     if [ "$rc" = 0 ] && cmp -s "$tmp/back.ibnet" "$tmp/full.ibnet"; then
         n_whole=$((n_whole + 1))
-    elif [ "$rc" = 2 ] && grep -Eq "^netfab: $tmp/cut.ibnet:[0-9]+: " "$tmp/err"; then
+    elif [ "$rc" = 2 ] && grep -Eq "^netfab topo: $tmp/cut.ibnet:[0-9]+: " "$tmp/err"; then
         n_refused=$((n_refused + 1))
     elif [ "$rc" = 2 ] && [ "$cut" -le "$first_header" ] && grep -q "not a fabric file\|no node headers" "$tmp/err"; then
         n_refused=$((n_refused + 1)) # cut before the first node header: no line to name
