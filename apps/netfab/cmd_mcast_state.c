@@ -60,10 +60,7 @@ int nf_cmd_mcast_state(int argc, char **argv) {
     else
         rc = nf_smc_state(c, &a.o, &a.mgid, &st, &one);
     nf_smc_close(c);
-    if (rc) {
-        nf_free(all);
-        return nf_client_failed("mcast-state", a.server, rc);
-    }
+    if (rc) return nf_client_failed("mcast-state", a.server, rc); /* all: NULL on failure */
     if (st) {
         fprintf(stderr, "netfab mcast-state: %s (status 0x%04x)\n", nf_client_status(st), st);
         nf_free(all);
