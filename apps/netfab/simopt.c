@@ -114,7 +114,7 @@ static void help_texts(void) {
 static const char *const proxies[] = {"all", "restricted", NULL};
 static const char *const switchings[] = {"vct", "saf", "dynamic", NULL};
 static const char *const vc_allocs[] = {"combined", "separate", NULL};
-static const char *const inject_vcs[] = {"room", "random", NULL};
+static const char *const inject_vcs[] = {"room", "random", "rr", NULL};
 static const char *const eject_vcs[] = {"any", "arrival", NULL};
 
 size_t nf_app_sim_knob_opts(nf_app_sim_knobs *k, nf_opt *rows) {
@@ -209,7 +209,8 @@ size_t nf_app_sim_knob_opts(nf_app_sim_knobs *k, nf_opt *rows) {
          .choices = inject_vcs,
          .given = &k->given,
          .help = "the VC a NIC starts a packet on: room (the routing's injection VC with most "
-                 "room) or random (BookSim2's: any VC, drawn at each try; default room)"},
+                 "room), random (any VC, drawn at each try), or rr (BookSim2's: from the one after "
+                 "the last, the first free VC with a slot; default room)"},
         {.name = "eject-vc",
          .kind = NF_OPT_CHOICE,
          NF_OPT_TO(c->eject_vc),

@@ -51,8 +51,14 @@ typedef enum nf_sim_vc_alloc { NF_SIM_VA_COMBINED = 0, NF_SIM_VA_SEPARATE = 1 } 
 /* The VC a NIC starts a packet on (nf_sim_config.inject_vc). Room (netfab's): of the routing's
  * injection VCs, the free one with most room. Random (BookSim2's): one of all the VCs drawn
  * uniformly at each try, the packet waiting while the drawn VC is held or short of room; the
- * first router routes it as if it came in on VC 0. */
-typedef enum nf_sim_inject_vc { NF_SIM_INJ_ROOM = 0, NF_SIM_INJ_RANDOM = 1 } nf_sim_inject_vc;
+ * first router routes it as if it came in on VC 0. Rr (BookSim2's traffic manager, as its code
+ * does it): of all the VCs, from the one after the rail's last, the first that is free and has a
+ * slot (not room for the whole packet); routed at the first router as random. */
+typedef enum nf_sim_inject_vc {
+    NF_SIM_INJ_ROOM = 0,
+    NF_SIM_INJ_RANDOM = 1,
+    NF_SIM_INJ_RR = 2
+} nf_sim_inject_vc;
 
 /* The VC a packet leaves its last switch on, toward its NIC (nf_sim_config.eject_vc). Any
  * (netfab's): any VC of the ejection port. Arrival (BookSim2's Dragonfly routings, which name the

@@ -153,6 +153,7 @@ typedef struct sim_nic {
     uint32_t cur;      /* packet being injected, or SIM_NO_PKT */
     uint16_t cur_sent; /* its flits sent */
     uint8_t cur_vc;
+    uint8_t last_vc;     /* the VC its last packet started on (NF_SIM_INJ_RR) */
     uint8_t burst_on;    /* bursty injection: in a burst (rail 0's) */
     uint8_t next_rail;   /* the rail of its next message (rail 0's) */
     uint32_t hold_until; /* pre-awareness's throttle: no packet starts before this cycle */

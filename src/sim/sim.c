@@ -220,12 +220,12 @@ int nf_sim_new(const nf_fabric *f, const nf_hops *h, const nf_sim_config *cfg,
                         "link errors: a bit error rate of 0 to 1 (got %g), switching vct, saf or "
                         "dynamic, saf_errors above 0 (got %g), saf_window at least 1 cycle",
                         c.ber, c.saf_errors);
-    if ((unsigned)c.vc_alloc > NF_SIM_VA_SEPARATE || (unsigned)c.inject_vc > NF_SIM_INJ_RANDOM ||
+    if ((unsigned)c.vc_alloc > NF_SIM_VA_SEPARATE || (unsigned)c.inject_vc > NF_SIM_INJ_RR ||
         (unsigned)c.eject_vc > NF_SIM_EJ_ARRIVAL ||
         (c.vc_alloc == NF_SIM_VA_SEPARATE && c.speedup > 63))
         return nf__fail(diag, NF_EINVAL,
-                        "router model: VC allocation combined or separate, injection VC by room "
-                        "or random, ejection VC any or arrival; separate allocation counts at "
+                        "router model: VC allocation combined or separate, injection VC by room, "
+                        "random or rr, ejection VC any or arrival; separate allocation counts at "
                         "most 63 passes a cycle "
                         "(speedup %g)",
                         c.speedup);
@@ -829,6 +829,12 @@ static int nic_send(nf_sim *s, sim_worker *wk, uint32_t k) {
             unsigned v = (unsigned)(((uint64_t)inject_draw(s, k) * s->net.n_vcs) >> 32);
             if (!sim_ovc_busy(p, v) && sim_room(s, p, v) >= (int32_t)s->cfg.pkt_flits)
                 best = (int)v;
+        } else if (s->cfg.inject_vc == NF_SIM_INJ_RR) { /* after the last, the first with a slot */
+            for (unsigned i = 1; i <= s->net.n_vcs && best < 0; i++) {
+                unsigned v = (n->last_vc + i) % s->net.n_vcs;
+                if (!sim_ovc_busy(p, v) && sim_room(s, p, v) > 0) best = (int)v;
+            }
+            if (best >= 0) n->last_vc = (uint8_t)best;
         } else {
             unsigned hi = s->routing->inj_vc_hi(s->routing_ctx);
             if (hi >= s->net.n_vcs) hi = s->net.n_vcs - 1;
@@ -1170,7 +1176,7 @@ SIM_INLINE int allocate_vc_as(nf_sim *s, sim_worker *b, nf_node sw, nf_gport gi,
                               .rs = &p->rs,
                               .view = &view.v};
             unsigned in_vc = v; /* a random injection VC carries no class */
-            if (s->cfg.inject_vc == NF_SIM_INJ_RANDOM && s->f->peer[gi] >= s->f->n_switches)
+            if (s->cfg.inject_vc != NF_SIM_INJ_ROOM && s->f->peer[gi] >= s->f->n_switches)
                 in_vc = 0;
             nc = s->routing->route(s->routing_ctx, sw, in_port, in_vc, p->hops, &rp, buf,
                                    NF_SIM_MAX_RADIX);

@@ -126,8 +126,11 @@ typedef struct dor_ctx {
     unsigned nd, c; /* dimensions, host ports per switch */
     unsigned dims[8];
     uint16_t *coord; /* S * nd */
-    bool dateline;
+    int mode;        /* DOR_PLAIN, DOR_DATELINE, DOR_BOOKSIM */
 } dor_ctx;
+
+enum { DOR_PLAIN, DOR_DATELINE, DOR_BOOKSIM };
+static const char *const dor_names[] = {"dor-plain", "dor", "dor-bs"};
 
 static void dor_fini(void *ctx) {
     dor_ctx *d = ctx;
@@ -136,11 +139,11 @@ static void dor_fini(void *ctx) {
 }
 
 static int dor_init_any(void **out, const nf_fabric *f, const uint8_t *ls, const nf_hops *h,
-                        const nf_sim_config *c, nf_diag *diag, bool dateline) {
+                        const nf_sim_config *c, nf_diag *diag, int mode) {
     dor_ctx *d = nf__calloc(1, sizeof *d);
     if (!d) return NF_ENOMEM;
     d->b = (base_ctx){.f = f, .ls = ls, .h = h, .V = c->vcs};
-    d->dateline = dateline;
+    d->mode = mode;
     for (nf_node s = 0; s < f->n_switches; s++) {
         const char *name = nf_node_name(f, s);
         unsigned x[8], k = 0;
@@ -178,18 +181,23 @@ refuse:
     dor_fini(d);
     return nf__fail(diag, NF_EINVAL,
                     "%s routes tori built by torus:...: switch names give the coordinates",
-                    dateline ? "dor" : "dor-plain");
+                    dor_names[mode]);
 }
 
 static int dor_init(void **ctx, const void *data, const nf_fabric *f, const uint8_t *ls,
                     const nf_hops *h, const nf_sim_config *c, nf_diag *d) {
     (void)data;
-    return dor_init_any(ctx, f, ls, h, c, d, true);
+    return dor_init_any(ctx, f, ls, h, c, d, DOR_DATELINE);
+}
+static int dorb_init(void **ctx, const void *data, const nf_fabric *f, const uint8_t *ls,
+                     const nf_hops *h, const nf_sim_config *c, nf_diag *d) {
+    (void)data;
+    return dor_init_any(ctx, f, ls, h, c, d, DOR_BOOKSIM);
 }
 static int dorp_init(void **ctx, const void *data, const nf_fabric *f, const uint8_t *ls,
                      const nf_hops *h, const nf_sim_config *c, nf_diag *d) {
     (void)data;
-    return dor_init_any(ctx, f, ls, h, c, d, false);
+    return dor_init_any(ctx, f, ls, h, c, d, DOR_PLAIN);
 }
 
 static unsigned dor_route(void *ctx, nf_node sw, unsigned in_port, unsigned in_vc, unsigned hops,
@@ -203,17 +211,24 @@ static unsigned dor_route(void *ctx, nf_node sw, unsigned in_port, unsigned in_v
         unsigned k = d->dims[i];
         unsigned delta = (z[i] + k - a[i]) % k;
         bool plus = 2 * delta <= k;
+        if (d->mode == DOR_BOOKSIM && 2 * delta == k) /* half way round: either, by the packet */
+            plus = p->salt >> (i & 31) & 1;
         unsigned port = d->c + 2 * i + (plus ? 1 : 2);
-        if (!d->dateline) {
+        if (d->mode == DOR_PLAIN) {
             out[0] =
                 (nf_sim_cand){.port = (uint8_t)port, .vc_lo = 0, .vc_hi = (uint8_t)(d->b.V - 1)};
             return 1;
         }
-        /* class 1 from the wrap-around link on, within this dimension */
-        bool wrap = plus ? a[i] == k - 1 : a[i] == 0;
         bool same_dim = in_port > d->c && (in_port - d->c - 1) / 2 == i;
         unsigned half = d->b.V / 2;
         bool was1 = same_dim && in_vc >= half;
+        if (d->mode == DOR_BOOKSIM) { /* the class fixed on entry: 1 when its way wraps */
+            bool wraps = plus ? a[i] > z[i] : a[i] < z[i];
+            out[0] = cls(&d->b, port, same_dim ? was1 : wraps);
+            return 1;
+        }
+        /* class 1 from the wrap-around link on, within this dimension */
+        bool wrap = plus ? a[i] == k - 1 : a[i] == 0;
         out[0] = cls(&d->b, port, wrap || was1);
         return 1;
     }
@@ -458,6 +473,16 @@ static const nf_sim_routing r_dor = {
     .route = dor_route,
     .inj_vc_hi = vc0_only,
     .fini = dor_fini};
+static const nf_sim_routing r_dor_bs = {
+    .name = "dor-bs",
+    .summary = "tori: BookSim2's dim_order_torus: a packet's VC class in a dimension fixed "
+               "as it enters it, 1 when its way there wraps round",
+    .min_vcs = 2,
+    .fixed_ports = true,
+    .init = dorb_init,
+    .route = dor_route,
+    .inj_vc_hi = vc0_only,
+    .fini = dor_fini};
 static const nf_sim_routing r_dor_plain = {
     .name = "dor-plain",
     .summary = "tori: dimension order without datelines (deadlocks; for the checker)",
@@ -490,10 +515,9 @@ static const nf_sim_routing r_ftable = {
     .fini = ft_fini};
 
 static const nf_sim_routing *const routings[] = {
-    &r_minhop,       &r_updown,       &r_dor,           &r_dor_plain,
-    &r_table2,       &r_ftable,       &nf__sim_dfmin,   &nf__sim_dfval,
-    &nf__sim_ugal_l, &nf__sim_ugal_g, &nf__sim_ugal_lt, &nf__sim_par,    &nf__sim_qadapt,
-    &nf__sim_ugal_bs,
+    &r_minhop,       &r_updown,        &r_dor,         &r_dor_plain,    &r_dor_bs,
+    &r_table2,       &r_ftable,        &nf__sim_dfmin, &nf__sim_dfval,  &nf__sim_ugal_l,
+    &nf__sim_ugal_g, &nf__sim_ugal_lt, &nf__sim_par,   &nf__sim_qadapt, &nf__sim_ugal_bs,
 };
 
 const nf_sim_routing *nf_sim_routing_find(const char *name) {
@@ -538,6 +562,8 @@ int nf_sim_check_deadlock(const nf_fabric *f, const nf_hops *h, const nf_sim_rou
                                           diag);
 }
 
+/* Every routing state is explored twice, for a packet of salt 0 and one of salt all ones, so a
+ * routing that breaks a tie by the salt (dor-bs half way round a ring) shows both ways. */
 int nf_sim_check_deadlock_progress(const nf_fabric *f, const nf_hops *h, const nf_sim_routing *r,
                                    const nf_sim_config *cfg,
                                    void (*progress)(void *ud, double frac), void *ud,
@@ -558,6 +584,7 @@ int nf_sim_check_deadlock_progress(const nf_fabric *f, const nf_hops *h, const n
         nf_node sw;
         uint8_t in_port, in_vc;
         uint16_t hops;
+        uint8_t salt; /* 0 or 1: the packet's salt 0 or all ones */
     } st;
     st *stack = NULL;
     size_t n_st = 0, cap_st = 0;
@@ -579,23 +606,25 @@ int nf_sim_check_deadlock_progress(const nf_fabric *f, const nf_hops *h, const n
             nf_gport sg = nf_port_index(f, src, 1);
             nf_node ssw = f->peer[sg];
             if (src == dst || ssw == NF_NONE || ssw >= f->n_switches) continue;
-            for (unsigned v = 0; v <= inj_hi && !rc; v++) {
-                if (NF_GROW(stack, cap_st, n_st + 1))
-                    rc = NF_ENOMEM;
-                else
-                    stack[n_st++] = (st){ssw, (uint8_t)f->peer_port[sg], (uint8_t)v, 0};
-            }
+            for (unsigned v = 0; v <= inj_hi && !rc; v++)
+                for (uint8_t sl = 0; sl < 2 && !rc; sl++) {
+                    if (NF_GROW(stack, cap_st, n_st + 1))
+                        rc = NF_ENOMEM;
+                    else
+                        stack[n_st++] = (st){ssw, (uint8_t)f->peer_port[sg], (uint8_t)v, 0, sl};
+                }
         }
         while (n_st && !rc) {
             st s = stack[--n_st];
             nf_gport gin = nf_port_index(f, s.sw, s.in_port);
             nf_gport up = nf_port_index(f, f->peer[gin], f->peer_port[gin]);
             uint32_t from = (uint32_t)(up * V + s.in_vc); /* the channel the packet holds */
-            uint64_t key = (uint64_t)from << 16 | s.hops;
+            uint64_t key = (uint64_t)s.salt << 60 | (uint64_t)from << 16 | s.hops;
             if (nf__u64map_get(&g.seen, key, NULL)) continue;
             if ((rc = nf__u64map_put(&g.seen, key, 1))) break;
             if (s.sw == dsw) continue; /* ejection: consumed, no further dependency */
             nf_sim_cand cand[NF_SIM_MAX_RADIX];
+            pk.salt = s.salt ? UINT32_MAX : 0;
             unsigned nc =
                 r->route(ctx, s.sw, s.in_port, s.in_vc, s.hops, &pk, cand, NF_SIM_MAX_RADIX);
             for (unsigned k = 0; k < nc && !rc; k++) {
@@ -609,8 +638,8 @@ int nf_sim_check_deadlock_progress(const nf_fabric *f, const nf_hops *h, const n
                         rc = NF_ENOMEM;
                         break;
                     }
-                    stack[n_st++] =
-                        (st){nx, (uint8_t)f->peer_port[go], (uint8_t)v, (uint16_t)(s.hops + 1)};
+                    stack[n_st++] = (st){nx, (uint8_t)f->peer_port[go], (uint8_t)v,
+                                         (uint16_t)(s.hops + 1), s.salt};
                 }
             }
         }

@@ -237,6 +237,9 @@ static void test_deadlock_checker(void **state) {
     check("torus:6,c=1", "dor-plain", 1, true);
     check("torus:4x4,c=1", "dor", 2, false);
     check("torus:5x3x2,c=1", "dor", 4, false);
+    check("torus:4x4,c=1", "dor-bs", 2, false);
+    check("torus:8x8,c=1", "dor-bs", 2, false);
+    check("torus:5x4x3,c=1", "dor-bs", 2, false);
     check("dragonfly:a=4,p=2,h=2", "dfmin", 2, false);
     check("dragonfly:a=4,p=1,h=2,arr=consecutive", "dfmin", 2, false);
     check("fattree:k=4", "updown", 1, false);
