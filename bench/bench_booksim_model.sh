@@ -8,8 +8,9 @@
 #
 # Saturation throughput of minimal routing and UGAL, uniform and worst-case traffic, three ways:
 # netfab's default router (combined VC and switch allocation, injection on the routing's VC 0),
-# netfab with BookSim2's router model (--alloc-iters 1 --vc-alloc separate --inject-vc random
-# --eject-vc arrival, and router delay 2: the separate VC-allocation pass is BookSim's
+# netfab with BookSim2's router model (--router-model booksim: one allocator pass, separate VC
+# allocation, the injection VC drawn at random and the class VC at ejection as BookSim2's
+# Dragonfly routings name them, and router delay 2: the separate VC-allocation pass is BookSim's
 # vc_alloc_delay cycle, so the zero-load latencies agree), and BookSim2 itself when BOOKSIM names a booksim binary built from its public
 # repository (github.com/booksim/booksim2; it needs Debian's flex and bison). BookSim's UGAL rule
 # (go minimal when q_min <= 2 q_nonmin + 30) is netfab's ugal-lt with --bias 2 --threshold 30
@@ -38,7 +39,7 @@ knobs="--vcs 3 --buf 256 --pkt 1 --speedup 1.7 --credit-delay 2 --lat-host 1 --l
 # below) drives only the pim, islip and select allocators. netfab's default router keeps the
 # 4 iterations it has always been run with here; its BookSim model makes the one pass.
 dflt="--alloc-iters 4"
-bsmodel="--alloc-iters 1 --vc-alloc separate --inject-vc random --eject-vc arrival --router-delay 2"
+bsmodel="--router-model booksim"
 ugal="--bias 2 --threshold 30 --w-hop 0"
 
 # nf_point K ROUTING TRAFFIC LOAD OPTS...: "accepted lat_mean saturated(0/1) cycles wall_s";

@@ -51,6 +51,9 @@ echo
 echo "## The router model against BookSim2's at its Dragonfly knobs (bench_booksim_model.sh; BookSim2's columns with BOOKSIM set)"
 sh "$(dirname "$0")/bench_booksim_model.sh" "$build/netfab" "${BOOKSIM:-}"
 echo
+echo "## netfab against BookSim2 on tori (bench_booksim_torus.sh; BookSim2's columns with BOOKSIM set)"
+sh "$(dirname "$0")/bench_booksim_torus.sh" "$build/netfab" "${BOOKSIM:-}"
+echo
 echo "## Multicast group manager under hostile load (bench_smd_hostile.sh)"
 sh "$(dirname "$0")/bench_smd_hostile.sh" "$build/netfab" "$build/nf_smdprobe"
 echo

@@ -399,7 +399,8 @@ int nf_cmd_sim(int argc, char **argv) {
             "                  [--bias B] [--w-hop FLITS] [--threshold FLITS]\n"
             "                  [--proxy all|restricted] [--exclude-unroutable]\n"
             "                  [--ber RATE] [--switching vct|saf|dynamic] [--saf-errors N]\n"
-            "                  [--saf-window C] [--timeline CYCLES] [--json]\n",
+            "                  [--saf-window C] [--timeline CYCLES] [--json]\n"
+            "                  [--router-model netfab|booksim] [--nic-delay C]\n",
         .description =
             "Simulates flits through input-queued routers (virtual channels, credits, virtual\n"
             "cut-through, separable allocation) and prints, per load point: offered and accepted\n"
@@ -424,6 +425,7 @@ int nf_cmd_sim(int argc, char **argv) {
                     "  netfab sim --topo torus:8x8,c=1 --routing dor --traffic tornado --load 0.3 "
                     "--json\n"};
     int argi, ex = nf_opt_parse(&spec, argc, argv, &argi);
+    nf_app_sim_knobs_finish(&k);
     if (ex) {
         nf_app_fail_fini(&fail);
         return ex == NF_OPT_HELP ? NF_EXIT_OK : ex;
@@ -440,7 +442,7 @@ int nf_cmd_sim(int argc, char **argv) {
         ex = nf_opt_usage("sim", "--load or --sweep, not both");
     else if ((ex = nf_app_routing_parse("sim", rname, &r)))
         ;
-    else if (!(t = nf_sim_traffic_find(tname))) {
+    else if (!(t = nf_app_sim_traffic(&k, tname))) {
         char known[512];
         ex = nf_opt_usage("sim", "unknown traffic '%s' (%s)", tname,
                           nf_app_known(NF_APP_TRAFFICS, known, sizeof known));

@@ -235,8 +235,8 @@ static json_t *run_cell(const grid *g, const fab *fabs, worker *w, size_t i, uns
             nf_sim_config sc = g->k.c;
             sc.seed = g->seed[c.s];
             sc.threads = threads;
-            rc = nf_sim_new(fb->f, fb->h, &sc, fb->rt[c.a].r, nf_sim_traffic_find(g->b.v[c.b]),
-                            &w->sim, &d);
+            rc = nf_sim_new(fb->f, fb->h, &sc, fb->rt[c.a].r,
+                            nf_app_sim_traffic(&g->k, g->b.v[c.b]), &w->sim, &d);
             /* as in netfab sim, pairs no path joins would wait for ever; a refused simulator is
              * not kept, so the next cell of the same key is refused too */
             uint64_t pairs;
@@ -672,6 +672,7 @@ static int parse(int argc, char **argv, grid *g, unsigned *threads, bool *json, 
                     "--groups random:n=500,size=16\n"
                     "               --engine all --seeds 1,2,3 --out mcast.csv\n"};
     int argi, ex = nf_opt_parse(&spec, argc, argv, &argi);
+    nf_app_sim_knobs_finish(&g->k);
     bool knobs_given = g->k.given;
     bool sim = routing.n || traffic.n || g->n_load, mc = groups.n || engine.n;
     const char *why = NULL;
@@ -699,7 +700,7 @@ static int parse(int argc, char **argv, grid *g, unsigned *threads, bool *json, 
     }
     char known[512];
     for (size_t i = 0; !ex && i < traffic.n; i++)
-        if (!nf_sim_traffic_find(traffic.v[i]))
+        if (!nf_app_sim_traffic(&g->k, traffic.v[i]))
             ex = nf_opt_usage("sweep", "unknown traffic '%s' (%s)", traffic.v[i],
                               nf_app_known(NF_APP_TRAFFICS, known, sizeof known));
     for (size_t i = 0; !ex && i < engine.n; i++)

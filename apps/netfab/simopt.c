@@ -114,8 +114,36 @@ static void help_texts(void) {
 static const char *const proxies[] = {"all", "restricted", NULL};
 static const char *const switchings[] = {"vct", "saf", "dynamic", NULL};
 static const char *const vc_allocs[] = {"combined", "separate", NULL};
-static const char *const inject_vcs[] = {"room", "random", "rr", NULL};
-static const char *const eject_vcs[] = {"any", "arrival", NULL};
+static const char *const inject_vcs[] = {"room", "random", "rr", "routing", NULL};
+static const char *const eject_vcs[] = {"any", "arrival", "routing", NULL};
+static const char *const router_models[] = {"netfab", "booksim", NULL};
+
+void nf_app_sim_knobs_finish(nf_app_sim_knobs *k) {
+    const bool *g = k->model_given;
+    for (unsigned i = 0; i < 7; i++)
+        k->given |= g[i];
+    if (k->model != 1) return;
+    /* BookSim2's input-queued router without speculation, at routing_delay 0 (lookahead),
+     * vc_alloc_delay 1, sw_alloc_delay 1, st_final_delay 1, credit_delay 2; its injected flits
+     * reach the router a cycle later than a link's (nic-delay 1) */
+    if (!g[0]) k->c.vc_alloc = NF_SIM_VA_SEPARATE;
+    if (!g[1]) k->c.inject_vc = NF_SIM_INJ_ROUTING;
+    if (!g[2]) k->c.eject_vc = NF_SIM_EJ_ROUTING;
+    if (!g[3]) k->c.alloc_iters = 1;
+    if (!g[4]) k->c.router_delay = 2;
+    if (!g[5]) k->c.credit_delay = 2;
+    if (!g[6]) k->c.nic_delay = 1;
+}
+
+const nf_sim_traffic *nf_app_sim_traffic(const nf_app_sim_knobs *k, const char *name) {
+    if (k->model == 1 && name && strncmp(name, "bs-", 3) != 0) {
+        char bs[64];
+        snprintf(bs, sizeof bs, "bs-%s", strcmp(name, "permutation") == 0 ? "randperm" : name);
+        const nf_sim_traffic *t = nf_sim_traffic_find(bs);
+        if (t) return t;
+    }
+    return nf_sim_traffic_find(name);
+}
 
 size_t nf_app_sim_knob_opts(nf_app_sim_knobs *k, nf_opt *rows) {
     nf_sim_config *c = &k->c;
@@ -144,13 +172,42 @@ size_t nf_app_sim_knob_opts(nf_app_sim_knobs *k, nf_opt *rows) {
         UINT_ROW("buf", "FLITS", c->buf_flits, 1, 65535, help.buf),
         UINT_ROW("pkt", "FLITS", c->pkt_flits, 1, 65535, help.pkt),
         UINT_ROW("msg", "PKTS", k->inj.msg_pkts, 1, 65535, "packets per message (default 1)"),
-        UINT_ROW("router-delay", "C", c->router_delay, 1, 1000, help.rd),
-        UINT_ROW("credit-delay", "C", c->credit_delay, 1, 1000, help.cd),
+        {.name = "router-delay",
+         .arg = "C",
+         .kind = NF_OPT_UINT,
+         NF_OPT_TO(c->router_delay),
+         .lo = 1,
+         .hi = 1000,
+         .given = &k->model_given[4],
+         .help = help.rd},
+        {.name = "credit-delay",
+         .arg = "C",
+         .kind = NF_OPT_UINT,
+         NF_OPT_TO(c->credit_delay),
+         .lo = 1,
+         .hi = 1000,
+         .given = &k->model_given[5],
+         .help = help.cd},
+        {.name = "nic-delay",
+         .arg = "C",
+         .kind = NF_OPT_UINT,
+         NF_OPT_TO(c->nic_delay),
+         .lo = 0,
+         .hi = 255,
+         .given = &k->model_given[6],
+         .help = "cycles a flit spends in its NIC before the host link (default 0)"},
         UINT_ROW("lat-host", "C", c->lat_host, 1, 255, help.lh),
         UINT_ROW("lat-local", "C", c->lat_local, 1, 255, help.ll),
         UINT_ROW("lat-global", "C", c->lat_global, 1, 255, help.lg),
         REAL_ROW("speedup", "S", c->speedup, 0.1, 64, help.spd),
-        UINT_ROW("alloc-iters", "N", c->alloc_iters, 1, 64, help.iters),
+        {.name = "alloc-iters",
+         .arg = "N",
+         .kind = NF_OPT_UINT,
+         NF_OPT_TO(c->alloc_iters),
+         .lo = 1,
+         .hi = 64,
+         .given = &k->model_given[3],
+         .help = help.iters},
         UINT_ROW("out-buf", "FLITS", c->out_buf, 1, 65535,
                  "output queue per port behind the crossbar (default: as --buf)"),
         UINT_ROW("shared", "FLITS", c->shared_flits, 0, 65535, help.shared),
@@ -194,11 +251,19 @@ size_t nf_app_sim_knob_opts(nf_app_sim_knobs *k, nf_opt *rows) {
         REAL_ROW("ber", "RATE", c->ber, 0, 1,
                  "bit error rate of every switch-to-switch link: a corrupt packet is sent again "
                  "over its link (default 0)"),
+        {.name = "router-model",
+         .kind = NF_OPT_CHOICE,
+         NF_OPT_TO(k->model),
+         .choices = router_models,
+         .given = &k->given,
+         .help = "netfab (the default router) or booksim: BookSim2's iq_router without "
+                 "speculation, which sets what is not given of " NF_APP_BOOKSIM_MODEL
+                 " (and --routing dor-bs is its torus routing)"},
         {.name = "vc-alloc",
          .kind = NF_OPT_CHOICE,
          NF_OPT_TO(c->vc_alloc),
          .choices = vc_allocs,
-         .given = &k->given,
+         .given = &k->model_given[0],
          .help = "combined: a head gets its output VC in the pass it asks for the switch; "
                  "separate (BookSim2's router): VC allocation is a pass of its own, and a VC "
                  "starts its next packet no earlier than the pass after a tail left (default "
@@ -207,17 +272,19 @@ size_t nf_app_sim_knob_opts(nf_app_sim_knobs *k, nf_opt *rows) {
          .kind = NF_OPT_CHOICE,
          NF_OPT_TO(c->inject_vc),
          .choices = inject_vcs,
-         .given = &k->given,
+         .given = &k->model_given[1],
          .help = "the VC a NIC starts a packet on: room (the routing's injection VC with most "
                  "room), random (any VC, drawn at each try), or rr (BookSim2's: from the one after "
-                 "the last, the first free VC with a slot; default room)"},
+                 "the last, the first free VC with a slot), or routing (BookSim2's: random for the "
+                 "Dragonfly routings, rr for the others; default room)"},
         {.name = "eject-vc",
          .kind = NF_OPT_CHOICE,
          NF_OPT_TO(c->eject_vc),
          .choices = eject_vcs,
-         .given = &k->given,
+         .given = &k->model_given[2],
          .help = "the VC a packet leaves its last switch on: any, or arrival (BookSim2's "
-                 "Dragonfly routings: the VC it came in on; default any)"},
+                 "Dragonfly routings: the VC it came in on), or routing (BookSim2's: arrival for "
+                 "the Dragonfly routings, any for the others; default any)"},
         {.name = "switching",
          .kind = NF_OPT_CHOICE,
          NF_OPT_TO(c->switching),

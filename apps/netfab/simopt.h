@@ -14,7 +14,11 @@ typedef struct nf_app_sim_knobs {
     nf_sim_config c;
     nf_sim_phase ph;
     nf_sim_injection inj;
-    bool given; /* one of the knob options was on the command line */
+    bool given;     /* one of the knob options was on the command line */
+    unsigned model; /* --router-model: 0 netfab, 1 booksim */
+    /* each of the router-model knobs given on the command line (vc-alloc, inject-vc, eject-vc,
+     * alloc-iters, router-delay, credit-delay, nic-delay), which --router-model leaves as given */
+    bool model_given[7];
 } nf_app_sim_knobs;
 
 /* The defaults of netfab sim: the library's (nf_sim_config_defaults, NF_SIM_DEFAULT_*). */
@@ -22,8 +26,20 @@ void nf_app_sim_knobs_init(nf_app_sim_knobs *k);
 
 /* The knob options as rows of the option layer (opts.h) writing into k, in rows (room for
  * NF_APP_SIM_KNOBS); returns their count. */
-enum { NF_APP_SIM_KNOBS = 38 };
+enum { NF_APP_SIM_KNOBS = 40 };
 size_t nf_app_sim_knob_opts(nf_app_sim_knobs *k, nf_opt *rows);
+
+/* After the options are read: --router-model booksim sets the knobs of BookSim2's iq_router that
+ * the command line did not (NF_APP_BOOKSIM_MODEL says which, to what). */
+void nf_app_sim_knobs_finish(nf_app_sim_knobs *k);
+#define NF_APP_BOOKSIM_MODEL                                                                       \
+    "--vc-alloc separate --inject-vc routing --eject-vc routing --alloc-iters 1 --router-delay 2 " \
+    "--credit-delay 2 --nic-delay 1"
+
+/* The traffic pattern NAME names under k's router model: with booksim, BookSim2's own of that
+ * name when the library has one (bs-NAME; permutation is bs-randperm), else NAME's; NULL when
+ * there is none. */
+const nf_sim_traffic *nf_app_sim_traffic(const nf_app_sim_knobs *k, const char *name);
 
 /* The most load points one --sweep (netfab sim) or --loads (netfab sweep) may ask for. */
 #define NF_APP_MAX_LOAD_POINTS 1000

@@ -53,18 +53,27 @@ typedef enum nf_sim_vc_alloc { NF_SIM_VA_COMBINED = 0, NF_SIM_VA_SEPARATE = 1 } 
  * uniformly at each try, the packet waiting while the drawn VC is held or short of room; the
  * first router routes it as if it came in on VC 0. Rr (BookSim2's traffic manager, as its code
  * does it): of all the VCs, from the one after the rail's last, the first that is free and has a
- * slot (not room for the whole packet); routed at the first router as random. */
+ * slot (not room for the whole packet); routed at the first router as random. Routing (BookSim2's,
+ * whose routing functions name it): random for the Dragonfly routings (dfmin, val, ugal-*, par,
+ * qadapt), rr for the others. */
 typedef enum nf_sim_inject_vc {
     NF_SIM_INJ_ROOM = 0,
     NF_SIM_INJ_RANDOM = 1,
-    NF_SIM_INJ_RR = 2
+    NF_SIM_INJ_RR = 2,
+    NF_SIM_INJ_ROUTING = 3
 } nf_sim_inject_vc;
 
 /* The VC a packet leaves its last switch on, toward its NIC (nf_sim_config.eject_vc). Any
  * (netfab's): any VC of the ejection port. Arrival (BookSim2's Dragonfly routings, which name the
  * packet's class VC at the ejection port as at every other): the VC it came into that switch on,
- * so a port ejects each class on one VC. */
-typedef enum nf_sim_eject_vc { NF_SIM_EJ_ANY = 0, NF_SIM_EJ_ARRIVAL = 1 } nf_sim_eject_vc;
+ * so a port ejects each class on one VC. Routing (BookSim2's, whose routing functions name it):
+ * arrival for the Dragonfly routings (dfmin, val, ugal-*, par, qadapt), any for the others (its
+ * dim_order_torus and fattree routings give the whole VC range at the destination). */
+typedef enum nf_sim_eject_vc {
+    NF_SIM_EJ_ANY = 0,
+    NF_SIM_EJ_ARRIVAL = 1,
+    NF_SIM_EJ_ROUTING = 2
+} nf_sim_eject_vc;
 
 typedef struct nf_sim_config {
     unsigned vcs;          /* virtual channels per port, 1..NF_SIM_MAX_VCS (4) */
@@ -168,12 +177,15 @@ typedef struct nf_sim_config {
      * before the NIC's overhead; a host handles its messages one at a time, in the order they
      * fall due, so a rank's sends queue behind each other (0 cycles: none) */
     unsigned host_msg_cycles;
-    /* the router model: BookSim2's with NF_SIM_VA_SEPARATE and NF_SIM_INJ_RANDOM (see the
-     * enums; docs/guide.md "Router model") (combined; room) */
+    /* the router model: BookSim2's with NF_SIM_VA_SEPARATE, NF_SIM_INJ_ROUTING and
+     * NF_SIM_EJ_ROUTING (see the enums; docs/guide.md "Router model") (combined; room; any) */
     nf_sim_vc_alloc vc_alloc;
     nf_sim_inject_vc inject_vc;
-    /* the ejection VC: BookSim2's Dragonfly routings with NF_SIM_EJ_ARRIVAL (any) */
     nf_sim_eject_vc eject_vc;
+    /* cycles a flit spends in its NIC before it enters the host link, 0..255: BookSim2 writes
+     * an injected flit after its channels have read their inputs for the cycle, so its
+     * injection channel takes a cycle more than its others (0) */
+    unsigned nic_delay;
 } nf_sim_config;
 
 /* Sets every field of *c to its default (the auto ones to 0). Start a configuration from it and

@@ -626,6 +626,8 @@ static unsigned vc0_only(void *ctx) {
 }
 
 const nf_sim_routing nf__sim_dfmin = {
+    .bs_dragonfly = true,
+
     .name = "dfmin",
     .summary = "Dragonfly minimal: local, global, local; VC class 1 after the global hop",
     .min_vcs = 2,
@@ -637,6 +639,8 @@ const nf_sim_routing nf__sim_dfmin = {
     .fini = df_fini};
 
 const nf_sim_routing nf__sim_dfval = {
+    .bs_dragonfly = true,
+
     .name = "val",
     .summary = "Dragonfly Valiant: via a random intermediate group; 3 VC classes",
     .min_vcs = 3,
@@ -647,6 +651,8 @@ const nf_sim_routing nf__sim_dfval = {
     .fini = df_fini};
 
 const nf_sim_routing nf__sim_ugal_g = {
+    .bs_dragonfly = true,
+
     .name = "ugal-g",
     .summary = "Dragonfly UGAL-G: as ugal-l with the occupancy summed along each whole way",
     .min_vcs = 3,
@@ -658,6 +664,8 @@ const nf_sim_routing nf__sim_ugal_g = {
     .fini = df_fini};
 
 const nf_sim_routing nf__sim_par = {
+    .bs_dragonfly = true,
+
     .name = "par",
     .summary = "Dragonfly PAR: UGAL-L at the source router, again at the next one; 4 VC classes",
     .min_vcs = 4,
@@ -668,6 +676,8 @@ const nf_sim_routing nf__sim_par = {
     .fini = df_fini};
 
 const nf_sim_routing nf__sim_ugal_lt = {
+    .bs_dragonfly = true,
+
     .name = "ugal-lt",
     .summary = "Dragonfly UGAL-L with a fixed threshold: MIN when cost_min <= B cost_val + T "
                "(B: --bias, default 1)",
@@ -679,6 +689,8 @@ const nf_sim_routing nf__sim_ugal_lt = {
     .fini = df_fini};
 
 const nf_sim_routing nf__sim_ugal_l = {
+    .bs_dragonfly = true,
+
     .name = "ugal-l",
     .summary = "Dragonfly UGAL-L: MIN when q_min + h_min w_hop <= bias (q_val + h_val w_hop)",
     .min_vcs = 3,
@@ -688,7 +700,8 @@ const nf_sim_routing nf__sim_ugal_l = {
     .inj_vc_hi = vc0_only,
     .fini = df_fini};
 
-const nf_sim_routing nf__sim_ugal_bs = {.name = "ugal-bs",
+const nf_sim_routing nf__sim_ugal_bs = {.bs_dragonfly = true,
+                                        .name = "ugal-bs",
                                         .summary = "Dragonfly UGAL as BookSim2's dragonflynew ugal",
                                         .min_vcs = 3,
                                         .marks_nonmin = true,

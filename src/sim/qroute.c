@@ -414,6 +414,7 @@ const nf_sim_routing nf__sim_qadapt = {
                "neighbours; 3 VC classes",
     .min_vcs = 3,
     .marks_nonmin = true,
+    .bs_dragonfly = true,
     .init = q_init,
     .route = q_route,
     .inj_vc_hi = q_inj_vc_hi,

@@ -82,8 +82,8 @@ static void free_rings(nf__script *sc) {
 void nf__script_free(nf__script *sc) {
     if (!sc) return;
     free_rings(sc);
-    void *a[] = {sc->m,     sc->edge, sc->succ_off, sc->succ, sc->preds, sc->left,
-                 sc->phase, sc->t,    sc->heap,     sc->recv, sc->sends, sc->pend, sc->host_free};
+    void *a[] = {sc->m, sc->edge, sc->succ_off, sc->succ,  sc->preds, sc->left,     sc->phase,
+                 sc->t, sc->heap, sc->recv,     sc->sends, sc->pend,  sc->host_free};
     for (size_t i = 0; i < sizeof a / sizeof a[0]; i++)
         nf__free(a[i]);
     nf__free(sc);
@@ -384,8 +384,9 @@ int nf__script_release(nf__script *sc, uint64_t now, const nf__script_send **sen
         if (e.phase == PH_HOST) { /* the host takes it when free; the NIC after that */
             uint64_t start = e.at > sc->host_free[m->src] ? e.at : sc->host_free[m->src];
             sc->host_free[m->src] = start + sc->par.msg_host_cycles;
-            int rc = heap_push(
-                sc, (heap_ent){start + sc->par.msg_host_cycles + overhead(&sc->par, m), e.id, PH_DATA});
+            int rc =
+                heap_push(sc, (heap_ent){start + sc->par.msg_host_cycles + overhead(&sc->par, m),
+                                         e.id, PH_DATA});
             if (rc) return rc;
             continue;
         }

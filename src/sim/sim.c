@@ -220,12 +220,13 @@ int nf_sim_new(const nf_fabric *f, const nf_hops *h, const nf_sim_config *cfg,
                         "link errors: a bit error rate of 0 to 1 (got %g), switching vct, saf or "
                         "dynamic, saf_errors above 0 (got %g), saf_window at least 1 cycle",
                         c.ber, c.saf_errors);
-    if ((unsigned)c.vc_alloc > NF_SIM_VA_SEPARATE || (unsigned)c.inject_vc > NF_SIM_INJ_RR ||
-        (unsigned)c.eject_vc > NF_SIM_EJ_ARRIVAL ||
+    if ((unsigned)c.vc_alloc > NF_SIM_VA_SEPARATE || (unsigned)c.inject_vc > NF_SIM_INJ_ROUTING ||
+        (unsigned)c.eject_vc > NF_SIM_EJ_ROUTING ||
         (c.vc_alloc == NF_SIM_VA_SEPARATE && c.speedup > 63))
         return nf__fail(diag, NF_EINVAL,
                         "router model: VC allocation combined or separate, injection VC by room, "
-                        "random or rr, ejection VC any or arrival; separate allocation counts at "
+                        "random, rr or routing, ejection VC any, arrival or routing; separate "
+                        "allocation counts at "
                         "most 63 passes a cycle "
                         "(speedup %g)",
                         c.speedup);
@@ -260,6 +261,8 @@ int nf_sim_new(const nf_fabric *f, const nf_hops *h, const nf_sim_config *cfg,
                         "link latencies must be 1 to 255 cycles (got %u, %u, %u), delays at most "
                         "%u",
                         c.lat_host, c.lat_local, c.lat_global, 1000);
+    if (c.nic_delay > 255)
+        return nf__fail(diag, NF_EINVAL, "a NIC delay of %u cycles: at most 255", c.nic_delay);
     nf_sim *s = nf__calloc(1, sizeof *s);
     if (!s) return NF_ENOMEM;
     s->f = f;
@@ -374,7 +377,7 @@ int nf_sim_new(const nf_fabric *f, const nf_hops *h, const nf_sim_config *cfg,
                nf__calloc((size_t)s->topo.n_sw_ports * c.vcs + 1, sizeof *s->net.va_rr))))
         goto fail;
     uint32_t w = 1;
-    while (w < maxlat + c.credit_delay + 4)
+    while (w < maxlat + c.nic_delay + c.credit_delay + 4)
         w <<= 1;
     s->net.wheel_mask = w - 1;
     if (!s->net.ports || !s->net.rings || !s->net.oq_ring || !s->net.cands || !s->net.xbar_credit ||
@@ -667,7 +670,8 @@ static int generate(nf_sim *s, uint32_t e) {
     sim_nic *n0 = &s->src.nics[(size_t)e * 2];
     if (!want_message(s, n0)) return NF_OK;
     uint32_t dst = s->traffic->dest(s->traffic_ctx, e, rnd64, &s->src.rng);
-    if (dst >= s->topo.n_ep || dst == e) return NF_OK; /* a pattern with no partner for e */
+    if (dst >= s->topo.n_ep || (dst == e && !s->traffic->self))
+        return NF_OK; /* a pattern with no partner for e */
     if (s->cfg.exclude_unroutable && (s->meas.ep_cut[e] != s->meas.ep_cut[dst] ||
                                       nf_hops_sw(s->h, s->topo.ep_sw[(size_t)e * 2],
                                                  s->topo.ep_sw[(size_t)dst * 2]) == NF_HOPS_INF)) {
@@ -825,11 +829,14 @@ static int nic_send(nf_sim *s, sim_worker *wk, uint32_t k) {
     if (n->cur == SIM_NO_PKT) {
         if (!n->q_count || s->now < n->hold_until) return NF_OK;
         int best = -1;
-        if (s->cfg.inject_vc == NF_SIM_INJ_RANDOM) { /* this try's draw, held or short: wait */
+        nf_sim_inject_vc how = s->cfg.inject_vc;
+        if (how == NF_SIM_INJ_ROUTING)
+            how = s->routing->bs_dragonfly ? NF_SIM_INJ_RANDOM : NF_SIM_INJ_RR;
+        if (how == NF_SIM_INJ_RANDOM) { /* this try's draw, held or short: wait */
             unsigned v = (unsigned)(((uint64_t)inject_draw(s, k) * s->net.n_vcs) >> 32);
             if (!sim_ovc_busy(p, v) && sim_room(s, p, v) >= (int32_t)s->cfg.pkt_flits)
                 best = (int)v;
-        } else if (s->cfg.inject_vc == NF_SIM_INJ_RR) { /* after the last, the first with a slot */
+        } else if (how == NF_SIM_INJ_RR) { /* after the last, the first with a slot */
             for (unsigned i = 1; i <= s->net.n_vcs && best < 0; i++) {
                 unsigned v = (n->last_vc + i) % s->net.n_vcs;
                 if (!sim_ovc_busy(p, v) && sim_room(s, p, v) > 0) best = (int)v;
@@ -861,7 +868,7 @@ static int nic_send(nf_sim *s, sim_worker *wk, uint32_t k) {
                     .flags =
                         (uint8_t)((tail ? SIM_FL_TAIL : 0) | (n->cur_sent == 1 ? SIM_FL_HEAD : 0) |
                                   (shared ? SIM_FL_SHARED : 0))};
-    int rc = sim_push_event(s, wk, p->peer_own, s->now + p->lat, ev);
+    int rc = sim_push_event(s, wk, p->peer_own, s->now + s->cfg.nic_delay + p->lat, ev);
     if (rc) return rc;
     wk->injected++;
     wk->moved = 1;
@@ -1164,7 +1171,8 @@ SIM_INLINE int allocate_vc_as(nf_sim *s, sim_worker *b, nf_node sw, nf_gport gi,
         if (p->dst_sw == sw) {
             buf[0] = (nf_sim_cand){
                 .port = p->dst_port, .vc_lo = 0, .vc_hi = (uint8_t)(s->net.n_vcs - 1)};
-            if (s->cfg.eject_vc == NF_SIM_EJ_ARRIVAL) /* the class it came in on */
+            if (s->cfg.eject_vc == NF_SIM_EJ_ARRIVAL ||
+                (s->cfg.eject_vc == NF_SIM_EJ_ROUTING && s->routing->bs_dragonfly))
                 buf[0].vc_lo = buf[0].vc_hi = (uint8_t)v;
             nc = 1;
         } else {

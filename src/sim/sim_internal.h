@@ -49,6 +49,10 @@ struct nf_sim_routing {
     /* The routing's ways may be missing or circle even with every link up (tables read from a
      * file): the engine asks deliverable for every message, not only once links have failed. */
     bool may_strand;
+    /* The routing's BookSim2 counterpart is a Dragonfly routing, which draws the injection VC at
+     * random and names the packet's class VC at the ejection port: NF_SIM_INJ_ROUTING is then
+     * NF_SIM_INJ_RANDOM and NF_SIM_EJ_ROUTING NF_SIM_EJ_ARRIVAL; else rr and any. */
+    bool bs_dragonfly;
     /* What init gets as data: NULL for the registry's routings; a table routing's tables. */
     const void *data;
     /* link_state: the states of f's links the routing goes by (one nf_link_state per link),
@@ -100,6 +104,9 @@ struct nf_sim_traffic {
     void (*fini)(void *ctx);
     /* optional: the pattern's hot endpoint, whose packets the result counts apart */
     uint32_t (*hot)(void *ctx);
+    /* a destination equal to the source is sent (out of the source's router and back, as
+     * BookSim2 does) rather than skipped */
+    bool self;
 };
 
 /* Congestion pre-awareness (nf_sim_config.preaware_cycles, T). A port's average of credits

@@ -1,7 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /* Synthetic traffic patterns (sim.h). Endpoints are numbered 0..E-1 in CA order; bit patterns
  * work on the low log2(E) bits and send nowhere when the partner falls outside (E not a power of
- * two), as is usual. */
+ * two), as is usual; netfab's own patterns never send a packet to its source.
+ *
+ * The bs-* patterns are BookSim2's (its traffic.cpp), for runs held against it: a source the
+ * pattern maps to itself sends to itself (through its router and back), uniform draws among all
+ * endpoints, the permutation may have fixed points, and tornado and neighbor shift every digit
+ * of the node's k-ary n-cube address. On a generated torus with one endpoint per switch the
+ * address is BookSim2's kncube numbering, dimension 0 fastest (the dimension dor routes first;
+ * netfab's own endpoint order is row-major, the last dimension fastest), and digit d has that
+ * dimension's radix; on other fabrics the address is the endpoint's index, one digit of radix
+ * E. */
 #include "sim/sim_internal.h"
 
 #include "util/mem.h"
@@ -18,6 +27,11 @@ typedef struct tctx {
     uint32_t n_groups;
     uint32_t hot;   /* hotspot: the hot endpoint */
     uint32_t *turn; /* alltoall, allreduce: per source, its next partner's turn */
+    /* bs-*: endpoint -> BookSim2 node number and back, or NULL (the same); the radix of each
+     * address digit, least significant first */
+    uint32_t *to_bs, *from_bs;
+    unsigned n_dig;
+    uint32_t radix[NF_FABRIC_TORUS_MAX_D];
 } tctx;
 
 static void t_fini(void *ctx) {
@@ -27,7 +41,43 @@ static void t_fini(void *ctx) {
     nf__free(t->group);
     nf__free(t->first);
     nf__free(t->turn);
+    nf__free(t->to_bs);
+    nf__free(t->from_bs);
     nf__free(t);
+}
+
+/* BookSim2's node numbers (see the top): on a generated torus whose E endpoints sit one per
+ * switch, in switch order, endpoint e's number has switch e's coordinate in dimension d as its
+ * digit d; elsewhere the index itself. */
+static int bs_numbering(tctx *t, const nf_fabric *f, const nf_node *ep) {
+    uint32_t E = t->E;
+    t->n_dig = 1;
+    t->radix[0] = E;
+    bool cube = f->torus_nd > 0 && E == f->n_switches;
+    for (uint32_t i = 0; cube && i < E; i++)
+        cube = f->peer[nf_port_index(f, ep[i], 1)] == i;
+    if (!cube) return NF_OK;
+    t->to_bs = nf__malloc((size_t)E * sizeof *t->to_bs);
+    t->from_bs = nf__malloc((size_t)E * sizeof *t->from_bs);
+    if (!t->to_bs || !t->from_bs) return NF_ENOMEM;
+    t->n_dig = f->torus_nd;
+    for (unsigned d = 0; d < t->n_dig; d++)
+        t->radix[d] = f->torus_dims[d];
+    for (uint32_t e = 0; e < E; e++) {
+        uint32_t rest = e, num = 0, weight = 1; /* row-major: the last dimension fastest */
+        uint32_t coord[NF_FABRIC_TORUS_MAX_D];
+        for (unsigned d = t->n_dig; d-- > 0;) {
+            coord[d] = rest % t->radix[d];
+            rest /= t->radix[d];
+        }
+        for (unsigned d = 0; d < t->n_dig; d++) {
+            num += coord[d] * weight;
+            weight *= t->radix[d];
+        }
+        t->to_bs[e] = num;
+        t->from_bs[num] = e;
+    }
+    return NF_OK;
 }
 
 static int t_init(void **out, const nf_fabric *f, uint32_t E, const nf_node *ep, uint64_t seed,
@@ -74,7 +124,26 @@ static int t_init(void **out, const nf_fabric *f, uint32_t E, const nf_node *ep,
         t->first[g] = UINT32_MAX;
     for (uint32_t i = E; i-- > 0;)
         t->first[t->group[i]] = i;
+    int rc = bs_numbering(t, f, ep);
+    if (rc) {
+        t_fini(t);
+        return rc;
+    }
     *out = t;
+    return NF_OK;
+}
+
+/* bs-randperm's permutation: a shuffle, fixed points and all (set up at first use) */
+static int t_init_perm(void **out, const nf_fabric *f, uint32_t E, const nf_node *ep, uint64_t seed,
+                       nf_diag *diag) {
+    int rc = t_init(out, f, E, ep, seed, diag);
+    if (rc) return rc;
+    tctx *t = *out;
+    nf__rng r;
+    nf__rng_seed(&r, seed ^ 0xb005e1aULL);
+    for (uint32_t i = 0; i < E; i++)
+        t->perm[i] = i;
+    nf__rng_shuffle_u32(&r, t->perm, E);
     return NF_OK;
 }
 
@@ -164,6 +233,85 @@ static uint32_t d_allreduce(void *ctx, uint32_t src, uint64_t (*rnd)(void *), vo
     return src ^ (1u << k);
 }
 
+/* ---- BookSim2's patterns: on node numbers (bs_numbering), self-sends kept ---- */
+
+static uint32_t bs_num(const tctx *t, uint32_t e) { return t->to_bs ? t->to_bs[e] : e; }
+static uint32_t bs_ep(const tctx *t, uint32_t n) {
+    if (n >= t->E) return UINT32_MAX;
+    return t->from_bs ? t->from_bs[n] : n;
+}
+
+static uint32_t b_uniform(void *ctx, uint32_t src, uint64_t (*rnd)(void *), void *ud) {
+    (void)src;
+    tctx *t = ctx;
+    return (uint32_t)((rnd(ud) >> 32) * t->E >> 32);
+}
+
+/* every digit shifted by add(radix) */
+static uint32_t b_digits(const tctx *t, uint32_t src, bool tornado) {
+    uint32_t n = bs_num(t, src), out = 0, weight = 1;
+    for (unsigned d = 0; d < t->n_dig; d++) {
+        uint32_t k = t->radix[d], x = n % k;
+        n /= k;
+        out += (x + (tornado ? (k + 1) / 2 - 1 : 1)) % k * weight;
+        weight *= k;
+    }
+    return bs_ep(t, out);
+}
+static uint32_t b_tornado(void *ctx, uint32_t src, uint64_t (*rnd)(void *), void *ud) {
+    (void)rnd, (void)ud;
+    return b_digits(ctx, src, true);
+}
+static uint32_t b_neighbor(void *ctx, uint32_t src, uint64_t (*rnd)(void *), void *ud) {
+    (void)rnd, (void)ud;
+    return b_digits(ctx, src, false);
+}
+
+static uint32_t b_perm(void *ctx, uint32_t src, uint64_t (*rnd)(void *), void *ud) {
+    (void)rnd, (void)ud;
+    tctx *t = ctx;
+    return bs_ep(t, t->perm[bs_num(t, src)]);
+}
+
+/* the bit patterns, on the node number's log2(E) bits (E a power of two; else the numbers past
+ * the largest power of two below E send nowhere) */
+static uint32_t b_bits(const tctx *t, uint32_t src, int kind) {
+    uint32_t n = bs_num(t, src), B = t->bits, mask = B ? (uint32_t)((1ULL << B) - 1) : 0, out = 0;
+    if (n > mask) return UINT32_MAX;
+    switch (kind) {
+    case 0: out = ~n & mask; break; /* bitcomp */
+    case 1:                         /* transpose: swap the halves (an even number of bits) */
+        if (B % 2) return UINT32_MAX;
+        out = (n >> B / 2) | ((n << B / 2) & mask);
+        break;
+    case 2: /* bitrev */
+        for (unsigned b = 0; b < B; b++)
+            out |= (n >> b & 1u) << (B - 1 - b);
+        break;
+    default: out = B ? ((n << 1) & mask) | (n >> (B - 1)) : 0; /* shuffle: rotate left by one */
+    }
+    return bs_ep(t, out);
+}
+static uint32_t b_bitcomp(void *ctx, uint32_t src, uint64_t (*rnd)(void *), void *ud) {
+    (void)rnd, (void)ud;
+    return b_bits(ctx, src, 0);
+}
+static uint32_t b_transpose(void *ctx, uint32_t src, uint64_t (*rnd)(void *), void *ud) {
+    (void)rnd, (void)ud;
+    return b_bits(ctx, src, 1);
+}
+static uint32_t b_bitrev(void *ctx, uint32_t src, uint64_t (*rnd)(void *), void *ud) {
+    (void)rnd, (void)ud;
+    return b_bits(ctx, src, 2);
+}
+static uint32_t b_shuffle(void *ctx, uint32_t src, uint64_t (*rnd)(void *), void *ud) {
+    (void)rnd, (void)ud;
+    return b_bits(ctx, src, 3);
+}
+
+#define BS_PATTERN(n, i, fn, sum)                                                                  \
+    { .name = n, .summary = sum, .init = i, .dest = fn, .fini = t_fini, .self = true }
+
 #define PATTERN(n, fn, sum)                                                                        \
     { .name = n, .summary = sum, .init = t_init, .dest = fn, .fini = t_fini }
 static const nf_sim_traffic patterns[] = {
@@ -187,6 +335,19 @@ static const nf_sim_traffic patterns[] = {
      .dest = d_hotset,
      .fini = t_fini,
      .hot = t_hot},
+    BS_PATTERN("bs-uniform", t_init, b_uniform, "BookSim2's uniform: any endpoint, itself too"),
+    BS_PATTERN("bs-randperm", t_init_perm, b_perm,
+               "BookSim2's randperm: a random permutation, fixed points too"),
+    BS_PATTERN("bs-tornado", t_init, b_tornado,
+               "BookSim2's tornado: every digit of the node's address + ceil(k/2) - 1"),
+    BS_PATTERN("bs-neighbor", t_init, b_neighbor,
+               "BookSim2's neighbor: every digit of the node's address + 1"),
+    BS_PATTERN("bs-bitcomp", t_init, b_bitcomp, "BookSim2's bitcomp: the complement"),
+    BS_PATTERN("bs-transpose", t_init, b_transpose,
+               "BookSim2's transpose: the address's bit halves swapped"),
+    BS_PATTERN("bs-bitrev", t_init, b_bitrev, "BookSim2's bitrev: the address's bits reversed"),
+    BS_PATTERN("bs-shuffle", t_init, b_shuffle,
+               "BookSim2's shuffle: the address's bits rotated left by one"),
 };
 
 const nf_sim_traffic *nf_sim_traffic_find(const char *name) {

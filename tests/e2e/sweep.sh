@@ -19,7 +19,7 @@ expect 2 "$nf" sweep --topo torus:4x4,c=1 --routing dor --traffic uniform --load
 expect 2 "$nf" sweep --topo torus:4x4,c=1 --groups grid2d:4x4 --engine fulb --vcs 3; has err "simulator options belong"
 expect 2 "$nf" sweep --topo torus:4x4,c=1 --routing dor --traffic uniform --loads 0.1 --verify; has err "belong to a multicast grid"
 expect 2 "$nf" sweep --topo torus:4x4,c=1 --routing nosuch --traffic uniform --loads 0.1; has err "^netfab sweep: unknown routing 'nosuch' (known: minhop, .*; or lft:FILE)$"
-expect 2 "$nf" sweep --topo torus:4x4,c=1 --routing dor --traffic nosuch --loads 0.1; has err "^netfab sweep: unknown traffic 'nosuch' (known: uniform, .*hotspot-set)$"
+expect 2 "$nf" sweep --topo torus:4x4,c=1 --routing dor --traffic nosuch --loads 0.1; has err "^netfab sweep: unknown traffic 'nosuch' (known: uniform, .*bs-shuffle)$"
 expect 2 "$nf" sweep --topo torus:4x4,c=1 --groups grid2d:4x4 --engine nosuch; has err "^netfab sweep: unknown engine 'nosuch' (known: minihop, .*fulb+)$"
 expect 2 "$nf" sweep --topo torus:4x4,c=1 --routing dor --traffic uniform --loads 0.1,,0.2
 has_line err "netfab sweep: --loads wants a comma-separated list, no item empty, not '0.1,,0.2'"

@@ -1,0 +1,163 @@
+/* SPDX-License-Identifier: MIT */
+/* BookSim2's traffic patterns (bs-*) against destinations worked out by hand from its
+ * traffic.cpp definitions, on BookSim2's node numbers: on a generated torus with one endpoint
+ * per switch, netfab's endpoint e = row-major coordinates (a0, a1), last fastest, is BookSim2's
+ * node a0 + k0 * a1; then a simulation whose pattern sends some nodes to themselves. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "netfab/gen.h"
+#include "netfab/sim.h"
+#include "simrig.h"
+#include "sim/sim_internal.h"
+
+#include <stdlib.h>
+
+/* a fixed "random" source for dest(): the same word every call */
+static uint64_t fixed_word(void *ud) { return *(uint64_t *)ud; }
+
+typedef struct pat {
+    rig r;
+    const nf_sim_traffic *t;
+    void *ctx;
+    nf_node *ep;
+    uint32_t E;
+} pat;
+
+static pat pat_make(const char *topo, const char *name) {
+    pat p;
+    p.r = rig_make(topo, "minhop", "uniform", rig_defaults());
+    p.t = nf_sim_traffic_find(name);
+    assert_non_null(p.t);
+    p.E = nf_sim_endpoints(p.r.s);
+    p.ep = malloc(p.E * sizeof *p.ep);
+    assert_non_null(p.ep);
+    for (uint32_t e = 0; e < p.E; e++)
+        p.ep[e] = nf_sim_endpoint_ca(p.r.s, e);
+    nf_diag d = {{0}, 0, {0}};
+    assert_int_equal(p.t->init(&p.ctx, p.r.f, p.E, p.ep, 7, &d), 0);
+    return p;
+}
+
+static uint32_t dest(pat *p, uint32_t src) {
+    uint64_t w = 0;
+    return p->t->dest(p->ctx, src, fixed_word, &w);
+}
+
+static void pat_unmake(pat *p) {
+    p->t->fini(p->ctx);
+    free(p->ep);
+    rig_unmake(&p->r);
+}
+
+/* 8x4: node number n = a0 + 8 a1; tornado adds 3 (ceil(8/2) - 1) to a0 and 1 to a1 */
+static void test_digits(void **state) {
+    (void)state;
+    pat p = pat_make("torus:8x4,c=1", "bs-tornado");
+    assert_int_equal(dest(&p, 0), 13); /* (0,0) -> (3,1) */
+    assert_int_equal(dest(&p, 31), 8); /* (7,3) -> (2,0) */
+    assert_int_equal(dest(&p, 6), 19); /* (1,2) -> (4,3) */
+    assert_int_equal(dest(&p, 20), 1); /* (5,0) -> (0,1) */
+    pat_unmake(&p);
+    p = pat_make("torus:8x4,c=1", "bs-neighbor");
+    assert_int_equal(dest(&p, 0), 5);  /* (0,0) -> (1,1) */
+    assert_int_equal(dest(&p, 31), 0); /* (7,3) -> (0,0) */
+    assert_int_equal(dest(&p, 6), 11); /* (1,2) -> (2,3) */
+    pat_unmake(&p);
+    /* a 1-D ring of 8 (and any fabric not a one-per-switch torus): the index, radix E */
+    p = pat_make("torus:8,c=1", "bs-tornado");
+    assert_int_equal(dest(&p, 6), 1);
+    pat_unmake(&p);
+    p = pat_make("fattree:k=4", "bs-neighbor");
+    assert_int_equal(dest(&p, 3), 4);
+    assert_int_equal(dest(&p, p.E - 1), 0);
+    pat_unmake(&p);
+}
+
+/* 8x4 has 32 nodes, 5 bits: bitcomp, bitrev and shuffle on n; transpose needs an even count */
+static void test_bits(void **state) {
+    (void)state;
+    pat p = pat_make("torus:8x4,c=1", "bs-bitcomp");
+    assert_int_equal(dest(&p, 0), 31); /* n 0 -> 31 = (7,3) */
+    assert_int_equal(dest(&p, 1), 30); /* (0,1): n 8 -> 23 = (7,2) */
+    pat_unmake(&p);
+    p = pat_make("torus:8x4,c=1", "bs-bitrev");
+    assert_int_equal(dest(&p, 1), 8); /* n 01000 -> 00010 = (2,0) */
+    assert_int_equal(dest(&p, 4), 2); /* (1,0): n 00001 -> 10000 = 16 = (0,2) */
+    pat_unmake(&p);
+    p = pat_make("torus:8x4,c=1", "bs-shuffle");
+    assert_int_equal(dest(&p, 1), 2); /* n 01000 -> 10000 = (0,2) */
+    assert_int_equal(dest(&p, 4), 8); /* (1,0): n 1 -> 2 = (2,0) */
+    assert_int_equal(dest(&p, 3), 6); /* (0,3): n 11000 -> 10001 = 17 = (1,2) */
+    pat_unmake(&p);
+    p = pat_make("torus:8x4,c=1", "bs-transpose");
+    assert_int_equal(dest(&p, 1), UINT32_MAX);
+    pat_unmake(&p);
+    p = pat_make("torus:4x4,c=1", "bs-transpose"); /* (a0,a1) -> (a1,a0), itself on the diagonal */
+    assert_int_equal(dest(&p, 1), 4);
+    assert_int_equal(dest(&p, 7), 13);
+    assert_int_equal(dest(&p, 5), 5);
+    pat_unmake(&p);
+}
+
+/* uniform draws among all E endpoints, the source too; randperm is a permutation */
+static void test_random(void **state) {
+    (void)state;
+    pat p = pat_make("torus:4x4,c=1", "bs-uniform");
+    uint64_t w = 0;
+    assert_int_equal(p.t->dest(p.ctx, 3, fixed_word, &w), 0);
+    w = UINT64_MAX;
+    assert_int_equal(p.t->dest(p.ctx, 3, fixed_word, &w), 15);
+    w = (uint64_t)3 << 60; /* 3/16 of the way */
+    assert_int_equal(p.t->dest(p.ctx, 3, fixed_word, &w), 3);
+    assert_true(p.t->self);
+    pat_unmake(&p);
+    assert_false(nf_sim_traffic_find("uniform")->self);
+    p = pat_make("torus:8x8,c=1", "bs-randperm");
+    unsigned seen[64] = {0};
+    for (uint32_t e = 0; e < p.E; e++) {
+        uint32_t d = dest(&p, e);
+        assert_true(d < p.E);
+        seen[d]++;
+    }
+    for (uint32_t e = 0; e < p.E; e++)
+        assert_int_equal(seen[e], 1);
+    pat_unmake(&p);
+}
+
+/* a pattern that sends a quarter of the nodes to themselves: with bs-transpose on 4x4 they send
+ * too (accepted = offered); netfab's transpose skips them (three quarters) */
+static void test_self_sends(void **state) {
+    (void)state;
+    nf_sim_phase ph = {.warmup = 1000, .window = 5000, .drain_max = 5000};
+    nf_sim_injection inj = {.load = 0.2, .msg_pkts = 1};
+    double acc[2];
+    const char *names[2] = {"bs-transpose", "transpose"};
+    for (int i = 0; i < 2; i++) {
+        nf_sim_config c = rig_defaults();
+        c.seed = 5;
+        rig r = rig_make("torus:4x4,c=1", "dor", names[i], c);
+        nf_sim_result res;
+        assert_int_equal(nf_sim_run(r.s, &inj, &ph, NULL, NULL, &res), 0);
+        assert_false(res.saturated);
+        acc[i] = res.accepted;
+        if (i == 0) assert_true(res.accepted > 0.95 * res.offered);
+        rig_unmake(&r);
+    }
+    assert_true(acc[1] > 0.7 * 0.2 && acc[1] < 0.8 * 0.2);
+    assert_true(acc[0] > 0.19);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_digits),
+        cmocka_unit_test(test_bits),
+        cmocka_unit_test(test_random),
+        cmocka_unit_test(test_self_sends),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
