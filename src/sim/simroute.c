@@ -91,10 +91,11 @@ static int ud_init(void **ctx, const void *data, const nf_fabric *f, const uint8
     (void)data;
     for (nf_node s = 0; s < f->n_switches; s++)
         if (f->level[s] == 0)
-            return nf__fail(d, NF_EINVAL,
-                            "updown routes trees: switch %s has no tree level (use a fat tree, "
-                            "xgft, gft, bluelight or taihulight)",
-                            nf_node_name(f, s));
+            return nf__fail(
+                d, NF_EINVAL,
+                "updown, nca-bs and anca-bs route trees: switch %s has no tree level (use a "
+                "fat tree, xgft, gft, bluelight or taihulight)",
+                nf_node_name(f, s));
     return base_init(ctx, f, ls, h, c);
 }
 
@@ -118,6 +119,51 @@ static unsigned ud_route(void *ctx, nf_node sw, unsigned in_port, unsigned in_vc
 }
 
 static unsigned all_vcs(void *ctx) { return ((base_ctx *)ctx)->V - 1; }
+
+/* ---- nca-bs, anca-bs: BookSim2's fattree_nca and fattree_anca ------------------------------- */
+
+/* A k-ary n-tree's up ports all lead to a nearest common ancestor at the same distance, so the
+ * min-hop ports toward the destination are its one down port, or every up port. Going up,
+ * nca-bs takes one up port drawn at random, anca-bs draws two (with replacement) and takes the
+ * one whose downstream holds fewer flits, the first on a tie, as BookSim2's do; the draws come
+ * from the packet's salt and the switch (the same at every try of the packet there). */
+static uint32_t ft_draw(uint32_t salt, nf_node sw, unsigned k) {
+    uint32_t x = (salt ^ (sw * 0x85ebca6bu) ^ (k * 0xc2b2ae35u)) * 0x9E3779B1u;
+    x ^= x >> 15;
+    x *= 0x2c1b3c6du;
+    return x ^ (x >> 12);
+}
+
+static unsigned bsft_route(void *ctx, nf_node sw, const nf__sim_pkt *p, nf_sim_cand *out,
+                           unsigned max, bool adaptive) {
+    base_ctx *b = ctx;
+    uint8_t ports[NF_SIM_MAX_RADIX];
+    unsigned n = closer_ports(b->f, b->ls, b->h, sw, p->dst_sw, ports,
+                              max < NF_SIM_MAX_RADIX ? max : NF_SIM_MAX_RADIX);
+    if (n > 1 && p->view) { /* up (the deadlock checker, no view: every port it may take) */
+        unsigned r1 = (unsigned)(((uint64_t)ft_draw(p->salt, sw, 0) * n) >> 32), pick = r1;
+        if (adaptive) {
+            unsigned r2 = (unsigned)(((uint64_t)ft_draw(p->salt, sw, 1) * n) >> 32);
+            if (p->view->occupancy(p->view, ports[r1]) > p->view->occupancy(p->view, ports[r2]))
+                pick = r2;
+        }
+        ports[0] = ports[pick];
+        n = 1;
+    }
+    for (unsigned i = 0; i < n; i++)
+        out[i] = (nf_sim_cand){.port = ports[i], .vc_lo = 0, .vc_hi = (uint8_t)(b->V - 1)};
+    return n;
+}
+static unsigned nca_route(void *ctx, nf_node sw, unsigned in_port, unsigned in_vc, unsigned hops,
+                          const nf__sim_pkt *p, nf_sim_cand *out, unsigned max) {
+    (void)in_port, (void)in_vc, (void)hops;
+    return bsft_route(ctx, sw, p, out, max, false);
+}
+static unsigned anca_route(void *ctx, nf_node sw, unsigned in_port, unsigned in_vc, unsigned hops,
+                           const nf__sim_pkt *p, nf_sim_cand *out, unsigned max) {
+    (void)in_port, (void)in_vc, (void)hops;
+    return bsft_route(ctx, sw, p, out, max, true);
+}
 
 /* ---- dor: tori built by torus:...; dimension order, shortest way round, dateline VCs -------- */
 
@@ -464,6 +510,23 @@ static const nf_sim_routing r_updown = {
     .route = ud_route,
     .inj_vc_hi = all_vcs,
     .fini = base_fini};
+static const nf_sim_routing r_nca_bs = {
+    .name = "nca-bs",
+    .summary = "k-ary n-trees: BookSim2's fattree nca: up by an up port drawn at random, then down",
+    .min_vcs = 1,
+    .init = ud_init,
+    .route = nca_route,
+    .inj_vc_hi = all_vcs,
+    .fini = base_fini};
+static const nf_sim_routing r_anca_bs = {
+    .name = "anca-bs",
+    .summary = "k-ary n-trees: BookSim2's fattree anca: up by the emptier of two up ports drawn at "
+               "random, then down",
+    .min_vcs = 1,
+    .init = ud_init,
+    .route = anca_route,
+    .inj_vc_hi = all_vcs,
+    .fini = base_fini};
 static const nf_sim_routing r_dor = {
     .name = "dor",
     .summary = "tori: dimension order, shortest way round, dateline VC classes",
@@ -515,9 +578,10 @@ static const nf_sim_routing r_ftable = {
     .fini = ft_fini};
 
 static const nf_sim_routing *const routings[] = {
-    &r_minhop,       &r_updown,        &r_dor,         &r_dor_plain,    &r_dor_bs,
-    &r_table2,       &r_ftable,        &nf__sim_dfmin, &nf__sim_dfval,  &nf__sim_ugal_l,
-    &nf__sim_ugal_g, &nf__sim_ugal_lt, &nf__sim_par,   &nf__sim_qadapt, &nf__sim_ugal_bs,
+    &r_minhop,       &r_updown,        &r_nca_bs,       &r_anca_bs,       &r_dor,
+    &r_dor_plain,    &r_dor_bs,        &r_table2,       &r_ftable,        &nf__sim_dfmin,
+    &nf__sim_dfval,  &nf__sim_ugal_l,  &nf__sim_ugal_g, &nf__sim_ugal_lt, &nf__sim_par,
+    &nf__sim_qadapt, &nf__sim_ugal_bs,
 };
 
 const nf_sim_routing *nf_sim_routing_find(const char *name) {

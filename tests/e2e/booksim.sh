@@ -1,8 +1,10 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # netfab with BookSim2's router model (--router-model booksim) against BookSim2's own figures on
-# tori, stored in tests/data/booksim/torus.tsv (the BookSim2 commit, configuration and commands
-# in its README.md): per point, netfab's mean latency within 5% of BookSim2's below saturation
+# tori and a k-ary n-tree, stored in tests/data/booksim/points.tsv (the BookSim2 commit,
+# configuration and commands in its README.md; BookSim2's torus with dim_order is netfab's
+# torus:KxK..,c=1 with dor-bs, its fattree with nca / anca the xgft k-ary n-tree with nca-bs /
+# anca-bs): per point, netfab's mean latency within 5% of BookSim2's below saturation
 # (2% at zero load)
 # and its accepted load within 0.01 of BookSim2's, past saturation too (BookSim2's throughput
 # runs); then the preset's options and its errors.
@@ -10,18 +12,26 @@
 set -u
 nf=$1
 . "$2/tests/e2e/lib/harness.sh"
-ref="$2/tests/data/booksim/torus.tsv"
+ref="$2/tests/data/booksim/points.tsv"
 [ -r "$ref" ] || { bad "no $ref"; finish; }
 
 # every stored point; the zero-load ones run longer (their figure is a mean over few packets)
 tab=$(printf '\t')
 n=0
-while IFS="$tab" read -r dims traffic pkt load type acc lat; do
-    [ "$dims" = dims ] && continue
+while IFS="$tab" read -r topo k dn routing traffic pkt load type acc lat; do
+    [ "$topo" = topology ] && continue
     n=$((n + 1))
     cycles=10000
     [ "$load" = 0.005 ] && cycles=30000
-    expect 0 "$nf" sim --topo "torus:$dims,c=1" --routing dor-bs --router-model booksim \
+    if [ "$topo" = torus ]; then
+        spec="torus:$k$(i=1; while [ $i -lt "$dn" ]; do printf 'x%s' "$k"; i=$((i + 1)); done),c=1"
+        r=dor-bs
+    else
+        m=$k w=1 i=1
+        while [ $i -lt "$dn" ]; do m="$m.$k" w="$w.$k" i=$((i + 1)); done
+        spec="xgft:h=$dn,m=$m,w=$w" r=$routing-bs
+    fi
+    expect 0 "$nf" sim --topo "$spec" --routing "$r" --router-model booksim \
         --vcs 2 --buf 8 --pkt "$pkt" --threads 1 --traffic "$traffic" --load "$load" \
         --warmup 3000 --cycles "$cycles" --drain 10000 --json
     lo=$(awk "BEGIN { print $acc - 0.01 }") hi=$(awk "BEGIN { print $acc + 0.01 }")
@@ -38,7 +48,7 @@ while IFS="$tab" read -r dims traffic pkt load type acc lat; do
         json_val out saturated true # past saturation: accepted as BookSim2's throughput run
     fi
 done <"$ref"
-[ "$n" -ge 15 ] && ok || bad "only $n stored points"
+[ "$n" -ge 20 ] && ok || bad "only $n stored points"
 
 # the preset against its flags written out: the same run (the seed's draws, the same figures)
 run() {
