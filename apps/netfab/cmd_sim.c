@@ -26,8 +26,15 @@ static void sim_lists(FILE *out) {
                 nf_sim_routing_summary(nf_sim_routing_at(i)));
     fprintf(out, "\ntraffic:");
     for (size_t i = 0; i < nf_sim_traffic_count(); i++)
-        fprintf(out, " %s", nf_sim_traffic_name(nf_sim_traffic_at(i)));
-    fprintf(out, "\n\n");
+        fprintf(out, "\n  %-12s %s", nf_sim_traffic_name(nf_sim_traffic_at(i)),
+                nf_sim_traffic_summary(nf_sim_traffic_at(i)));
+    fprintf(out, "\n"
+                 "  With --router-model booksim, --traffic X is bs-X where there is one\n"
+                 "  (permutation: bs-randperm). netfab's own patterns differ: they never send\n"
+                 "  to the source, their permutation has no fixed point, and tornado shifts the\n"
+                 "  endpoint index round one ring of all endpoints, where BookSim2's shifts\n"
+                 "  every digit of the node's k-ary n-cube address (numbered dimension 0\n"
+                 "  fastest; netfab numbers endpoints row-major).\n\n");
 }
 
 /* One CSV row per switch-to-switch channel (each direction) for load point x; node names

@@ -328,6 +328,7 @@ NF_API const nf_sim_traffic *nf_sim_traffic_find(const char *name);
 NF_API size_t nf_sim_traffic_count(void);
 NF_API const nf_sim_traffic *nf_sim_traffic_at(size_t i);
 NF_API const char *nf_sim_traffic_name(const nf_sim_traffic *t);
+NF_API const char *nf_sim_traffic_summary(const nf_sim_traffic *t);
 
 /* Endpoints are the CAs whose port 1 is cabled to a switch; a CA whose port 2 is too (gft with
  * rails=2) has a dual-port NIC with an injection queue per port: a message's packets all take

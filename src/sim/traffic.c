@@ -9,8 +9,9 @@
  * of the node's k-ary n-cube address. On a generated torus with one endpoint per switch the
  * address is BookSim2's kncube numbering, dimension 0 fastest (the dimension dor routes first;
  * netfab's own endpoint order is row-major, the last dimension fastest), and digit d has that
- * dimension's radix; on other fabrics the address is the endpoint's index, one digit of radix
- * E. */
+ * dimension's radix; on other fabrics the address is the endpoint's index: on a tree of k
+ * endpoints per leaf switch and k^n in all (a k-ary n-tree, BookSim2's fattree) n digits of
+ * radix k, else one digit of radix E. */
 #include "sim/sim_internal.h"
 
 #include "util/mem.h"
@@ -56,6 +57,21 @@ static int bs_numbering(tctx *t, const nf_fabric *f, const nf_node *ep) {
     bool cube = f->torus_nd > 0 && E == f->n_switches;
     for (uint32_t i = 0; cube && i < E; i++)
         cube = f->peer[nf_port_index(f, ep[i], 1)] == i;
+    if (!cube && E > 1 && f->level[f->peer[nf_port_index(f, ep[0], 1)]] > 0) {
+        /* a tree of k endpoints per leaf and k^n in all: BookSim2's fattree, k-ary digits */
+        nf_node leaf = f->peer[nf_port_index(f, ep[0], 1)];
+        uint32_t k = 1, n = 0;
+        while (k < E && f->peer[nf_port_index(f, ep[k], 1)] == leaf)
+            k++;
+        uint64_t pow = 1;
+        while (k > 1 && pow < E && n < NF_FABRIC_TORUS_MAX_D)
+            pow *= k, n++;
+        if (k > 1 && pow == E) {
+            t->n_dig = n;
+            for (unsigned d = 0; d < n; d++)
+                t->radix[d] = k;
+        }
+    }
     if (!cube) return NF_OK;
     t->to_bs = nf__malloc((size_t)E * sizeof *t->to_bs);
     t->from_bs = nf__malloc((size_t)E * sizeof *t->from_bs);
@@ -360,3 +376,4 @@ const nf_sim_traffic *nf_sim_traffic_at(size_t i) {
     return i < nf_sim_traffic_count() ? &patterns[i] : NULL;
 }
 const char *nf_sim_traffic_name(const nf_sim_traffic *t) { return t->name; }
+const char *nf_sim_traffic_summary(const nf_sim_traffic *t) { return t->summary; }

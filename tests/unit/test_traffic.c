@@ -72,7 +72,13 @@ static void test_digits(void **state) {
     p = pat_make("torus:8,c=1", "bs-tornado");
     assert_int_equal(dest(&p, 6), 1);
     pat_unmake(&p);
-    p = pat_make("fattree:k=4", "bs-neighbor");
+    /* a k-ary n-tree: n digits of radix k (4-ary 3-tree: tornado adds 1 to each) */
+    p = pat_make("xgft:h=3,m=4.4.4,w=1.4.4", "bs-tornado");
+    assert_int_equal(dest(&p, 0), 21); /* 000 -> 111 in base 4 */
+    assert_int_equal(dest(&p, 63), 0); /* 333 -> 000 */
+    assert_int_equal(dest(&p, 6), 27); /* 012 -> 123 */
+    pat_unmake(&p);
+    p = pat_make("dragonfly:a=4,p=2,h=2", "bs-neighbor"); /* else the index, radix E */
     assert_int_equal(dest(&p, 3), 4);
     assert_int_equal(dest(&p, p.E - 1), 0);
     pat_unmake(&p);
