@@ -54,6 +54,9 @@ echo
 echo "## netfab against BookSim2 on tori (bench_booksim_torus.sh; BookSim2's columns with BOOKSIM set)"
 sh "$(dirname "$0")/bench_booksim_torus.sh" "$build/netfab" "${BOOKSIM:-}"
 echo
+echo "## Threads beside a busy process (bench_threads_busy.sh)"
+sh "$(dirname "$0")/bench_threads_busy.sh" "$build/netfab"
+echo
 echo "## Multicast group manager under hostile load (bench_smd_hostile.sh)"
 sh "$(dirname "$0")/bench_smd_hostile.sh" "$build/netfab" "$build/nf_smdprobe"
 echo

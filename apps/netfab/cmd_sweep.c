@@ -14,6 +14,7 @@
 #include "netfab/hops.h"
 #include "netfab/mcast.h"
 #include "netfab/sim.h"
+#include "util/cpus.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -737,7 +738,7 @@ static int sweep_main(int argc, char **argv, int rank, int size) {
         grid_free(&g);
         return NF_EXIT_OK;
     }
-    if (!threads) threads = (unsigned)omp_get_max_threads();
+    if (!threads) threads = nf__cpus_usable();
     /* --out is opened before the work (a file that cannot be written is known at once), as a
      * temporary file that replaces it only when every row is written */
     FILE *out = stdout;

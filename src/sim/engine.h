@@ -437,6 +437,18 @@ struct nf_sim {
     sim_net net;
     sim_worker *workers; /* the threads' shares */
     unsigned n_threads;
+    /* How many threads run the n_threads shares (sim.c, one_cycle): all of them, or one when
+     * the machine is busy and one runs the cycles faster. Epochs of about SIM_EPOCH_NS each:
+     * a probe of each way, then the faster for run_left epochs (doubling while one keeps
+     * winning). The results are the same either way. */
+    struct {
+        unsigned use;          /* threads now: 1 or n_threads */
+        unsigned phase;        /* 0 probe all, 1 probe one, 2 run */
+        uint64_t t0, c0;       /* the epoch's start: ns, cycle */
+        double ns_all, ns_one; /* ns a cycle in the last probes */
+        unsigned run_left, run_len;
+        unsigned use_last; /* the way the last probe chose */
+    } par;
     uint64_t now; /* the cycle */
     sim_sources src;
     sim_pool pool;

@@ -21,6 +21,7 @@
 #define _DEFAULT_SOURCE /* madvise */
 #include "sim/engine.h"
 
+#include "util/cpus.h"
 #include "util/diag.h"
 #include "util/mem.h"
 #include "util/rng.h"
@@ -338,9 +339,10 @@ int nf_sim_new(const nf_fabric *f, const nf_hops *h, const nf_sim_config *cfg,
     s->net.oq_ring = big_alloc(
         ((size_t)s->topo.n_sw_ports * s->net.oq_cap + 1) * sizeof *s->net.oq_ring, &s->net.raw[2]);
     s->net.cands = big_alloc((PSV * SIM_CACHE_CANDS + 1) * sizeof *s->net.cands, &s->net.raw[3]);
-    /* threads: asked, or every processor when the fabric is big enough to share */
+    /* threads: asked, or every processor this process may use (affinity, cgroup quota) when
+     * the fabric is big enough to share */
     s->n_threads = c.threads                                   ? c.threads
-                   : s->topo.n_sw >= AUTO_THREADS_MIN_SWITCHES ? (unsigned)omp_get_num_procs()
+                   : s->topo.n_sw >= AUTO_THREADS_MIN_SWITCHES ? nf__cpus_usable()
                                                                : 1;
     if (s->n_threads < 1) s->n_threads = 1;
     if (s->n_threads > NF_SIM_MAX_THREADS) s->n_threads = NF_SIM_MAX_THREADS;
@@ -1862,6 +1864,83 @@ static int send_phase(nf_sim *s, unsigned t) {
  * stream) runs on one between two barriers. Every thread writes
  * only its own state and its own wheels, and what a router does depends on its own state only,
  * so the results are the same for every number of threads. */
+/* The parallel part of a cycle, for thread id of nth running the n_threads shares (called in a
+ * parallel region, or alone with id 0 and nth 1: the barriers then bind to no team). */
+static void cycle_shares(nf_sim *s, unsigned id, unsigned nth, int *nic_rc) {
+    unsigned T = s->n_threads;
+    for (unsigned t = id; t < T; t += nth) /* all shares, whatever threads came */
+        s->workers[t].rc = apply_events(s, t);
+#pragma omp barrier
+#pragma omp master
+    {
+        bool ok = true;
+        for (unsigned t = 0; t < T; t++)
+            ok &= s->workers[t].rc == NF_OK;
+        *nic_rc = ok ? gen_phase(s) : NF_OK;
+    }
+#pragma omp barrier
+    if (*nic_rc == NF_OK)
+        for (unsigned t = id; t < T; t += nth) {
+            sim_worker *wt = &s->workers[t];
+            if (wt->rc == NF_OK && s->err.on) wt->rc = nf__sim_replay_phase(s, t);
+            if (wt->rc == NF_OK && (wt->rc = send_phase(s, t)) == NF_OK)
+                wt->rc = router_phase(s, t);
+        }
+    if (s->net.snap) { /* every router has run: the snapshot for the next cycle */
+#pragma omp barrier
+        for (unsigned t = id; t < T; t += nth)
+            snap_phase(s, t);
+    }
+}
+
+/* An epoch of the thread choice: long enough that a busy machine's time slices (a few ms) even
+ * out, short enough that a wrong choice costs little. */
+#define SIM_EPOCH_NS 10000000ull
+#define SIM_RUN_MAX 128 /* epochs between probes, at most */
+
+static uint64_t mono_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* After a cycle with several shares: the epoch's end moves the choice on. A probe of all the
+ * threads, then of one, then the faster runs for run_len epochs; run_len doubles (to
+ * SIM_RUN_MAX) while the same way wins and starts again at 1 when the other does. One thread
+ * is kept only when it was at least 10% faster: threads are the way on a quiet machine. */
+static void par_epoch(nf_sim *s) {
+    uint64_t now = mono_ns();
+    if (!s->par.t0) {
+        s->par.t0 = now, s->par.c0 = s->now;
+        return;
+    }
+    /* a probe of the way that lost the last choice is a quarter epoch: it costs less */
+    bool lost = s->par.use_last && ((s->par.phase == 0 && s->par.use_last == 1) ||
+                                    (s->par.phase == 1 && s->par.use_last > 1));
+    if (now - s->par.t0 < (lost ? SIM_EPOCH_NS / 4 : SIM_EPOCH_NS)) return;
+    double ns = (double)(now - s->par.t0) / (double)(s->now - s->par.c0 ? s->now - s->par.c0 : 1);
+    s->par.t0 = now, s->par.c0 = s->now;
+    if (s->par.phase == 0) {
+        s->par.ns_all = ns;
+        s->par.phase = 1, s->par.use = 1;
+    } else if (s->par.phase == 1) {
+        s->par.ns_one = ns;
+        unsigned want = s->par.ns_one < 0.9 * s->par.ns_all ? 1 : s->n_threads;
+        s->par.run_len = want == s->par.use_last ? s->par.run_len * 2 : 1;
+        if (s->par.run_len > SIM_RUN_MAX) s->par.run_len = SIM_RUN_MAX;
+        s->par.use_last = want;
+        s->par.use = want, s->par.run_left = s->par.run_len, s->par.phase = 2;
+    } else if (--s->par.run_left == 0) {
+        s->par.phase = 0, s->par.use = s->n_threads;
+    }
+}
+
+/* One cycle: events applied, messages generated, NICs and routers. With several threads, each
+ * applies its events, then runs its NICs and routers, in parallel; the generation (one random
+ * stream) runs on one between two barriers. Every thread writes
+ * only its own state and its own wheels, and what a router does depends on its own state only,
+ * so the results are the same for every number of threads, and for every number of threads
+ * running the shares (par_epoch picks it). */
 static int one_cycle(nf_sim *s) {
     int rc = NF_OK;
     s->net.pf =
@@ -1875,36 +1954,16 @@ static int one_cycle(nf_sim *s) {
         if (s->net.snap) snap_phase(s, 0);
     } else {
         int nic_rc = NF_OK;
-        unsigned T = s->n_threads;
-#pragma omp parallel num_threads(T)
-        {
-            unsigned id = (unsigned)omp_get_thread_num(), nth = (unsigned)omp_get_num_threads();
-            for (unsigned t = id; t < T; t += nth) /* all shares, whatever threads came */
-                s->workers[t].rc = apply_events(s, t);
-#pragma omp barrier
-#pragma omp master
-            {
-                bool ok = true;
-                for (unsigned t = 0; t < T; t++)
-                    ok &= s->workers[t].rc == NF_OK;
-                nic_rc = ok ? gen_phase(s) : NF_OK;
-            }
-#pragma omp barrier
-            if (nic_rc == NF_OK)
-                for (unsigned t = id; t < T; t += nth) {
-                    sim_worker *wt = &s->workers[t];
-                    if (wt->rc == NF_OK && s->err.on) wt->rc = nf__sim_replay_phase(s, t);
-                    if (wt->rc == NF_OK && (wt->rc = send_phase(s, t)) == NF_OK)
-                        wt->rc = router_phase(s, t);
-                }
-            if (s->net.snap) { /* every router has run: the snapshot for the next cycle */
-#pragma omp barrier
-                for (unsigned t = id; t < T; t += nth)
-                    snap_phase(s, t);
-            }
+        unsigned use = s->par.use ? s->par.use : s->n_threads;
+        if (use > 1) {
+#pragma omp parallel num_threads(use)
+            cycle_shares(s, (unsigned)omp_get_thread_num(), (unsigned)omp_get_num_threads(),
+                         &nic_rc);
+        } else {
+            cycle_shares(s, 0, 1, &nic_rc);
         }
         if (nic_rc) return nic_rc;
-        for (unsigned t = 0; t < T; t++)
+        for (unsigned t = 0; t < s->n_threads; t++)
             if (s->workers[t].rc) return s->workers[t].rc;
     }
     for (unsigned t = 0; t < s->n_threads; t++) {
@@ -1942,6 +2001,7 @@ static int one_cycle(nf_sim *s) {
         wk->moved = 0;
     }
     s->now++;
+    if (s->n_threads > 1) par_epoch(s);
     return NF_OK;
 }
 
