@@ -19,6 +19,9 @@
 #include <stdbool.h>
 
 #define NF_SIM_MAX_VCS 16
+/* the most flits of an input VC's buffer and of an input port's shared pool (an output queue:
+ * NF_SIM_MAX_VCS times as many) */
+#define NF_SIM_MAX_BUF_FLITS 60000u
 /* Ports of a switch the router model takes: every switch a fabric holds (NF_MAX_PORTS, 255). */
 #define NF_SIM_MAX_RADIX NF_MAX_PORTS
 #define NF_SIM_MAX_THREADS 64 /* threads one simulator shares its switches among */

@@ -21,7 +21,7 @@
  * ports (the fast path), else SIM_MASK_WORDS, enough for NF_MAX_PORTS. */
 #define SIM_MASK_WORDS 4
 /* Input VC rings hold (buf + shared) / pkt + 2 packet entries in 16-bit indices. */
-#define SIM_MAX_BUF_FLITS 60000u
+#define SIM_MAX_BUF_FLITS NF_SIM_MAX_BUF_FLITS
 #define SIM_CAL_SLOTS 1024u /* slots of the sources' calendar (a power of two) */
 /* Switch port records up to this many bytes are taken to stay in the last-level cache: no
  * prefetching of the router two ahead (it costs a small fabric 3-4% of its speed and gains it

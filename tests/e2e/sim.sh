@@ -202,4 +202,13 @@ has out '"bg_lat_p99"'; has out '"hot_accepted"'
 sed '0,/^\[17\]\t/s//[256]\t/' "$pod" >"$tmp/port256.ibnet"
 expect 2 "$nf" sim --topo "file:$tmp/port256.ibnet" --routing minhop --traffic uniform --load 0.1
 has err "port256.ibnet:27: port 256 is beyond the limit of 255 ports a node has"
+# the options' ranges are the library's: the buffers it caps (60,000 flits a VC), a router delay
+# of 0 it takes (tornado on an 8-ring: 3 hops, the host links and one cycle a router: 5 cycles)
+expect 2 "$nf" sim --topo torus:4x4 --routing dor --traffic uniform --load 0.1 --buf 60001
+has_line err "netfab sim: --buf wants a whole number from 1 to 60000, not '60001'"
+expect 2 "$nf" sim --topo torus:4x4 --routing dor --traffic uniform --load 0.1 --shared 60001
+has err "from 0 to 60000"
+expect 0 "$nf" sim --topo torus:8,c=1 --routing dor --vcs 2 --traffic tornado --load 0.01 \
+    --router-delay 0 --cycles 3000 --json
+json_range out lat_mean 4.99 5.1
 finish
