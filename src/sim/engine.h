@@ -694,4 +694,14 @@ void nf__sim_allocate_mc(nf_sim *s, sim_worker *b, nf_node sw, nf_gport gi, sim_
 int nf__sim_crossbar_mc(nf_sim *s, sim_worker *b, nf_node sw, uint64_t *in_done, uint64_t *out_done,
                         bool *moved);
 
+/* The engine's parts across files (sim.c: building, the NIC, routers and the cycle; simrun.c:
+ * the runs, their figures and the timeline). */
+/* One cycle (sim.c): events, generation, NICs and routers; NF_OK or NF_ENOMEM. */
+int nf__sim_cycle(nf_sim *s);
+/* Empties the network: every buffer, queue, event, packet; credits to full; the link states
+ * the fabric's (sim.c). */
+void nf__sim_reset(nf_sim *s);
+/* qsort's comparison of two uint32_t */
+int nf__sim_cmp_u32(const void *a, const void *b);
+
 #endif
