@@ -703,5 +703,18 @@ int nf__sim_cycle(nf_sim *s);
 void nf__sim_reset(nf_sim *s);
 /* qsort's comparison of two uint32_t */
 int nf__sim_cmp_u32(const void *a, const void *b);
+/* A free packet id (its record to be written), the pool grown when none is free; SIM_NO_PKT
+ * when it cannot grow (sim.c). */
+uint32_t nf__sim_new_pkt(nf_sim *s);
+/* simnic.c: the sources due this cycle, their messages queued at their NICs (the generation
+ * step; NF_ENOMEM) */
+int nf__sim_sources_phase(nf_sim *s);
+/* simnic.c: a script's send, npkts packets of message tag from endpoint from to endpoint to
+ * into from's NIC now (rail by mode; group UINT32_MAX for unicast) */
+int nf__sim_emit(nf_sim *s, uint32_t from, uint32_t to, nf_sim_rail_mode mode, uint32_t npkts,
+                 uint32_t tag, uint32_t group);
+/* simnic.c: worker t's packets born this cycle queued at their NICs, then each of its sending
+ * NICs sends a flit if it can */
+int nf__sim_send_phase(nf_sim *s, unsigned t);
 
 #endif

@@ -89,15 +89,13 @@ static void *big_alloc(size_t n, void **raw) {
     return a;
 }
 
-static uint64_t rnd64(void *ud) { return nf__rng_next((nf__rng *)ud); }
-
 static int sample(sim_sampler *sm, uint64_t v) {
     if (sm->n == sm->cap && NF_GROW(sm->v, sm->cap, sm->n + 1)) return NF_ENOMEM;
     sm->v[sm->n++] = v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
     return NF_OK;
 }
 
-static uint32_t new_pkt(nf_sim *s) {
+uint32_t nf__sim_new_pkt(nf_sim *s) {
     if (s->pool.n_free) return s->pool.free_ids[--s->pool.n_free];
     if (s->pool.n == s->pool.cap) {
         uint32_t cap = s->pool.cap ? 2 * s->pool.cap : 4096;
@@ -574,316 +572,6 @@ void nf__sim_reset(nf_sim *s) {
     nf__rng_seed(&s->src.rng, s->cfg.seed ^ 0x5eed5eed5eedULL);
     if (s->routing->reset) s->routing->reset(s->routing_ctx);
     if (s->err.on) nf__sim_errors_reset(s);
-}
-static uint64_t geometric(nf_sim *s, double p);
-
-/* Files Bernoulli source e under the cycle of its next message (modulo SIM_CAL_SLOTS: a slot also
- * holds sources due SIM_CAL_SLOTS or more cycles later, which stay in it until their turn). */
-static int cal_put(nf_sim *s, uint32_t e) {
-    sim_cal_slot *c = &s->src.cal[s->src.next_gen[e] & (SIM_CAL_SLOTS - 1)];
-    if (c->n == c->cap && NF_GROW(c->e, c->cap, c->n + 1)) return NF_ENOMEM;
-    c->e[c->n++] = e;
-    return NF_OK;
-}
-
-int nf_sim_set_injection(nf_sim *s, const nf_sim_injection *inj) {
-    if (!(inj->load >= 0 && inj->load <= 1)) return NF_EINVAL;
-    s->src.inj = *inj;
-    if (!s->src.inj.msg_pkts) s->src.inj.msg_pkts = 1;
-    if (s->src.inj.bursty && !(s->src.inj.burst_pkts >= 1)) s->src.inj.burst_pkts = 8;
-    s->src.pkt_rate = inj->load / s->cfg.pkt_flits;
-    double rate = s->src.pkt_rate / s->src.inj.msg_pkts;
-    for (uint32_t i = 0; i < SIM_CAL_SLOTS; i++)
-        s->src.cal[i].n = 0;
-    for (uint32_t e = 0; e < s->topo.n_ep; e++) { /* the first message of each Bernoulli source */
-        s->src.next_gen[e] = rate > 0 ? s->now + geometric(s, rate) - 1 : UINT64_MAX;
-        if (!s->src.inj.bursty && s->src.next_gen[e] != UINT64_MAX && cal_put(s, e))
-            return NF_ENOMEM;
-    }
-    return NF_OK;
-}
-
-static uint64_t nic_backlog(const nf_sim *s, const sim_nic *n);
-
-/* ---- injection ------------------------------------------------------------------------------ */
-
-static int nic_push(sim_nic *n, uint32_t id) {
-    if (n->q_count == n->q_cap) {
-        uint32_t cap = n->q_cap ? 2 * n->q_cap : 16;
-        uint32_t *q = nf__malloc((size_t)cap * sizeof *q);
-        if (!q) return NF_ENOMEM;
-        for (uint32_t i = 0; i < n->q_count; i++)
-            q[i] = n->q[(n->q_head + i) % n->q_cap];
-        nf__free(n->q);
-        n->q = q;
-        n->q_head = 0;
-        n->q_cap = cap;
-    }
-    n->q[(n->q_head + n->q_count++) % n->q_cap] = id;
-    return NF_OK;
-}
-
-static double uniform01(nf_sim *s) { return (double)(nf__rng_next(&s->src.rng) >> 11) * 0x1p-53; }
-
-/* Bernoulli: a message starts with probability rate / msg_pkts per cycle. Bursty: an on/off
- * source; on, it sends a packet every cycle it can at full rate 1/pkt_flits; bursts last
- * burst_pkts packets on average and the off periods are sized so the mean rate is the load. */
-/* Cycles until the next success of a Bernoulli process of probability p per cycle (>= 1). */
-static uint64_t geometric(nf_sim *s, double p) {
-    if (p >= 1) return 1;
-    double u = 1.0 - uniform01(s); /* (0, 1] */
-    /* one p for every source of a load point: its logarithm kept */
-    if (p != s->src.geo_p) {
-        s->src.geo_p = p;
-        s->src.geo_log = log1p(-p);
-    }
-    double k = floor(log(u) / s->src.geo_log);
-    return k > 1e15 ? (uint64_t)1e15 : (uint64_t)k + 1;
-}
-
-static bool want_message(nf_sim *s, sim_nic *n) {
-    double rate = s->src.pkt_rate / s->src.inj.msg_pkts;
-    if (!s->src.inj.bursty) { /* Bernoulli, drawn as geometric gaps: one draw per message */
-        uint32_t e = (uint32_t)(n - s->src.nics) / 2;
-        if (rate <= 0 || s->src.next_gen[e] > s->now) return false;
-        s->src.next_gen[e] = s->now + geometric(s, rate);
-        return true;
-    }
-    double full = 1.0 / s->cfg.pkt_flits / s->src.inj.msg_pkts; /* messages per cycle when on */
-    if (rate <= 0) return false;
-    if (rate >= full) return uniform01(s) < full;
-    double p_off =
-        1.0 / s->src.inj.burst_pkts * s->src.inj.msg_pkts; /* leave a burst after a message */
-    double p_on = p_off * full * rate / (full - rate);     /* on:off = rate:(full - rate) */
-    if (!n->burst_on) n->burst_on = uniform01(s) < p_on;
-    if (!n->burst_on) return false;
-    if (uniform01(s) < full) {
-        if (uniform01(s) < p_off) n->burst_on = 0;
-        return true;
-    }
-    return false;
-}
-
-/* A message from endpoint e: its packets into the queue of one rail, the next in turn when both
- * ends have two (the rail is the message descriptor's), to the destination's port on it. */
-static int generate(nf_sim *s, uint32_t e) {
-    sim_nic *n0 = &s->src.nics[(size_t)e * 2];
-    if (!want_message(s, n0)) return NF_OK;
-    uint32_t dst = s->traffic->dest(s->traffic_ctx, e, rnd64, &s->src.rng);
-    if (dst >= s->topo.n_ep || (dst == e && !s->traffic->self))
-        return NF_OK; /* a pattern with no partner for e */
-    if (s->cfg.exclude_unroutable && (s->meas.ep_cut[e] != s->meas.ep_cut[dst] ||
-                                      nf_hops_sw(s->h, s->topo.ep_sw[(size_t)e * 2],
-                                                 s->topo.ep_sw[(size_t)dst * 2]) == NF_HOPS_INF)) {
-        if (s->now >= s->meas.win_lo && s->now < s->meas.win_hi) s->meas.excluded_msgs++;
-        return NF_OK;
-    }
-    unsigned rail = 0, rails = 1;
-    if (s->topo.ep_rails[e] == 2 && s->topo.ep_rails[dst] == 2) {
-        rail = n0->next_rail;
-        n0->next_rail ^= 1;
-        rails = 2;
-        if (s->net.cr_rate) { /* pre-awareness: the rail of lower cost; ties in turn */
-            double c0 = nf__sim_rail_cost(s, (size_t)e * 2, nic_backlog(s, n0));
-            double c1 = nf__sim_rail_cost(s, (size_t)e * 2 + 1, nic_backlog(s, n0 + 1));
-            if (c0 != c1) rail = c1 < c0;
-        }
-    }
-    bool meas = s->now >= s->meas.win_lo && s->now < s->meas.win_hi;
-    if (s->routing->deliverable && (s->faults.any_down || s->routing->may_strand)) {
-        /* a rail with a way, else the message is lost */
-        unsigned k = 0;
-        while (k < rails &&
-               !s->routing->deliverable(s->routing_ctx, s->topo.ep_sw[(size_t)e * 2 + rail],
-                                        s->topo.ep_ca[dst], s->topo.ep_sw[(size_t)dst * 2 + rail]))
-            rail ^= 1, k++;
-        if (k == rails) {
-            if (meas) s->meas.lost_flits += (uint64_t)s->src.inj.msg_pkts * s->cfg.pkt_flits;
-            return NF_OK;
-        }
-    }
-    size_t src_k = (size_t)e * 2 + rail, dst_k = (size_t)dst * 2 + rail;
-    uint32_t msg = UINT32_MAX;
-    if (meas && s->src.inj.msg_pkts > 1) { /* (one-packet messages: their packets' figures) */
-        if (NF_GROW(s->meas.msg_left, s->meas.cap_msg, s->meas.n_msg + 1)) return NF_ENOMEM;
-        if (NF_GROW(s->meas.msg_t0, s->meas.cap_t0, s->meas.n_msg + 1)) return NF_ENOMEM;
-        msg = (uint32_t)s->meas.n_msg++;
-        s->meas.msg_left[msg] = s->src.inj.msg_pkts;
-        s->meas.msg_t0[msg] = s->now;
-    }
-    sim_worker *wk = &s->workers[s->topo.owner[s->topo.ep_sw[(size_t)e * 2]]];
-    if (wk->n_born + s->src.inj.msg_pkts > wk->cap_born &&
-        NF_GROW(wk->born, wk->cap_born, wk->n_born + s->src.inj.msg_pkts))
-        return NF_ENOMEM;
-    for (unsigned k = 0; k < s->src.inj.msg_pkts; k++) {
-        uint32_t id = new_pkt(s);
-        if (id == SIM_NO_PKT) return NF_ENOMEM;
-        wk->born[wk->n_born++] = (sim_born){.id = id,
-                                            .src_k = (uint32_t)src_k,
-                                            .dst_k = (uint32_t)dst_k,
-                                            .dst = dst,
-                                            .msg = msg,
-                                            .salt = (uint32_t)nf__rng_next(&s->src.rng),
-                                            .meas = meas};
-        if (meas) {
-            s->meas.gen_flits += s->cfg.pkt_flits;
-            s->meas.pkts_left++;
-        }
-        if (s->tl.on) s->tl.sum[s->tl.cur].gen_flits += s->cfg.pkt_flits;
-    }
-    return NF_OK;
-}
-
-/* Worker wk's packets generated this cycle: their records written and each queued at its NIC
- * rail, which joins the worker's sending NICs if it was idle (a NIC's packets in generation
- * order, as the generation would have queued them). */
-static int enqueue_born(nf_sim *s, sim_worker *wk) {
-    for (size_t i = 0; i < wk->n_born; i++) {
-        const sim_born *b = &wk->born[i];
-        s->pool.pkts[b->id] = (sim_pkt){.src_sw = s->topo.ep_sw[b->src_k],
-                                        .dst_ca = s->topo.ep_ca[b->dst],
-                                        .dst_sw = s->topo.ep_sw[b->dst_k],
-                                        .dst_port = s->topo.ep_port[b->dst_k],
-                                        .t_create = s->now,
-                                        .msg = b->msg,
-                                        .salt = b->salt,
-                                        .flags = b->meas ? SIM_PK_MEASURED : 0};
-        if (nic_push(&s->src.nics[b->src_k], b->id)) return NF_ENOMEM;
-        if (!s->src.nic_on[b->src_k]) { /* to the list of sending NICs of the CA's owner */
-            s->src.nic_on[b->src_k] = 1;
-            wk->nic_act[wk->n_nic_act++] = b->src_k;
-        }
-    }
-    wk->n_born = 0;
-    return NF_OK;
-}
-
-const nf_sim_config *nf__sim_config(const nf_sim *s) { return &s->cfg; }
-uint32_t nf_sim_endpoints(const nf_sim *s) { return s->topo.n_ep; }
-nf_node nf_sim_endpoint_ca(const nf_sim *s, uint32_t e) {
-    return e < s->topo.n_ep ? s->topo.ep_ca[e] : NF_NONE;
-}
-
-/* Flits a NIC rail still has to send: queued packets and what is left of the current one. */
-static uint64_t nic_backlog(const nf_sim *s, const sim_nic *n) {
-    return (uint64_t)n->q_count * s->cfg.pkt_flits +
-           (n->cur != SIM_NO_PKT ? s->cfg.pkt_flits - n->cur_sent : 0);
-}
-
-/* A script's send: npkts packets of message `tag` from endpoint `from` to `to` into from's NIC
- * now (rail by mode, per packet when dynamic); group: UINT32_MAX for unicast. */
-static int emit(nf_sim *s, uint32_t from, uint32_t to, nf_sim_rail_mode mode, uint32_t npkts,
-                uint32_t tag, uint32_t group) {
-    bool two = s->topo.ep_rails[from] == 2 && s->topo.ep_rails[to] == 2;
-    sim_nic *n0 = &s->src.nics[(size_t)from * 2];
-    for (uint32_t k = 0; k < npkts; k++) {
-        unsigned rail = 0;
-        if (two && mode == NF_SIM_RAIL1) rail = 1;
-        if (two && mode == NF_SIM_RAIL_DYNAMIC) { /* the port with less to send; ties in turn */
-            uint64_t b0 = nic_backlog(s, n0), b1 = nic_backlog(s, n0 + 1);
-            double c0 = 0, c1 = 0;
-            if (s->net.cr_rate) { /* pre-awareness: the lower cost first */
-                c0 = nf__sim_rail_cost(s, (size_t)from * 2, b0);
-                c1 = nf__sim_rail_cost(s, (size_t)from * 2 + 1, b1);
-            }
-            if (c0 != c1) {
-                rail = c1 < c0;
-            } else {
-                rail = b0 == b1 ? n0->next_rail : b1 < b0;
-                if (b0 == b1) n0->next_rail ^= 1;
-            }
-        }
-        size_t src_k = (size_t)from * 2 + rail, dst_k = (size_t)to * 2 + rail;
-        uint32_t id = new_pkt(s);
-        if (id == SIM_NO_PKT) return NF_ENOMEM;
-        s->pool.pkts[id] = (sim_pkt){.src_sw = s->topo.ep_sw[src_k],
-                                     .dst_ca = s->topo.ep_ca[to],
-                                     .dst_sw = s->topo.ep_sw[dst_k],
-                                     .dst_port = s->topo.ep_port[dst_k],
-                                     .t_create = s->now,
-                                     .msg = NF__SCRIPT_TAG | tag,
-                                     .salt = (uint32_t)nf__rng_next(&s->src.rng)};
-        if (group != UINT32_MAX)
-            s->pool.pkts[id].mgroup = group, s->pool.pkts[id].flags = SIM_PK_MCAST;
-        if (nic_push(&s->src.nics[src_k], id)) return NF_ENOMEM;
-        if (!s->src.nic_on[src_k]) {
-            sim_worker *wk = &s->workers[s->topo.owner[s->topo.ep_sw[(size_t)from * 2]]];
-            s->src.nic_on[src_k] = 1;
-            wk->nic_act[wk->n_nic_act++] = (uint32_t)src_k;
-        }
-    }
-    return NF_OK;
-}
-
-/* A NIC's rail k (endpoint * 2 + rail) sends at most one flit a cycle into its switch's input
- * port: a packet starts only on a VC (0..inj_vc_hi) with room for all of it. */
-/* The random injection VC's draw for NIC rail k now: a hash of the seed, the rail and the cycle
- * (a rail tries once a cycle), so it depends neither on the threads nor on other draws. */
-static uint32_t inject_draw(const nf_sim *s, uint32_t k) {
-    return sim_draw(s, 0x1a7ec7edc0ffeeULL, k);
-}
-
-static int nic_send(nf_sim *s, sim_worker *wk, uint32_t k) {
-    sim_nic *n = &s->src.nics[k];
-    sim_port *p = sim_port_at(s, s->topo.ep_gport[k]);
-    if (n->cur == SIM_NO_PKT) {
-        if (!n->q_count || s->now < n->hold_until) return NF_OK;
-        int best = -1;
-        nf_sim_inject_vc how = s->cfg.inject_vc;
-        if (how == NF_SIM_INJ_ROUTING)
-            how = s->routing->bs_dragonfly ? NF_SIM_INJ_RANDOM : NF_SIM_INJ_RR;
-        if (how == NF_SIM_INJ_RANDOM) { /* this try's draw, held or short: wait */
-            unsigned v = (unsigned)(((uint64_t)inject_draw(s, k) * s->net.n_vcs) >> 32);
-            if (!sim_ovc_busy(p, v) && sim_room(s, p, v) >= (int32_t)s->cfg.pkt_flits)
-                best = (int)v;
-        } else if (how == NF_SIM_INJ_RR) { /* after the last, the first with a slot */
-            for (unsigned i = 1; i <= s->net.n_vcs && best < 0; i++) {
-                unsigned v = (n->last_vc + i) % s->net.n_vcs;
-                if (!sim_ovc_busy(p, v) && sim_room(s, p, v) > 0) best = (int)v;
-            }
-            if (best >= 0) n->last_vc = (uint8_t)best;
-        } else {
-            unsigned hi = s->routing->inj_vc_hi(s->routing_ctx);
-            if (hi >= s->net.n_vcs) hi = s->net.n_vcs - 1;
-            for (unsigned v = 0; v <= hi; v++)
-                if (!sim_ovc_busy(p, v) && sim_room(s, p, v) >= (int32_t)s->cfg.pkt_flits &&
-                    (best < 0 || sim_room(s, p, v) > sim_room(s, p, (unsigned)best)))
-                    best = (int)v;
-        }
-        if (best < 0) return NF_OK;
-        n->cur = n->q[n->q_head];
-        n->q_head = (n->q_head + 1) % n->q_cap;
-        n->q_count--;
-        n->cur_sent = 0;
-        n->cur_vc = (uint8_t)best;
-        sim_ovc_hold(p, (unsigned)best);
-        s->pool.pkts[n->cur].t_inject = s->now;
-    }
-    if (sim_room(s, p, n->cur_vc) <= 0) return NF_OK;
-    bool shared = sim_take_credit(s, p, n->cur_vc);
-    bool tail = ++n->cur_sent == s->cfg.pkt_flits;
-    sim_event ev = {.port = p->back,
-                    .pkt = n->cur,
-                    .vc = n->cur_vc,
-                    .flags =
-                        (uint8_t)((tail ? SIM_FL_TAIL : 0) | (n->cur_sent == 1 ? SIM_FL_HEAD : 0) |
-                                  (shared ? SIM_FL_SHARED : 0))};
-    int rc = sim_push_event(s, wk, p->peer_own, s->now + s->cfg.nic_delay + p->lat, ev);
-    if (rc) return rc;
-    wk->injected++;
-    wk->moved = 1;
-    if (tail) {
-        sim_ovc_free(p, n->cur_vc);
-        n->cur = SIM_NO_PKT;
-        if (s->net.cr_rate && s->cfg.preaware_throttle > 0) {
-            nf_gport g = s->topo.ep_gport[k];
-            unsigned gap = nf__sim_throttle_gap(
-                nf__sim_port_rate_now(s, g), nf__sim_port_owed(s, p), s->cfg.pkt_flits,
-                s->net.buf_flits, s->cfg.preaware_throttle, s->cfg.preaware_cycles);
-            n->hold_until = (uint32_t)(s->now + 1 + gap);
-        }
-    }
-    return NF_OK;
 }
 
 /* ---- events --------------------------------------------------------------------------------- */
@@ -1751,7 +1439,7 @@ static int gen_phase(nf_sim *s) {
                                          : (size_t)s->topo.n_sw_ports;
             if (wk->cap_stash < want && NF_GROW(wk->stash, wk->cap_stash, want)) return NF_ENOMEM;
             while (wk->n_stash < want) {
-                uint32_t id = new_pkt(s);
+                uint32_t id = nf__sim_new_pkt(s);
                 if (id == SIM_NO_PKT) return NF_ENOMEM;
                 wk->stash[wk->n_stash++] = id;
             }
@@ -1775,93 +1463,13 @@ static int gen_phase(nf_sim *s) {
             return rc;
         for (size_t i = 0; i < n_sends; i++) {
             const nf__script_send *x = &sends[i];
-            if ((rc = emit(s, x->from, x->to, x->rail, x->npkts, x->tag, x->group))) return rc;
+            if ((rc = nf__sim_emit(s, x->from, x->to, x->rail, x->npkts, x->tag, x->group)))
+                return rc;
         }
     }
-    if (!(s->src.pkt_rate > 0)) return NF_OK;
-    if (s->src.inj.bursty) {
-        for (uint32_t e = 0; e < s->topo.n_ep; e++)
-            if ((rc = generate(s, e))) return rc;
-        return NF_OK;
-    }
-    /* the sources due now, in ascending order: a source is in the calendar once, so a bitset
-     * over the endpoints sorts them (only its words between the least and the greatest) */
-    sim_cal_slot *c = &s->src.cal[s->now & (SIM_CAL_SLOTS - 1)];
-    uint64_t *bits = s->src.due_bits;
-    size_t nd = 0, keep = 0, lo = SIZE_MAX, hi = 0;
-    for (size_t i = 0; i < c->n; i++) {
-        uint32_t e = c->e[i];
-        if (s->src.next_gen[e] == s->now) {
-            bits[e >> 6] |= 1ULL << (e & 63);
-            lo = lo < e >> 6 ? lo : e >> 6;
-            hi = hi > e >> 6 ? hi : e >> 6;
-        } else {
-            c->e[keep++] = e;
-        }
-    }
-    c->n = keep;
-    for (size_t w = lo; w <= hi && lo != SIZE_MAX; w++)
-        for (; bits[w]; bits[w] &= bits[w] - 1)
-            s->src.due[nd++] = (uint32_t)(w * 64 + (unsigned)__builtin_ctzll(bits[w]));
-    for (size_t i = 0; i < nd; i++) {
-        uint32_t e = s->src.due[i];
-        if ((rc = generate(s, e))) return rc;
-        if (s->src.next_gen[e] != UINT64_MAX && (rc = cal_put(s, e))) return rc;
-    }
-    return NF_OK;
+    return nf__sim_sources_phase(s);
 }
 
-/* Puts a worker's sending NICs in endpoint order (their records lie in that order): those
- * still sending from the last cycle are in order already (n_nic_sorted of them); the ones added
- * since, in the order their packets were born (ascending but for scripted ones), are sorted and
- * merged in. */
-static void sort_nics(sim_worker *wk) {
-    uint32_t *a = wk->nic_act, n = wk->n_nic_act, m = wk->n_nic_sorted;
-    if (m >= n) return;
-    bool sorted = true;
-    for (uint32_t i = m + 1; i < n && sorted; i++)
-        sorted = a[i - 1] < a[i];
-    if (!sorted) qsort(a + m, n - m, sizeof *a, nf__sim_cmp_u32);
-    if (m == 0 || a[m - 1] < a[m]) return;
-    memcpy(wk->nic_tmp, a, m * sizeof *a); /* merge the two runs */
-    uint32_t i = 0, j = m, o = 0;
-    while (i < m && j < n)
-        a[o++] = wk->nic_tmp[i] < a[j] ? wk->nic_tmp[i++] : a[j++];
-    while (i < m)
-        a[o++] = wk->nic_tmp[i++];
-}
-
-/* Thread t's NICs with packets: each sends a flit if it can; the idle ones leave the list. */
-static int send_phase(nf_sim *s, unsigned t) {
-    sim_worker *wk = &s->workers[t];
-    int rc = enqueue_born(s, wk);
-    if (rc) return rc;
-    sort_nics(wk);
-    uint32_t w = 0;
-    for (uint32_t i = 0; i < wk->n_nic_act; i++) {
-        uint32_t e = wk->nic_act[i];
-        if (i + 8 < wk->n_nic_act) { /* the records are spread: fetch ahead */
-            uint32_t a = wk->nic_act[i + 8];
-            __builtin_prefetch(&s->src.nics[a], 1);
-            const char *r = (const char *)sim_port_at(s, s->topo.ep_gport[a]);
-            __builtin_prefetch(r, 1);
-            __builtin_prefetch(r + 64, 1);
-        }
-        if ((rc = nic_send(s, wk, e))) return rc;
-        if (s->src.nics[e].q_count || s->src.nics[e].cur != SIM_NO_PKT)
-            wk->nic_act[w++] = e;
-        else
-            s->src.nic_on[e] = 0;
-    }
-    wk->n_nic_act = wk->n_nic_sorted = w;
-    return NF_OK;
-}
-
-/* One cycle: events applied, messages generated, NICs and routers. With several threads, each
- * applies its events, then runs its NICs and routers, in parallel; the generation (one random
- * stream) runs on one between two barriers. Every thread writes
- * only its own state and its own wheels, and what a router does depends on its own state only,
- * so the results are the same for every number of threads. */
 /* The parallel part of a cycle, for thread id of nth running the n_threads shares (called in a
  * parallel region, or alone with id 0 and nth 1: the barriers then bind to no team). */
 static void cycle_shares(nf_sim *s, unsigned id, unsigned nth, int *nic_rc) {
@@ -1881,7 +1489,7 @@ static void cycle_shares(nf_sim *s, unsigned id, unsigned nth, int *nic_rc) {
         for (unsigned t = id; t < T; t += nth) {
             sim_worker *wt = &s->workers[t];
             if (wt->rc == NF_OK && s->err.on) wt->rc = nf__sim_replay_phase(s, t);
-            if (wt->rc == NF_OK && (wt->rc = send_phase(s, t)) == NF_OK)
+            if (wt->rc == NF_OK && (wt->rc = nf__sim_send_phase(s, t)) == NF_OK)
                 wt->rc = router_phase(s, t);
         }
     if (s->net.snap) { /* every router has run: the snapshot for the next cycle */
@@ -1946,7 +1554,7 @@ int nf__sim_cycle(nf_sim *s) {
         SIM_L2_BYTES;
     if (s->n_threads == 1) {
         if ((rc = apply_events(s, 0)) || (rc = gen_phase(s)) ||
-            (s->err.on && (rc = nf__sim_replay_phase(s, 0))) || (rc = send_phase(s, 0)) ||
+            (s->err.on && (rc = nf__sim_replay_phase(s, 0))) || (rc = nf__sim_send_phase(s, 0)) ||
             (rc = router_phase(s, 0)))
             return rc;
         if (s->net.snap) snap_phase(s, 0);
