@@ -268,8 +268,10 @@ static json_t *run_cell(const grid *g, const fab *fabs, worker *w, size_t i, uns
         nf_sim_result res;
         rc = nf_sim_run(w->sim, &inj, &g->k.ph, progress ? cell_progress : NULL, progress, &res);
         if (!rc) {
+            /* the pattern that ran: under --router-model booksim, BookSim2's (bs-X) */
             o = json_pack("{s:s, s:s, s:s, s:o}", "topo", g->topo.v[c.t], "routing", g->a.v[c.a],
-                          "traffic", g->b.v[c.b], "seed", seed_json(g->seed[c.s]));
+                          "traffic", nf_sim_traffic_name(nf_app_sim_traffic(&g->k, g->b.v[c.b])),
+                          "seed", seed_json(g->seed[c.s]));
             json_t *r =
                 nf_app_sim_result_json(g->load[c.l], &res, 0, g->k.c.exclude_unroutable,
                                        g->k.c.ber > 0 || g->k.c.switching != NF_SIM_VCT, false);

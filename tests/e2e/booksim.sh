@@ -93,4 +93,5 @@ has err "inject-vc"
 expect 0 "$nf" sweep --topo torus:4x4,c=1 --routing dor-bs --traffic tornado --loads 0.005 \
     --vcs 2 --buf 8 --cycles 20000 --router-model booksim --json --no-times
 json_range out lat_mean 13.8 14.2 # BookSim2's tornado on 4x4: 1 hop a dimension, 4 x 2 + 6
+json_str out traffic bs-tornado # the row names the pattern that ran
 finish
