@@ -120,23 +120,23 @@ static const char *const router_models[] = {"netfab", "booksim", NULL};
 
 void nf_app_sim_knobs_finish(nf_app_sim_knobs *k) {
     const bool *g = k->model_given;
-    for (unsigned i = 0; i < 7; i++)
+    for (unsigned i = 0; i < NF_APP_MG_N; i++)
         k->given |= g[i];
-    if (k->model != 1) return;
+    if (k->model != NF_APP_MODEL_BOOKSIM) return;
     /* BookSim2's input-queued router without speculation, at routing_delay 0 (lookahead),
      * vc_alloc_delay 1, sw_alloc_delay 1, st_final_delay 1, credit_delay 2; its injected flits
      * reach the router a cycle later than a link's (nic-delay 1) */
-    if (!g[0]) k->c.vc_alloc = NF_SIM_VA_SEPARATE;
-    if (!g[1]) k->c.inject_vc = NF_SIM_INJ_ROUTING;
-    if (!g[2]) k->c.eject_vc = NF_SIM_EJ_ROUTING;
-    if (!g[3]) k->c.alloc_iters = 1;
-    if (!g[4]) k->c.router_delay = 2;
-    if (!g[5]) k->c.credit_delay = 2;
-    if (!g[6]) k->c.nic_delay = 1;
+    if (!g[NF_APP_MG_VC_ALLOC]) k->c.vc_alloc = NF_SIM_VA_SEPARATE;
+    if (!g[NF_APP_MG_INJECT_VC]) k->c.inject_vc = NF_SIM_INJ_ROUTING;
+    if (!g[NF_APP_MG_EJECT_VC]) k->c.eject_vc = NF_SIM_EJ_ROUTING;
+    if (!g[NF_APP_MG_ALLOC_ITERS]) k->c.alloc_iters = 1;
+    if (!g[NF_APP_MG_ROUTER_DELAY]) k->c.router_delay = 2;
+    if (!g[NF_APP_MG_CREDIT_DELAY]) k->c.credit_delay = 2;
+    if (!g[NF_APP_MG_NIC_DELAY]) k->c.nic_delay = 1;
 }
 
 const nf_sim_traffic *nf_app_sim_traffic(const nf_app_sim_knobs *k, const char *name) {
-    if (k->model == 1 && name && strncmp(name, "bs-", 3) != 0) {
+    if (k->model == NF_APP_MODEL_BOOKSIM && name && strncmp(name, "bs-", 3) != 0) {
         char bs[64];
         snprintf(bs, sizeof bs, "bs-%s", strcmp(name, "permutation") == 0 ? "randperm" : name);
         const nf_sim_traffic *t = nf_sim_traffic_find(bs);
@@ -178,7 +178,7 @@ size_t nf_app_sim_knob_opts(nf_app_sim_knobs *k, nf_opt *rows) {
          NF_OPT_TO(c->router_delay),
          .lo = 0,
          .hi = 1000,
-         .given = &k->model_given[4],
+         .given = &k->model_given[NF_APP_MG_ROUTER_DELAY],
          .help = help.rd},
         {.name = "credit-delay",
          .arg = "C",
@@ -186,7 +186,7 @@ size_t nf_app_sim_knob_opts(nf_app_sim_knobs *k, nf_opt *rows) {
          NF_OPT_TO(c->credit_delay),
          .lo = 1,
          .hi = 1000,
-         .given = &k->model_given[5],
+         .given = &k->model_given[NF_APP_MG_CREDIT_DELAY],
          .help = help.cd},
         {.name = "nic-delay",
          .arg = "C",
@@ -194,7 +194,7 @@ size_t nf_app_sim_knob_opts(nf_app_sim_knobs *k, nf_opt *rows) {
          NF_OPT_TO(c->nic_delay),
          .lo = 0,
          .hi = 255,
-         .given = &k->model_given[6],
+         .given = &k->model_given[NF_APP_MG_NIC_DELAY],
          .help = "cycles a flit spends in its NIC before the host link (default 0)"},
         UINT_ROW("lat-host", "C", c->lat_host, 1, 255, help.lh),
         UINT_ROW("lat-local", "C", c->lat_local, 1, 255, help.ll),
@@ -206,7 +206,7 @@ size_t nf_app_sim_knob_opts(nf_app_sim_knobs *k, nf_opt *rows) {
          NF_OPT_TO(c->alloc_iters),
          .lo = 1,
          .hi = 64,
-         .given = &k->model_given[3],
+         .given = &k->model_given[NF_APP_MG_ALLOC_ITERS],
          .help = help.iters},
         UINT_ROW("out-buf", "FLITS", c->out_buf, 1, NF_SIM_MAX_BUF_FLITS * NF_SIM_MAX_VCS,
                  "output queue per port behind the crossbar (default: as --buf)"),
@@ -263,7 +263,7 @@ size_t nf_app_sim_knob_opts(nf_app_sim_knobs *k, nf_opt *rows) {
          .kind = NF_OPT_CHOICE,
          NF_OPT_TO(c->vc_alloc),
          .choices = vc_allocs,
-         .given = &k->model_given[0],
+         .given = &k->model_given[NF_APP_MG_VC_ALLOC],
          .help = "combined: a head gets its output VC in the pass it asks for the switch; "
                  "separate (BookSim2's router): VC allocation is a pass of its own, and a VC "
                  "starts its next packet no earlier than the pass after a tail left (default "
@@ -272,7 +272,7 @@ size_t nf_app_sim_knob_opts(nf_app_sim_knobs *k, nf_opt *rows) {
          .kind = NF_OPT_CHOICE,
          NF_OPT_TO(c->inject_vc),
          .choices = inject_vcs,
-         .given = &k->model_given[1],
+         .given = &k->model_given[NF_APP_MG_INJECT_VC],
          .help = "the VC a NIC starts a packet on: room (the routing's injection VC with most "
                  "room), random (any VC, drawn at each try), or rr (BookSim2's: from the one after "
                  "the last, the first free VC with a slot), or routing (BookSim2's: random for the "
@@ -281,7 +281,7 @@ size_t nf_app_sim_knob_opts(nf_app_sim_knobs *k, nf_opt *rows) {
          .kind = NF_OPT_CHOICE,
          NF_OPT_TO(c->eject_vc),
          .choices = eject_vcs,
-         .given = &k->model_given[2],
+         .given = &k->model_given[NF_APP_MG_EJECT_VC],
          .help = "the VC a packet leaves its last switch on: any, or arrival (BookSim2's "
                  "Dragonfly routings: the VC it came in on), or routing (BookSim2's: arrival for "
                  "the Dragonfly routings, any for the others; default any)"},

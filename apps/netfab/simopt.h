@@ -10,15 +10,28 @@
 
 #include <jansson.h>
 
+enum { NF_APP_MODEL_NETFAB, NF_APP_MODEL_BOOKSIM }; /* --router-model's choices, in order */
+/* the knobs --router-model sets */
+enum {
+    NF_APP_MG_VC_ALLOC,
+    NF_APP_MG_INJECT_VC,
+    NF_APP_MG_EJECT_VC,
+    NF_APP_MG_ALLOC_ITERS,
+    NF_APP_MG_ROUTER_DELAY,
+    NF_APP_MG_CREDIT_DELAY,
+    NF_APP_MG_NIC_DELAY,
+    NF_APP_MG_N
+};
+
 typedef struct nf_app_sim_knobs {
     nf_sim_config c;
     nf_sim_phase ph;
     nf_sim_injection inj;
     bool given;     /* one of the knob options was on the command line */
-    unsigned model; /* --router-model: 0 netfab, 1 booksim */
-    /* each of the router-model knobs given on the command line (vc-alloc, inject-vc, eject-vc,
-     * alloc-iters, router-delay, credit-delay, nic-delay), which --router-model leaves as given */
-    bool model_given[7];
+    unsigned model; /* --router-model: NF_APP_MODEL_NETFAB or NF_APP_MODEL_BOOKSIM */
+    /* each of the router-model knobs given on the command line, which --router-model leaves as
+     * given (indexed by NF_APP_MG_*) */
+    bool model_given[NF_APP_MG_N];
 } nf_app_sim_knobs;
 
 /* The defaults of netfab sim: the library's (nf_sim_config_defaults, NF_SIM_DEFAULT_*). */

@@ -626,11 +626,10 @@ static unsigned vc0_only(void *ctx) {
 }
 
 const nf_sim_routing nf__sim_dfmin = {
-    .bs_dragonfly = true,
-
     .name = "dfmin",
     .summary = "Dragonfly minimal: local, global, local; VC class 1 after the global hop",
     .min_vcs = 2,
+    .bs_dragonfly = true,
     .marks_nonmin = true, /* never marks: every packet goes local-global-local */
     .fixed_ports = true,
     .init = dfmin_init,
@@ -639,11 +638,10 @@ const nf_sim_routing nf__sim_dfmin = {
     .fini = df_fini};
 
 const nf_sim_routing nf__sim_dfval = {
-    .bs_dragonfly = true,
-
     .name = "val",
     .summary = "Dragonfly Valiant: via a random intermediate group; 3 VC classes",
     .min_vcs = 3,
+    .bs_dragonfly = true,
     .marks_nonmin = true,
     .init = dfval_init,
     .route = dfa_route,
@@ -651,11 +649,10 @@ const nf_sim_routing nf__sim_dfval = {
     .fini = df_fini};
 
 const nf_sim_routing nf__sim_ugal_g = {
-    .bs_dragonfly = true,
-
     .name = "ugal-g",
     .summary = "Dragonfly UGAL-G: as ugal-l with the occupancy summed along each whole way",
     .min_vcs = 3,
+    .bs_dragonfly = true,
     .marks_nonmin = true,
     .needs_global = true,
     .init = ugal_g_init,
@@ -664,11 +661,10 @@ const nf_sim_routing nf__sim_ugal_g = {
     .fini = df_fini};
 
 const nf_sim_routing nf__sim_par = {
-    .bs_dragonfly = true,
-
     .name = "par",
     .summary = "Dragonfly PAR: UGAL-L at the source router, again at the next one; 4 VC classes",
     .min_vcs = 4,
+    .bs_dragonfly = true,
     .marks_nonmin = true,
     .init = par_init,
     .route = dfa_route,
@@ -676,12 +672,11 @@ const nf_sim_routing nf__sim_par = {
     .fini = df_fini};
 
 const nf_sim_routing nf__sim_ugal_lt = {
-    .bs_dragonfly = true,
-
     .name = "ugal-lt",
     .summary = "Dragonfly UGAL-L with a fixed threshold: MIN when cost_min <= B cost_val + T "
                "(B: --bias, default 1)",
     .min_vcs = 3,
+    .bs_dragonfly = true,
     .marks_nonmin = true,
     .init = ugal_lt_init,
     .route = dfa_route,
@@ -689,21 +684,20 @@ const nf_sim_routing nf__sim_ugal_lt = {
     .fini = df_fini};
 
 const nf_sim_routing nf__sim_ugal_l = {
-    .bs_dragonfly = true,
-
     .name = "ugal-l",
     .summary = "Dragonfly UGAL-L: MIN when q_min + h_min w_hop <= bias (q_val + h_val w_hop)",
     .min_vcs = 3,
+    .bs_dragonfly = true,
     .marks_nonmin = true,
     .init = ugal_l_init,
     .route = dfa_route,
     .inj_vc_hi = vc0_only,
     .fini = df_fini};
 
-const nf_sim_routing nf__sim_ugal_bs = {.bs_dragonfly = true,
-                                        .name = "ugal-bs",
+const nf_sim_routing nf__sim_ugal_bs = {.name = "ugal-bs",
                                         .summary = "Dragonfly UGAL as BookSim2's dragonflynew ugal",
                                         .min_vcs = 3,
+                                        .bs_dragonfly = true,
                                         .marks_nonmin = true,
                                         .init = ugal_bs_init,
                                         .route = bs_route,

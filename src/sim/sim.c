@@ -188,7 +188,7 @@ static unsigned link_latency(const nf_sim_config *c, nf_link_class cls) {
 }
 
 /* The configuration checked (NF_EINVAL with the reason in diag) and its automatic values
- * resolved (out_buf, queue_backoff), for routing r. */
+ * resolved (out_buf, queue_backoff, the routing-named VC rules), for routing r. */
 static int check_config(nf_sim_config *c, const nf_sim_routing *r, nf_diag *diag) {
     if (c->vcs < 1 || c->vcs > NF_SIM_MAX_VCS)
         return nf__fail(diag, NF_EINVAL, "%u VCs: 1 to %u", c->vcs, NF_SIM_MAX_VCS);
@@ -228,6 +228,11 @@ static int check_config(nf_sim_config *c, const nf_sim_routing *r, nf_diag *diag
     if (c->queue_entries < 1)
         return nf__fail(diag, NF_EINVAL, "receive-queue rings of 0 entries: at least 1");
     if (!c->queue_backoff) c->queue_backoff = c->queue_host_cycles; /* auto */
+    /* the routing's VC rules (BookSim2's, as its routing functions name them) made concrete */
+    if (c->inject_vc == NF_SIM_INJ_ROUTING)
+        c->inject_vc = r->bs_dragonfly ? NF_SIM_INJ_RANDOM : NF_SIM_INJ_RR;
+    if (c->eject_vc == NF_SIM_EJ_ROUTING)
+        c->eject_vc = r->bs_dragonfly ? NF_SIM_EJ_ARRIVAL : NF_SIM_EJ_ANY;
     if (c->vcs < r->min_vcs)
         return nf__fail(diag, NF_EINVAL, "routing %s needs at least %u VCs, got %u", r->name,
                         r->min_vcs, c->vcs);
@@ -350,6 +355,7 @@ int nf_sim_new(const nf_fabric *f, const nf_hops *h, const nf_sim_config *cfg,
     if (s->n_threads < 1) s->n_threads = 1;
     if (s->n_threads > NF_SIM_MAX_THREADS) s->n_threads = NF_SIM_MAX_THREADS;
     if (s->n_threads > s->topo.n_sw) s->n_threads = s->topo.n_sw;
+    s->par.use = s->n_threads; /* all of them, until par_epoch has timed both ways */
     s->net.xbar_credit = nf__calloc((size_t)s->topo.n_sw + 1, sizeof *s->net.xbar_credit);
     s->net.active = nf__calloc((size_t)s->topo.n_sw + 1, 1);
     s->topo.owner = nf__calloc((size_t)s->topo.n_sw + 1, 1);
@@ -565,6 +571,7 @@ void nf__sim_reset(nf_sim *s) {
     }
     s->now = s->tally.injected = s->tally.delivered = s->tally.in_net = s->tally.moved_at =
         s->tally.flit_hops = 0;
+    s->par.t0 = 0; /* the cycle count restarts: so does the thread choice's epoch */
     s->tally.unroutable = 0;
     s->meas.n_msg = 0;
     s->meas.win_lo = s->meas.win_hi = UINT64_MAX;
@@ -925,7 +932,7 @@ int nf__sim_cycle(nf_sim *s) {
         if (s->net.snap) nf__sim_snap_phase(s, 0);
     } else {
         int nic_rc = NF_OK;
-        unsigned use = s->par.use ? s->par.use : s->n_threads;
+        unsigned use = s->par.use;
         if (use > 1) {
 #pragma omp parallel num_threads(use)
             cycle_shares(s, (unsigned)omp_get_thread_num(), (unsigned)omp_get_num_threads(),

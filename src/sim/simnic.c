@@ -268,10 +268,8 @@ static int nic_send(nf_sim *s, sim_worker *wk, uint32_t k) {
     if (n->cur == SIM_NO_PKT) {
         if (!n->q_count || s->now < n->hold_until) return NF_OK;
         int best = -1;
-        nf_sim_inject_vc how = s->cfg.inject_vc;
-        if (how == NF_SIM_INJ_ROUTING)
-            how = s->routing->bs_dragonfly ? NF_SIM_INJ_RANDOM : NF_SIM_INJ_RR;
-        if (how == NF_SIM_INJ_RANDOM) { /* this try's draw, held or short: wait */
+        nf_sim_inject_vc how = s->cfg.inject_vc; /* (routing: resolved at nf_sim_new) */
+        if (how == NF_SIM_INJ_RANDOM) {          /* this try's draw, held or short: wait */
             unsigned v = (unsigned)(((uint64_t)inject_draw(s, k) * s->net.n_vcs) >> 32);
             if (!sim_ovc_busy(p, v) && sim_room(s, p, v) >= (int32_t)s->cfg.pkt_flits)
                 best = (int)v;

@@ -113,9 +113,7 @@ SIM_INLINE int allocate_vc_as(nf_sim *s, sim_worker *b, nf_node sw, nf_gport gi,
         if (p->dst_sw == sw) {
             buf[0] = (nf_sim_cand){
                 .port = p->dst_port, .vc_lo = 0, .vc_hi = (uint8_t)(s->net.n_vcs - 1)};
-            if (s->cfg.eject_vc == NF_SIM_EJ_ARRIVAL ||
-                (s->cfg.eject_vc == NF_SIM_EJ_ROUTING && s->routing->bs_dragonfly))
-                buf[0].vc_lo = buf[0].vc_hi = (uint8_t)v;
+            if (s->cfg.eject_vc == NF_SIM_EJ_ARRIVAL) buf[0].vc_lo = buf[0].vc_hi = (uint8_t)v;
             nc = 1;
         } else {
             sim_view view = {.v = {.occupancy = occupancy, .remote = remote, .sim = s, .sw = sw},

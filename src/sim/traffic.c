@@ -49,17 +49,17 @@ static void t_fini(void *ctx) {
 
 /* BookSim2's node numbers (see the top): on a generated torus whose E endpoints sit one per
  * switch, in switch order, endpoint e's number has switch e's coordinate in dimension d as its
- * digit d; elsewhere the index itself. */
+ * digit d; elsewhere the index itself, in k-ary digits on a k-ary n-tree. */
 static int bs_numbering(tctx *t, const nf_fabric *f, const nf_node *ep) {
     uint32_t E = t->E;
-    t->n_dig = 1;
+    t->n_dig = 1; /* by default one digit of radix E */
     t->radix[0] = E;
+    if (!E) return NF_OK;
     bool cube = f->torus_nd > 0 && E == f->n_switches;
     for (uint32_t i = 0; cube && i < E; i++)
         cube = f->peer[nf_port_index(f, ep[i], 1)] == i;
-    if (!cube && E > 1 && f->level[f->peer[nf_port_index(f, ep[0], 1)]] > 0) {
-        /* a tree of k endpoints per leaf and k^n in all: BookSim2's fattree, k-ary digits */
-        nf_node leaf = f->peer[nf_port_index(f, ep[0], 1)];
+    nf_node leaf = f->peer[nf_port_index(f, ep[0], 1)];
+    if (!cube && f->level[leaf] > 0) { /* a tree of k endpoints a leaf and k^n in all */
         uint32_t k = 1, n = 0;
         while (k < E && f->peer[nf_port_index(f, ep[k], 1)] == leaf)
             k++;
@@ -71,6 +71,7 @@ static int bs_numbering(tctx *t, const nf_fabric *f, const nf_node *ep) {
             for (unsigned d = 0; d < n; d++)
                 t->radix[d] = k;
         }
+        return NF_OK;
     }
     if (!cube) return NF_OK;
     t->to_bs = nf__malloc((size_t)E * sizeof *t->to_bs);
@@ -140,19 +141,26 @@ static int t_init(void **out, const nf_fabric *f, uint32_t E, const nf_node *ep,
         t->first[g] = UINT32_MAX;
     for (uint32_t i = E; i-- > 0;)
         t->first[t->group[i]] = i;
-    int rc = bs_numbering(t, f, ep);
-    if (rc) {
-        t_fini(t);
-        return rc;
-    }
     *out = t;
     return NF_OK;
 }
 
-/* bs-randperm's permutation: a shuffle, fixed points and all (set up at first use) */
+/* The bs-* patterns' context: netfab's, with BookSim2's node numbers */
+static int t_init_bs(void **out, const nf_fabric *f, uint32_t E, const nf_node *ep, uint64_t seed,
+                     nf_diag *diag) {
+    int rc = t_init(out, f, E, ep, seed, diag);
+    if (rc) return rc;
+    if ((rc = bs_numbering(*out, f, ep))) {
+        t_fini(*out);
+        *out = NULL;
+    }
+    return rc;
+}
+
+/* bs-randperm's context: its permutation of node numbers a shuffle, fixed points and all */
 static int t_init_perm(void **out, const nf_fabric *f, uint32_t E, const nf_node *ep, uint64_t seed,
                        nf_diag *diag) {
-    int rc = t_init(out, f, E, ep, seed, diag);
+    int rc = t_init_bs(out, f, E, ep, seed, diag);
     if (rc) return rc;
     tctx *t = *out;
     nf__rng r;
@@ -291,38 +299,39 @@ static uint32_t b_perm(void *ctx, uint32_t src, uint64_t (*rnd)(void *), void *u
 
 /* the bit patterns, on the node number's log2(E) bits (E a power of two; else the numbers past
  * the largest power of two below E send nowhere) */
+enum { B_BITCOMP, B_TRANSPOSE, B_BITREV, B_SHUFFLE };
 static uint32_t b_bits(const tctx *t, uint32_t src, int kind) {
     uint32_t n = bs_num(t, src), B = t->bits, mask = B ? (uint32_t)((1ULL << B) - 1) : 0, out = 0;
     if (n > mask) return UINT32_MAX;
     switch (kind) {
-    case 0: out = ~n & mask; break; /* bitcomp */
-    case 1:                         /* transpose: swap the halves (an even number of bits) */
+    case B_BITCOMP: out = ~n & mask; break;
+    case B_TRANSPOSE: /* swap the halves (an even number of bits) */
         if (B % 2) return UINT32_MAX;
         out = (n >> B / 2) | ((n << B / 2) & mask);
         break;
-    case 2: /* bitrev */
+    case B_BITREV:
         for (unsigned b = 0; b < B; b++)
             out |= (n >> b & 1u) << (B - 1 - b);
         break;
-    default: out = B ? ((n << 1) & mask) | (n >> (B - 1)) : 0; /* shuffle: rotate left by one */
+    default: out = B ? ((n << 1) & mask) | (n >> (B - 1)) : 0; /* B_SHUFFLE: rotate left by 1 */
     }
     return bs_ep(t, out);
 }
 static uint32_t b_bitcomp(void *ctx, uint32_t src, uint64_t (*rnd)(void *), void *ud) {
     (void)rnd, (void)ud;
-    return b_bits(ctx, src, 0);
+    return b_bits(ctx, src, B_BITCOMP);
 }
 static uint32_t b_transpose(void *ctx, uint32_t src, uint64_t (*rnd)(void *), void *ud) {
     (void)rnd, (void)ud;
-    return b_bits(ctx, src, 1);
+    return b_bits(ctx, src, B_TRANSPOSE);
 }
 static uint32_t b_bitrev(void *ctx, uint32_t src, uint64_t (*rnd)(void *), void *ud) {
     (void)rnd, (void)ud;
-    return b_bits(ctx, src, 2);
+    return b_bits(ctx, src, B_BITREV);
 }
 static uint32_t b_shuffle(void *ctx, uint32_t src, uint64_t (*rnd)(void *), void *ud) {
     (void)rnd, (void)ud;
-    return b_bits(ctx, src, 3);
+    return b_bits(ctx, src, B_SHUFFLE);
 }
 
 #define BS_PATTERN(n, i, fn, sum)                                                                  \
@@ -351,18 +360,18 @@ static const nf_sim_traffic patterns[] = {
      .dest = d_hotset,
      .fini = t_fini,
      .hot = t_hot},
-    BS_PATTERN("bs-uniform", t_init, b_uniform, "BookSim2's uniform: any endpoint, itself too"),
+    BS_PATTERN("bs-uniform", t_init_bs, b_uniform, "BookSim2's uniform: any endpoint, itself too"),
     BS_PATTERN("bs-randperm", t_init_perm, b_perm,
                "BookSim2's randperm: a random permutation, fixed points too"),
-    BS_PATTERN("bs-tornado", t_init, b_tornado,
+    BS_PATTERN("bs-tornado", t_init_bs, b_tornado,
                "BookSim2's tornado: every digit of the node's address + ceil(k/2) - 1"),
-    BS_PATTERN("bs-neighbor", t_init, b_neighbor,
+    BS_PATTERN("bs-neighbor", t_init_bs, b_neighbor,
                "BookSim2's neighbor: every digit of the node's address + 1"),
-    BS_PATTERN("bs-bitcomp", t_init, b_bitcomp, "BookSim2's bitcomp: the complement"),
-    BS_PATTERN("bs-transpose", t_init, b_transpose,
+    BS_PATTERN("bs-bitcomp", t_init_bs, b_bitcomp, "BookSim2's bitcomp: the complement"),
+    BS_PATTERN("bs-transpose", t_init_bs, b_transpose,
                "BookSim2's transpose: the address's bit halves swapped"),
-    BS_PATTERN("bs-bitrev", t_init, b_bitrev, "BookSim2's bitrev: the address's bits reversed"),
-    BS_PATTERN("bs-shuffle", t_init, b_shuffle,
+    BS_PATTERN("bs-bitrev", t_init_bs, b_bitrev, "BookSim2's bitrev: the address's bits reversed"),
+    BS_PATTERN("bs-shuffle", t_init_bs, b_shuffle,
                "BookSim2's shuffle: the address's bits rotated left by one"),
 };
 
