@@ -10,9 +10,10 @@
 # netfab's default router (combined VC and switch allocation, injection on the routing's VC 0),
 # netfab with BookSim2's router model (--router-model booksim: one allocator pass, separate VC
 # allocation, the injection VC drawn at random and the class VC at ejection as BookSim2's
-# Dragonfly routings name them, and router delay 2: the separate VC-allocation pass is BookSim's
-# vc_alloc_delay cycle, so the zero-load latencies agree), and BookSim2 itself when BOOKSIM names a booksim binary built from its public
-# repository (github.com/booksim/booksim2; it needs Debian's flex and bison). BookSim's UGAL rule
+# Dragonfly routings name them, router delay 2 (the separate VC-allocation pass is BookSim's
+# vc_alloc_delay cycle) and the NIC's cycle, so the zero-load latencies agree; and BookSim2's
+# uniform traffic, bs-uniform, the sender among the destinations), and BookSim2 itself when
+# BOOKSIM names a booksim binary built from its public repository (github.com/booksim/booksim2; it needs Debian's flex and bison). BookSim's UGAL rule
 # (go minimal when q_min <= 2 q_nonmin + 30) is netfab's ugal-lt with --bias 2 --threshold 30
 # --w-hop 0 in the default router's column; with BookSim2's router model netfab runs ugal-bs,
 # BookSim's dragonflynew UGAL itself (its intermediate drawn among all endpoints, routed to the
