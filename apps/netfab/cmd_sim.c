@@ -315,7 +315,7 @@ int nf_cmd_sim(int argc, char **argv) {
     nf_app_fail fail = {0};
     bool fail_given = false;
     nf_app_sim_knobs k;
-    nf_app_sim_knobs_init(&k);
+    nf_app_sim_knobs_init(&k, "sim");
     nf_opt knobs[NF_APP_SIM_KNOBS];
     size_t n_knobs = nf_app_sim_knob_opts(&k, knobs);
     const nf_opt rows[] = {
@@ -433,7 +433,12 @@ int nf_cmd_sim(int argc, char **argv) {
                     "--json\n"};
     int argi, ex = nf_opt_parse(&spec, argc, argv, &argi);
     nf_app_sim_knobs_finish(&k);
-    if (ex) {
+    if (threads) /* --threads, else a --settings file's (the most a command takes) */
+        k.c.threads = (unsigned)threads;
+    else
+        threads = k.c.threads > NF_APP_MAX_THREADS ? NF_APP_MAX_THREADS : (int)k.c.threads;
+    if (!ex && k.show) ex = nf_app_sim_settings_print(&k, json);
+    if (ex || k.show) {
         nf_app_fail_fini(&fail);
         return ex == NF_OPT_HELP ? NF_EXIT_OK : ex;
     }

@@ -676,6 +676,8 @@ static int parse(int argc, char **argv, grid *g, unsigned *threads, bool *json, 
                     "               --engine all --seeds 1,2,3 --out mcast.csv\n"};
     int argi, ex = nf_opt_parse(&spec, argc, argv, &argi);
     nf_app_sim_knobs_finish(&g->k);
+    if (!ex && g->k.show) /* printed, then out as after --help */
+        return (ex = nf_app_sim_settings_print(&g->k, *json)) ? ex : NF_OPT_HELP;
     bool knobs_given = g->k.given;
     bool sim = routing.n || traffic.n || g->n_load, mc = groups.n || engine.n;
     const char *why = NULL;
@@ -729,7 +731,9 @@ static int parse(int argc, char **argv, grid *g, unsigned *threads, bool *json, 
 
 static int sweep_main(int argc, char **argv, int rank, int size) {
     grid g = {0};
-    nf_app_sim_knobs_init(&g.k);
+    nf_app_sim_knobs_init(&g.k, "sweep");
+    static const char *const own_keys[] = {"seed", "threads", NULL}; /* --seeds, --threads */
+    g.k.own_keys = own_keys;
     int hush = rank > 0 ? quiet(-1) : -1;
     unsigned threads = 0;
     bool json = false;

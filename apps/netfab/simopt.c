@@ -4,18 +4,28 @@
 
 #include "cmd.h"
 
+#include "netfab/simset.h"
+
+#include <assert.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-void nf_app_sim_knobs_init(nf_app_sim_knobs *k) {
+void nf_app_sim_knobs_init(nf_app_sim_knobs *k, const char *cmd) {
     memset(k, 0, sizeof *k);
-    nf_sim_config_defaults(&k->c);
-    k->ph = (nf_sim_phase){.warmup = NF_SIM_DEFAULT_WARMUP,
-                           .window = NF_SIM_DEFAULT_WINDOW,
-                           .drain_max = NF_SIM_DEFAULT_DRAIN};
+    nf_simset_defaults(NF_SIMSET_CONFIG, &k->c);
+    nf_simset_defaults(NF_SIMSET_PHASE, &k->ph);
+    nf_simset_defaults(NF_SIMSET_INJECTION, &k->inj);
+    k->command = cmd;
+}
+
+/* The struct in k that s is a field of. */
+static void *base_of(nf_app_sim_knobs *k, const nf_simset *s) {
+    return s->in == NF_SIMSET_CONFIG  ? (void *)&k->c
+           : s->in == NF_SIMSET_PHASE ? (void *)&k->ph
+                                      : (void *)&k->inj;
 }
 
 /* Reads a load-point number from lo to hi for lab into *out: 0, or NF_EXIT_USAGE after saying
@@ -83,56 +93,36 @@ int nf_app_load_points(const char *cmd, const char *opt, const char *item, bool 
     return NF_EXIT_OK;
 }
 
-/* The knobs' help texts that quote a default, made from the library's defaults
- * (nf_sim_config_defaults) the first time they are asked for. */
-static struct {
-    char vcs[96], buf[64], pkt[48], rd[96], cd[96], lh[64], ll[64], lg[64], spd[96], iters[64],
-        shared[128], whop[96];
-} help;
-
-static void help_texts(void) {
-    nf_sim_config d;
-    nf_sim_config_defaults(&d);
-#define H(f, ...) snprintf(help.f, sizeof help.f, __VA_ARGS__)
-    H(vcs, "virtual channels per port (default %u); val and ugal-* need 3, par 4", d.vcs);
-    H(buf, "input buffer per VC (default %u flits)", d.buf_flits);
-    H(pkt, "flits per packet (default %u)", d.pkt_flits);
-    H(rd, "cycles from a head flit's arrival to its switch traversal (default %u)", d.router_delay);
-    H(cd, "cycles before a freed slot's credit leaves for upstream (default %u)", d.credit_delay);
-    H(lh, "latency of host links, cycles (default %u)", d.lat_host);
-    H(ll, "latency of local links, cycles (default %u)", d.lat_local);
-    H(lg, "latency of global links, cycles (default %u)", d.lat_global);
-    H(spd, "internal speedup: crossbar flits per cycle per port (default %.1f)", d.speedup);
-    H(iters, "switch allocator iterations (default %u)", d.alloc_iters);
-    H(shared, "a pool per input port its VCs share when their own buffers are full (default %u)",
-      d.shared_flits);
-    H(whop, "UGAL: the cost of a hop in flits of queue (default %g; 0: hops cost nothing)",
-      d.w_hop);
-#undef H
-}
-
-static const char *const proxies[] = {"all", "restricted", NULL};
-static const char *const switchings[] = {"vct", "saf", "dynamic", NULL};
-static const char *const vc_allocs[] = {"combined", "separate", NULL};
-static const char *const inject_vcs[] = {"room", "random", "rr", "routing", NULL};
-static const char *const eject_vcs[] = {"any", "arrival", "routing", NULL};
 static const char *const router_models[] = {"netfab", "booksim", NULL};
 
+/* The options BookSim2's router model stands for, from the table ("--router-delay 2 ..."). */
+static const char *booksim_model_text(void) {
+    static char text[256];
+    if (text[0]) return text;
+    size_t n, len = 0;
+    const nf_simset *t = nf_simset_table(&n);
+    for (size_t i = 0; i < n; i++) {
+        char v[32];
+        if (t[i].flags & NF_SIMSET_BOOKSIM && len < sizeof text)
+            len +=
+                (size_t)snprintf(text + len, sizeof text - len, "%s--%s %s", len ? " " : "",
+                                 t[i].name, nf_simset_value_text(&t[i], t[i].booksim, v, sizeof v));
+    }
+    return text;
+}
+
 void nf_app_sim_knobs_finish(nf_app_sim_knobs *k) {
-    const bool *g = k->model_given;
-    for (unsigned i = 0; i < NF_APP_MG_N; i++)
-        k->given |= g[i];
+    size_t n;
+    const nf_simset *t = nf_simset_table(&n);
+    for (size_t i = 0; i < n; i++)
+        k->given |= k->set_given[i];
     if (k->model != NF_APP_MODEL_BOOKSIM) return;
     /* BookSim2's input-queued router without speculation, at routing_delay 0 (lookahead),
      * vc_alloc_delay 1, sw_alloc_delay 1, st_final_delay 1, credit_delay 2; its injected flits
      * reach the router a cycle later than a link's (nic-delay 1) */
-    if (!g[NF_APP_MG_VC_ALLOC]) k->c.vc_alloc = NF_SIM_VA_SEPARATE;
-    if (!g[NF_APP_MG_INJECT_VC]) k->c.inject_vc = NF_SIM_INJ_ROUTING;
-    if (!g[NF_APP_MG_EJECT_VC]) k->c.eject_vc = NF_SIM_EJ_ROUTING;
-    if (!g[NF_APP_MG_ALLOC_ITERS]) k->c.alloc_iters = 1;
-    if (!g[NF_APP_MG_ROUTER_DELAY]) k->c.router_delay = 2;
-    if (!g[NF_APP_MG_CREDIT_DELAY]) k->c.credit_delay = 2;
-    if (!g[NF_APP_MG_NIC_DELAY]) k->c.nic_delay = 1;
+    for (size_t i = 0; i < n; i++)
+        if (t[i].flags & NF_SIMSET_BOOKSIM && !k->set_given[i])
+            (void)nf_simset_put(&t[i], base_of(k, &t[i]), t[i].booksim, NULL);
 }
 
 const nf_sim_traffic *nf_app_sim_traffic(const nf_app_sim_knobs *k, const char *name) {
@@ -145,179 +135,235 @@ const nf_sim_traffic *nf_app_sim_traffic(const nf_app_sim_knobs *k, const char *
     return nf_sim_traffic_find(name);
 }
 
+/* Writes the whole number v into s's field of base when in range: 0, else -1. Seeds take every
+ * value of 64 bits, so no double comes between. */
+static int put_whole(const nf_simset *s, void *base, uint64_t v) {
+    if (!(v == 0 && s->flags & NF_SIMSET_AUTO) && (v < s->lo || v > s->hi)) return -1;
+    char *p = (char *)base + s->offset;
+    if (s->size == sizeof(uint64_t)) {
+        memcpy(p, &v, sizeof v);
+    } else {
+        unsigned u = (unsigned)v;
+        memcpy(p, &u, sizeof u);
+    }
+    return 0;
+}
+
+/* Sets s from the JSON value v: 0, or -1 with what it wants in want. */
+static int put_json(const nf_simset *s, void *base, const json_t *v, char *want, size_t cap) {
+    nf_simset_range_text(s, want, cap);
+    switch (s->type) {
+    case NF_SIMSET_UINT:
+        if (json_is_integer(v) && json_integer_value(v) >= 0)
+            return put_whole(s, base, (uint64_t)json_integer_value(v));
+        if (json_is_string(v) && s->size == sizeof(uint64_t)) { /* a seed past 2^63 - 1 */
+            const char *text = json_string_value(v);
+            char *end;
+            errno = 0;
+            unsigned long long u = strtoull(text, &end, 10);
+            if (text[0] >= '0' && text[0] <= '9' && !*end && !errno) return put_whole(s, base, u);
+        }
+        return -1;
+    case NF_SIMSET_REAL:
+        return json_is_number(v) ? nf_simset_put(s, base, json_number_value(v), NULL) : -1;
+    case NF_SIMSET_BOOL:
+        snprintf(want, cap, "true or false");
+        return json_is_boolean(v) ? nf_simset_put(s, base, json_is_true(v), NULL) : -1;
+    default:
+        for (size_t i = 0; json_is_string(v) && s->choices[i]; i++)
+            if (!strcmp(s->choices[i], json_string_value(v)))
+                return nf_simset_put(s, base, (double)i, NULL);
+        return -1;
+    }
+}
+
+static bool owned(const nf_app_sim_knobs *k, const nf_simset *s) {
+    for (size_t i = 0; k->own_keys && k->own_keys[i]; i++)
+        if (!strcmp(k->own_keys[i], s->key)) return true;
+    return false;
+}
+
+/* --settings FILE: a JSON object of settings by key (or option name), as --show-settings --json
+ * prints them, applied where the option stands (options after it win). */
+static int parse_settings(const char *cmd, const nf_opt *o, const char *path) {
+    nf_app_sim_knobs *k = o->dst;
+    json_error_t err;
+    json_t *doc = json_load_file(path, JSON_REJECT_DUPLICATES, &err);
+    if (!doc && err.line > 0)
+        return nf_opt_usage(cmd, "--settings wants a JSON file of settings, not '%s' (%s:%d: %s)",
+                            path, path, err.line, err.text);
+    if (!doc)
+        return nf_opt_usage(cmd, "--settings wants a JSON file of settings, not '%s' (%s)", path,
+                            err.text);
+    int ex = NF_EXIT_OK;
+    if (!json_is_object(doc))
+        ex = nf_opt_usage(cmd, "--settings wants a JSON object of settings by key, not '%s'", path);
+    const char *key;
+    json_t *v;
+    size_t n;
+    const nf_simset *t = nf_simset_table(&n);
+    json_object_foreach(doc, key, v) {
+        if (ex) break;
+        const nf_simset *s = nf_simset_find(key);
+        char want[192];
+        if (!s)
+            ex = nf_opt_usage(cmd,
+                              "--settings %s: no setting '%s' (netfab %s --show-settings "
+                              "lists them)",
+                              path, key, cmd);
+        else if (owned(k, s))
+            ex = nf_opt_usage(cmd, "--settings %s: %s is set by netfab %s's own options here", path,
+                              s->key, cmd);
+        else if (put_json(s, base_of(k, s), v, want, sizeof want)) {
+            char *text = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+            ex = nf_opt_usage(cmd, "--settings %s: %s wants %s, not %s", path, s->key, want,
+                              text ? text : "?");
+            free(text);
+        } else
+            k->set_given[s - t] = true;
+    }
+    json_decref(doc);
+    return ex;
+}
+
+/* The help of row s: its text and its default (with BookSim2's value), made once. */
+static const char *row_help(const nf_simset *s, size_t i) {
+    static char help[NF_APP_MAX_SETTINGS][768];
+    char *h = help[i];
+    if (h[0]) return h;
+    char def[160], bs[32];
+    if (s->type == NF_SIMSET_BOOL) {
+        snprintf(h, sizeof help[i], "%s", s->help);
+        return h;
+    }
+    snprintf(def, sizeof def, "%s", s->def_text ? s->def_text : "");
+    if (!s->def_text) nf_simset_value_text(s, s->def, def, sizeof def);
+    if (s->flags & NF_SIMSET_BOOKSIM && s->booksim == s->def)
+        snprintf(h, sizeof help[i], "%s (default %s, as with --router-model booksim)", s->help,
+                 def);
+    else if (s->flags & NF_SIMSET_BOOKSIM)
+        snprintf(h, sizeof help[i], "%s (default %s; %s with --router-model booksim)", s->help, def,
+                 nf_simset_value_text(s, s->booksim, bs, sizeof bs));
+    else
+        snprintf(h, sizeof help[i], "%s (default %s)", s->help, def);
+    return h;
+}
+
 size_t nf_app_sim_knob_opts(nf_app_sim_knobs *k, nf_opt *rows) {
-    nf_sim_config *c = &k->c;
-    help_texts();
-#define UINT_ROW(nm, a, var, l, h, text)                                                           \
-    {                                                                                              \
-        .name = nm, .arg = a, .kind = NF_OPT_UINT, NF_OPT_TO(var), .lo = l, .hi = h,               \
-        .given = &k->given, .help = text                                                           \
+    static char model_help[512];
+    snprintf(model_help, sizeof model_help,
+             "netfab (the default router) or booksim: BookSim2's iq_router without speculation, "
+             "which sets what is not given of %s (and --routing dor-bs is its torus routing)",
+             booksim_model_text());
+    size_t n, m = 0;
+    const nf_simset *t = nf_simset_table(&n);
+    _Static_assert(NF_APP_MAX_SETTINGS <= 64, "help texts");
+    rows[m++] = (nf_opt){.name = "router-model",
+                         .kind = NF_OPT_CHOICE,
+                         NF_OPT_TO(k->model),
+                         .choices = router_models,
+                         .given = &k->given,
+                         .help = model_help};
+    for (size_t i = 0; i < n && i < NF_APP_MAX_SETTINGS && m + 2 < NF_APP_SIM_KNOBS; i++) {
+        const nf_simset *s = &t[i];
+        if (s->flags & NF_SIMSET_LIBRARY) continue;
+        nf_opt o = {.name = s->name,
+                    .arg = s->arg,
+                    .dst = (char *)base_of(k, s) + s->offset,
+                    .size = s->size,
+                    .given = &k->set_given[i],
+                    .help = row_help(s, i)};
+        switch (s->type) {
+        case NF_SIMSET_UINT:
+            o.kind = NF_OPT_UINT, o.lo = s->flags & NF_SIMSET_AUTO ? 0 : s->lo, o.hi = s->hi;
+            break;
+        case NF_SIMSET_REAL:
+            o.kind = NF_OPT_REAL, o.rlo = s->rlo, o.rhi = s->rhi;
+            o.open = (s->flags & NF_SIMSET_OPEN_LO ? NF_OPT_OPEN_LO : 0) |
+                     (s->flags & NF_SIMSET_OPEN_HI ? NF_OPT_OPEN_HI : 0);
+            break;
+        case NF_SIMSET_BOOL: o.kind = NF_OPT_FLAG, o.arg = NULL; break;
+        default: o.kind = NF_OPT_CHOICE, o.arg = NULL, o.choices = s->choices;
+        }
+        rows[m++] = o;
     }
-#define REAL_ROW(nm, a, var, l, h, text)                                                           \
-    {                                                                                              \
-        .name = nm, .arg = a, .kind = NF_OPT_REAL, NF_OPT_TO(var), .rlo = l, .rhi = h,             \
-        .given = &k->given, .help = text                                                           \
+    rows[m++] = (nf_opt){.name = "settings",
+                         .arg = "FILE",
+                         .kind = NF_OPT_CUSTOM,
+                         .dst = k,
+                         .parse = parse_settings,
+                         .help = "the settings in FILE, a JSON object of settings by key as "
+                                 "--show-settings --json prints them, where the option stands: "
+                                 "the options after it win"};
+    rows[m++] = (nf_opt){.name = "show-settings",
+                         .kind = NF_OPT_FLAG,
+                         NF_OPT_TO(k->show),
+                         .help = "print every setting of the simulator (the library's own "
+                                 "too) with its value after the options, its default and "
+                                 "range, and exit; with --json one object by key"};
+    assert(m == NF_APP_SIM_KNOBS && n <= NF_APP_MAX_SETTINGS); /* (a row more: a count more) */
+    return m;
+}
+
+int nf_app_sim_settings_print(const nf_app_sim_knobs *k0, bool json) {
+    nf_app_sim_knobs *k = (nf_app_sim_knobs *)k0; /* base_of, read only */
+    size_t n;
+    const nf_simset *t = nf_simset_table(&n);
+    if (json) {
+        json_t *o = json_object();
+        for (size_t i = 0; o && i < n; i++) {
+            const nf_simset *s = &t[i];
+            const void *b = base_of(k, s);
+            const char *p = (const char *)b + s->offset;
+            double v = nf_simset_get(s, b);
+            json_t *x;
+            if (s->type == NF_SIMSET_UINT && s->size == sizeof(uint64_t)) {
+                uint64_t u;
+                memcpy(&u, p, sizeof u);
+                char text[24];
+                snprintf(text, sizeof text, "%llu", (unsigned long long)u);
+                x = u <= (uint64_t)INT64_MAX ? json_integer((json_int_t)u) : json_string(text);
+            } else if (s->type == NF_SIMSET_UINT)
+                x = json_integer((json_int_t)v);
+            else if (s->type == NF_SIMSET_REAL)
+                x = json_real(v);
+            else if (s->type == NF_SIMSET_BOOL)
+                x = json_boolean(v != 0);
+            else
+                x = json_string(s->choices[(size_t)v]);
+            if (json_object_set_new(o, s->key, x)) {
+                json_decref(o);
+                o = NULL;
+            }
+        }
+        if (!o) return nf_app_report(NF_ENOMEM, NULL);
+        json_dumpf(o, stdout, JSON_INDENT(2));
+        putchar('\n');
+        json_decref(o);
+    } else {
+        printf("%-20s %-20s %-12s %-12s %s\n", "option", "key", "value", "default", "range");
+        for (size_t i = 0; i < n; i++) {
+            const nf_simset *s = &t[i];
+            char opt[32], val[32], def[32], range[192];
+            snprintf(opt, sizeof opt, s->flags & NF_SIMSET_LIBRARY ? "-" : "--%s", s->name);
+            const void *b = base_of(k, s);
+            if (s->type == NF_SIMSET_UINT && s->size == sizeof(uint64_t)) {
+                uint64_t u;
+                memcpy(&u, (const char *)b + s->offset, sizeof u);
+                snprintf(val, sizeof val, "%llu", (unsigned long long)u);
+            } else
+                nf_simset_value_text(s, nf_simset_get(s, b), val, sizeof val);
+            if (s->flags & NF_SIMSET_AUTO && !strcmp(val, "0")) snprintf(val, sizeof val, "auto");
+            nf_simset_value_text(s, s->def, def, sizeof def);
+            if (s->flags & NF_SIMSET_AUTO && s->def == 0) snprintf(def, sizeof def, "auto");
+            printf("%-20s %-20s %-12s %-12s %s%s\n", opt, s->key, val, def,
+                   nf_simset_range_text(s, range, sizeof range),
+                   s->flags & NF_SIMSET_AUTO ? " (0: auto)" : "");
+        }
+        printf("# -: a setting of the library with no option of the simulator's (the commands "
+               "set seed and threads by their own --seed, --seeds and --threads)\n");
     }
-#define FLAG_ROW(nm, var, text)                                                                    \
-    { .name = nm, .kind = NF_OPT_FLAG, NF_OPT_TO(var), .given = &k->given, .help = text }
-    const nf_opt knobs[] = {
-        UINT_ROW("cycles", "N", k->ph.window, 1, 1000000000,
-                 "cycles measured, after the warm-up (default " NF_STR(NF_SIM_DEFAULT_WINDOW) ")"),
-        UINT_ROW("warmup", "N", k->ph.warmup, 0, 1000000000,
-                 "cycles before the measurement (default " NF_STR(NF_SIM_DEFAULT_WARMUP) ")"),
-        UINT_ROW("drain", "N", k->ph.drain_max, 0, 1000000000,
-                 "then at most N cycles for the measured packets to arrive (default " NF_STR(
-                     NF_SIM_DEFAULT_DRAIN) ")"),
-        UINT_ROW("vcs", "V", c->vcs, 1, NF_SIM_MAX_VCS, help.vcs),
-        UINT_ROW("buf", "FLITS", c->buf_flits, 1, NF_SIM_MAX_BUF_FLITS, help.buf),
-        UINT_ROW("pkt", "FLITS", c->pkt_flits, 1, 65535, help.pkt),
-        UINT_ROW("msg", "PKTS", k->inj.msg_pkts, 1, 65535, "packets per message (default 1)"),
-        {.name = "router-delay",
-         .arg = "C",
-         .kind = NF_OPT_UINT,
-         NF_OPT_TO(c->router_delay),
-         .lo = 0,
-         .hi = 1000,
-         .given = &k->model_given[NF_APP_MG_ROUTER_DELAY],
-         .help = help.rd},
-        {.name = "credit-delay",
-         .arg = "C",
-         .kind = NF_OPT_UINT,
-         NF_OPT_TO(c->credit_delay),
-         .lo = 1,
-         .hi = 1000,
-         .given = &k->model_given[NF_APP_MG_CREDIT_DELAY],
-         .help = help.cd},
-        {.name = "nic-delay",
-         .arg = "C",
-         .kind = NF_OPT_UINT,
-         NF_OPT_TO(c->nic_delay),
-         .lo = 0,
-         .hi = 255,
-         .given = &k->model_given[NF_APP_MG_NIC_DELAY],
-         .help = "cycles a flit spends in its NIC before the host link (default 0)"},
-        UINT_ROW("lat-host", "C", c->lat_host, 1, 255, help.lh),
-        UINT_ROW("lat-local", "C", c->lat_local, 1, 255, help.ll),
-        UINT_ROW("lat-global", "C", c->lat_global, 1, 255, help.lg),
-        REAL_ROW("speedup", "S", c->speedup, 0.1, 64, help.spd),
-        {.name = "alloc-iters",
-         .arg = "N",
-         .kind = NF_OPT_UINT,
-         NF_OPT_TO(c->alloc_iters),
-         .lo = 1,
-         .hi = 64,
-         .given = &k->model_given[NF_APP_MG_ALLOC_ITERS],
-         .help = help.iters},
-        UINT_ROW("out-buf", "FLITS", c->out_buf, 1, NF_SIM_MAX_BUF_FLITS * NF_SIM_MAX_VCS,
-                 "output queue per port behind the crossbar (default: as --buf)"),
-        UINT_ROW("shared", "FLITS", c->shared_flits, 0, NF_SIM_MAX_BUF_FLITS, help.shared),
-        FLAG_ROW("adaptive", c->adaptive,
-                 "table routings take the candidate port with most credits"),
-        FLAG_ROW("bursty", k->inj.bursty,
-                 "on/off injection: bursts of 8 packets on average at full rate"),
-        REAL_ROW("bias", "B", c->bias, 0.001, 1e12,
-                 "ugal-l: minimal when q_min + h_min * w_hop <= bias * (q_val + h_val * w_hop), "
-                 "queues in flits (default 2.5, for ugal-g 1)"),
-        REAL_ROW("w-hop", "FLITS", c->w_hop, 0, 1e9, help.whop),
-        REAL_ROW("threshold", "FLITS", c->threshold, 0.001, 1e9,
-                 "ugal-lt: minimal when cost_min <= B * cost_val + threshold, B --bias or 1 "
-                 "(default: one VC "
-                 "buffer)"),
-        {.name = "proxy",
-         .kind = NF_OPT_CHOICE,
-         NF_OPT_TO(c->proxy_restricted),
-         .choices = proxies,
-         .given = &k->given,
-         .help = "restricted draws the intermediate groups of val and ugal-* among those the "
-                 "source router's own global links reach (default all)"},
-        REAL_ROW("q-alpha", "A", c->q_alpha, 1e-6, 1,
-                 "qadapt: learning rate, the share of an estimate's error corrected at each "
-                 "return (default 0.2)"),
-        REAL_ROW("q-explore", "P", c->q_explore, 0, 1,
-                 "qadapt: the chance a router sends a packet by a random candidate rather than "
-                 "its best (default 0.001)"),
-        REAL_ROW("q-threshold", "C", c->q_threshold, 0.001, 1e9,
-                 "qadapt: the long way only when expected sooner than the minimal one by more "
-                 "than C cycles (default: a local hop's, router delay + local latency)"),
-        UINT_ROW("q-sample", "K", c->q_sample, 0, 255,
-                 "qadapt: the long ways weighed against the minimal one, K drawn at random per "
-                 "packet, 0 all (default 1)"),
-        REAL_ROW("q-bias", "B", c->q_bias, 1, 100,
-                 "qadapt: the long way only when B x its estimate + the threshold is below the "
-                 "minimal way's (default 1)"),
-        REAL_ROW("q-local", "W", c->q_local, 0, 1000,
-                 "qadapt: add W cycles per flit waiting at a candidate's port now to its "
-                 "estimate; 0 the estimate alone (default 1)"),
-        REAL_ROW("ber", "RATE", c->ber, 0, 1,
-                 "bit error rate of every switch-to-switch link: a corrupt packet is sent again "
-                 "over its link (default 0)"),
-        {.name = "router-model",
-         .kind = NF_OPT_CHOICE,
-         NF_OPT_TO(k->model),
-         .choices = router_models,
-         .given = &k->given,
-         .help = "netfab (the default router) or booksim: BookSim2's iq_router without "
-                 "speculation, which sets what is not given of " NF_APP_BOOKSIM_MODEL
-                 " (and --routing dor-bs is its torus routing)"},
-        {.name = "vc-alloc",
-         .kind = NF_OPT_CHOICE,
-         NF_OPT_TO(c->vc_alloc),
-         .choices = vc_allocs,
-         .given = &k->model_given[NF_APP_MG_VC_ALLOC],
-         .help = "combined: a head gets its output VC in the pass it asks for the switch; "
-                 "separate (BookSim2's router): VC allocation is a pass of its own, and a VC "
-                 "starts its next packet no earlier than the pass after a tail left (default "
-                 "combined)"},
-        {.name = "inject-vc",
-         .kind = NF_OPT_CHOICE,
-         NF_OPT_TO(c->inject_vc),
-         .choices = inject_vcs,
-         .given = &k->model_given[NF_APP_MG_INJECT_VC],
-         .help = "the VC a NIC starts a packet on: room (the routing's injection VC with most "
-                 "room), random (any VC, drawn at each try), or rr (BookSim2's: from the one after "
-                 "the last, the first free VC with a slot), or routing (BookSim2's: random for the "
-                 "Dragonfly routings, rr for the others; default room)"},
-        {.name = "eject-vc",
-         .kind = NF_OPT_CHOICE,
-         NF_OPT_TO(c->eject_vc),
-         .choices = eject_vcs,
-         .given = &k->model_given[NF_APP_MG_EJECT_VC],
-         .help = "the VC a packet leaves its last switch on: any, or arrival (BookSim2's "
-                 "Dragonfly routings: the VC it came in on), or routing (BookSim2's: arrival for "
-                 "the Dragonfly routings, any for the others; default any)"},
-        {.name = "switching",
-         .kind = NF_OPT_CHOICE,
-         NF_OPT_TO(c->switching),
-         .choices = switchings,
-         .given = &k->given,
-         .help = "how routers forward packets from other routers: vct (cut-through), saf "
-                 "(store-and-forward), dynamic (per link, saf while its recent errors are many; "
-                 "default vct)"},
-        REAL_ROW("saf-errors", "N", c->saf_errors, 0.001, 1e9,
-                 "dynamic switching: a link stores and forwards from N recent errors, cuts "
-                 "through again below N/2 (default 2)"),
-        UINT_ROW("saf-window", "C", c->saf_window, 1, 1000000000,
-                 "dynamic switching: an error weighs e^(-age/C) (default 1000 cycles)"),
-        FLAG_ROW("exclude-unroutable", c->exclude_unroutable,
-                 "skip the messages of source/destination pairs that no path joins, and count "
-                 "them (excluded_msgs)"),
-        /* congestion pre-awareness (the Sunway router) */
-        UINT_ROW("preaware", "T", c->preaware_cycles, 0, 100000,
-                 "congestion pre-awareness: each output port averages the credits it gets back "
-                 "per cycle over about T cycles; --adaptive adds the credits expected back within "
-                 "T cycles to a candidate's room, two-rail NICs take the rail expected to be "
-                 "emptier, and NICs throttle a rail whose rate has collapsed (default 0: off)"),
-        REAL_ROW("preaware-throttle", "F", c->preaware_throttle, 0, 1,
-                 "with --preaware: a NIC rail getting credits back at under F per cycle while "
-                 "its switch holds half a VC buffer of its flits sends at r x r / F; 0: no "
-                 "throttle (default 0.5)"),
-    };
-#undef UINT_ROW
-#undef REAL_ROW
-#undef FLAG_ROW
-    _Static_assert(sizeof knobs / sizeof knobs[0] == NF_APP_SIM_KNOBS, "the knobs' count");
-    memcpy(rows, knobs, sizeof knobs);
-    return NF_APP_SIM_KNOBS;
+    return fflush(stdout) || ferror(stdout) ? NF_EXIT_FAIL : NF_EXIT_OK;
 }
 
 int nf_app_sim_unroutable(const nf_fabric *f, const nf_sim *s, bool exclude, bool failed,

@@ -11,43 +11,43 @@
 #include <jansson.h>
 
 enum { NF_APP_MODEL_NETFAB, NF_APP_MODEL_BOOKSIM }; /* --router-model's choices, in order */
-/* the knobs --router-model sets */
-enum {
-    NF_APP_MG_VC_ALLOC,
-    NF_APP_MG_INJECT_VC,
-    NF_APP_MG_EJECT_VC,
-    NF_APP_MG_ALLOC_ITERS,
-    NF_APP_MG_ROUTER_DELAY,
-    NF_APP_MG_CREDIT_DELAY,
-    NF_APP_MG_NIC_DELAY,
-    NF_APP_MG_N
-};
+
+/* The most rows of the settings table (netfab/simset.h) the knobs keep track of. */
+enum { NF_APP_MAX_SETTINGS = 64 };
 
 typedef struct nf_app_sim_knobs {
     nf_sim_config c;
     nf_sim_phase ph;
     nf_sim_injection inj;
-    bool given;     /* one of the knob options was on the command line */
+    bool given;     /* one of the knob options (or --settings) was on the command line */
     unsigned model; /* --router-model: NF_APP_MODEL_NETFAB or NF_APP_MODEL_BOOKSIM */
-    /* each of the router-model knobs given on the command line, which --router-model leaves as
-     * given (indexed by NF_APP_MG_*) */
-    bool model_given[NF_APP_MG_N];
+    /* each setting given on the command line or in a --settings file, which --router-model
+     * leaves as given (indexed as nf_simset_table) */
+    bool set_given[NF_APP_MAX_SETTINGS];
+    bool show;           /* --show-settings */
+    const char *command; /* "sim", "sweep": the messages of --settings FILE */
+    /* the keys the command sets by options of its own for each run (netfab sweep: seed and
+     * threads), which --settings FILE may not set (NULL-terminated, or NULL) */
+    const char *const *own_keys;
 } nf_app_sim_knobs;
 
-/* The defaults of netfab sim: the library's (nf_sim_config_defaults, NF_SIM_DEFAULT_*). */
-void nf_app_sim_knobs_init(nf_app_sim_knobs *k);
+/* The defaults of netfab CMD: the settings table's. */
+void nf_app_sim_knobs_init(nf_app_sim_knobs *k, const char *cmd);
 
 /* The knob options as rows of the option layer (opts.h) writing into k, in rows (room for
- * NF_APP_SIM_KNOBS); returns their count. */
-enum { NF_APP_SIM_KNOBS = 40 };
+ * NF_APP_SIM_KNOBS): one per setting of the table (netfab/simset.h) that is an option, with
+ * --router-model, --settings FILE and --show-settings; returns their count. */
+enum { NF_APP_SIM_KNOBS = 42 };
 size_t nf_app_sim_knob_opts(nf_app_sim_knobs *k, nf_opt *rows);
 
-/* After the options are read: --router-model booksim sets the knobs of BookSim2's iq_router that
- * the command line did not (NF_APP_BOOKSIM_MODEL says which, to what). */
+/* After the options are read: --router-model booksim sets the settings of BookSim2's iq_router
+ * (NF_SIMSET_BOOKSIM in the table) that were not given. */
 void nf_app_sim_knobs_finish(nf_app_sim_knobs *k);
-#define NF_APP_BOOKSIM_MODEL                                                                       \
-    "--vc-alloc separate --inject-vc routing --eject-vc routing --alloc-iters 1 --router-delay 2 " \
-    "--credit-delay 2 --nic-delay 1"
+
+/* --show-settings: every setting of the table with its value in k, its default and range, as a
+ * table on stdout, or with json one object of key: value (which --settings FILE reads back).
+ * NF_EXIT_OK, or NF_EXIT_FAIL when stdout fails. */
+int nf_app_sim_settings_print(const nf_app_sim_knobs *k, bool json);
 
 /* The traffic pattern NAME names under k's router model: with booksim, BookSim2's own of that
  * name when the library has one (bs-NAME; permutation is bs-randperm), else NAME's; NULL when

@@ -223,14 +223,7 @@ static int q_init(void **out, const void *data, const nf_fabric *f, const uint8_
     uint32_t ng;
     int rc = nf__sim_dragonfly_groups(f, "qadapt", &ng, diag);
     if (rc) return rc;
-    if (!(c->q_alpha > 0 && c->q_alpha <= 1) || !(c->q_explore >= 0 && c->q_explore <= 1) ||
-        !(c->q_threshold >= 0 && c->q_threshold < 1e9) || !(c->q_bias >= 1 && c->q_bias <= 100) ||
-        !(c->q_local >= 0 && c->q_local <= 1000))
-        return nf__fail(diag, NF_EINVAL,
-                        "qadapt: learning rate %g (above 0, at most 1), exploration %g (0 to 1), "
-                        "threshold %g (0 to 1e9 cycles), bias %g (1 to 100), local weight %g (0 "
-                        "to 1000)",
-                        c->q_alpha, c->q_explore, c->q_threshold, c->q_bias, c->q_local);
+    /* (q_alpha and the other settings are in range: nf_sim_new checked them) */
     q_ctx *d = nf__calloc(1, sizeof *d);
     if (!d) return NF_ENOMEM;
     size_t S = f->n_switches, P = f->port_off[f->n_nodes];

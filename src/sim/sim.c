@@ -21,6 +21,8 @@
 #define _DEFAULT_SOURCE /* madvise */
 #include "sim/engine.h"
 
+#include "netfab/simset.h"
+
 #include "util/cpus.h"
 #include "util/diag.h"
 #include "util/mem.h"
@@ -39,35 +41,8 @@
  * processor; smaller ones run on one thread. */
 #define AUTO_THREADS_MIN_SWITCHES 64
 
-/* The defaults. w_hop: one flit per hop whatever the packet size: the queue a source router can
- * see is bounded by a VC class's credits, not by the packet, and a packet's worth per hop (4
- * flits) left UGAL-L minimal under the worst case with 4-flit packets (bench_ugal.sh, pkt 4). */
-void nf_sim_config_defaults(nf_sim_config *c) {
-    *c = (nf_sim_config){.vcs = 4,
-                         .buf_flits = 32,
-                         .pkt_flits = 1,
-                         .router_delay = 3,
-                         .credit_delay = 2,
-                         .lat_host = 1,
-                         .lat_local = 1,
-                         .lat_global = 1,
-                         .speedup = 1.0,
-                         .alloc_iters = 1,
-                         .w_hop = 1.0,
-                         .q_alpha = 0.2,
-                         .q_explore = 0.001,
-                         .q_sample = 1,
-                         .q_bias = 1.0,
-                         .q_local = 1.0,
-                         .flit_bytes = 32,
-                         .nic_msg_cycles = 40,
-                         .nic_short_cycles = 8,
-                         .saf_errors = 2.0,
-                         .saf_window = 1000,
-                         .queue_entries = 256,
-                         .queue_host_cycles = 40,
-                         .preaware_throttle = 0.5};
-}
+/* The defaults are the settings table's (simset.c). */
+void nf_sim_config_defaults(nf_sim_config *c) { nf_simset_defaults(NF_SIMSET_CONFIG, c); }
 
 /* An array of n bytes on 64-byte boundaries; a large one on 2 MiB ones, with transparent huge
  * pages asked for: the engine's reads are scattered over hundreds of MiB, and with 4 KiB pages
@@ -190,49 +165,13 @@ static unsigned link_latency(const nf_sim_config *c, nf_link_class cls) {
 /* The configuration checked (NF_EINVAL with the reason in diag) and its automatic values
  * resolved (out_buf, queue_backoff, the routing-named VC rules), for routing r. */
 static int check_config(nf_sim_config *c, const nf_sim_routing *r, nf_diag *diag) {
-    if (c->vcs < 1 || c->vcs > NF_SIM_MAX_VCS)
-        return nf__fail(diag, NF_EINVAL, "%u VCs: 1 to %u", c->vcs, NF_SIM_MAX_VCS);
-    if (c->pkt_flits < 1 || c->alloc_iters < 1 || c->flit_bytes < 1)
+    int bad = nf_simset_check_all(NF_SIMSET_CONFIG, c, diag); /* each setting's own range */
+    if (bad) return bad;
+    /* what depends on several settings, or on the routing */
+    if (c->vc_alloc == NF_SIM_VA_SEPARATE && c->speedup > 63)
         return nf__fail(diag, NF_EINVAL,
-                        "packets of %u flits, %u allocator iterations, flits of %u bytes: at "
-                        "least 1 each",
-                        c->pkt_flits, c->alloc_iters, c->flit_bytes);
-    if (!(c->speedup > 0 && isfinite(c->speedup)) || !(c->w_hop >= 0 && isfinite(c->w_hop)) ||
-        !(c->bias >= 0 && isfinite(c->bias)) || !(c->threshold >= 0 && isfinite(c->threshold)))
-        return nf__fail(diag, NF_EINVAL,
-                        "speedup %g (above 0), w_hop %g, bias %g, threshold %g (0 or more): "
-                        "finite numbers",
-                        c->speedup, c->w_hop, c->bias, c->threshold);
-    if (!(c->ber >= 0 && c->ber <= 1) || (unsigned)c->switching > NF_SIM_SWITCH_DYNAMIC ||
-        !(c->saf_errors > 0 && isfinite(c->saf_errors)) || c->saf_window < 1)
-        return nf__fail(diag, NF_EINVAL,
-                        "link errors: a bit error rate of 0 to 1 (got %g), switching vct, saf or "
-                        "dynamic, saf_errors above 0 (got %g), saf_window at least 1 cycle",
-                        c->ber, c->saf_errors);
-    if ((unsigned)c->vc_alloc > NF_SIM_VA_SEPARATE || (unsigned)c->inject_vc > NF_SIM_INJ_ROUTING ||
-        (unsigned)c->eject_vc > NF_SIM_EJ_ROUTING ||
-        (c->vc_alloc == NF_SIM_VA_SEPARATE && c->speedup > 63))
-        return nf__fail(diag, NF_EINVAL,
-                        "router model: VC allocation combined or separate, injection VC by room, "
-                        "random, rr or routing, ejection VC any, arrival or routing; separate "
-                        "allocation counts at "
-                        "most 63 passes a cycle "
-                        "(speedup %g)",
+                        "separate VC allocation counts at most 63 passes a cycle (speedup %g)",
                         c->speedup);
-    if (c->preaware_cycles > 100000 || !(c->preaware_throttle >= 0 && c->preaware_throttle <= 1))
-        return nf__fail(diag, NF_EINVAL,
-                        "pre-awareness: %u cycles (0 to 100000), throttle %g (0 to 1)",
-                        c->preaware_cycles, c->preaware_throttle);
-    if (!c->out_buf) /* auto */
-        c->out_buf = c->buf_flits > 2 * c->pkt_flits ? c->buf_flits : 2 * c->pkt_flits;
-    if (c->queue_entries < 1)
-        return nf__fail(diag, NF_EINVAL, "receive-queue rings of 0 entries: at least 1");
-    if (!c->queue_backoff) c->queue_backoff = c->queue_host_cycles; /* auto */
-    /* the routing's VC rules (BookSim2's, as its routing functions name them) made concrete */
-    if (c->inject_vc == NF_SIM_INJ_ROUTING)
-        c->inject_vc = r->bs_dragonfly ? NF_SIM_INJ_RANDOM : NF_SIM_INJ_RR;
-    if (c->eject_vc == NF_SIM_EJ_ROUTING)
-        c->eject_vc = r->bs_dragonfly ? NF_SIM_EJ_ARRIVAL : NF_SIM_EJ_ANY;
     if (c->vcs < r->min_vcs)
         return nf__fail(diag, NF_EINVAL, "routing %s needs at least %u VCs, got %u", r->name,
                         r->min_vcs, c->vcs);
@@ -240,23 +179,14 @@ static int check_config(nf_sim_config *c, const nf_sim_routing *r, nf_diag *diag
         return nf__fail(diag, NF_EINVAL,
                         "buffers of %u flits cannot hold a packet of %u (virtual cut-through)",
                         c->buf_flits, c->pkt_flits);
-    if (c->buf_flits > SIM_MAX_BUF_FLITS || c->shared_flits > SIM_MAX_BUF_FLITS ||
-        c->out_buf > SIM_MAX_BUF_FLITS * NF_SIM_MAX_VCS)
-        return nf__fail(diag, NF_EINVAL,
-                        "buffers: at most %u flits per VC and per shared pool, %u per output queue",
-                        SIM_MAX_BUF_FLITS, SIM_MAX_BUF_FLITS * NF_SIM_MAX_VCS);
-    if (c->pkt_flits > 0xFFFF)
-        return nf__fail(diag, NF_EINVAL, "packets of %u flits: at most %u", c->pkt_flits, 0xFFFF);
-    unsigned maxlat = c->lat_host > c->lat_local ? c->lat_host : c->lat_local;
-    if (c->lat_global > maxlat) maxlat = c->lat_global;
-    if (maxlat > 255 || !c->lat_host || !c->lat_local || !c->lat_global || c->router_delay > 1000 ||
-        c->credit_delay > 1000) /* (an event is always at least a cycle ahead) */
-        return nf__fail(diag, NF_EINVAL,
-                        "link latencies must be 1 to 255 cycles (got %u, %u, %u), delays at most "
-                        "%u",
-                        c->lat_host, c->lat_local, c->lat_global, 1000);
-    if (c->nic_delay > 255)
-        return nf__fail(diag, NF_EINVAL, "a NIC delay of %u cycles: at most 255", c->nic_delay);
+    /* the automatic values resolved */
+    if (!c->out_buf) c->out_buf = c->buf_flits > 2 * c->pkt_flits ? c->buf_flits : 2 * c->pkt_flits;
+    if (!c->queue_backoff) c->queue_backoff = c->queue_host_cycles;
+    /* the routing's VC rules (BookSim2's, as its routing functions name them) made concrete */
+    if (c->inject_vc == NF_SIM_INJ_ROUTING)
+        c->inject_vc = r->bs_dragonfly ? NF_SIM_INJ_RANDOM : NF_SIM_INJ_RR;
+    if (c->eject_vc == NF_SIM_EJ_ROUTING)
+        c->eject_vc = r->bs_dragonfly ? NF_SIM_EJ_ARRIVAL : NF_SIM_EJ_ANY;
     return NF_OK;
 }
 

@@ -6,6 +6,8 @@
  * nf__sim_send_phase for each worker. */
 #include "sim/engine.h"
 
+#include "netfab/simset.h"
+
 #include "util/mem.h"
 #include "util/rng.h"
 
@@ -26,7 +28,8 @@ static int cal_put(nf_sim *s, uint32_t e) {
 }
 
 int nf_sim_set_injection(nf_sim *s, const nf_sim_injection *inj) {
-    if (!(inj->load >= 0 && inj->load <= 1)) return NF_EINVAL;
+    if (!(inj->load >= 0 && inj->load <= 1) || nf_simset_check_all(NF_SIMSET_INJECTION, inj, NULL))
+        return NF_EINVAL;
     s->src.inj = *inj;
     if (!s->src.inj.msg_pkts) s->src.inj.msg_pkts = 1;
     if (s->src.inj.bursty && !(s->src.inj.burst_pkts >= 1)) s->src.inj.burst_pkts = 8;

@@ -3,6 +3,8 @@
  * its figures, the timeline of windows, a script's run to its end; the deadlock watchdog. The
  * cycle itself is sim.c's (nf__sim_cycle). */
 #include "sim/engine.h"
+
+#include "netfab/simset.h"
 #include "sim/script.h"
 
 #include "util/mem.h"
@@ -168,7 +170,7 @@ static int run_load(nf_sim *s, const nf_sim_injection *inj, const nf_sim_phase *
                         : (nf_sim_phase){.warmup = NF_SIM_DEFAULT_WARMUP,
                                          .window = NF_SIM_DEFAULT_WINDOW,
                                          .drain_max = NF_SIM_DEFAULT_DRAIN};
-    if (!p.window) return NF_EINVAL;
+    if (nf_simset_check_all(NF_SIMSET_PHASE, &p, NULL)) return NF_EINVAL;
     nf__sim_reset(s);
     int rc = nf_sim_set_injection(s, inj);
     if (rc) return rc;

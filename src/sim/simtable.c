@@ -2,6 +2,7 @@
 /* Routings and forwarding tables both ways (sim.h): a routing that follows installed tables
  * (nf_uft, read from what OpenSM or the switches printed), the tables a deterministic routing
  * amounts to, and the path of one packet under any routing, walked hop by hop. */
+#include "netfab/simset.h"
 #include "sim/sim_internal.h"
 
 #include "netfab/uft.h"
@@ -197,11 +198,11 @@ int nf__sim_routing_config(const nf_sim_routing *r, const nf_sim_config *cfg, nf
         *c = *cfg;
     else
         nf_sim_config_defaults(c);
+    int rc = nf_simset_check_all(NF_SIMSET_CONFIG, c, diag); /* each setting's own range */
+    if (rc) return rc;
     if (c->vcs < r->min_vcs)
         return nf__fail(diag, NF_EINVAL, "routing %s needs %u VCs, got %u", r->name, r->min_vcs,
                         c->vcs);
-    if (c->vcs > NF_SIM_MAX_VCS)
-        return nf__fail(diag, NF_EINVAL, "%u VCs: at most %u", c->vcs, NF_SIM_MAX_VCS);
     return NF_OK;
 }
 

@@ -122,7 +122,7 @@ while read -r c opt good range; do
     done
 done <<EOF
 sim load 0x1p-1 a number from 0 to 1
-sweep bias 2.5e0 a number from 0.001 to 1e+12
+sweep bias 2.5e0 a number from 0 to 1e+12
 smd-load loss 0.999 a number from 0 and below 1
 smd-load deadline 1e-3 a number above 0 and at most 1e+09
 EOF

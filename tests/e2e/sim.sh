@@ -79,7 +79,7 @@ has err "cannot write /nonexistent/dir/x.csv"
 # the Dragonfly routings' knobs
 expect 2 "$nf" sim $df --routing val --traffic uniform --load 0.1 --vcs 2;   has err "needs at least 3 VCs"
 expect 2 "$nf" sim $df --routing par --traffic uniform --load 0.1 --vcs 3;   has err "needs at least 4 VCs"
-expect 2 "$nf" sim $df --routing ugal-l --traffic uniform --load 0.1 --vcs 3 --bias 0; has err "--bias wants"
+expect 2 "$nf" sim $df --routing ugal-l --traffic uniform --load 0.1 --vcs 3 --bias -1; has err "--bias wants"
 expect 2 "$nf" sim $df --routing ugal-l --traffic uniform --load 0.1 --vcs 3 --w-hop -1; has err "--w-hop wants"
 expect 2 "$nf" sim $df --routing val --traffic uniform --load 0.1 --vcs 3 --proxy some; has err "all or restricted"
 expect 0 "$nf" sim $df --routing ugal-g --traffic worstcase --vcs 3 --load 0.1 --cycles 1000 --bias 1 --w-hop 0 --proxy restricted --json
@@ -211,4 +211,65 @@ has err "from 0 to 60000"
 expect 0 "$nf" sim --topo torus:8,c=1 --routing dor --vcs 2 --traffic tornado --load 0.01 \
     --router-delay 0 --cycles 3000 --json
 json_range out lat_mean 4.99 5.1
+# ---- the settings: printed, read back, in the order given -------------------------------------
+expect 0 "$nf" sim --show-settings --json
+json_num out vcs 4; json_num out router_delay 3; json_str out vc_alloc combined
+json_val out adaptive false; json_num out window 5000; json_num out seed 0
+has_line out '  "proxy_restricted": "all",'
+expect 0 "$nf" sim --router-model booksim --router-delay 5 --vcs 2 --seed 18446744073709551615 \
+    --show-settings --json
+json_num out router_delay 5; json_num out credit_delay 2; json_num out nic_delay 1
+json_str out vc_alloc separate; json_str out inject_vc routing; json_num out vcs 2
+json_str out seed 18446744073709551615
+cp "$tmp/out" "$tmp/bs.json"
+# what --show-settings --json prints, --settings reads back to the same settings
+expect 0 "$nf" sim --settings "$tmp/bs.json" --show-settings --json
+if cmp -s "$tmp/out" "$tmp/bs.json"; then ok; else bad "--settings did not read back what it printed"; fi
+# a text table too: every setting, the library's own marked
+expect 0 "$nf" sim --show-settings --vcs 3
+line_re "$tmp/out" 1 '^option +key +value +default +range$'
+has_line out "$(printf '%-20s %-20s %-12s %-12s %s' --vcs vcs 3 4 'a whole number from 1 to 16')"
+has out '^-  *flit_bytes  *32 '
+# later options win over the file, the file over earlier ones; the preset leaves the file's
+printf '{"vcs": 3, "router_delay": 4, "q_alpha": 0.5, "proxy": "restricted"}\n' >"$tmp/s.json"
+expect 0 "$nf" sim --settings "$tmp/s.json" --vcs 2 --router-model booksim --show-settings --json
+json_num out vcs 2; json_num out router_delay 4; json_num out q_alpha 0.5; json_num out nic_delay 1
+json_str out proxy_restricted restricted
+expect 0 "$nf" sim --vcs 2 --settings "$tmp/s.json" --show-settings --json
+json_num out vcs 3
+# a run from a file is the run from the same options
+t4="--topo torus:4x4,c=1 --routing dor --traffic uniform --load 0.2 --cycles 500 --json"
+printf '{"vcs": 2, "router_delay": 2, "pkt_flits": 4, "buf_flits": 8}\n' >"$tmp/r.json"
+# shellcheck disable=SC2086
+expect 0 "$nf" sim $t4 --settings "$tmp/r.json"
+sed '/wall_s/d' "$tmp/out" >"$tmp/file.out"
+# shellcheck disable=SC2086
+expect 0 "$nf" sim $t4 --vcs 2 --router-delay 2 --pkt 4 --buf 8
+sed '/wall_s/d' "$tmp/out" >"$tmp/flags.out"
+if cmp -s "$tmp/file.out" "$tmp/flags.out"; then ok; else bad "--settings and the flags ran apart"; fi
+json_range "$tmp/file.out" lat_mean 1 1000
+# bad files: the file, the key, what it wants
+expect 2 "$nf" sim --settings "$tmp/none.json" --show-settings; has err "none.json:"
+printf '[1]\n' >"$tmp/b.json"
+expect 2 "$nf" sim --settings "$tmp/b.json" --show-settings; has err "wants a JSON object"
+printf '{"vcs": 17}\n' >"$tmp/b.json"
+expect 2 "$nf" sim --settings "$tmp/b.json" --show-settings
+has_line err "netfab sim: --settings $tmp/b.json: vcs wants a whole number from 1 to 16, not 17"
+printf '{"vcs": "4"}\n' >"$tmp/b.json"
+expect 2 "$nf" sim --settings "$tmp/b.json" --show-settings; has err 'vcs wants a whole number from 1 to 16, not "4"'
+printf '{"switching": "fast"}\n' >"$tmp/b.json"
+expect 2 "$nf" sim --settings "$tmp/b.json" --show-settings; has err 'switching wants one of vct, saf, dynamic, not "fast"'
+printf '{"adaptive": 1}\n' >"$tmp/b.json"
+expect 2 "$nf" sim --settings "$tmp/b.json" --show-settings; has err 'adaptive wants true or false, not 1'
+printf '{"vcs": 2, "vcs": 3}\n' >"$tmp/b.json"
+expect 2 "$nf" sim --settings "$tmp/b.json" --show-settings; has err "duplicate"
+printf '{"nosuch": 2}\n' >"$tmp/b.json"
+expect 2 "$nf" sim --settings "$tmp/b.json" --show-settings; has err "no setting 'nosuch'"
+printf '{"vcs": 2' >"$tmp/b.json"
+expect 2 "$nf" sim --settings "$tmp/b.json" --show-settings; has err "b.json:1:"
+# netfab sweep sets the seed and threads of each cell itself: not from a file
+printf '{"seed": 2}\n' >"$tmp/b.json"
+expect 2 "$nf" sweep --topo torus:4x4,c=1 --routing dor --traffic uniform --loads 0.1 --settings "$tmp/b.json"
+has err "seed is set by netfab sweep's own options here"
+expect 0 "$nf" sweep --settings "$tmp/s.json" --show-settings --json; json_num out vcs 3
 finish

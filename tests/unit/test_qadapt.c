@@ -178,10 +178,10 @@ static void test_refusals(void **state) {
         const char *why;
     } k[] = {{"fattree:k=4", 3, 0.2, 0, 1, "routes Dragonflies"},
              {"dragonfly:a=4,p=2,h=2", 2, 0.2, 0, 1, "at least 3 VCs"},
-             {"dragonfly:a=4,p=2,h=2", 3, 0, 0, 1, "learning rate"},
-             {"dragonfly:a=4,p=2,h=2", 3, 1.5, 0, 1, "learning rate"},
-             {"dragonfly:a=4,p=2,h=2", 3, 0.2, -0.1, 1, "exploration"},
-             {"dragonfly:a=4,p=2,h=2", 3, 0.2, 0, 0.5, "bias"}};
+             {"dragonfly:a=4,p=2,h=2", 3, 0, 0, 1, "q_alpha 0: a number from 1e-06 to 1"},
+             {"dragonfly:a=4,p=2,h=2", 3, 1.5, 0, 1, "q_alpha 1.5: a number from 1e-06 to 1"},
+             {"dragonfly:a=4,p=2,h=2", 3, 0.2, -0.1, 1, "q_explore -0.1"},
+             {"dragonfly:a=4,p=2,h=2", 3, 0.2, 0, 0.5, "q_bias 0.5: a number from 1 to 100"}};
     for (size_t i = 0; i < sizeof k / sizeof *k; i++) {
         nf_sim_config c = config();
         c.vcs = k[i].vcs, c.q_alpha = k[i].alpha, c.q_explore = k[i].explore, c.q_bias = k[i].bias;

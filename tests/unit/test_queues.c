@@ -273,7 +273,7 @@ static void test_refusals(void **state) {
     assert_int_equal(
         nf_sim_new(f, h, &c, nf_sim_routing_find("minhop"), nf_sim_traffic_find("uniform"), &s, &d),
         NF_EINVAL);
-    assert_non_null(strstr(d.msg, "0 entries"));
+    assert_non_null(strstr(d.msg, "queue_entries 0: a whole number from 1"));
     c.queue_entries = 1;
     assert_int_equal(
         nf_sim_new(f, h, &c, nf_sim_routing_find("minhop"), nf_sim_traffic_find("uniform"), &s, &d),

@@ -1356,12 +1356,12 @@ static void test_patterns_run(void **state) {
     /* a 0 is taken as given, not as the default: refused where it means nothing */
     const struct {
         const char *knob, *why;
-    } zeros[] = {{"vcs", "VCs"},
-                 {"pkt_flits", "at least 1"},
-                 {"alloc_iters", "at least 1"},
-                 {"flit_bytes", "at least 1"},
-                 {"lat_local", "latencies"},
-                 {"speedup", "speedup"}};
+    } zeros[] = {{"vcs", "vcs 0: a whole number from 1 to 16"},
+                 {"pkt_flits", "pkt_flits 0: a whole number from 1 to 65535"},
+                 {"alloc_iters", "alloc_iters 0: a whole number from 1 to 64"},
+                 {"flit_bytes", "flit_bytes 0: a whole number from 1"},
+                 {"lat_local", "lat_local 0: a whole number from 1 to 255"},
+                 {"speedup", "speedup 0: a number from 0.1 to 64"}};
     for (size_t i = 0; i < sizeof zeros / sizeof zeros[0]; i++) {
         c = rig_defaults();
         const char *k = zeros[i].knob;

@@ -1,0 +1,314 @@
+/* SPDX-License-Identifier: MIT */
+/* The simulator's settings table (simset.h): each setting's every fact in one row, and the
+ * defaults, checks and texts made from the rows. */
+#include "netfab/simset.h"
+
+#include "util/diag.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+static const char *const no_yes[] = {"no", "yes", NULL};
+static const char *const proxies[] = {"all", "restricted", NULL};
+static const char *const switchings[] = {"vct", "saf", "dynamic", NULL};
+static const char *const vc_allocs[] = {"combined", "separate", NULL};
+static const char *const inject_vcs[] = {"room", "random", "rr", "routing", NULL};
+static const char *const eject_vcs[] = {"any", "arrival", "routing", NULL};
+
+#define FIELD(st, f) .offset = offsetof(st, f), .size = sizeof(((st *)0)->f)
+/* a row of nf_sim_config (C), nf_sim_phase (P), nf_sim_injection (I) */
+#define C(nm, f) .name = nm, .key = #f, .in = NF_SIMSET_CONFIG, FIELD(nf_sim_config, f)
+#define P(nm, f) .name = nm, .key = #f, .in = NF_SIMSET_PHASE, FIELD(nf_sim_phase, f)
+#define I(nm, f) .name = nm, .key = #f, .in = NF_SIMSET_INJECTION, FIELD(nf_sim_injection, f)
+#define UINT(l, h) .type = NF_SIMSET_UINT, .lo = (l), .hi = (h)
+#define REAL(l, h) .type = NF_SIMSET_REAL, .rlo = (l), .rhi = (h)
+#define CHOICE(v) .type = NF_SIMSET_CHOICE, .choices = (v)
+#define BOOL .type = NF_SIMSET_BOOL, .choices = no_yes
+#define BIG 1000000000u /* cycles and counts with no limit of their own */
+
+static const nf_simset table[] = {
+    /* the run's phases */
+    {P("cycles", window), UINT(1, BIG), .def = NF_SIM_DEFAULT_WINDOW, .arg = "N",
+     .help = "cycles measured, after the warm-up"},
+    {P("warmup", warmup), UINT(0, BIG), .def = NF_SIM_DEFAULT_WARMUP, .arg = "N",
+     .help = "cycles before the measurement"},
+    {P("drain", drain_max), UINT(0, BIG), .def = NF_SIM_DEFAULT_DRAIN, .arg = "N",
+     .help = "then at most N cycles for the measured packets to arrive"},
+    /* the router */
+    {C("vcs", vcs), UINT(1, NF_SIM_MAX_VCS), .def = 4, .arg = "V",
+     .help = "virtual channels per port; val and ugal-* need 3, par 4"},
+    {C("buf", buf_flits), UINT(1, NF_SIM_MAX_BUF_FLITS), .def = 32, .arg = "FLITS",
+     .help = "input buffer per VC, in flits, at least a packet"},
+    {C("pkt", pkt_flits), UINT(1, 65535), .def = 1, .arg = "FLITS", .help = "flits per packet"},
+    {I("msg", msg_pkts), UINT(1, 65535), .flags = NF_SIMSET_AUTO, .def = 1, .arg = "PKTS",
+     .help = "packets per message", .def_text = "1; 0 is 1 too"},
+    {C("router-delay", router_delay), UINT(0, 1000), .flags = NF_SIMSET_BOOKSIM, .def = 3,
+     .booksim = 2, .arg = "C", .help = "cycles from a head flit's arrival to its switch traversal"},
+    {C("credit-delay", credit_delay), UINT(0, 1000), .flags = NF_SIMSET_BOOKSIM, .def = 2,
+     .booksim = 2, .arg = "C", .help = "cycles before a freed slot's credit leaves for upstream"},
+    {C("nic-delay", nic_delay), UINT(0, 255), .flags = NF_SIMSET_BOOKSIM, .def = 0, .booksim = 1,
+     .arg = "C",
+     .help = "cycles a flit spends in its NIC before the host link; BookSim2's injection channel "
+             "takes a cycle more than its others, as it writes an injected flit after the "
+             "channels have read their inputs for the cycle"},
+    {C("lat-host", lat_host), UINT(1, 255), .def = 1, .arg = "C",
+     .help = "latency of host links, cycles"},
+    {C("lat-local", lat_local), UINT(1, 255), .def = 1, .arg = "C",
+     .help = "latency of local links, cycles"},
+    {C("lat-global", lat_global), UINT(1, 255), .def = 1, .arg = "C",
+     .help = "latency of global links, cycles"},
+    {C("speedup", speedup), REAL(0.1, 64), .def = 1, .arg = "S",
+     .help = "internal speedup: crossbar flits per cycle per port"},
+    {C("alloc-iters", alloc_iters), UINT(1, 64), .flags = NF_SIMSET_BOOKSIM, .def = 1, .booksim = 1,
+     .arg = "N", .help = "switch allocator iterations"},
+    {C("out-buf", out_buf), UINT(0, NF_SIM_MAX_BUF_FLITS *NF_SIM_MAX_VCS), .flags = NF_SIMSET_AUTO,
+     .arg = "FLITS", .help = "output queue per port behind the crossbar",
+     .def_text = "0: as --buf, and at least two packets"},
+    {C("shared", shared_flits), UINT(0, NF_SIM_MAX_BUF_FLITS), .def = 0, .arg = "FLITS",
+     .help = "a pool per input port its VCs share when their own buffers are full"},
+    {C("vc-alloc", vc_alloc), CHOICE(vc_allocs), .flags = NF_SIMSET_BOOKSIM, .def = 0,
+     .booksim = NF_SIM_VA_SEPARATE,
+     .help = "combined: a head gets its output VC in the pass it asks for the switch; separate "
+             "(BookSim2's router): VC allocation is a pass of its own, and a VC starts its next "
+             "packet no earlier than the pass after a tail left"},
+    {C("inject-vc", inject_vc), CHOICE(inject_vcs), .flags = NF_SIMSET_BOOKSIM, .def = 0,
+     .booksim = NF_SIM_INJ_ROUTING,
+     .help = "the VC a NIC starts a packet on: room (the routing's injection VC with most room), "
+             "random (any VC, drawn at each try), or rr (BookSim2's: from the one after the "
+             "last, the first free VC with a slot), or routing (BookSim2's: random for the "
+             "Dragonfly routings, rr for the others)"},
+    {C("eject-vc", eject_vc), CHOICE(eject_vcs), .flags = NF_SIMSET_BOOKSIM, .def = 0,
+     .booksim = NF_SIM_EJ_ROUTING,
+     .help = "the VC a packet leaves its last switch on: any, or arrival (BookSim2's Dragonfly "
+             "routings: the VC it came in on), or routing (BookSim2's: arrival for the Dragonfly "
+             "routings, any for the others)"},
+    /* routing */
+    {C("adaptive", adaptive), BOOL,
+     .help = "table routings take the candidate port with most credits"},
+    {C("bias", bias), REAL(0, 1e12), .flags = NF_SIMSET_AUTO, .arg = "B",
+     .help = "ugal-l: minimal when q_min + h_min * w_hop <= bias * (q_val + h_val * w_hop), "
+             "queues in flits",
+     .def_text = "0: 2.5, for ugal-g 1"},
+    {C("w-hop", w_hop), REAL(0, 1e9), .def = 1, .arg = "FLITS",
+     .help = "UGAL: the cost of a hop in flits of queue (0: hops cost nothing)"},
+    {C("threshold", threshold), REAL(0, 1e9), .flags = NF_SIMSET_AUTO, .arg = "FLITS",
+     .help = "ugal-lt: minimal when cost_min <= B * cost_val + threshold, B --bias or 1",
+     .def_text = "0: one VC buffer"},
+    {C("proxy", proxy_restricted), CHOICE(proxies), .def = 0,
+     .help = "restricted draws the intermediate groups of val and ugal-* among those the source "
+             "router's own global links reach"},
+    {C("q-alpha", q_alpha), REAL(1e-6, 1), .def = 0.2, .arg = "A",
+     .help = "qadapt: learning rate, the share of an estimate's error corrected at each return"},
+    {C("q-explore", q_explore), REAL(0, 1), .def = 0.001, .arg = "P",
+     .help = "qadapt: the chance a router sends a packet by a random candidate rather than its "
+             "best"},
+    {C("q-threshold", q_threshold), REAL(0, 1e9), .flags = NF_SIMSET_AUTO, .arg = "C",
+     .help = "qadapt: the long way only when expected sooner than the minimal one by more than C "
+             "cycles",
+     .def_text = "0: a local hop's, router delay + local latency"},
+    {C("q-sample", q_sample), UINT(0, 255), .def = 1, .arg = "K",
+     .help = "qadapt: the long ways weighed against the minimal one, K drawn at random per "
+             "packet, 0 all"},
+    {C("q-bias", q_bias), REAL(1, 100), .def = 1, .arg = "B",
+     .help = "qadapt: the long way only when B x its estimate + the threshold is below the "
+             "minimal way's"},
+    {C("q-local", q_local), REAL(0, 1000), .def = 1, .arg = "W",
+     .help = "qadapt: add W cycles per flit waiting at a candidate's port now to its estimate; "
+             "0 the estimate alone"},
+    /* traffic */
+    {I("bursty", bursty), BOOL, .help = "on/off injection: bursts of packets at full rate"},
+    {I("burst-pkts", burst_pkts), REAL(1, 1e6), .flags = NF_SIMSET_AUTO | NF_SIMSET_LIBRARY,
+     .def = 8, .help = "with --bursty: the mean burst length in packets", .def_text = "8"},
+    {C("exclude-unroutable", exclude_unroutable), BOOL,
+     .help = "skip the messages of source/destination pairs that no path joins, and count them "
+             "(excluded_msgs)"},
+    /* link errors */
+    {C("ber", ber), REAL(0, 1), .def = 0, .arg = "RATE",
+     .help = "bit error rate of every switch-to-switch link: a corrupt packet is sent again "
+             "over its link"},
+    {C("switching", switching), CHOICE(switchings), .def = 0,
+     .help = "how routers forward packets from other routers: vct (cut-through), saf "
+             "(store-and-forward), dynamic (per link, saf while its recent errors are many)"},
+    {C("saf-errors", saf_errors), REAL(0.001, 1e9), .def = 2, .arg = "N",
+     .help = "dynamic switching: a link stores and forwards from N recent errors, cuts through "
+             "again below N/2"},
+    {C("saf-window", saf_window), UINT(1, BIG), .def = 1000, .arg = "C",
+     .help = "dynamic switching: an error weighs e^(-age/C), C in cycles"},
+    /* congestion pre-awareness (the Sunway router) */
+    {C("preaware", preaware_cycles), UINT(0, 100000), .def = 0, .arg = "T",
+     .help = "congestion pre-awareness: each output port averages the credits it gets back per "
+             "cycle over about T cycles; --adaptive adds the credits expected back within T "
+             "cycles to a candidate's room, two-rail NICs take the rail expected to be emptier, "
+             "and NICs throttle a rail whose rate has collapsed (0: off)"},
+    {C("preaware-throttle", preaware_throttle), REAL(0, 1), .def = 0.5, .arg = "F",
+     .help = "with --preaware: a NIC rail getting credits back at under F per cycle while its "
+             "switch holds half a VC buffer of its flits sends at r x r / F; 0: no throttle"},
+    /* scripted messages and the hosts (nf_sim_post; netfab exp) */
+    {C("flit-bytes", flit_bytes), UINT(1, BIG), .flags = NF_SIMSET_LIBRARY, .def = 32, .arg = "B",
+     .help = "bytes a flit carries"},
+    {C("nic-msg-cycles", nic_msg_cycles), UINT(0, BIG), .flags = NF_SIMSET_LIBRARY, .def = 40,
+     .arg = "C", .help = "a NIC's work before a message's first packet"},
+    {C("nic-short-cycles", nic_short_cycles), UINT(0, BIG), .flags = NF_SIMSET_LIBRARY, .def = 8,
+     .arg = "C", .help = "a NIC's work before a short message or a hardware reply"},
+    {C("host-msg-cycles", host_msg_cycles), UINT(0, BIG), .flags = NF_SIMSET_LIBRARY, .def = 0,
+     .arg = "C", .help = "a host's time on each scripted message it issues"},
+    {C("queue-entries", queue_entries), UINT(1, BIG), .flags = NF_SIMSET_LIBRARY, .def = 256,
+     .arg = "N", .help = "a receive-queue ring's capacity in entries"},
+    {C("queue-host-cycles", queue_host_cycles), UINT(1, BIG), .flags = NF_SIMSET_LIBRARY, .def = 40,
+     .arg = "C", .help = "a target host takes an entry off its ring every C cycles"},
+    {C("queue-backoff", queue_backoff), UINT(0, BIG), .flags = NF_SIMSET_AUTO | NF_SIMSET_LIBRARY,
+     .arg = "C", .help = "reliable queue messages: cycles a source waits after a refusal",
+     .def_text = "0: one host period"},
+    /* the run */
+    {C("seed", seed), UINT(0, UINT64_MAX), .flags = NF_SIMSET_LIBRARY, .def = 0, .arg = "S",
+     .help = "the seed of the traffic and of every random choice"},
+    {C("threads", threads), UINT(0, 0xFFFFFFFFu), .flags = NF_SIMSET_AUTO | NF_SIMSET_LIBRARY,
+     .arg = "N", .help = "threads the switches are shared among; results do not depend on it",
+     .def_text = "0: the processors this process may use, for fabrics of 64 switches or more"},
+};
+
+#undef FIELD
+#undef C
+#undef P
+#undef I
+#undef UINT
+#undef REAL
+#undef CHOICE
+#undef BOOL
+#undef BIG
+
+const nf_simset *nf_simset_table(size_t *n) {
+    *n = sizeof table / sizeof table[0];
+    return table;
+}
+
+const nf_simset *nf_simset_find(const char *name) {
+    for (size_t i = 0; name && i < sizeof table / sizeof table[0]; i++)
+        if (!strcmp(table[i].name, name) || !strcmp(table[i].key, name)) return &table[i];
+    return NULL;
+}
+
+static size_t n_choices(const nf_simset *s) {
+    size_t n = 0;
+    while (s->choices && s->choices[n])
+        n++;
+    return n;
+}
+
+double nf_simset_get(const nf_simset *s, const void *base) {
+    const char *p = (const char *)base + s->offset;
+    switch (s->type) {
+    case NF_SIMSET_REAL: {
+        double v;
+        memcpy(&v, p, sizeof v);
+        return v;
+    }
+    case NF_SIMSET_BOOL: return *(const unsigned char *)p ? 1 : 0;
+    default: /* UINT, CHOICE: an unsigned, an enum, a uint64_t or a bool */
+        if (s->size == sizeof(uint64_t)) {
+            uint64_t v;
+            memcpy(&v, p, sizeof v);
+            return (double)v;
+        }
+        if (s->size == sizeof(bool)) return *(const unsigned char *)p; /* as stored */
+        unsigned v;
+        memcpy(&v, p, sizeof v);
+        return v;
+    }
+}
+
+const char *nf_simset_range_text(const nf_simset *s, char *buf, size_t cap) {
+    switch (s->type) {
+    case NF_SIMSET_UINT:
+        snprintf(buf, cap, "a whole number from %llu to %llu", (unsigned long long)s->lo,
+                 (unsigned long long)s->hi);
+        break;
+    case NF_SIMSET_REAL: {
+        bool olo = s->flags & NF_SIMSET_OPEN_LO, ohi = s->flags & NF_SIMSET_OPEN_HI;
+        if (!olo && !ohi)
+            snprintf(buf, cap, "a number from %g to %g", s->rlo, s->rhi);
+        else
+            snprintf(buf, cap, "a number %s %g and %s %g", olo ? "above" : "from", s->rlo,
+                     ohi ? "below" : "at most", s->rhi);
+        break;
+    }
+    default: {
+        size_t len = (size_t)snprintf(buf, cap, "one of");
+        for (size_t i = 0; s->choices[i] && len < cap; i++)
+            len += (size_t)snprintf(buf + len, cap - len, "%s %s", i ? "," : "", s->choices[i]);
+    }
+    }
+    return buf;
+}
+
+const char *nf_simset_value_text(const nf_simset *s, double v, char *buf, size_t cap) {
+    if ((s->type == NF_SIMSET_CHOICE || s->type == NF_SIMSET_BOOL) && v >= 0 &&
+        v < (double)n_choices(s))
+        snprintf(buf, cap, "%s", s->choices[(size_t)v]);
+    else if (s->type == NF_SIMSET_UINT)
+        snprintf(buf, cap, "%.0f", v);
+    else
+        snprintf(buf, cap, "%g", v);
+    return buf;
+}
+
+int nf_simset_check(const nf_simset *s, double v, nf_diag *diag) {
+    bool ok;
+    if (v == 0 && (s->flags & NF_SIMSET_AUTO)) return NF_OK;
+    switch (s->type) {
+    case NF_SIMSET_UINT: ok = v == floor(v) && v >= (double)s->lo && v <= (double)s->hi; break;
+    case NF_SIMSET_REAL:
+        ok = isfinite(v) && ((s->flags & NF_SIMSET_OPEN_LO) ? v > s->rlo : v >= s->rlo) &&
+             ((s->flags & NF_SIMSET_OPEN_HI) ? v < s->rhi : v <= s->rhi);
+        break;
+    default: ok = v == floor(v) && v >= 0 && v < (double)n_choices(s);
+    }
+    if (ok) return NF_OK;
+    char want[160];
+    nf_simset_range_text(s, want, sizeof want);
+    if (s->type == NF_SIMSET_CHOICE || s->type == NF_SIMSET_BOOL)
+        return nf__fail(diag, NF_EINVAL, "%s %g: %s (0 to %zu)", s->key, v, want, n_choices(s) - 1);
+    return nf__fail(diag, NF_EINVAL, "%s %.15g: %s", s->key, v, want);
+}
+
+int nf_simset_put(const nf_simset *s, void *base, double v, nf_diag *diag) {
+    int rc = nf_simset_check(s, v, diag);
+    if (rc) return rc;
+    char *p = (char *)base + s->offset;
+    if (s->type == NF_SIMSET_REAL) {
+        memcpy(p, &v, sizeof v);
+    } else if (s->size == sizeof(bool)) {
+        *(bool *)p = v != 0;
+    } else if (s->size == sizeof(uint64_t)) {
+        uint64_t u = v >= 18446744073709551615.0 ? UINT64_MAX : (uint64_t)v;
+        memcpy(p, &u, sizeof u);
+    } else {
+        unsigned u = (unsigned)v;
+        memcpy(p, &u, sizeof u);
+    }
+    return NF_OK;
+}
+
+static const size_t struct_size[NF_SIMSET_N_IN] = {
+    [NF_SIMSET_CONFIG] = sizeof(nf_sim_config),
+    [NF_SIMSET_PHASE] = sizeof(nf_sim_phase),
+    [NF_SIMSET_INJECTION] = sizeof(nf_sim_injection),
+};
+
+void nf_simset_defaults(nf_simset_in in, void *base) {
+    memset(base, 0, struct_size[in]);
+    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
+        if (table[i].in == in) (void)nf_simset_put(&table[i], base, table[i].def, NULL);
+}
+
+int nf_simset_check_all(nf_simset_in in, const void *base, nf_diag *diag) {
+    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
+        const nf_simset *s = &table[i];
+        if (s->in != in) continue;
+        /* an enum or bool field read as its bytes, so a value no choice names is seen */
+        int rc = nf_simset_check(s, nf_simset_get(s, base), diag);
+        if (rc) return rc;
+    }
+    return NF_OK;
+}
