@@ -27,6 +27,9 @@ static void *base_of(nf_app_sim_knobs *k, const nf_simset *s) {
            : s->in == NF_SIMSET_PHASE ? (void *)&k->ph
                                       : (void *)&k->inj;
 }
+static const void *cbase_of(const nf_app_sim_knobs *k, const nf_simset *s) {
+    return base_of((nf_app_sim_knobs *)k, s); /* (read only) */
+}
 
 /* Reads a load-point number from lo to hi for lab into *out: 0, or NF_EXIT_USAGE after saying
  * why. */
@@ -135,33 +138,20 @@ const nf_sim_traffic *nf_app_sim_traffic(const nf_app_sim_knobs *k, const char *
     return nf_sim_traffic_find(name);
 }
 
-/* Writes the whole number v into s's field of base when in range: 0, else -1. Seeds take every
- * value of 64 bits, so no double comes between. */
-static int put_whole(const nf_simset *s, void *base, uint64_t v) {
-    if (!(v == 0 && s->flags & NF_SIMSET_AUTO) && (v < s->lo || v > s->hi)) return -1;
-    char *p = (char *)base + s->offset;
-    if (s->size == sizeof(uint64_t)) {
-        memcpy(p, &v, sizeof v);
-    } else {
-        unsigned u = (unsigned)v;
-        memcpy(p, &u, sizeof u);
-    }
-    return 0;
-}
-
 /* Sets s from the JSON value v: 0, or -1 with what it wants in want. */
 static int put_json(const nf_simset *s, void *base, const json_t *v, char *want, size_t cap) {
     nf_simset_range_text(s, want, cap);
     switch (s->type) {
     case NF_SIMSET_UINT:
         if (json_is_integer(v) && json_integer_value(v) >= 0)
-            return put_whole(s, base, (uint64_t)json_integer_value(v));
+            return nf_simset_put_uint(s, base, (uint64_t)json_integer_value(v), NULL);
         if (json_is_string(v) && s->size == sizeof(uint64_t)) { /* a seed past 2^63 - 1 */
             const char *text = json_string_value(v);
             char *end;
             errno = 0;
             unsigned long long u = strtoull(text, &end, 10);
-            if (text[0] >= '0' && text[0] <= '9' && !*end && !errno) return put_whole(s, base, u);
+            if (text[0] >= '0' && text[0] <= '9' && !*end && !errno)
+                return nf_simset_put_uint(s, base, u, NULL);
         }
         return -1;
     case NF_SIMSET_REAL:
@@ -305,61 +295,49 @@ size_t nf_app_sim_knob_opts(nf_app_sim_knobs *k, nf_opt *rows) {
     return m;
 }
 
-int nf_app_sim_settings_print(const nf_app_sim_knobs *k0, bool json) {
-    nf_app_sim_knobs *k = (nf_app_sim_knobs *)k0; /* base_of, read only */
+int nf_app_sim_settings_print(const nf_app_sim_knobs *k, bool json) {
     size_t n;
     const nf_simset *t = nf_simset_table(&n);
-    if (json) {
-        json_t *o = json_object();
-        for (size_t i = 0; o && i < n; i++) {
-            const nf_simset *s = &t[i];
-            const void *b = base_of(k, s);
-            const char *p = (const char *)b + s->offset;
-            double v = nf_simset_get(s, b);
-            json_t *x;
-            if (s->type == NF_SIMSET_UINT && s->size == sizeof(uint64_t)) {
-                uint64_t u;
-                memcpy(&u, p, sizeof u);
-                char text[24];
-                snprintf(text, sizeof text, "%llu", (unsigned long long)u);
-                x = u <= (uint64_t)INT64_MAX ? json_integer((json_int_t)u) : json_string(text);
-            } else if (s->type == NF_SIMSET_UINT)
-                x = json_integer((json_int_t)v);
-            else if (s->type == NF_SIMSET_REAL)
-                x = json_real(v);
-            else if (s->type == NF_SIMSET_BOOL)
-                x = json_boolean(v != 0);
-            else
-                x = json_string(s->choices[(size_t)v]);
+    json_t *o = json ? json_object() : NULL;
+    if (json && !o) return nf_app_report(NF_ENOMEM, NULL);
+    if (!json) printf("%-20s %-20s %-12s %-12s %s\n", "option", "key", "value", "default", "range");
+    for (size_t i = 0; i < n; i++) {
+        const nf_simset *s = &t[i];
+        const void *b = cbase_of(k, s);
+        double v = nf_simset_get(s, b);
+        char val[32];
+        if (s->type == NF_SIMSET_UINT) /* exact, seeds too */
+            snprintf(val, sizeof val, "%llu", (unsigned long long)nf_simset_get_uint(s, b));
+        else
+            nf_simset_value_text(s, v, val, sizeof val);
+        if (json) {
+            uint64_t u = s->type == NF_SIMSET_UINT ? nf_simset_get_uint(s, b) : 0;
+            json_t *x = s->type == NF_SIMSET_UINT
+                            ? (u <= (uint64_t)INT64_MAX ? json_integer((json_int_t)u)
+                                                        : json_string(val)) /* past JSON's ints */
+                        : s->type == NF_SIMSET_REAL ? json_real(v)
+                        : s->type == NF_SIMSET_BOOL ? json_boolean(v != 0)
+                                                    : json_string(val);
             if (json_object_set_new(o, s->key, x)) {
                 json_decref(o);
-                o = NULL;
+                return nf_app_report(NF_ENOMEM, NULL);
             }
+            continue;
         }
-        if (!o) return nf_app_report(NF_ENOMEM, NULL);
+        char opt[32], def[32], range[192];
+        snprintf(opt, sizeof opt, s->flags & NF_SIMSET_LIBRARY ? "-" : "--%s", s->name);
+        if (s->flags & NF_SIMSET_AUTO && v == 0) snprintf(val, sizeof val, "auto");
+        nf_simset_value_text(s, s->def, def, sizeof def);
+        if (s->flags & NF_SIMSET_AUTO && s->def == 0) snprintf(def, sizeof def, "auto");
+        printf("%-20s %-20s %-12s %-12s %s%s\n", opt, s->key, val, def,
+               nf_simset_range_text(s, range, sizeof range),
+               s->flags & NF_SIMSET_AUTO ? " (0: auto)" : "");
+    }
+    if (json) {
         json_dumpf(o, stdout, JSON_INDENT(2));
         putchar('\n');
         json_decref(o);
     } else {
-        printf("%-20s %-20s %-12s %-12s %s\n", "option", "key", "value", "default", "range");
-        for (size_t i = 0; i < n; i++) {
-            const nf_simset *s = &t[i];
-            char opt[32], val[32], def[32], range[192];
-            snprintf(opt, sizeof opt, s->flags & NF_SIMSET_LIBRARY ? "-" : "--%s", s->name);
-            const void *b = base_of(k, s);
-            if (s->type == NF_SIMSET_UINT && s->size == sizeof(uint64_t)) {
-                uint64_t u;
-                memcpy(&u, (const char *)b + s->offset, sizeof u);
-                snprintf(val, sizeof val, "%llu", (unsigned long long)u);
-            } else
-                nf_simset_value_text(s, nf_simset_get(s, b), val, sizeof val);
-            if (s->flags & NF_SIMSET_AUTO && !strcmp(val, "0")) snprintf(val, sizeof val, "auto");
-            nf_simset_value_text(s, s->def, def, sizeof def);
-            if (s->flags & NF_SIMSET_AUTO && s->def == 0) snprintf(def, sizeof def, "auto");
-            printf("%-20s %-20s %-12s %-12s %s%s\n", opt, s->key, val, def,
-                   nf_simset_range_text(s, range, sizeof range),
-                   s->flags & NF_SIMSET_AUTO ? " (0: auto)" : "");
-        }
         printf("# -: a setting of the library with no option of the simulator's (the commands "
                "set seed and threads by their own --seed, --seeds and --threads)\n");
     }

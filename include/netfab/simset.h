@@ -78,6 +78,12 @@ NF_API int nf_simset_check(const nf_simset *s, double v, nf_diag *diag);
 /* Checks v (nf_simset_check) and writes it into base. 0, or NF_EINVAL with diag. */
 NF_API int nf_simset_put(const nf_simset *s, void *base, double v, nf_diag *diag);
 
+/* The whole-number setting s (NF_SIMSET_UINT) of base read, or checked and written, as the
+ * 64-bit value itself, with no double between: a seed takes every value of 64 bits. put: 0, or
+ * NF_EINVAL with diag (s not UINT, or v out of range). */
+NF_API uint64_t nf_simset_get_uint(const nf_simset *s, const void *base);
+NF_API int nf_simset_put_uint(const nf_simset *s, void *base, uint64_t v, nf_diag *diag);
+
 /* Every setting of struct `in` in base set to its default, every other byte of the struct 0. */
 NF_API void nf_simset_defaults(nf_simset_in in, void *base);
 

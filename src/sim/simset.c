@@ -205,12 +205,8 @@ double nf_simset_get(const nf_simset *s, const void *base) {
         return v;
     }
     case NF_SIMSET_BOOL: return *(const unsigned char *)p ? 1 : 0;
-    default: /* UINT, CHOICE: an unsigned, an enum, a uint64_t or a bool */
-        if (s->size == sizeof(uint64_t)) {
-            uint64_t v;
-            memcpy(&v, p, sizeof v);
-            return (double)v;
-        }
+    case NF_SIMSET_UINT: return (double)nf_simset_get_uint(s, base);
+    default: /* CHOICE: an enum or a bool */
         if (s->size == sizeof(bool)) return *(const unsigned char *)p; /* as stored */
         unsigned v;
         memcpy(&v, p, sizeof v);
@@ -272,18 +268,48 @@ int nf_simset_check(const nf_simset *s, double v, nf_diag *diag) {
     return nf__fail(diag, NF_EINVAL, "%s %.15g: %s", s->key, v, want);
 }
 
+uint64_t nf_simset_get_uint(const nf_simset *s, const void *base) {
+    const char *p = (const char *)base + s->offset;
+    if (s->size == sizeof(uint64_t)) {
+        uint64_t v;
+        memcpy(&v, p, sizeof v);
+        return v;
+    }
+    unsigned v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+int nf_simset_put_uint(const nf_simset *s, void *base, uint64_t v, nf_diag *diag) {
+    if (s->type != NF_SIMSET_UINT)
+        return nf__fail(diag, NF_EINVAL, "%s: not a whole-number setting", s->key);
+    if (!(v == 0 && s->flags & NF_SIMSET_AUTO) && (v < s->lo || v > s->hi)) {
+        char want[96];
+        return nf__fail(diag, NF_EINVAL, "%s %llu: %s", s->key, (unsigned long long)v,
+                        nf_simset_range_text(s, want, sizeof want));
+    }
+    char *p = (char *)base + s->offset;
+    if (s->size == sizeof(uint64_t)) {
+        memcpy(p, &v, sizeof v);
+    } else {
+        unsigned u = (unsigned)v;
+        memcpy(p, &u, sizeof u);
+    }
+    return NF_OK;
+}
+
 int nf_simset_put(const nf_simset *s, void *base, double v, nf_diag *diag) {
     int rc = nf_simset_check(s, v, diag);
     if (rc) return rc;
     char *p = (char *)base + s->offset;
-    if (s->type == NF_SIMSET_REAL) {
+    if (s->type == NF_SIMSET_UINT) /* checked: a whole number in range */
+        return nf_simset_put_uint(s, base, v >= 18446744073709551615.0 ? UINT64_MAX : (uint64_t)v,
+                                  diag);
+    if (s->type == NF_SIMSET_REAL)
         memcpy(p, &v, sizeof v);
-    } else if (s->size == sizeof(bool)) {
+    else if (s->size == sizeof(bool))
         *(bool *)p = v != 0;
-    } else if (s->size == sizeof(uint64_t)) {
-        uint64_t u = v >= 18446744073709551615.0 ? UINT64_MAX : (uint64_t)v;
-        memcpy(p, &u, sizeof u);
-    } else {
+    else {
         unsigned u = (unsigned)v;
         memcpy(p, &u, sizeof u);
     }

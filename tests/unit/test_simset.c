@@ -218,6 +218,14 @@ static void test_put_get(void **state) {
     assert_true(c.seed == 12345);
     assert_int_equal(nf_simset_put(nf_simset_find("vcs"), &c, 99, NULL), NF_EINVAL);
     assert_int_equal(c.vcs, 7);
+    /* whole numbers exactly: a seed past 2^53, a range, a setting that is not one */
+    const nf_simset *seed = nf_simset_find("seed");
+    assert_int_equal(nf_simset_put_uint(seed, &c, UINT64_MAX - 1, NULL), 0);
+    assert_true(c.seed == UINT64_MAX - 1 && nf_simset_get_uint(seed, &c) == UINT64_MAX - 1);
+    assert_int_equal(nf_simset_put_uint(nf_simset_find("vcs"), &c, 17, NULL), NF_EINVAL);
+    assert_int_equal(nf_simset_put_uint(nf_simset_find("out_buf"), &c, 0, NULL), 0); /* auto */
+    assert_int_equal(nf_simset_put_uint(nf_simset_find("q_alpha"), &c, 1, NULL), NF_EINVAL);
+    assert_int_equal(nf_simset_get_uint(nf_simset_find("vcs"), &c), 7);
     /* check_all finds a bad field, an enum no choice names included */
     c.eject_vc = (nf_sim_eject_vc)9;
     nf_diag d = {{0}, 0, {0}};
