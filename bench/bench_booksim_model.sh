@@ -9,10 +9,11 @@
 # Saturation throughput of minimal routing and UGAL, uniform and worst-case traffic, three ways:
 # netfab's default router (combined VC and switch allocation, injection on the routing's VC 0),
 # netfab with BookSim2's router model (--router-model booksim: one allocator pass, separate VC
-# allocation, the injection VC drawn at random and the class VC at ejection as BookSim2's
-# Dragonfly routings name them, router delay 2 (the separate VC-allocation pass is BookSim's
-# vc_alloc_delay cycle) and the NIC's cycle, so the zero-load latencies agree; and BookSim2's
-# uniform traffic, bs-uniform, the sender among the destinations), and BookSim2 itself when
+# allocation and BookSim2's input arbiters, the injection VC drawn at random and the class VC at
+# ejection as BookSim2's Dragonfly routings name them, the switch traversal a pass of its own,
+# every router's passes in step, router delay 1 and the NIC's cycle; and BookSim2's uniform
+# traffic, bs-uniform, the sender among the destinations; minimal routing is dfmin-bs, BookSim2's
+# min, whose VC is 1 from the global hop on), and BookSim2 itself when
 # BOOKSIM names a booksim binary built from its public repository (github.com/booksim/booksim2; it needs Debian's flex and bison). BookSim's UGAL rule
 # (go minimal when q_min <= 2 q_nonmin + 30) is netfab's ugal-lt with --bias 2 --threshold 30
 # --w-hop 0 in the default router's column; with BookSim2's router model netfab runs ugal-bs,
@@ -120,6 +121,7 @@ if [ "${SPEED_ONLY:-0}" != 1 ]; then
         a=$(sweep nf "$r" "$t" "$loads" $extra $dflt)
         rb=$r extra_b=$extra
         [ "$r" = ugal-lt ] && rb=ugal-bs extra_b=""
+        [ "$r" = dfmin ] && rb=dfmin-bs
         # shellcheck disable=SC2086
         b=$(sweep nf "$rb" "$t" "$loads" $extra_b $bsmodel)
         c=- d=-

@@ -56,9 +56,9 @@ typedef enum nf_sim_vc_alloc { NF_SIM_VA_COMBINED = 0, NF_SIM_VA_SEPARATE = 1 } 
  * uniformly at each try, the packet waiting while the drawn VC is held or short of room; the
  * first router routes it as if it came in on VC 0. Rr (BookSim2's traffic manager, as its code
  * does it): of all the VCs, from the one after the rail's last, the first that is free and has a
- * slot (not room for the whole packet); routed at the first router as random. Routing (BookSim2's,
- * whose routing functions name it): random for the Dragonfly routings (dfmin, val, ugal-*, par,
- * qadapt), rr for the others. */
+ * slot (not room for the whole packet), VC 0 first; routed at the first router as random. Routing
+ * (BookSim2's, whose routing functions name it): random for the Dragonfly routings (dfmin, val,
+ * ugal-*, par, qadapt), rr for the others. */
 typedef enum nf_sim_inject_vc {
     NF_SIM_INJ_ROOM = 0,
     NF_SIM_INJ_RANDOM = 1,
@@ -69,14 +69,30 @@ typedef enum nf_sim_inject_vc {
 /* The VC a packet leaves its last switch on, toward its NIC (nf_sim_config.eject_vc). Any
  * (netfab's): any VC of the ejection port. Arrival (BookSim2's Dragonfly routings, which name the
  * packet's class VC at the ejection port as at every other): the VC it came into that switch on,
- * so a port ejects each class on one VC. Routing (BookSim2's, whose routing functions name it):
- * arrival for the Dragonfly routings (dfmin, val, ugal-*, par, qadapt), any for the others (its
- * dim_order_torus and fattree routings give the whole VC range at the destination). */
+ * so a port ejects each class on one VC; a packet whose destination hangs off its source's switch
+ * leaves on the first VC of the class its routing gives a packet that stays in its group (ugal-bs
+ * class 2 of 3, as BookSim2's ugal; the others VC 0, as its min). Routing (BookSim2's, whose
+ * routing functions name it): arrival for the Dragonfly routings (dfmin, val, ugal-*, par, qadapt),
+ * any for the others (its dim_order_torus and fattree routings give the whole VC range at the
+ * destination). */
 typedef enum nf_sim_eject_vc {
     NF_SIM_EJ_ANY = 0,
     NF_SIM_EJ_ARRIVAL = 1,
     NF_SIM_EJ_ROUTING = 2
 } nf_sim_eject_vc;
+
+/* What an input port asks the switch for (nf_sim_config.sw_input). Vc (netfab's): the first of
+ * its VCs, round-robin from the one after its last grant, that may ask. Output (BookSim2's
+ * separable input-first allocator): for each output some VC may ask for, the VC nearest that
+ * round-robin pointer; then, of those outputs, the first at or after a second pointer over the
+ * outputs, which a grant moves past the output granted. */
+typedef enum nf_sim_sw_input { NF_SIM_SWIN_VC = 0, NF_SIM_SWIN_OUTPUT = 1 } nf_sim_sw_input;
+
+/* Which cycles give a router its crossbar passes (nf_sim_config.pass_clock), speedup S a cycle
+ * on average. Busy (netfab's): the cycles it holds flits, so its passes follow its own history.
+ * Every (BookSim2's internal speedup): every cycle, busy or not, so all routers have the same
+ * number of passes in a cycle. */
+typedef enum nf_sim_pass_clock { NF_SIM_CLOCK_BUSY = 0, NF_SIM_CLOCK_EVERY = 1 } nf_sim_pass_clock;
 
 typedef struct nf_sim_config {
     unsigned vcs;          /* virtual channels per port, 1..NF_SIM_MAX_VCS (4) */
@@ -189,6 +205,11 @@ typedef struct nf_sim_config {
      * an injected flit after its channels have read their inputs for the cycle, so its
      * injection channel takes a cycle more than its others (0) */
     unsigned nic_delay;
+    nf_sim_sw_input sw_input;     /* (vc) */
+    nf_sim_pass_clock pass_clock; /* (busy) */
+    /* a flit granted the switch crosses it in the next pass, so one granted in its router's
+     * last pass of a cycle leaves in the next cycle: BookSim2's switch traversal stage (no) */
+    bool xbar_pass;
 } nf_sim_config;
 
 /* Sets every field of *c to its default (the auto ones to 0). Start a configuration from it and

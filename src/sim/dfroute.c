@@ -24,6 +24,7 @@
 
 typedef enum df_kind {
     DF_MIN,
+    DF_MIN_BS,
     DF_VAL,
     DF_UGAL_L,
     DF_UGAL_LT,
@@ -118,8 +119,8 @@ int nf__sim_dragonfly_groups(const nf_fabric *f, const char *routing, uint32_t *
 static int df_init_kind(void **out, const nf_fabric *f, const uint8_t *ls, const nf_hops *h,
                         const nf_sim_config *c, df_kind kind, nf_diag *diag) {
     (void)h;
-    static const char *const names[] = {"dfmin",  "val", "ugal-l", "ugal-lt",
-                                        "ugal-g", "par", "ugal-bs"};
+    static const char *const names[] = {"dfmin",   "dfmin-bs", "val", "ugal-l",
+                                        "ugal-lt", "ugal-g",   "par", "ugal-bs"};
     uint32_t ng;
     int rc = nf__sim_dragonfly_groups(f, names[kind], &ng, diag);
     if (rc) return rc;
@@ -264,6 +265,25 @@ static int dfmin_init(void **out, const void *data, const nf_fabric *f, const ui
                       const nf_hops *h, const nf_sim_config *c, nf_diag *diag) {
     (void)data;
     return df_init_kind(out, f, ls, h, c, DF_MIN, diag);
+}
+
+/* dfmin-bs, BookSim2's dragonflynew min: the same ports, VC 0 up to the global hop and VC 1 from
+ * it on (its packet's phase, set as it takes a global port; the other VCs idle). */
+static unsigned df_route_bs(void *ctx, nf_node sw, unsigned in_port, unsigned in_vc, unsigned hops,
+                            const nf__sim_pkt *p, nf_sim_cand *out, unsigned max) {
+    df_ctx *d = ctx;
+    unsigned n = df_route(ctx, sw, in_port, in_vc, hops, p, out, max);
+    bool crossed = d->in_global[nf_port_index(d->f, sw, in_port)] || in_vc == 1;
+    for (unsigned i = 0; i < n; i++) {
+        bool g = crossed || d->in_global[nf_port_index(d->f, sw, out[i].port)];
+        out[i].vc_lo = out[i].vc_hi = g;
+    }
+    return n;
+}
+static int dfmin_bs_init(void **out, const void *data, const nf_fabric *f, const uint8_t *ls,
+                         const nf_hops *h, const nf_sim_config *c, nf_diag *diag) {
+    (void)data;
+    return df_init_kind(out, f, ls, h, c, DF_MIN_BS, diag);
 }
 static int dfval_init(void **out, const void *data, const nf_fabric *f, const uint8_t *ls,
                       const nf_hops *h, const nf_sim_config *c, nf_diag *diag) {
@@ -419,7 +439,7 @@ static unsigned df_emit(const df_ctx *d, size_t r, unsigned kl, unsigned kg, uns
 /* The decision at a source-group router sw: an intermediate group, or -1 for the minimal way. */
 static int32_t df_decide(const df_ctx *d, nf_node sw, unsigned hops, const nf__sim_pkt *p,
                          int32_t gc, int32_t gd) {
-    if (d->ng < 3 || d->kind == DF_MIN) return -1;
+    if (d->ng < 3 || d->kind == DF_MIN || d->kind == DF_MIN_BS) return -1;
     /* PAR's second look draws another group than its first */
     int32_t gi = df_pick(d, sw, hops ? p->salt ^ 0x5bd1e995u : p->salt, gc, gd);
     nf_node a = df_arrival(d, sw, gi);
@@ -637,6 +657,18 @@ const nf_sim_routing nf__sim_dfmin = {
     .inj_vc_hi = vc0_only,
     .fini = df_fini};
 
+const nf_sim_routing nf__sim_dfmin_bs = {
+    .name = "dfmin-bs",
+    .summary = "Dragonfly minimal as BookSim2's dragonflynew min: VC 0, VC 1 from the global hop",
+    .min_vcs = 2,
+    .bs_dragonfly = true,
+    .marks_nonmin = true,
+    .fixed_ports = true,
+    .init = dfmin_bs_init,
+    .route = df_route_bs,
+    .inj_vc_hi = vc0_only,
+    .fini = df_fini};
+
 const nf_sim_routing nf__sim_dfval = {
     .name = "val",
     .summary = "Dragonfly Valiant: via a random intermediate group; 3 VC classes",
@@ -698,6 +730,7 @@ const nf_sim_routing nf__sim_ugal_bs = {.name = "ugal-bs",
                                         .summary = "Dragonfly UGAL as BookSim2's dragonflynew ugal",
                                         .min_vcs = 3,
                                         .bs_dragonfly = true,
+                                        .own_group_class = 2,
                                         .marks_nonmin = true,
                                         .init = ugal_bs_init,
                                         .route = bs_route,

@@ -105,6 +105,8 @@ typedef struct sim_port {
     uint8_t rr_in;    /* round-robin input pointer */
     uint8_t peer_own; /* the thread that owns the other end (it applies the events sent there) */
     uint8_t down;     /* its link is down (link_state's copy, for the allocator) */
+    uint8_t late;     /* xbar_pass: its last queued flit crossed in its router's last pass of this
+                       * cycle, so it leaves in the next */
 } sim_port;           /* 52 bytes */
 
 /* A port's input side: the link's fields a flit's arrival and a credit's return read (copies of
@@ -114,6 +116,7 @@ typedef struct sim_pin {
     nf_node node;
     uint16_t vmask; /* the VCs holding flits (bit v: count > 0) */
     uint8_t rr_vc;
+    uint8_t rr_out; /* sw_input output: the first output it asks for at or after this one */
     uint8_t lat, peer_own, to_sw;
 } sim_pin; /* 16 bytes */
 _Static_assert(NF_SIM_MAX_VCS <= 16, "sim_port.busy and sim_pin.vmask hold a bit per VC");
@@ -153,7 +156,7 @@ typedef struct sim_nic {
     uint32_t cur;      /* packet being injected, or SIM_NO_PKT */
     uint16_t cur_sent; /* its flits sent */
     uint8_t cur_vc;
-    uint8_t last_vc;     /* the VC its last packet started on (NF_SIM_INJ_RR) */
+    uint8_t rr_next;     /* the VC NF_SIM_INJ_RR tries first: the one after its last packet's */
     uint8_t burst_on;    /* bursty injection: in a burst (rail 0's) */
     uint8_t next_rail;   /* the rail of its next message (rail 0's) */
     uint32_t hold_until; /* pre-awareness's throttle: no packet starts before this cycle */
@@ -219,6 +222,7 @@ typedef struct sim_worker {
     uint64_t replayed, discarded;         /* flits: sent again, corrupt copies thrown away */
     uint64_t corrupt, wasted, rx, rx_saf; /* in the window: packets, flits, receptions */
     uint64_t pass;             /* the crossbar pass its router runs now (sim_net.va_pass) */
+    bool last_pass;            /* xbar_pass: it is the router's last pass of the cycle */
     struct sim_va_req *va_req; /* separate VC allocation: a router's requests, one per input VC */
     int moved, rc;
     char pad[64]; /* workers on separate cache lines */
@@ -277,6 +281,12 @@ typedef struct sim_net {
     /* and per output VC (sim_vc_ix), its round-robin pointer over the switch's input VCs
      * ((input port - 1) * n_vcs + VC): the first at or after it wins the output VC */
     uint16_t *va_rr;
+    /* and per input VC, its round-robin pointer over the switch's output VCs ((port - 1) * n_vcs
+     * + VC): it asks for the first free one of its port at or after it */
+    uint16_t *va_in_rr;
+    /* pass_clock every: the passes every router has this cycle, and the fraction carried */
+    unsigned cyc_passes;
+    double pass_frac;
 } sim_net;
 
 /* A request of separate VC allocation: input VC ivx ((port - 1) * n_vcs + VC) of the router

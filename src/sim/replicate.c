@@ -208,6 +208,7 @@ traverse_mc(nf_sim *s, sim_worker *b, nf_node sw, nf_gport gi, unsigned v, const
             unsigned vc = po->to_sw ? iv->out_vc : 0;
             sim_port_set(s->net.out_mask, sw, o, W);
             bool shared = sim_take_credit(s, po, vc);
+            po->late = b->last_pass;
             sim_oq_push(s, po, g0 + o, ids[j], (uint8_t)vc,
                         (uint8_t)((tail ? SIM_FL_TAIL : 0) | (head ? SIM_FL_HEAD : 0) |
                                   (shared ? SIM_FL_SHARED : 0)));

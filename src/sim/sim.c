@@ -136,6 +136,7 @@ void nf_sim_free(nf_sim *s) {
     nf__free(s->net.cr_at);
     nf__free(s->net.va_pass);
     nf__free(s->net.va_rr);
+    nf__free(s->net.va_in_rr);
     nf__free(s->pool.stamp);
     nf__free(s->topo.ep_rails);
     nf__free(s->meas.ep_cut);
@@ -315,7 +316,9 @@ int nf_sim_new(const nf_fabric *f, const nf_hops *h, const nf_sim_config *cfg,
         (!(s->net.va_pass =
                nf__calloc((size_t)s->topo.n_sw_ports * c.vcs + 1, sizeof *s->net.va_pass)) ||
          !(s->net.va_rr =
-               nf__calloc((size_t)s->topo.n_sw_ports * c.vcs + 1, sizeof *s->net.va_rr))))
+               nf__calloc((size_t)s->topo.n_sw_ports * c.vcs + 1, sizeof *s->net.va_rr)) ||
+         !(s->net.va_in_rr =
+               nf__calloc((size_t)s->topo.n_sw_ports * c.vcs + 1, sizeof *s->net.va_in_rr))))
         goto fail;
     uint32_t w = 1;
     while (w < maxlat + c.nic_delay + c.credit_delay + 4)
@@ -444,8 +447,8 @@ void nf__sim_reset(nf_sim *s) {
         p->busy = 0;
         p->shcr = p->to_sw ? (int32_t)s->cfg.shared_flits : 0;
         p->oq_count = p->oq_runs = p->oq_mid = p->link_flits = 0;
-        p->rr_in = 0;
-        sim_pin_of(s, p)->rr_vc = 0;
+        p->rr_in = p->late = 0;
+        sim_pin_of(s, p)->rr_vc = sim_pin_of(s, p)->rr_out = 0;
         sim_pin_of(s, p)->vmask = 0;
         nf_link l = s->f->port_link[g];
         p->down = l != NF_NONE && s->faults.link_state[l] != NF_LINK_UP;
@@ -480,6 +483,8 @@ void nf__sim_reset(nf_sim *s) {
         memset(s->net.va_pass, 0,
                (size_t)s->topo.n_sw_ports * s->net.n_vcs * sizeof *s->net.va_pass);
         memset(s->net.va_rr, 0, (size_t)s->topo.n_sw_ports * s->net.n_vcs * sizeof *s->net.va_rr);
+        memset(s->net.va_in_rr, 0,
+               (size_t)s->topo.n_sw_ports * s->net.n_vcs * sizeof *s->net.va_in_rr);
     }
     if (s->net.cr_rate) {
         memset(s->net.cr_rate, 0, (size_t)s->topo.n_ports * sizeof *s->net.cr_rate);
@@ -492,6 +497,7 @@ void nf__sim_reset(nf_sim *s) {
         n->cur_sent = 0;
         n->burst_on = n->next_rail = 0;
         n->hold_until = 0;
+        n->rr_next = 0;
     }
     s->pool.n = s->pool.n_free = 0;
     if (s->mc.left) {
@@ -851,6 +857,21 @@ static void par_epoch(nf_sim *s) {
  * running the shares (par_epoch picks it). */
 int nf__sim_cycle(nf_sim *s) {
     int rc = NF_OK;
+    if (s->cfg.pass_clock == NF_SIM_CLOCK_EVERY) {
+        /* BookSim2's routers add the speedup to what they carry every cycle and take a step per
+         * whole one, in doubles as here; its cycle c is cycle c + 1 here (a flit it reads in at c
+         * is here at c + 1), so cycle 0 has whole passes and carries nothing */
+        unsigned n = (unsigned)s->cfg.speedup;
+        if (s->now == 0) {
+            s->net.pass_frac = 0;
+        } else {
+            n = 0;
+            s->net.pass_frac += s->cfg.speedup;
+            while (s->net.pass_frac >= 1.0)
+                n++, s->net.pass_frac -= 1.0;
+        }
+        s->net.cyc_passes = n;
+    }
     s->net.pf =
         (size_t)s->topo.n_sw_ports * s->net.port_stride + (size_t)s->pool.n * sizeof(sim_pkt) >
         SIM_L2_BYTES;

@@ -53,6 +53,10 @@ struct nf_sim_routing {
      * random and names the packet's class VC at the ejection port: NF_SIM_INJ_ROUTING is then
      * NF_SIM_INJ_RANDOM and NF_SIM_EJ_ROUTING NF_SIM_EJ_ARRIVAL; else rr and any. */
     bool bs_dragonfly;
+    /* With NF_SIM_EJ_ARRIVAL, the VC class (of three) a packet leaves on when its destination hangs
+     * off its source's switch: the class the routing gives a packet that stays in its group
+     * (BookSim2's ugal: 2; min: 0). */
+    uint8_t own_group_class;
     /* What init gets as data: NULL for the registry's routings; a table routing's tables. */
     const void *data;
     /* link_state: the states of f's links the routing goes by (one nf_link_state per link),
@@ -160,6 +164,7 @@ extern const nf_sim_routing nf__sim_dfmin, nf__sim_dfval, nf__sim_ugal_l, nf__si
     nf__sim_ugal_g, nf__sim_par;
 /* BookSim2's dragonflynew UGAL (dfroute.c). */
 extern const nf_sim_routing nf__sim_ugal_bs;
+extern const nf_sim_routing nf__sim_dfmin_bs;
 /* Q-adaptive, the learning Dragonfly routing (qroute.c). */
 extern const nf_sim_routing nf__sim_qadapt;
 

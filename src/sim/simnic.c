@@ -276,12 +276,12 @@ static int nic_send(nf_sim *s, sim_worker *wk, uint32_t k) {
             unsigned v = (unsigned)(((uint64_t)inject_draw(s, k) * s->net.n_vcs) >> 32);
             if (!sim_ovc_busy(p, v) && sim_room(s, p, v) >= (int32_t)s->cfg.pkt_flits)
                 best = (int)v;
-        } else if (how == NF_SIM_INJ_RR) { /* after the last, the first with a slot */
-            for (unsigned i = 1; i <= s->net.n_vcs && best < 0; i++) {
-                unsigned v = (n->last_vc + i) % s->net.n_vcs;
+        } else if (how == NF_SIM_INJ_RR) { /* from the one after the last, the first with a slot */
+            for (unsigned i = 0; i < s->net.n_vcs && best < 0; i++) {
+                unsigned v = (n->rr_next + i) % s->net.n_vcs;
                 if (!sim_ovc_busy(p, v) && sim_room(s, p, v) > 0) best = (int)v;
             }
-            if (best >= 0) n->last_vc = (uint8_t)best;
+            if (best >= 0) n->rr_next = (uint8_t)((unsigned)(best + 1) % s->net.n_vcs);
         } else {
             unsigned hi = s->routing->inj_vc_hi(s->routing_ctx);
             if (hi >= s->net.n_vcs) hi = s->net.n_vcs - 1;

@@ -252,7 +252,9 @@ static unsigned dor_route(void *ctx, nf_node sw, unsigned in_port, unsigned in_v
     dor_ctx *d = ctx;
     if (!max) return 0;
     const uint16_t *a = d->coord + (size_t)sw * d->nd, *z = d->coord + (size_t)p->dst_sw * d->nd;
-    for (unsigned i = 0; i < d->nd; i++) {
+    for (unsigned j = 0; j < d->nd; j++) {
+        /* BookSim2's dimension 0 is its node number's lowest digit: the name's last coordinate */
+        unsigned i = d->mode == DOR_BOOKSIM ? d->nd - 1 - j : j;
         if (a[i] == z[i]) continue;
         unsigned k = d->dims[i];
         unsigned delta = (z[i] + k - a[i]) % k;
@@ -268,9 +270,13 @@ static unsigned dor_route(void *ctx, nf_node sw, unsigned in_port, unsigned in_v
         bool same_dim = in_port > d->c && (in_port - d->c - 1) / 2 == i;
         unsigned half = d->b.V / 2;
         bool was1 = same_dim && in_vc >= half;
-        if (d->mode == DOR_BOOKSIM) { /* the class fixed on entry: 1 when its way wraps */
-            bool wraps = plus ? a[i] > z[i] : a[i] < z[i];
-            out[0] = cls(&d->b, port, same_dim ? was1 : wraps);
+        if (d->mode == DOR_BOOKSIM) {
+            /* the class fixed on entry, as BookSim2's dor_next_torus (without balance) sets it:
+             * 1 going up when its way wraps, and 1 going down when the destination is below, so
+             * when its way does not wrap (its balanced branch tests the wrap there). Either
+             * way every class-0 way down crosses the wrap link, so none closes a cycle. */
+            bool one = plus ? a[i] > z[i] : z[i] < a[i];
+            out[0] = cls(&d->b, port, same_dim ? was1 : one);
             return 1;
         }
         /* class 1 from the wrap-around link on, within this dimension */
@@ -578,10 +584,10 @@ static const nf_sim_routing r_ftable = {
     .fini = ft_fini};
 
 static const nf_sim_routing *const routings[] = {
-    &r_minhop,       &r_updown,        &r_nca_bs,       &r_anca_bs,       &r_dor,
-    &r_dor_plain,    &r_dor_bs,        &r_table2,       &r_ftable,        &nf__sim_dfmin,
-    &nf__sim_dfval,  &nf__sim_ugal_l,  &nf__sim_ugal_g, &nf__sim_ugal_lt, &nf__sim_par,
-    &nf__sim_qadapt, &nf__sim_ugal_bs,
+    &r_minhop,       &r_updown,        &r_nca_bs,         &r_anca_bs,       &r_dor,
+    &r_dor_plain,    &r_dor_bs,        &r_table2,         &r_ftable,        &nf__sim_dfmin,
+    &nf__sim_dfval,  &nf__sim_ugal_l,  &nf__sim_ugal_g,   &nf__sim_ugal_lt, &nf__sim_par,
+    &nf__sim_qadapt, &nf__sim_ugal_bs, &nf__sim_dfmin_bs,
 };
 
 const nf_sim_routing *nf_sim_routing_find(const char *name) {

@@ -113,7 +113,10 @@ SIM_INLINE int allocate_vc_as(nf_sim *s, sim_worker *b, nf_node sw, nf_gport gi,
         if (p->dst_sw == sw) {
             buf[0] = (nf_sim_cand){
                 .port = p->dst_port, .vc_lo = 0, .vc_hi = (uint8_t)(s->net.n_vcs - 1)};
-            if (s->cfg.eject_vc == NF_SIM_EJ_ARRIVAL) buf[0].vc_lo = buf[0].vc_hi = (uint8_t)v;
+            if (s->cfg.eject_vc == NF_SIM_EJ_ARRIVAL) { /* from its NIC: its routing's class */
+                unsigned k = s->routing->own_group_class, V = s->net.n_vcs;
+                buf[0].vc_lo = buf[0].vc_hi = (uint8_t)(pi->to_sw ? v : V >= 3 ? k * V / 3 : 0);
+            }
             nc = 1;
         } else {
             sim_view view = {.v = {.occupancy = occupancy, .remote = remote, .sim = s, .sw = sw},
@@ -137,7 +140,7 @@ SIM_INLINE int allocate_vc_as(nf_sim *s, sim_worker *b, nf_node sw, nf_gport gi,
         cand = buf;
     }
     int32_t best_cr = -1;
-    unsigned best_port = 0, best_vc = 0;
+    unsigned best_port = 0, best_vc = 0, best_k = 0;
     bool failed = false;
     bool pre = s->net.cr_rate && s->cfg.adaptive;
     double best_back = 0;
@@ -163,11 +166,13 @@ SIM_INLINE int allocate_vc_as(nf_sim *s, sim_worker *b, nf_node sw, nf_gport gi,
                     best_cr = r;
                     best_port = cand[k].port;
                     best_vc = vc;
+                    best_k = k;
                 }
             } else if (r > best_cr) {
                 best_cr = r;
                 best_port = cand[k].port;
                 best_vc = vc;
+                best_k = k;
             }
             if (!s->cfg.adaptive) break;
         }
@@ -187,8 +192,20 @@ SIM_INLINE int allocate_vc_as(nf_sim *s, sim_worker *b, nf_node sw, nf_gport gi,
         return NF_OK;
     }
     if (pick) { /* separate allocation: a request, granted or not by the output VC's arbiter */
+        /* of the free VCs of the port chosen, the first at or after this input VC's pointer over
+         * the switch's output VCs, else the first (BookSim2's input arbiter of its separable VC
+         * allocator) */
+        unsigned V = s->net.n_vcs, hi = cand[best_k].vc_hi < V ? cand[best_k].vc_hi : V - 1;
+        unsigned at = s->net.va_in_rr[sim_vc_ix(s, gi, v)], base = (best_port - 1) * V;
+        unsigned first = V, after = V;
+        const sim_port *po = sim_port_at(s, g0 + best_port - 1);
+        for (unsigned vc = cand[best_k].vc_lo; vc <= hi && after == V; vc++) {
+            if (sim_ovc_busy(po, vc)) continue;
+            if (first == V) first = vc;
+            if (base + vc >= at) after = vc;
+        }
         pick->port = (uint16_t)best_port;
-        pick->vc = (uint8_t)best_vc;
+        pick->vc = (uint8_t)(after < V ? after : first);
         return NF_OK;
     }
     civ->out_port = (uint16_t)best_port;
@@ -270,6 +287,7 @@ SIM_INLINE int traverse(nf_sim *s, sim_worker *b, nf_node sw, nf_gport g0, unsig
         s->err.vc[sim_vc_ix(s, gi, v)].stomp = 0;
         bad = SIM_FL_BAD;
     }
+    po->late = b->last_pass;
     sim_oq_push(s, po, go, id, iv->out_vc,
                 (uint8_t)((tail ? SIM_FL_TAIL : 0) | (head ? SIM_FL_HEAD : 0) |
                           (shared ? SIM_FL_SHARED : 0) | bad));
@@ -369,15 +387,32 @@ SIM_INLINE int va_stage(nf_sim *s, sim_worker *b, nf_node sw, const uint64_t *in
         sim_ovc_hold(po, vc);
         if (po->to_sw) s->pool.pkts[iv->head_pkt].hops++;
         s->net.va_pass[sim_vc_ix(s, gi, ivx % V)] = b->pass;
+        unsigned next = (port - 1) * V + vc + 1; /* the winner's pointer, past its grant */
+        s->net.va_in_rr[sim_vc_ix(s, gi, ivx % V)] = (uint16_t)(next == N ? 0 : next);
         *moved = true;
     }
     return NF_OK;
 }
 
+/* Input ip (1-based) of a pass's allocation asks for output o with its VC v: o's request bitset
+ * (in req, W words a port) is cleared when o is first asked for in this iteration. */
+SIM_INLINE void ask(uint64_t *req, uint64_t *outs, uint8_t *req_vc, unsigned ip, unsigned v,
+                    unsigned o, const unsigned W) {
+    uint64_t *r = req + (size_t)o * W;
+    if (!bit_w(outs, o, W))
+        for (unsigned x = 0; x < W; x++)
+            r[x] = 0;
+    set_bit_w(r, ip - 1, W);
+    req_vc[ip - 1] = (uint8_t)v;
+    set_bit_w(outs, o, W);
+}
+
 /* One crossbar pass at switch sw: separable input-first allocation with alloc_iters iterations
  * (iSLIP-like): in each, every unmatched input offers the first of its VCs (round-robin) whose
  * head packet is ready, holds (or now gets) an output VC whose output is unmatched, has a credit
- * and room in the output queue; every unmatched output grants one offer (round-robin). Pointers
+ * and room in the output queue (with sw_input output: of the outputs its VCs could offer, each
+ * with its first such VC, the first from its output pointer); every unmatched output grants one
+ * offer (round-robin). Pointers
  * move past the winners. Then the matched flits cross. req is room for a W-word bitset per
  * port (the inputs requesting each output), written before it is read. */
 SIM_INLINE int crossbar_pass_w(nf_sim *s, sim_worker *b, nf_node sw, bool *moved, const unsigned W,
@@ -411,6 +446,7 @@ SIM_INLINE int crossbar_pass_w(nf_sim *s, sim_worker *b, nf_node sw, bool *moved
      * between cycles) asks for nothing in the later passes either: it goes into stuck, which they
      * skip. Not with separate VC allocation or multicast, whose stages change that by passes. */
     const bool may_stick = !s->net.va_pass && !s->mc.n_groups;
+    const bool by_out = s->cfg.sw_input == NF_SIM_SWIN_OUTPUT;
     for (unsigned it = 0; it < s->cfg.alloc_iters; it++) {
         uint64_t outs[SIM_MASK_WORDS];
         uint8_t req_vc[64 * SIM_MASK_WORDS];
@@ -425,7 +461,9 @@ SIM_INLINE int crossbar_pass_w(nf_sim *s, sim_worker *b, nf_node sw, bool *moved
                 const sim_pin *pn = sim_pin_of(s, pi);
                 sim_ivc *ivs = sim_ivcs(s, pi);
                 unsigned rr = pn->rr_vc;
-                bool retry = false;     /* a VC allocation failed: scan again next iteration */
+                bool retry = false; /* a VC allocation failed: scan again next iteration */
+                unsigned n_ask = 0; /* sw_input output: the outputs its VCs may ask for */
+                uint8_t ask_out[NF_SIM_MAX_VCS], ask_vc[NF_SIM_MAX_VCS];
                 bool soft = !may_stick; /* a VC held back only for this pass */
                 live[w] &= ~(im & -im); /* until it asks */
                 for (uint32_t vm = sim_vc_rot(pn->vmask, rr, V); vm; vm &= vm - 1) {
@@ -457,15 +495,24 @@ SIM_INLINE int crossbar_pass_w(nf_sim *s, sim_worker *b, nf_node sw, bool *moved
                         continue; /* (crossbar_mc's) */
                     sim_port *po = sim_port_at(s, g0 + o);
                     if (po->oq_count >= s->net.oq_cap || sim_room(s, po, iv->out_vc) <= 0) continue;
-                    uint64_t *r = req + (size_t)o * W;
-                    if (!bit_w(outs, o, W))
-                        for (unsigned x = 0; x < W; x++)
-                            r[x] = 0;
-                    set_bit_w(r, ip - 1, W);
-                    req_vc[ip - 1] = (uint8_t)v;
-                    set_bit_w(outs, o, W);
                     retry = true;
+                    if (by_out) { /* the first VC (from rr_vc) for each output */
+                        unsigned k = 0;
+                        while (k < n_ask && ask_out[k] != o)
+                            k++;
+                        if (k == n_ask) ask_out[n_ask] = (uint8_t)o, ask_vc[n_ask++] = (uint8_t)v;
+                        continue;
+                    }
+                    ask(req, outs, req_vc, ip, v, o, W);
                     break;
+                }
+                if (n_ask && !bit_w(in_dropped, ip - 1, W)) { /* the output first from rr_out */
+                    unsigned best = 0, best_d = np;
+                    for (unsigned k = 0; k < n_ask; k++) {
+                        unsigned d = (ask_out[k] + np - pn->rr_out) % np;
+                        if (d < best_d) best_d = d, best = k;
+                    }
+                    ask(req, outs, req_vc, ip, ask_vc[best], ask_out[best], W);
                 }
                 if (retry)
                     live[w] |= im & -im;
@@ -481,8 +528,9 @@ SIM_INLINE int crossbar_pass_w(nf_sim *s, sim_worker *b, nf_node sw, bool *moved
                 sim_port *po = sim_port_at(s, g0 + o);
                 unsigned win = rr_first(req + (size_t)o * W, po->rr_in, W);
                 po->rr_in = (uint8_t)(win + 1 == np ? 0 : win + 1);
-                sim_pin_of(s, sim_port_at(s, g0 + win))->rr_vc =
-                    (uint8_t)(req_vc[win] + 1u == V ? 0 : req_vc[win] + 1);
+                sim_pin *pw = sim_pin_of(s, sim_port_at(s, g0 + win));
+                pw->rr_vc = (uint8_t)(req_vc[win] + 1u == V ? 0 : req_vc[win] + 1);
+                pw->rr_out = (uint8_t)(o + 1 == np ? 0 : o + 1);
                 set_bit_w(in_done, win, W);
                 set_bit_w(out_done, o, W);
                 match_vc[win] = req_vc[win];
@@ -513,14 +561,18 @@ static int crossbar_pass_wide(nf_sim *s, sim_worker *b, nf_node sw, bool *moved,
 
 /* A router's cycle; *busy says whether it still holds flits. */
 SIM_INLINE int router_cycle(nf_sim *s, sim_worker *b, nf_node sw, bool *busy, const unsigned W) {
-    s->net.xbar_credit[sw] += s->cfg.speedup;
-    unsigned passes = (unsigned)s->net.xbar_credit[sw];
-    s->net.xbar_credit[sw] -= passes;
+    unsigned passes = s->net.cyc_passes;
+    if (s->cfg.pass_clock == NF_SIM_CLOCK_BUSY) {
+        s->net.xbar_credit[sw] += s->cfg.speedup;
+        passes = (unsigned)s->net.xbar_credit[sw];
+        s->net.xbar_credit[sw] -= passes;
+    }
     bool moved = false;
     uint64_t stuck[SIM_MASK_WORDS] = {0};   /* inputs held back for the rest of the cycle */
     for (unsigned k = 0; k < passes; k++) { /* a pass that moves nothing leaves all as it was */
         bool m = false;
         b->pass = s->now * 64 + k + 1; /* 0: none yet */
+        b->last_pass = s->cfg.xbar_pass && k + 1 == passes;
         int rc =
             W == 1 ? crossbar_pass_1(s, b, sw, &m, stuck) : crossbar_pass_wide(s, b, sw, &m, stuck);
         if (rc) return rc;
@@ -535,6 +587,10 @@ SIM_INLINE int router_cycle(nf_sim *s, sim_worker *b, nf_node sw, bool *busy, co
             unsigned p = w * 64 + (unsigned)__builtin_ctzll(om);
             nf_gport go = g0 + p;
             sim_port *po = sim_port_at(s, go);
+            if (po->late) { /* crossed in the last pass: its switch traversal ends next cycle */
+                po->late = 0;
+                if (po->oq_count == 1) continue;
+            }
             sim_event e = oq_pop(s, po, go);
             if (__builtin_expect(e.flags & SIM_FL_BAD, 0) && in_win) /* a corrupt copy went on */
                 b->wasted += s->cfg.pkt_flits;

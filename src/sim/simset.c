@@ -15,6 +15,8 @@ static const char *const switchings[] = {"vct", "saf", "dynamic", NULL};
 static const char *const vc_allocs[] = {"combined", "separate", NULL};
 static const char *const inject_vcs[] = {"room", "random", "rr", "routing", NULL};
 static const char *const eject_vcs[] = {"any", "arrival", "routing", NULL};
+static const char *const sw_inputs[] = {"vc", "output", NULL};
+static const char *const pass_clocks[] = {"busy", "every", NULL};
 
 #define FIELD(st, f) .offset = offsetof(st, f), .size = sizeof(((st *)0)->f)
 /* a row of nf_sim_config (C), nf_sim_phase (P), nf_sim_injection (I) */
@@ -44,7 +46,7 @@ static const nf_simset table[] = {
     {I("msg", msg_pkts), UINT(1, 65535), .flags = NF_SIMSET_AUTO, .def = 1, .arg = "PKTS",
      .help = "packets per message", .def_text = "1; 0 is 1 too"},
     {C("router-delay", router_delay), UINT(0, 1000), .flags = NF_SIMSET_BOOKSIM, .def = 3,
-     .booksim = 2, .arg = "C", .help = "cycles from a head flit's arrival to its switch traversal"},
+     .booksim = 1, .arg = "C", .help = "cycles from a head flit's arrival to its switch traversal"},
     {C("credit-delay", credit_delay), UINT(0, 1000), .flags = NF_SIMSET_BOOKSIM, .def = 2,
      .booksim = 2, .arg = "C", .help = "cycles before a freed slot's credit leaves for upstream"},
     {C("nic-delay", nic_delay), UINT(0, 255), .flags = NF_SIMSET_BOOKSIM, .def = 0, .booksim = 1,
@@ -83,6 +85,18 @@ static const nf_simset table[] = {
      .help = "the VC a packet leaves its last switch on: any, or arrival (BookSim2's Dragonfly "
              "routings: the VC it came in on), or routing (BookSim2's: arrival for the Dragonfly "
              "routings, any for the others)"},
+    {C("sw-input", sw_input), CHOICE(sw_inputs), .flags = NF_SIMSET_BOOKSIM, .def = 0,
+     .booksim = NF_SIM_SWIN_OUTPUT,
+     .help = "what an input asks the switch for: vc (the first of its VCs that may, round-robin) "
+             "or output (BookSim2's allocator: per output the VC nearest that pointer, then the "
+             "output nearest a second pointer, over the outputs)"},
+    {C("pass-clock", pass_clock), CHOICE(pass_clocks), .flags = NF_SIMSET_BOOKSIM, .def = 0,
+     .booksim = NF_SIM_CLOCK_EVERY,
+     .help = "the cycles that give a router its crossbar passes: busy (those it holds flits in) "
+             "or every (BookSim2's internal speedup: every router every cycle, all in step)"},
+    {C("xbar-pass", xbar_pass), BOOL, .flags = NF_SIMSET_BOOKSIM, .booksim = 1,
+     .help = "a flit granted the switch crosses it in the next pass, so one granted in a cycle's "
+             "last pass leaves a cycle later (BookSim2's switch traversal stage)"},
     /* routing */
     {C("adaptive", adaptive), BOOL,
      .help = "table routings take the candidate port with most credits"},

@@ -57,7 +57,8 @@ run() {
 }
 a=$(run --router-model booksim --traffic uniform)
 b=$(run --vc-alloc separate --inject-vc routing --eject-vc routing --alloc-iters 1 \
-    --router-delay 2 --credit-delay 2 --nic-delay 1 --traffic bs-uniform)
+    --router-delay 1 --credit-delay 2 --nic-delay 1 --sw-input output --pass-clock every \
+    --xbar-pass --traffic bs-uniform)
 [ -n "$a" ] && [ "$a" = "$b" ] && ok || bad "--router-model booksim is not its flags"
 # a flag given wins over the preset: one more cycle in the NIC, one more cycle of latency
 expect 0 "$nf" sim --topo torus:8,c=1 --routing dor-bs --vcs 2 --buf 8 --traffic tornado \

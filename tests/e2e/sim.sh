@@ -24,7 +24,7 @@ expect 2 "$nf" route --topo torus:4x4 --check
 has_line err "netfab route: --routing NAME is required"
 # an unknown name: the names there are, all of them (a routing or traffic added is added here)
 expect 2 "$nf" sim $df --routing nosuch --traffic uniform --load 0.1
-has_line err "netfab sim: unknown routing 'nosuch' (known: minhop, updown, nca-bs, anca-bs, dor, dor-plain, dor-bs, table2, ftable, dfmin, val, ugal-l, ugal-g, ugal-lt, par, qadapt, ugal-bs; or lft:FILE)"
+has_line err "netfab sim: unknown routing 'nosuch' (known: minhop, updown, nca-bs, anca-bs, dor, dor-plain, dor-bs, table2, ftable, dfmin, val, ugal-l, ugal-g, ugal-lt, par, qadapt, ugal-bs, dfmin-bs; or lft:FILE)"
 expect 2 "$nf" sim $df --routing dfmin --traffic nosuch --load 0.1
 has_line err "netfab sim: unknown traffic 'nosuch' (known: uniform, permutation, bitcomp, transpose, tornado, hotspot, worstcase, alltoall, allreduce, hotspot-set, bs-uniform, bs-randperm, bs-tornado, bs-neighbor, bs-bitcomp, bs-transpose, bs-bitrev, bs-shuffle)"
 expect 2 "$nf" sim $df --routing dfmin --traffic uniform --load 1.5;  has err "--load wants"

@@ -70,6 +70,9 @@ static const struct {
     F(nf_sim_injection, NF_SIMSET_INJECTION, bursty),
     F(nf_sim_injection, NF_SIMSET_INJECTION, burst_pkts),
     F(nf_sim_injection, NF_SIMSET_INJECTION, msg_pkts),
+    F(nf_sim_config, NF_SIMSET_CONFIG, sw_input),
+    F(nf_sim_config, NF_SIMSET_CONFIG, pass_clock),
+    F(nf_sim_config, NF_SIMSET_CONFIG, xbar_pass),
 };
 #undef F
 
@@ -136,14 +139,14 @@ static void test_rows(void **state) {
         }
         if ((s->flags & NF_SIMSET_AUTO) && s->def == 0) assert_non_null(s->def_text);
     }
-    /* BookSim2's router: the seven settings of the preset */
-    const char *bs[] = {"router_delay", "credit_delay", "nic_delay", "alloc_iters",
-                        "vc_alloc",     "inject_vc",    "eject_vc"};
+    /* BookSim2's router: the ten settings of the preset */
+    const char *bs[] = {"router_delay", "credit_delay", "nic_delay", "alloc_iters", "vc_alloc",
+                        "inject_vc",    "eject_vc",     "sw_input",  "pass_clock",  "xbar_pass"};
     size_t n_bs = 0;
     for (size_t i = 0; i < n; i++)
         n_bs += (t[i].flags & NF_SIMSET_BOOKSIM) != 0;
     assert_int_equal(n_bs, sizeof bs / sizeof bs[0]);
-    assert_true(nf_simset_find("router_delay")->booksim == 2);
+    assert_true(nf_simset_find("router_delay")->booksim == 1);
     assert_true(nf_simset_find("nic_delay")->booksim == 1);
     assert_true(nf_simset_find("vc_alloc")->booksim == NF_SIM_VA_SEPARATE);
     for (size_t i = 0; i < sizeof bs / sizeof bs[0]; i++)
