@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include "cmd.h"
 #include "opts.h"
+#include "pktlist.h"
 #include "progress.h"
 #include "rows.h"
 #include "simopt.h"
@@ -74,6 +75,9 @@ typedef struct sim_plan {
     bool json;
     const double *points;
     size_t n_points;
+    const nf_sim_packet *pkts; /* --packets: the list, or NULL */
+    size_t n_pkts;
+    const char *pkt_log; /* --packet-log, or NULL */
 } sim_plan;
 
 /* A load point's timeline, kept for the table printed after the results. */
@@ -144,7 +148,8 @@ static int sim_run(sim_plan *p) {
         return rc;
     }
     if ((rc = nf_sim_new(f, h, &c, p->r->r, p->t, &s, &d)) ||
-        (rc = nf_sim_set_timeline(s, p->timeline))) {
+        (rc = nf_sim_set_timeline(s, p->timeline)) ||
+        (p->pkts && (rc = nf_sim_set_packets(s, p->pkts, p->n_pkts, &d)))) {
         int ex = nf_app_report(rc, &d);
         nf_sim_free(s);
         nf_hops_free(h);
@@ -283,6 +288,8 @@ static int sim_run(sim_plan *p) {
             fprintf(stderr, "netfab sim: deadlock at load %.3f: no flit moved; stuck: %s\n", x,
                     res.stuck);
         if (links) write_links(links, f, s, lflits, x, ph.window);
+        if (p->pkt_log && nf_app_packets_log("sim", p->pkt_log, s, p->pkts, p->n_pkts))
+            ex = NF_EXIT_FAIL;
     }
     if (links && ex) /* a failed run leaves the previous file */
         nf__afile_abort(&links_af);
@@ -307,6 +314,7 @@ static int sim_run(sim_plan *p) {
 
 int nf_cmd_sim(int argc, char **argv) {
     const char *topo = NULL, *rname = NULL, *tname = NULL, *sweep = NULL, *links_path = NULL;
+    const char *pkts_path = NULL, *pkt_log = NULL;
     double load = 0;
     bool json = false, load_given = false, fail_at_given = false;
     uint64_t timeline = 0;
@@ -387,6 +395,20 @@ int nf_cmd_sim(int argc, char **argv) {
                  "and accepted load, the mean latency, the minimal share and the count of the "
                  "packets delivered in it (--json: a \"timeline\" array in each point's "
                  "object)"},
+        {.name = "packets",
+         .arg = "FILE",
+         .kind = NF_OPT_STR,
+         NF_OPT_TO(pkts_path),
+         .help = "run the packets of FILE instead of --traffic and --load: a line 'CYCLE SRC "
+                 "DST [VC]' each (endpoints from 0; the VC its NIC starts it on, -1 or none: "
+                 "--inject-vc's), in order of CYCLE, '#' a comment; one packet each, measured "
+                 "when CYCLE is in the window (--warmup 0 --cycles past the last one: all)"},
+        {.name = "packet-log",
+         .arg = "FILE",
+         .kind = NF_OPT_STR,
+         NF_OPT_TO(pkt_log),
+         .help = "with --packets: write 'CYCLE SRC DST ARRIVED LATENCY' for each of them, in "
+                 "its order (-1 -1: it did not arrive in the run)"},
         {.name = "json",
          .kind = NF_OPT_FLAG,
          NF_OPT_TO(json),
@@ -407,7 +429,8 @@ int nf_cmd_sim(int argc, char **argv) {
             "                  [--proxy all|restricted] [--exclude-unroutable]\n"
             "                  [--ber RATE] [--switching vct|saf|dynamic] [--saf-errors N]\n"
             "                  [--saf-window C] [--timeline CYCLES] [--json]\n"
-            "                  [--router-model netfab|booksim] [--nic-delay C]\n",
+            "                  [--router-model netfab|booksim] [--nic-delay C]\n"
+            "       netfab sim --topo SPEC --routing NAME --packets FILE [--packet-log FILE] ...\n",
         .description =
             "Simulates flits through input-queued routers (virtual channels, credits, virtual\n"
             "cut-through, separable allocation) and prints, per load point: offered and accepted\n"
@@ -447,14 +470,18 @@ int nf_cmd_sim(int argc, char **argv) {
     const nf_sim_traffic *t = NULL;
     const char *need[] = {"--topo SPEC", "--routing NAME", "--traffic NAME",
                           "--load L (or --sweep A:B:STEP)"};
-    bool have[] = {topo, rname, tname, load_given || sweep};
+    bool have[] = {topo, rname, tname || pkts_path, load_given || sweep || pkts_path};
     if ((ex = nf_app_require("sim", 4, need, have)))
         ;
     else if (load_given && sweep)
         ex = nf_opt_usage("sim", "--load or --sweep, not both");
+    else if (pkts_path && (tname || load_given || sweep))
+        ex = nf_opt_usage("sim", "--packets replaces --traffic, --load and --sweep");
+    else if (pkt_log && !pkts_path)
+        ex = nf_opt_usage("sim", "--packet-log needs --packets");
     else if ((ex = nf_app_routing_parse("sim", rname, &r)))
         ;
-    else if (!(t = nf_app_sim_traffic(&k, tname))) {
+    else if (!(t = nf_app_sim_traffic(&k, tname ? tname : "uniform"))) {
         char known[512];
         ex = nf_opt_usage("sim", "unknown traffic '%s' (%s)", tname,
                           nf_app_known(NF_APP_TRAFFICS, known, sizeof known));
@@ -464,6 +491,9 @@ int nf_cmd_sim(int argc, char **argv) {
     double points[NF_APP_MAX_LOAD_POINTS], *pts = NULL;
     size_t n_points = 0;
     if (!ex && sweep) ex = nf_app_load_points("sim", "--sweep", sweep, true, &pts, &n_points);
+    nf_sim_packet *list = NULL;
+    size_t n_list = 0;
+    if (!ex && pkts_path) ex = nf_app_packets_read("sim", pkts_path, &list, &n_list);
     if (ex) {
         free(pts);
         nf_app_fail_fini(&fail);
@@ -487,9 +517,13 @@ int nf_cmd_sim(int argc, char **argv) {
                      .timeline = timeline,
                      .json = json,
                      .points = points,
-                     .n_points = n_points};
+                     .n_points = n_points,
+                     .pkts = list,
+                     .n_pkts = n_list,
+                     .pkt_log = pkt_log};
     plan.c.threads = (unsigned)threads;
     ex = sim_run(&plan);
+    free(list);
     nf_app_routing_fini(&r);
     nf_app_fail_fini(&fail);
     return ex;

@@ -620,6 +620,25 @@ NF_API int nf_sim_set_link_ber(nf_sim *s, nf_link l, double ber, nf_diag *diag);
 NF_API int nf_sim_run(nf_sim *s, const nf_sim_injection *inj, const nf_sim_phase *ph,
                       void (*progress)(void *ud, double frac), void *ud, nf_sim_result *out);
 
+/* A listed packet (nf_sim_set_packets). */
+typedef struct nf_sim_packet {
+    uint64_t at;       /* the cycle it is made (runs count cycles from 0) */
+    uint32_t src, dst; /* endpoints, 0 .. nf_sim_endpoints() - 1 (rail 0); src == dst allowed */
+    int vc;            /* the VC its NIC starts it on, 0 .. vcs - 1, waiting for it while it is
+                        * held or short of room; -1: as inject_vc chooses */
+} nf_sim_packet;
+
+/* Makes every later run's packets from list (copied; n of them, in order of at) instead of the
+ * random sources: each a one-packet message at cycle at, measured when at falls in the window,
+ * the injection's load, pattern and message length unused (bursty too). A trace of another
+ * simulator's packets, run here: nf_sim_packet_arrival tells when each one arrived. n 0: the
+ * sources again. NF_EINVAL (reason in diag): an endpoint or VC out of range, at not in order;
+ * NF_ENOMEM. */
+NF_API int nf_sim_set_packets(nf_sim *s, const nf_sim_packet *list, size_t n, nf_diag *diag);
+/* The cycle listed packet i's tail reached its destination in the last run; UINT64_MAX when it
+ * did not (not made in the run's cycles, or still on its way at the end), or no such packet. */
+NF_API uint64_t nf_sim_packet_arrival(const nf_sim *s, size_t i);
+
 /* One window of a run's timeline (nf_sim_set_timeline). */
 typedef struct nf_sim_window {
     uint64_t cycle;      /* the window's first cycle (runs count cycles from 0) */

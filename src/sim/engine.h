@@ -46,6 +46,7 @@ typedef struct sim_pkt {
     uint16_t hops;    /* switch-to-switch links so far */
     uint8_t dst_port; /* the port of dst_sw its destination hangs off */
     uint8_t flags;    /* SIM_PK_MEASURED, SIM_PK_MCAST */
+    uint8_t inj_vc;   /* a listed packet's injection VC + 1; 0: inject_vc chooses */
 } sim_pkt;            /* 48 bytes */
 
 /* SIM_PK_BAD: a corrupt copy (link errors), discarded where it is held whole */
@@ -167,6 +168,7 @@ typedef struct sim_nic {
 typedef struct sim_born {
     uint32_t id, src_k, dst_k, dst, msg, salt; /* dst: its destination endpoint */
     uint8_t meas;                              /* measured */
+    uint8_t inj_vc;                            /* sim_pkt.inj_vc */
 } sim_born;
 
 /* Latencies in cycles (saturated at 2^32 - 1). */
@@ -205,7 +207,9 @@ typedef struct sim_worker {
     nf_node *ran; /* the switches it ran this cycle (kept for the snapshot) */
     uint32_t n_ran;
     uint32_t n_nic_act;
-    uint32_t *sarr;  /* scripted packets whose tails arrived this cycle (message ids) */
+    uint32_t *sarr; /* scripted packets whose tails arrived this cycle (message ids) */
+    uint32_t *larr; /* listed packets whose tails arrived this cycle (their indexes) */
+    size_t n_larr, cap_larr;
     uint32_t *stash; /* packet ids it may take for multicast copies this cycle */
     size_t n_stash, cap_stash;
     size_t n_sarr, cap_sarr;
@@ -315,6 +319,11 @@ typedef struct sim_sources {
     double geo_log;  /* log1p(-geo_p) */
     uint32_t hot_ep; /* the traffic's hot endpoint, or UINT32_MAX */
     nf__rng rng;     /* the one random stream */
+    /* listed packets (nf_sim_set_packets): made in place of the sources, in order; each one's
+     * arrival cycle in the run (UINT64_MAX until its tail is in) */
+    nf_sim_packet *list;
+    uint64_t *list_arr;
+    size_t n_list, list_pos;
 } sim_sources;
 
 typedef struct sim_pool { /* packets by id */

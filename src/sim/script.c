@@ -96,7 +96,7 @@ static uint32_t data_packets(uint64_t payload, const nf_sim_msg *m) {
 int nf__script_add(nf__script **slot, const nf_sim_msg *m, uint32_t *id) {
     if (!*slot && !(*slot = nf__calloc(1, sizeof **slot))) return NF_ENOMEM;
     nf__script *sc = *slot;
-    if (sc->n >= NF__SCRIPT_TAG - 1) return NF_ENOMEM;
+    if (sc->n >= NF__LIST_TAG - 1) return NF_ENOMEM;
     if (sc->n == sc->cap && NF_GROW(sc->m, sc->cap, sc->n + 1)) return NF_ENOMEM;
     sc->m[sc->n] = *m;
     *id = (uint32_t)sc->n++;

@@ -10,6 +10,9 @@
 
 /* A scripted message's packets carry NF__SCRIPT_TAG | id in their message field. */
 #define NF__SCRIPT_TAG 0x80000000u
+/* A listed packet's (nf_sim_set_packets) carry NF__LIST_TAG | its index: scripted ids stay
+ * below it. */
+#define NF__LIST_TAG 0x40000000u
 
 typedef struct nf__script nf__script;
 

@@ -107,8 +107,8 @@ void nf_sim_free(nf_sim *s) {
         }
         nf__free(w->learn);
         nf__free(w->nic_tmp);
-        void *arrays[] = {w->wheel,  w->act,    w->freed, w->nic_act, w->ran,    w->lat.v,
-                          w->nlat.v, w->mlat.v, w->sarr,  w->stash,   w->bglat.v};
+        void *arrays[] = {w->wheel,  w->act,    w->freed, w->nic_act, w->ran,     w->lat.v,
+                          w->nlat.v, w->mlat.v, w->sarr,  w->stash,   w->bglat.v, w->larr};
         for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
             nf__free(arrays[i]);
         nf__free(w->tl);
@@ -137,6 +137,8 @@ void nf_sim_free(nf_sim *s) {
     nf__free(s->net.va_pass);
     nf__free(s->net.va_rr);
     nf__free(s->net.va_in_rr);
+    nf__free(s->src.list);
+    nf__free(s->src.list_arr);
     nf__free(s->pool.stamp);
     nf__free(s->topo.ep_rails);
     nf__free(s->meas.ep_cut);
@@ -467,7 +469,7 @@ void nf__sim_reset(nf_sim *s) {
             }
         w->n_act = w->n_nic_act = w->n_nic_sorted = 0;
         w->n_born = 0;
-        w->n_freed = w->n_sarr = w->n_stash = 0; /* (every packet id is free again) */
+        w->n_freed = w->n_sarr = w->n_stash = w->n_larr = 0; /* (every packet id is free again) */
         w->lat.n = w->nlat.n = w->mlat.n = w->bglat.n = 0;
         w->hot_flits = 0;
         w->flit_hops = w->unroutable = w->injected = w->delivered = w->acc_flits = 0;
@@ -499,6 +501,9 @@ void nf__sim_reset(nf_sim *s) {
         n->hold_until = 0;
         n->rr_next = 0;
     }
+    s->src.list_pos = 0;
+    for (size_t i = 0; i < s->src.n_list; i++)
+        s->src.list_arr[i] = UINT64_MAX;
     s->pool.n = s->pool.n_free = 0;
     if (s->mc.left) {
         memset(s->mc.left, 0,
@@ -560,6 +565,10 @@ static int deliver(nf_sim *s, sim_worker *wk, uint32_t id, bool tail, nf_node ca
         if (wk->n_sarr == wk->cap_sarr && NF_GROW(wk->sarr, wk->cap_sarr, wk->n_sarr + 1))
             return NF_ENOMEM;
         wk->sarr[wk->n_sarr++] = p->msg & ~NF__SCRIPT_TAG;
+    } else if (p->msg != UINT32_MAX && (p->msg & NF__LIST_TAG)) { /* a listed packet */
+        if (wk->n_larr == wk->cap_larr && NF_GROW(wk->larr, wk->cap_larr, wk->n_larr + 1))
+            return NF_ENOMEM;
+        wk->larr[wk->n_larr++] = p->msg & ~NF__LIST_TAG;
     }
     if (p->flags & SIM_PK_MEASURED) {
         if (sample(&wk->lat, s->now - p->t_create) || sample(&wk->nlat, s->now - p->t_inject))
@@ -570,7 +579,7 @@ static int deliver(nf_sim *s, sim_worker *wk, uint32_t id, bool tail, nf_node ca
         wk->minimal += went_minimal(s, p);
         wk->n_meas++;
         /* a message's packets all reach one endpoint, so one thread counts it down */
-        if (p->msg != UINT32_MAX && --s->meas.msg_left[p->msg] == 0 &&
+        if (p->msg != UINT32_MAX && !(p->msg & NF__LIST_TAG) && --s->meas.msg_left[p->msg] == 0 &&
             sample(&wk->mlat, s->now - s->meas.msg_t0[p->msg]))
             return NF_ENOMEM;
     }
@@ -752,6 +761,12 @@ static int gen_phase(nf_sim *s) {
                 wk->stash[wk->n_stash++] = id;
             }
         }
+    for (unsigned t = 0; s->src.list && t < s->n_threads; t++) { /* listed packets arrived */
+        sim_worker *wk = &s->workers[t];
+        for (size_t i = 0; i < wk->n_larr; i++)
+            s->src.list_arr[wk->larr[i]] = s->now;
+        wk->n_larr = 0;
+    }
     if (s->scr.on) { /* scripted arrivals in thread order (counting is order-free), releases */
         size_t n = 0;
         for (unsigned t = 0; t < s->n_threads; t++) {

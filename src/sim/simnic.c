@@ -9,6 +9,7 @@
 #include "netfab/simset.h"
 
 #include "util/mem.h"
+#include "util/diag.h"
 #include "util/rng.h"
 
 #include <math.h>
@@ -46,6 +47,44 @@ int nf_sim_set_injection(nf_sim *s, const nf_sim_injection *inj) {
 }
 
 static uint64_t nic_backlog(const nf_sim *s, const sim_nic *n);
+
+int nf_sim_set_packets(nf_sim *s, const nf_sim_packet *list, size_t n, nf_diag *diag) {
+    if (!s || (n && !list)) return nf__fail(diag, NF_EINVAL, "no simulator or no list");
+    if (n >= NF__LIST_TAG)
+        return nf__fail(diag, NF_EINVAL, "%zu packets: at most %u", n, NF__LIST_TAG - 1);
+    for (size_t i = 0; i < n; i++) {
+        const nf_sim_packet *q = &list[i];
+        if (q->src >= s->topo.n_ep || q->dst >= s->topo.n_ep)
+            return nf__fail(diag, NF_EINVAL, "packet %zu: endpoint %u: there are %u", i,
+                            q->src >= s->topo.n_ep ? q->src : q->dst, s->topo.n_ep);
+        if (q->vc < -1 || q->vc >= (int)s->net.n_vcs)
+            return nf__fail(diag, NF_EINVAL, "packet %zu: VC %d: -1 or 0 to %u", i, q->vc,
+                            s->net.n_vcs - 1);
+        if (i && q->at < list[i - 1].at)
+            return nf__fail(diag, NF_EINVAL, "packet %zu: cycle %llu before the one above (%llu)",
+                            i, (unsigned long long)q->at, (unsigned long long)list[i - 1].at);
+    }
+    nf_sim_packet *l = NULL;
+    uint64_t *arr = NULL;
+    if (n && (!(l = nf__malloc(n * sizeof *l)) || !(arr = nf__malloc(n * sizeof *arr)))) {
+        nf__free(l);
+        return NF_ENOMEM;
+    }
+    if (n) memcpy(l, list, n * sizeof *l);
+    for (size_t i = 0; i < n; i++)
+        arr[i] = UINT64_MAX;
+    nf__free(s->src.list);
+    nf__free(s->src.list_arr);
+    s->src.list = l;
+    s->src.list_arr = arr;
+    s->src.n_list = n;
+    s->src.list_pos = 0;
+    return NF_OK;
+}
+
+uint64_t nf_sim_packet_arrival(const nf_sim *s, size_t i) {
+    return s && i < s->src.n_list ? s->src.list_arr[i] : UINT64_MAX;
+}
 
 /* ---- injection ------------------------------------------------------------------------------ */
 
@@ -106,14 +145,13 @@ static bool want_message(nf_sim *s, sim_nic *n) {
     return false;
 }
 
-/* A message from endpoint e: its packets into the queue of one rail, the next in turn when both
- * ends have two (the rail is the message descriptor's), to the destination's port on it. */
-static int generate(nf_sim *s, uint32_t e) {
+/* A message from endpoint e to dst: its packets into the queue of one rail, the next in turn
+ * when both ends have two (the rail is the message descriptor's), to the destination's port on
+ * it. list: a listed packet's index (one packet, started on VC inj_vc - 1 unless 0), else
+ * SIZE_MAX. */
+static int make_message(nf_sim *s, uint32_t e, uint32_t dst, size_t list, uint8_t inj_vc) {
     sim_nic *n0 = &s->src.nics[(size_t)e * 2];
-    if (!want_message(s, n0)) return NF_OK;
-    uint32_t dst = s->traffic->dest(s->traffic_ctx, e, rnd64, &s->src.rng);
-    if (dst >= s->topo.n_ep || (dst == e && !s->traffic->self))
-        return NF_OK; /* a pattern with no partner for e */
+    uint32_t msg_pkts = list == SIZE_MAX ? s->src.inj.msg_pkts : 1;
     if (s->cfg.exclude_unroutable && (s->meas.ep_cut[e] != s->meas.ep_cut[dst] ||
                                       nf_hops_sw(s->h, s->topo.ep_sw[(size_t)e * 2],
                                                  s->topo.ep_sw[(size_t)dst * 2]) == NF_HOPS_INF)) {
@@ -140,24 +178,24 @@ static int generate(nf_sim *s, uint32_t e) {
                                         s->topo.ep_ca[dst], s->topo.ep_sw[(size_t)dst * 2 + rail]))
             rail ^= 1, k++;
         if (k == rails) {
-            if (meas) s->meas.lost_flits += (uint64_t)s->src.inj.msg_pkts * s->cfg.pkt_flits;
+            if (meas) s->meas.lost_flits += (uint64_t)msg_pkts * s->cfg.pkt_flits;
             return NF_OK;
         }
     }
     size_t src_k = (size_t)e * 2 + rail, dst_k = (size_t)dst * 2 + rail;
-    uint32_t msg = UINT32_MAX;
-    if (meas && s->src.inj.msg_pkts > 1) { /* (one-packet messages: their packets' figures) */
+    uint32_t msg = list == SIZE_MAX ? UINT32_MAX : NF__LIST_TAG | (uint32_t)list;
+    if (meas && msg_pkts > 1) { /* (one-packet messages: their packets' figures) */
         if (NF_GROW(s->meas.msg_left, s->meas.cap_msg, s->meas.n_msg + 1)) return NF_ENOMEM;
         if (NF_GROW(s->meas.msg_t0, s->meas.cap_t0, s->meas.n_msg + 1)) return NF_ENOMEM;
         msg = (uint32_t)s->meas.n_msg++;
-        s->meas.msg_left[msg] = s->src.inj.msg_pkts;
+        s->meas.msg_left[msg] = msg_pkts;
         s->meas.msg_t0[msg] = s->now;
     }
     sim_worker *wk = &s->workers[s->topo.owner[s->topo.ep_sw[(size_t)e * 2]]];
-    if (wk->n_born + s->src.inj.msg_pkts > wk->cap_born &&
-        NF_GROW(wk->born, wk->cap_born, wk->n_born + s->src.inj.msg_pkts))
+    if (wk->n_born + msg_pkts > wk->cap_born &&
+        NF_GROW(wk->born, wk->cap_born, wk->n_born + msg_pkts))
         return NF_ENOMEM;
-    for (unsigned k = 0; k < s->src.inj.msg_pkts; k++) {
+    for (unsigned k = 0; k < msg_pkts; k++) {
         uint32_t id = nf__sim_new_pkt(s);
         if (id == SIM_NO_PKT) return NF_ENOMEM;
         wk->born[wk->n_born++] = (sim_born){.id = id,
@@ -166,7 +204,8 @@ static int generate(nf_sim *s, uint32_t e) {
                                             .dst = dst,
                                             .msg = msg,
                                             .salt = (uint32_t)nf__rng_next(&s->src.rng),
-                                            .meas = meas};
+                                            .meas = meas,
+                                            .inj_vc = inj_vc};
         if (meas) {
             s->meas.gen_flits += s->cfg.pkt_flits;
             s->meas.pkts_left++;
@@ -174,6 +213,15 @@ static int generate(nf_sim *s, uint32_t e) {
         if (s->tl.on) s->tl.sum[s->tl.cur].gen_flits += s->cfg.pkt_flits;
     }
     return NF_OK;
+}
+
+/* A message from endpoint e when its source wants one, to its pattern's destination. */
+static int generate(nf_sim *s, uint32_t e) {
+    if (!want_message(s, &s->src.nics[(size_t)e * 2])) return NF_OK;
+    uint32_t dst = s->traffic->dest(s->traffic_ctx, e, rnd64, &s->src.rng);
+    if (dst >= s->topo.n_ep || (dst == e && !s->traffic->self))
+        return NF_OK; /* a pattern with no partner for e */
+    return make_message(s, e, dst, SIZE_MAX, 0);
 }
 
 /* Worker wk's packets generated this cycle: their records written and each queued at its NIC
@@ -189,7 +237,8 @@ static int enqueue_born(nf_sim *s, sim_worker *wk) {
                                         .t_create = s->now,
                                         .msg = b->msg,
                                         .salt = b->salt,
-                                        .flags = b->meas ? SIM_PK_MEASURED : 0};
+                                        .flags = b->meas ? SIM_PK_MEASURED : 0,
+                                        .inj_vc = b->inj_vc};
         if (nic_push(&s->src.nics[b->src_k], b->id)) return NF_ENOMEM;
         if (!s->src.nic_on[b->src_k]) { /* to the list of sending NICs of the CA's owner */
             s->src.nic_on[b->src_k] = 1;
@@ -272,7 +321,12 @@ static int nic_send(nf_sim *s, sim_worker *wk, uint32_t k) {
         if (!n->q_count || s->now < n->hold_until) return NF_OK;
         int best = -1;
         nf_sim_inject_vc how = s->cfg.inject_vc; /* (routing: resolved at nf_sim_new) */
-        if (how == NF_SIM_INJ_RANDOM) {          /* this try's draw, held or short: wait */
+        unsigned forced = s->pool.pkts[n->q[n->q_head]].inj_vc;
+        if (forced) { /* a listed packet's: held or short, wait */
+            unsigned v = forced - 1;
+            int32_t need = how == NF_SIM_INJ_RR ? 1 : (int32_t)s->cfg.pkt_flits;
+            if (!sim_ovc_busy(p, v) && sim_room(s, p, v) >= need) best = (int)v;
+        } else if (how == NF_SIM_INJ_RANDOM) { /* this try's draw, held or short: wait */
             unsigned v = (unsigned)(((uint64_t)inject_draw(s, k) * s->net.n_vcs) >> 32);
             if (!sim_ovc_busy(p, v) && sim_room(s, p, v) >= (int32_t)s->cfg.pkt_flits)
                 best = (int)v;
@@ -330,6 +384,16 @@ static int nic_send(nf_sim *s, sim_worker *wk, uint32_t k) {
  * endpoint order (gen_phase, after the link failures and the script). */
 int nf__sim_sources_phase(nf_sim *s) {
     int rc = NF_OK;
+    if (s->src.list) { /* the listed packets due now, in their order */
+        for (; s->src.list_pos < s->src.n_list && s->src.list[s->src.list_pos].at <= s->now;
+             s->src.list_pos++) {
+            const nf_sim_packet *q = &s->src.list[s->src.list_pos];
+            if (q->at < s->now) continue; /* (a run that began after it) */
+            rc = make_message(s, q->src, q->dst, s->src.list_pos, (uint8_t)(q->vc + 1));
+            if (rc) return rc;
+        }
+        return NF_OK;
+    }
     if (!(s->src.pkt_rate > 0)) return NF_OK;
     if (s->src.inj.bursty) {
         for (uint32_t e = 0; e < s->topo.n_ep; e++)

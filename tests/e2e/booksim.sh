@@ -95,4 +95,72 @@ expect 0 "$nf" sweep --topo torus:4x4,c=1 --routing dor-bs --traffic tornado --l
     --vcs 2 --buf 8 --cycles 20000 --router-model booksim --json --no-times
 json_range out lat_mean 13.8 14.2 # BookSim2's tornado on 4x4: 1 hop a dimension, 4 x 2 + 6
 json_str out traffic bs-tornado # the row names the pattern that ran
+
+# BookSim2's own packets, run through netfab packet by packet (--packets, tests/data/booksim/
+# CASE.pkts.gz: when each was made, where to and the VC its source started it on), arrive in the
+# very cycles BookSim2 retired them (CASE.arrived.gz): every one of them, on one router and on
+# the 72-node Dragonfly at internal speedups 1.7 and 1; the same packets through a router that
+# allocates its input side netfab's way arrive otherwise, so the comparison can fail.
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+data="$2/tests/data/booksim"
+# replay CASE OPTS...: prints "<packets compared> <arrivals that differ>"
+replay() {
+    c=$1
+    shift
+    zcat "$data/$c.pkts.gz" >"$tmp/$c.pkts" && zcat "$data/$c.arrived.gz" >"$tmp/$c.want" || {
+        echo "0 0"
+        return
+    }
+    last=$(tail -1 "$tmp/$c.pkts" | cut -d' ' -f1)
+    "$nf" sim --packets "$tmp/$c.pkts" --packet-log "$tmp/$c.log" --warmup 0 \
+        --cycles $((last + 1)) --drain 20000 --threads 1 "$@" >/dev/null 2>"$tmp/err" || {
+        echo "0 0"
+        return
+    }
+    awk 'FNR == 1 { f++ } /^#/ { next }
+         f == 1 { want[$1 " " $2] = $3; next }
+         ($1 " " $2) in want { n++; if (want[$1 " " $2] != $4) d++ }
+         END { print n + 0, d + 0 }' "$tmp/$c.want" "$tmp/$c.log"
+}
+fly="--topo torus:1,c=4 --routing minhop --vcs 2 --buf 256 --router-model booksim"
+df="--topo dragonfly:a=4,p=2,h=2,arr=consecutive --routing dfmin-bs --vcs 3 --buf 256
+    --lat-local 10 --lat-global 100 --router-model booksim"
+for c in "fly4 $fly --speedup 1" "df72-s17 $df --speedup 1.7" "df72-s1 $df --speedup 1"; do
+    # shellcheck disable=SC2086
+    set -- $c
+    name=$1
+    shift
+    # shellcheck disable=SC2046
+    set -- $(replay "$name" "$@")
+    want=$(zcat "$data/$name.arrived.gz" | grep -vc '^#')
+    [ "$1" = "$want" ] && [ "$2" = 0 ] && ok ||
+        bad "$name: $2 of $1 packets (of $want) arrive in other cycles than BookSim2's"
+done
+# shellcheck disable=SC2046,SC2086
+set -- $(replay fly4 $fly --speedup 1 --sw-input vc)
+[ "$1" -gt 1000 ] && [ "$2" -gt 100 ] && ok || bad "fly4 with --sw-input vc: $2 of $1 differ"
+# shellcheck disable=SC2046,SC2086
+set -- $(replay df72-s17 $df --speedup 1.7 --pass-clock busy)
+[ "$1" -gt 1000 ] && [ "$2" -gt 100 ] && ok || bad "df72-s17 with --pass-clock busy: $2 of $1"
+# the list's errors: a line that is not one, cycles out of order, an endpoint out of range
+flysim() { "$nf" sim --topo torus:1,c=4 --routing minhop --vcs 2 --router-model booksim "$@"; }
+printf '0 0 1\n5 x 2\n' >"$tmp/bad1"
+expect 2 flysim --packets "$tmp/bad1"
+has err "bad1:2: want 'CYCLE SRC DST"
+printf '9 0 1\n5 1 2\n' >"$tmp/bad2"
+expect 2 flysim --packets "$tmp/bad2"
+has err "bad2:2: cycle 5 before the line above's (9)"
+printf '0 0 4\n' >"$tmp/bad3"
+expect 2 flysim --packets "$tmp/bad3"
+has err "endpoint 4: there are 4"
+printf '0 0 1 2\n' >"$tmp/bad4"
+expect 2 flysim --packets "$tmp/bad4"
+has err "VC 2"
+expect 1 flysim --packets "$tmp/none"
+has err "cannot read"
+expect 2 flysim --packets "$tmp/bad1" --traffic uniform
+has err "--packets replaces"
+expect 2 flysim --traffic uniform --load 0.1 --packet-log "$tmp/x"
+has err "--packet-log needs --packets"
 finish
