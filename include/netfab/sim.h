@@ -210,6 +210,9 @@ typedef struct nf_sim_config {
     /* a flit granted the switch crosses it in the next pass, so one granted in its router's
      * last pass of a cycle leaves in the next cycle: BookSim2's switch traversal stage (no) */
     bool xbar_pass;
+    /* a NIC takes its credits back as they arrive, without credit_delay, as BookSim2's traffic
+     * manager does (its routers add the delay on their side); else as a switch does (no) */
+    bool nic_prompt_credits;
 } nf_sim_config;
 
 /* Sets every field of *c to its default (the auto ones to 0). Start a configuration from it and

@@ -638,8 +638,9 @@ static inline int sim_free_slot_at(nf_sim *s, sim_worker *b, nf_node sw, sim_por
         sim_port_clear(s->net.in_mask, sw, i, W);
     uint8_t kind = iv->sh ? 1 : 0;
     if (kind) iv->sh--;
+    unsigned delay = pi->to_sw || !s->cfg.nic_prompt_credits ? s->cfg.credit_delay : 0;
     return sim_push_event(
-        s, b, pi->peer_own, s->now + s->cfg.credit_delay + pi->lat,
+        s, b, pi->peer_own, s->now + delay + pi->lat,
         (sim_event){.port = pi->back, .pkt = SIM_NO_PKT, .vc = (uint8_t)v, .flags = kind});
 }
 

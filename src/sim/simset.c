@@ -94,6 +94,9 @@ static const nf_simset table[] = {
      .booksim = NF_SIM_CLOCK_EVERY,
      .help = "the cycles that give a router its crossbar passes: busy (those it holds flits in) "
              "or every (BookSim2's internal speedup: every router every cycle, all in step)"},
+    {C("nic-prompt-credits", nic_prompt_credits), BOOL, .flags = NF_SIMSET_BOOKSIM, .booksim = 1,
+     .help = "a NIC takes its credits back as they arrive, without --credit-delay (BookSim2's "
+             "traffic manager: its routers add the delay on their side)"},
     {C("xbar-pass", xbar_pass), BOOL, .flags = NF_SIMSET_BOOKSIM, .booksim = 1,
      .help = "a flit granted the switch crosses it in the next pass, so one granted in a cycle's "
              "last pass leaves a cycle later (BookSim2's switch traversal stage)"},

@@ -58,7 +58,7 @@ run() {
 a=$(run --router-model booksim --traffic uniform)
 b=$(run --vc-alloc separate --inject-vc routing --eject-vc routing --alloc-iters 1 \
     --router-delay 1 --credit-delay 2 --nic-delay 1 --sw-input output --pass-clock every \
-    --xbar-pass --traffic bs-uniform)
+    --xbar-pass --nic-prompt-credits --traffic bs-uniform)
 [ -n "$a" ] && [ "$a" = "$b" ] && ok || bad "--router-model booksim is not its flags"
 # a flag given wins over the preset: one more cycle in the NIC, one more cycle of latency
 expect 0 "$nf" sim --topo torus:8,c=1 --routing dor-bs --vcs 2 --buf 8 --traffic tornado \
@@ -98,8 +98,9 @@ json_str out traffic bs-tornado # the row names the pattern that ran
 
 # BookSim2's own packets, run through netfab packet by packet (--packets, tests/data/booksim/
 # CASE.pkts.gz: when each was made, where to and the VC its source started it on), arrive in the
-# very cycles BookSim2 retired them (CASE.arrived.gz): every one of them, on one router and on
-# the 72-node Dragonfly at internal speedups 1.7 and 1; the same packets through a router that
+# very cycles BookSim2 retired them (CASE.arrived.gz): every one of them, on one router (1- and
+# 4-flit packets) and on the 72-node Dragonfly at internal speedups 1.7 and 1; the same packets
+# through a router that
 # allocates its input side netfab's way arrive otherwise, so the comparison can fail.
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -126,7 +127,8 @@ replay() {
 fly="--topo torus:1,c=4 --routing minhop --vcs 2 --buf 256 --router-model booksim"
 df="--topo dragonfly:a=4,p=2,h=2,arr=consecutive --routing dfmin-bs --vcs 3 --buf 256
     --lat-local 10 --lat-global 100 --router-model booksim"
-for c in "fly4 $fly --speedup 1" "df72-s17 $df --speedup 1.7" "df72-s1 $df --speedup 1"; do
+for c in "fly4 $fly --speedup 1" "fly4-p4 $fly --speedup 1 --buf 8 --pkt 4" \
+    "df72-s17 $df --speedup 1.7" "df72-s1 $df --speedup 1"; do
     # shellcheck disable=SC2086
     set -- $c
     name=$1
@@ -143,6 +145,10 @@ set -- $(replay fly4 $fly --speedup 1 --sw-input vc)
 # shellcheck disable=SC2046,SC2086
 set -- $(replay df72-s17 $df --speedup 1.7 --pass-clock busy)
 [ "$1" -gt 1000 ] && [ "$2" -gt 100 ] && ok || bad "df72-s17 with --pass-clock busy: $2 of $1"
+echo '{"nic_prompt_credits": false}' >"$tmp/nopc"
+# shellcheck disable=SC2046,SC2086
+set -- $(replay fly4-p4 $fly --speedup 1 --buf 8 --pkt 4 --settings "$tmp/nopc")
+[ "$1" -gt 500 ] && [ "$2" -gt 0 ] && ok || bad "fly4-p4, NIC credits delayed: $2 of $1 differ"
 # the list's errors: a line that is not one, cycles out of order, an endpoint out of range
 flysim() { "$nf" sim --topo torus:1,c=4 --routing minhop --vcs 2 --router-model booksim "$@"; }
 printf '0 0 1\n5 x 2\n' >"$tmp/bad1"

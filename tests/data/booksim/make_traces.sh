@@ -39,7 +39,7 @@ wait_for_tail_credit = 0; vc_allocator = separable_input_first; alloc_iters = 1;
 sw_allocator = separable_input_first; routing_delay = 0; vc_alloc_delay = 1; sw_alloc_delay = 1;
 st_final_delay = 1; credit_delay = 2; input_speedup = 1; output_speedup = 1;
 warmup_periods = 1; max_samples = 1; latency_thres = 100000.0; sim_count = 1;
-priority = none; packet_size = 1; injection_rate_uses_flits = 1; speculative = 0;
+priority = none; injection_rate_uses_flits = 1; speculative = 0;
 use_noc_latency = 0; traffic = uniform;
 CFG
     "$work/src/booksim" "$work/cfg" >/dev/null 2>"$work/log" || true
@@ -61,10 +61,15 @@ for line in open(sys.argv[1]):
 taken = collections.Counter()
 with gzip.open(sys.argv[2] + ".pkts.gz", "wt") as o:
     o.write("# cycle src dst vc: BookSim2's packets (tests/data/booksim/README.md)\n")
+    rows = []
     for t, s, d in made:
         k = taken[s]
         taken[s] += 1
-        o.write("%d %d %d %d\n" % (t, s, d, vc[s][k] if k < len(vc[s]) else -1))
+        rows.append((t, s, d, vc[s][k] if k < len(vc[s]) else -1))
+    # BookSim2 makes a packet when its source's queue is empty, stamped with the cycle of its
+    # draw (its qtime), so its cycles come out of order: sorted, each source's stay in order
+    for r in sorted(rows, key=lambda r: r[0]):
+        o.write("%d %d %d %d\n" % r)
 with gzip.open(sys.argv[2] + ".arrived.gz", "wt") as o:
     o.write("# cycle src arrived: the packets BookSim2 retired\n")
     for t, s, a in sorted(got):
@@ -72,8 +77,14 @@ with gzip.open(sys.argv[2] + ".arrived.gz", "wt") as o:
 EOF
 }
 run_case fly4 "topology = fly; k = 4; n = 1; routing_function = dest_tag; num_vcs = 2;
-vc_buf_size = 256; internal_speedup = 1.0; sample_period = 1000; injection_rate = 0.6;"
+vc_buf_size = 256; internal_speedup = 1.0; sample_period = 1000; injection_rate = 0.6;
+packet_size = 1;"
+run_case fly4-p4 "topology = fly; k = 4; n = 1; routing_function = dest_tag; num_vcs = 2;
+vc_buf_size = 8; internal_speedup = 1.0; sample_period = 2000; injection_rate = 0.5;
+packet_size = 4;"
 run_case df72-s17 "topology = dragonflynew; k = 2; n = 1; routing_function = min; num_vcs = 3;
-vc_buf_size = 256; internal_speedup = 1.7; sample_period = 300; injection_rate = 0.7;"
+vc_buf_size = 256; internal_speedup = 1.7; sample_period = 300; injection_rate = 0.7;
+packet_size = 1;"
 run_case df72-s1 "topology = dragonflynew; k = 2; n = 1; routing_function = min; num_vcs = 3;
-vc_buf_size = 256; internal_speedup = 1.0; sample_period = 300; injection_rate = 0.42;"
+vc_buf_size = 256; internal_speedup = 1.0; sample_period = 300; injection_rate = 0.42;
+packet_size = 1;"
