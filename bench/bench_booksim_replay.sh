@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: MIT
 # BookSim2's own packets through netfab, packet by packet (docs/results.md, "Packet by packet"):
 # tests/data/booksim/make_traces.sh builds BookSim2 from CHECKOUT with its traffic manager
-# printing each packet's creation, injection VC and retirement, runs its cases (a 4-port router;
-# the 72-node Dragonfly with minimal routing at speedups 1.7 and 1), and netfab runs each trace
+# printing each packet's creation, injection VC and retirement, runs its cases (a 4-port router
+# with 1- and 4-flit packets; the 72-node Dragonfly with minimal routing at speedups 1.7 and 1; a
+# 7x7 torus with 4-flit packets and a 5x5x5 one), and netfab runs each trace
 # with --router-model booksim (--packets, --packet-log). Per case: the packets BookSim2 retired,
 # how many netfab delivers in another cycle, and both mean latencies.
 #
@@ -20,7 +21,10 @@ df="--topo dragonfly:a=4,p=2,h=2,arr=consecutive --routing dfmin-bs --vcs 3 --bu
     --lat-local 10 --lat-global 100"
 echo "| case | packets | arriving in another cycle | mean latency netfab / BookSim2 |"
 echo "|---|---:|---:|---:|"
-for c in "fly4 $fly" "df72-s17 $df --speedup 1.7" "df72-s1 $df --speedup 1"; do
+tor="--routing dor-bs --vcs 2 --buf 8"
+for c in "fly4 $fly" "fly4-p4 $fly --buf 8 --pkt 4" "df72-s17 $df --speedup 1.7" \
+    "df72-s1 $df --speedup 1" "torus7x7-p4 --topo torus:7x7,c=1 $tor --pkt 4" \
+    "torus5x5x5 --topo torus:5x5x5,c=1 $tor"; do
     # shellcheck disable=SC2086
     set -- $c
     name=$1

@@ -50,8 +50,11 @@ fi
 echo
 echo "## The router model against BookSim2's at its Dragonfly knobs (bench_booksim_model.sh; BookSim2's columns with BOOKSIM set)"
 sh "$(dirname "$0")/bench_booksim_model.sh" "$build/netfab" "${BOOKSIM:-}"
-echo "## dfmin uniform against BookSim2, point by point (bench_booksim_dfgap.sh; BookSim2 with BOOKSIM, 1-cycle channels with BOOKSIM_LAT1)"
-sh "$(dirname "$0")/bench_booksim_dfgap.sh" "$build/netfab" "${BOOKSIM:-}" "${BOOKSIM_LAT1:-}"
+if [ -n "${BOOKSIM:-}" ]; then
+    echo
+    echo "## BookSim2's packets through netfab, packet by packet (bench_booksim_replay.sh)"
+    sh "$(dirname "$0")/bench_booksim_replay.sh" "$build/netfab" "$(dirname "$(dirname "$BOOKSIM")")"
+fi
 echo
 echo "## netfab against BookSim2 on tori (bench_booksim_torus.sh; BookSim2's columns with BOOKSIM set)"
 sh "$(dirname "$0")/bench_booksim_torus.sh" "$build/netfab" "${BOOKSIM:-}"

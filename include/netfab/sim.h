@@ -92,6 +92,9 @@ typedef enum nf_sim_sw_input { NF_SIM_SWIN_VC = 0, NF_SIM_SWIN_OUTPUT = 1 } nf_s
  * on average. Busy (netfab's): the cycles it holds flits, so its passes follow its own history.
  * Every (BookSim2's internal speedup): every cycle, busy or not, so all routers have the same
  * number of passes in a cycle. */
+/* The port order of a switch's arbiters (nf_sim_config.port_order). */
+typedef enum nf_sim_port_order { NF_SIM_PORTS_OWN = 0, NF_SIM_PORTS_BOOKSIM = 1 } nf_sim_port_order;
+
 typedef enum nf_sim_pass_clock { NF_SIM_CLOCK_BUSY = 0, NF_SIM_CLOCK_EVERY = 1 } nf_sim_pass_clock;
 
 typedef struct nf_sim_config {
@@ -213,6 +216,16 @@ typedef struct nf_sim_config {
     /* a NIC takes its credits back as they arrive, without credit_delay, as BookSim2's traffic
      * manager does (its routers add the delay on their side); else as a switch does (no) */
     bool nic_prompt_credits;
+    /* the order of a switch's ports in its round-robin arbiters: its own (port order), or,
+     * booksim, BookSim2's numbering of the same ports, from a routing that mirrors a BookSim2
+     * routing function on its topology (dor-bs: each dimension's plus then minus port, BookSim2's
+     * dimension 0 first, then the host ports; the others: their own) (own) */
+    nf_sim_port_order port_order;
+    /* cycles a flit behind its packet's head waits, when it arrives at an empty VC, before it
+     * may cross the switch: BookSim2 reads a body flit in and asks for the switch in the same
+     * cycle, one cycle later than netfab's crossing on arrival under its stage timing
+     * (router_delay 1, xbar_pass); 0..1000 (0) */
+    unsigned body_delay;
 } nf_sim_config;
 
 /* Sets every field of *c to its default (the auto ones to 0). Start a configuration from it and

@@ -288,6 +288,9 @@ typedef struct sim_net {
     /* and per input VC, its round-robin pointer over the switch's output VCs ((port - 1) * n_vcs
      * + VC): it asks for the first free one of its port at or after it */
     uint16_t *va_in_rr;
+    /* port_order booksim: per global port, its switch-local place in the arbiters, and per
+     * global slot g0 + place, the switch-local port there (NULL: the port order) */
+    uint8_t *rank, *unrank;
     /* pass_clock every: the passes every router has this cycle, and the fraction carried */
     unsigned cyc_passes;
     double pass_frac;

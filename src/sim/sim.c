@@ -137,6 +137,8 @@ void nf_sim_free(nf_sim *s) {
     nf__free(s->net.va_pass);
     nf__free(s->net.va_rr);
     nf__free(s->net.va_in_rr);
+    nf__free(s->net.rank);
+    nf__free(s->net.unrank);
     nf__free(s->src.list);
     nf__free(s->src.list_arr);
     nf__free(s->pool.stamp);
@@ -388,6 +390,17 @@ int nf_sim_new(const nf_fabric *f, const nf_hops *h, const nf_sim_config *cfg,
     for (uint32_t e = 0; e < 2 * s->topo.n_ep; e++)
         s->src.nics[e].cur = SIM_NO_PKT;
     if ((rc = r->init(&s->routing_ctx, r->data, f, s->faults.link_state, h, &c, diag))) goto fail;
+    if (c.port_order == NF_SIM_PORTS_BOOKSIM && s->routing->bs_ports) {
+        if (!(s->net.rank = nf__malloc((size_t)s->topo.n_sw_ports + 1)) ||
+            !(s->net.unrank = nf__malloc((size_t)s->topo.n_sw_ports + 1)))
+            goto fail;
+        for (nf_node sw = 0; sw < s->topo.n_sw; sw++) {
+            nf_gport g0 = f->port_off[sw];
+            s->routing->bs_ports(s->routing_ctx, sw, s->net.rank + g0);
+            for (unsigned i = 0; i < f->nports[sw]; i++)
+                s->net.unrank[g0 + s->net.rank[g0 + i]] = (uint8_t)i;
+        }
+    }
     if ((rc = t->init(&s->traffic_ctx, f, s->topo.n_ep, s->topo.ep_ca, c.seed, diag))) goto fail;
     if ((c.ber > 0 || c.switching != NF_SIM_VCT) && (rc = nf__sim_errors_init(s))) goto fail;
     s->src.hot_ep = t->hot ? t->hot(s->traffic_ctx) : UINT32_MAX;
@@ -705,6 +718,8 @@ static int apply_slot(nf_sim *s, sim_worker *wk, sim_wheel_slot *w) {
         }
         if (flags & SIM_FL_HEAD && v->count == 0) /* at the head now */
             v->ready_at = now + s->cfg.router_delay;
+        else if (v->count == 0 && s->cfg.body_delay) /* a body flit, its packet under way */
+            v->ready_at = now + s->cfg.body_delay;
         if (!p->vmask) sim_port_set(s->net.in_mask, n, port - port_off[n], W);
         if (flags & SIM_FL_SHARED) v->sh++;
         if (v->count++ == 0) p->vmask |= (uint16_t)(1u << vc);

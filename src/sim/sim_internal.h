@@ -68,6 +68,9 @@ struct nf_sim_routing {
     unsigned (*route)(void *ctx, nf_node sw, unsigned in_port, unsigned in_vc, unsigned hops,
                       const nf__sim_pkt *p, nf_sim_cand *out, unsigned max);
     unsigned (*inj_vc_hi)(void *ctx);
+    /* Optional: BookSim2's place of each of switch sw's ports (switch-local, 0-based) in its
+     * arbiters, a permutation of 0 .. nports - 1, into rank (port_order booksim). */
+    void (*bs_ports)(void *ctx, nf_node sw, uint8_t *rank);
     /* Optional, for a routing that knows its packets' whole way (deterministic tables): false
      * when a packet from switch src_sw can never reach endpoint dst_ca, at its port cabled to
      * switch dst_sw (its rail), under the current link states (link_state of init). The engine then

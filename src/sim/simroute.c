@@ -287,6 +287,20 @@ static unsigned dor_route(void *ctx, nf_node sw, unsigned in_port, unsigned in_v
     return 0;
 }
 
+/* BookSim2's kncube numbers a router's ports 2 d (toward the next node in dimension d) and
+ * 2 d + 1 (the previous), its dimension 0 the lowest digit of a node's number (the name's last
+ * coordinate here), and the node's port 2 n; here the host ports come first, then each name
+ * coordinate's plus and minus ports. */
+static void dor_bs_ports(void *ctx, nf_node sw, uint8_t *rank) {
+    (void)sw;
+    const dor_ctx *d = ctx;
+    for (unsigned h = 0; h < d->c; h++)
+        rank[h] = (uint8_t)(2 * d->nd + h);
+    for (unsigned i = 0; i < d->nd; i++)
+        for (unsigned dir = 0; dir < 2; dir++)
+            rank[d->c + 2 * i + dir] = (uint8_t)(2 * (d->nd - 1 - i) + dir);
+}
+
 /* ---- table2: two-level tables (intra- and inter-supernode), SPEC section 4 ------------------ */
 
 /* Every switch holds two tables of candidate port lists: one row per switch of its own
@@ -544,13 +558,15 @@ static const nf_sim_routing r_dor = {
     .fini = dor_fini};
 static const nf_sim_routing r_dor_bs = {
     .name = "dor-bs",
-    .summary = "tori: BookSim2's dim_order_torus: a packet's VC class in a dimension fixed "
-               "as it enters it, 1 when its way there wraps round",
+    .summary = "tori: BookSim2's dim_order_torus: dimension 0 its lowest digit, a packet's VC "
+               "class in a dimension fixed as it enters it (1 up when its way wraps round, 1 "
+               "down when it does not)",
     .min_vcs = 2,
     .fixed_ports = true,
     .init = dorb_init,
     .route = dor_route,
     .inj_vc_hi = vc0_only,
+    .bs_ports = dor_bs_ports,
     .fini = dor_fini};
 static const nf_sim_routing r_dor_plain = {
     .name = "dor-plain",

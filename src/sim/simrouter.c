@@ -22,6 +22,15 @@ typedef struct sim_view {
     nf_gport g0;
 } sim_view;
 
+/* Port i's (switch-local, 0-based) place in its switch's arbiters, and the port at place r:
+ * the port order, or BookSim2's (port_order booksim with a routing that knows it). */
+SIM_INLINE unsigned arb_rank(const nf_sim *s, nf_gport g0, unsigned i) {
+    return s->net.rank ? s->net.rank[g0 + i] : i;
+}
+SIM_INLINE unsigned arb_port(const nf_sim *s, nf_gport g0, unsigned r) {
+    return s->net.unrank ? s->net.unrank[g0 + r] : r;
+}
+
 static uint32_t port_occupancy(const nf_sim *s, sim_port *p) {
     int64_t q = p->oq_count;
     if (p->to_sw) {
@@ -196,7 +205,8 @@ SIM_INLINE int allocate_vc_as(nf_sim *s, sim_worker *b, nf_node sw, nf_gport gi,
          * the switch's output VCs, else the first (BookSim2's input arbiter of its separable VC
          * allocator) */
         unsigned V = s->net.n_vcs, hi = cand[best_k].vc_hi < V ? cand[best_k].vc_hi : V - 1;
-        unsigned at = s->net.va_in_rr[sim_vc_ix(s, gi, v)], base = (best_port - 1) * V;
+        unsigned at = s->net.va_in_rr[sim_vc_ix(s, gi, v)];
+        unsigned base = arb_rank(s, g0, best_port - 1) * V;
         unsigned first = V, after = V;
         const sim_port *po = sim_port_at(s, g0 + best_port - 1);
         for (unsigned vc = cand[best_k].vc_lo; vc <= hi && after == V; vc++) {
@@ -362,7 +372,7 @@ SIM_INLINE int va_stage(nf_sim *s, sim_worker *b, nf_node sw, const uint64_t *in
                 q->port = 0;
                 int rc = allocate_vc_as(s, b, sw, gi, pi, ip, v, q);
                 if (rc) return rc;
-                if (q->port) q->ivx = (uint16_t)((ip - 1) * V + v), nr++;
+                if (q->port) q->ivx = (uint16_t)(arb_rank(s, g0, ip - 1) * V + v), nr++;
             }
         }
     }
@@ -379,7 +389,7 @@ SIM_INLINE int va_stage(nf_sim *s, sim_worker *b, nf_node sw, const uint64_t *in
         }
         unsigned ivx = req[win].ivx;
         *rr = (uint16_t)(ivx + 1 == N ? 0 : ivx + 1);
-        nf_gport gi = g0 + ivx / V;
+        nf_gport gi = g0 + arb_port(s, g0, ivx / V);
         sim_ivc *iv = &sim_ivcs(s, sim_port_at(s, gi))[ivx % V];
         iv->out_port = (uint16_t)port;
         iv->out_vc = (uint8_t)vc;
@@ -387,22 +397,23 @@ SIM_INLINE int va_stage(nf_sim *s, sim_worker *b, nf_node sw, const uint64_t *in
         sim_ovc_hold(po, vc);
         if (po->to_sw) s->pool.pkts[iv->head_pkt].hops++;
         s->net.va_pass[sim_vc_ix(s, gi, ivx % V)] = b->pass;
-        unsigned next = (port - 1) * V + vc + 1; /* the winner's pointer, past its grant */
+        unsigned next = arb_rank(s, g0, port - 1) * V + vc + 1; /* the winner's, past its grant */
         s->net.va_in_rr[sim_vc_ix(s, gi, ivx % V)] = (uint16_t)(next == N ? 0 : next);
         *moved = true;
     }
     return NF_OK;
 }
 
-/* Input ip (1-based) of a pass's allocation asks for output o with its VC v: o's request bitset
- * (in req, W words a port) is cleared when o is first asked for in this iteration. */
-SIM_INLINE void ask(uint64_t *req, uint64_t *outs, uint8_t *req_vc, unsigned ip, unsigned v,
-                    unsigned o, const unsigned W) {
+/* Input ip (1-based; its place rank in the arbiters) of a pass's allocation asks for output o
+ * with its VC v: o's request bitset (in req, W words a port, by place) is cleared when o is
+ * first asked for in this iteration. */
+SIM_INLINE void ask(uint64_t *req, uint64_t *outs, uint8_t *req_vc, unsigned ip, unsigned rank,
+                    unsigned v, unsigned o, const unsigned W) {
     uint64_t *r = req + (size_t)o * W;
     if (!bit_w(outs, o, W))
         for (unsigned x = 0; x < W; x++)
             r[x] = 0;
-    set_bit_w(r, ip - 1, W);
+    set_bit_w(r, rank, W);
     req_vc[ip - 1] = (uint8_t)v;
     set_bit_w(outs, o, W);
 }
@@ -503,16 +514,17 @@ SIM_INLINE int crossbar_pass_w(nf_sim *s, sim_worker *b, nf_node sw, bool *moved
                         if (k == n_ask) ask_out[n_ask] = (uint8_t)o, ask_vc[n_ask++] = (uint8_t)v;
                         continue;
                     }
-                    ask(req, outs, req_vc, ip, v, o, W);
+                    ask(req, outs, req_vc, ip, arb_rank(s, g0, ip - 1), v, o, W);
                     break;
                 }
                 if (n_ask && !bit_w(in_dropped, ip - 1, W)) { /* the output first from rr_out */
                     unsigned best = 0, best_d = np;
                     for (unsigned k = 0; k < n_ask; k++) {
-                        unsigned d = (ask_out[k] + np - pn->rr_out) % np;
+                        unsigned d = (arb_rank(s, g0, ask_out[k]) + np - pn->rr_out) % np;
                         if (d < best_d) best_d = d, best = k;
                     }
-                    ask(req, outs, req_vc, ip, ask_vc[best], ask_out[best], W);
+                    ask(req, outs, req_vc, ip, arb_rank(s, g0, ip - 1), ask_vc[best], ask_out[best],
+                        W);
                 }
                 if (retry)
                     live[w] |= im & -im;
@@ -526,11 +538,12 @@ SIM_INLINE int crossbar_pass_w(nf_sim *s, sim_worker *b, nf_node sw, bool *moved
                 unsigned o = w * 64 + (unsigned)__builtin_ctzll(outs[w]);
                 outs[w] &= outs[w] - 1;
                 sim_port *po = sim_port_at(s, g0 + o);
-                unsigned win = rr_first(req + (size_t)o * W, po->rr_in, W);
-                po->rr_in = (uint8_t)(win + 1 == np ? 0 : win + 1);
+                unsigned wr = rr_first(req + (size_t)o * W, po->rr_in, W); /* a place */
+                po->rr_in = (uint8_t)(wr + 1 == np ? 0 : wr + 1);
+                unsigned win = arb_port(s, g0, wr), orank = arb_rank(s, g0, o);
                 sim_pin *pw = sim_pin_of(s, sim_port_at(s, g0 + win));
                 pw->rr_vc = (uint8_t)(req_vc[win] + 1u == V ? 0 : req_vc[win] + 1);
-                pw->rr_out = (uint8_t)(o + 1 == np ? 0 : o + 1);
+                pw->rr_out = (uint8_t)(orank + 1 == np ? 0 : orank + 1);
                 set_bit_w(in_done, win, W);
                 set_bit_w(out_done, o, W);
                 match_vc[win] = req_vc[win];

@@ -17,6 +17,7 @@ static const char *const inject_vcs[] = {"room", "random", "rr", "routing", NULL
 static const char *const eject_vcs[] = {"any", "arrival", "routing", NULL};
 static const char *const sw_inputs[] = {"vc", "output", NULL};
 static const char *const pass_clocks[] = {"busy", "every", NULL};
+static const char *const port_orders[] = {"own", "booksim", NULL};
 
 #define FIELD(st, f) .offset = offsetof(st, f), .size = sizeof(((st *)0)->f)
 /* a row of nf_sim_config (C), nf_sim_phase (P), nf_sim_injection (I) */
@@ -48,7 +49,7 @@ static const nf_simset table[] = {
     {C("router-delay", router_delay), UINT(0, 1000), .flags = NF_SIMSET_BOOKSIM, .def = 3,
      .booksim = 1, .arg = "C", .help = "cycles from a head flit's arrival to its switch traversal"},
     {C("credit-delay", credit_delay), UINT(0, 1000), .flags = NF_SIMSET_BOOKSIM, .def = 2,
-     .booksim = 2, .arg = "C", .help = "cycles before a freed slot's credit leaves for upstream"},
+     .booksim = 3, .arg = "C", .help = "cycles before a freed slot's credit leaves for upstream"},
     {C("nic-delay", nic_delay), UINT(0, 255), .flags = NF_SIMSET_BOOKSIM, .def = 0, .booksim = 1,
      .arg = "C",
      .help = "cycles a flit spends in its NIC before the host link; BookSim2's injection channel "
@@ -97,6 +98,16 @@ static const nf_simset table[] = {
     {C("nic-prompt-credits", nic_prompt_credits), BOOL, .flags = NF_SIMSET_BOOKSIM, .booksim = 1,
      .help = "a NIC takes its credits back as they arrive, without --credit-delay (BookSim2's "
              "traffic manager: its routers add the delay on their side)"},
+    {C("port-order", port_order), CHOICE(port_orders), .flags = NF_SIMSET_BOOKSIM, .def = 0,
+     .booksim = NF_SIM_PORTS_BOOKSIM,
+     .help = "the order of a switch's ports in its round-robin arbiters: own, or booksim "
+             "(BookSim2's numbering of them, with dor-bs: per dimension plus then minus, its "
+             "dimension 0 first, then the hosts)"},
+    {C("body-delay", body_delay), UINT(0, 1000), .flags = NF_SIMSET_BOOKSIM, .def = 0, .booksim = 1,
+     .arg = "C",
+     .help = "cycles a flit behind its packet's head waits, when it arrives at an empty VC, "
+             "before it may cross (BookSim2's body flit asks for the switch the cycle it is "
+             "read in)"},
     {C("xbar-pass", xbar_pass), BOOL, .flags = NF_SIMSET_BOOKSIM, .booksim = 1,
      .help = "a flit granted the switch crosses it in the next pass, so one granted in a cycle's "
              "last pass leaves a cycle later (BookSim2's switch traversal stage)"},

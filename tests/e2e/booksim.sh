@@ -57,8 +57,8 @@ run() {
 }
 a=$(run --router-model booksim --traffic uniform)
 b=$(run --vc-alloc separate --inject-vc routing --eject-vc routing --alloc-iters 1 \
-    --router-delay 1 --credit-delay 2 --nic-delay 1 --sw-input output --pass-clock every \
-    --xbar-pass --nic-prompt-credits --traffic bs-uniform)
+    --router-delay 1 --credit-delay 3 --nic-delay 1 --sw-input output --pass-clock every \
+    --xbar-pass --nic-prompt-credits --port-order booksim --body-delay 1 --traffic bs-uniform)
 [ -n "$a" ] && [ "$a" = "$b" ] && ok || bad "--router-model booksim is not its flags"
 # a flag given wins over the preset: one more cycle in the NIC, one more cycle of latency
 expect 0 "$nf" sim --topo torus:8,c=1 --routing dor-bs --vcs 2 --buf 8 --traffic tornado \
@@ -99,7 +99,8 @@ json_str out traffic bs-tornado # the row names the pattern that ran
 # BookSim2's own packets, run through netfab packet by packet (--packets, tests/data/booksim/
 # CASE.pkts.gz: when each was made, where to and the VC its source started it on), arrive in the
 # very cycles BookSim2 retired them (CASE.arrived.gz): every one of them, on one router (1- and
-# 4-flit packets) and on the 72-node Dragonfly at internal speedups 1.7 and 1; the same packets
+# 4-flit packets), on the 72-node Dragonfly at internal speedups 1.7 and 1 and on a 7x7 (4-flit)
+# and a 5x5x5 torus (odd rings: BookSim2 draws the way round at a tie); the same packets
 # through a router that
 # allocates its input side netfab's way arrive otherwise, so the comparison can fail.
 tmp=$(mktemp -d)
@@ -127,8 +128,10 @@ replay() {
 fly="--topo torus:1,c=4 --routing minhop --vcs 2 --buf 256 --router-model booksim"
 df="--topo dragonfly:a=4,p=2,h=2,arr=consecutive --routing dfmin-bs --vcs 3 --buf 256
     --lat-local 10 --lat-global 100 --router-model booksim"
+tor="--routing dor-bs --vcs 2 --buf 8 --router-model booksim"
 for c in "fly4 $fly --speedup 1" "fly4-p4 $fly --speedup 1 --buf 8 --pkt 4" \
-    "df72-s17 $df --speedup 1.7" "df72-s1 $df --speedup 1"; do
+    "df72-s17 $df --speedup 1.7" "df72-s1 $df --speedup 1" \
+    "torus7x7-p4 --topo torus:7x7,c=1 $tor --pkt 4" "torus5x5x5 --topo torus:5x5x5,c=1 $tor"; do
     # shellcheck disable=SC2086
     set -- $c
     name=$1
@@ -145,6 +148,12 @@ set -- $(replay fly4 $fly --speedup 1 --sw-input vc)
 # shellcheck disable=SC2046,SC2086
 set -- $(replay df72-s17 $df --speedup 1.7 --pass-clock busy)
 [ "$1" -gt 1000 ] && [ "$2" -gt 100 ] && ok || bad "df72-s17 with --pass-clock busy: $2 of $1"
+# shellcheck disable=SC2046,SC2086
+set -- $(replay torus7x7-p4 --topo torus:7x7,c=1 $tor --pkt 4 --port-order own)
+[ "$1" -gt 1000 ] && [ "$2" -gt 50 ] && ok || bad "torus7x7-p4 with --port-order own: $2 of $1"
+# shellcheck disable=SC2046,SC2086
+set -- $(replay torus7x7-p4 --topo torus:7x7,c=1 $tor --pkt 4 --credit-delay 2)
+[ "$1" -gt 1000 ] && [ "$2" -gt 10 ] && ok || bad "torus7x7-p4 with --credit-delay 2: $2 of $1"
 echo '{"nic_prompt_credits": false}' >"$tmp/nopc"
 # shellcheck disable=SC2046,SC2086
 set -- $(replay fly4-p4 $fly --speedup 1 --buf 8 --pkt 4 --settings "$tmp/nopc")

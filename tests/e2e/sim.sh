@@ -218,7 +218,7 @@ json_val out adaptive false; json_num out window 5000; json_num out seed 0
 has_line out '  "proxy_restricted": "all",'
 expect 0 "$nf" sim --router-model booksim --router-delay 5 --vcs 2 --seed 18446744073709551615 \
     --show-settings --json
-json_num out router_delay 5; json_num out credit_delay 2; json_num out nic_delay 1
+json_num out router_delay 5; json_num out credit_delay 3; json_num out nic_delay 1
 json_str out vc_alloc separate; json_str out inject_vc routing; json_num out vcs 2
 json_str out seed 18446744073709551615
 cp "$tmp/out" "$tmp/bs.json"

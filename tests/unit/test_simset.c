@@ -74,6 +74,8 @@ static const struct {
     F(nf_sim_config, NF_SIMSET_CONFIG, pass_clock),
     F(nf_sim_config, NF_SIMSET_CONFIG, xbar_pass),
     F(nf_sim_config, NF_SIMSET_CONFIG, nic_prompt_credits),
+    F(nf_sim_config, NF_SIMSET_CONFIG, port_order),
+    F(nf_sim_config, NF_SIMSET_CONFIG, body_delay),
 };
 #undef F
 
@@ -140,10 +142,11 @@ static void test_rows(void **state) {
         }
         if ((s->flags & NF_SIMSET_AUTO) && s->def == 0) assert_non_null(s->def_text);
     }
-    /* BookSim2's router: the eleven settings of the preset */
-    const char *bs[] = {"router_delay", "credit_delay", "nic_delay",         "alloc_iters",
-                        "vc_alloc",     "inject_vc",    "eject_vc",          "sw_input",
-                        "pass_clock",   "xbar_pass",    "nic_prompt_credits"};
+    /* BookSim2's router: the thirteen settings of the preset */
+    const char *bs[] = {"router_delay", "credit_delay", "nic_delay",          "alloc_iters",
+                        "vc_alloc",     "inject_vc",    "eject_vc",           "sw_input",
+                        "pass_clock",   "xbar_pass",    "nic_prompt_credits", "port_order",
+                        "body_delay"};
     size_t n_bs = 0;
     for (size_t i = 0; i < n; i++)
         n_bs += (t[i].flags & NF_SIMSET_BOOKSIM) != 0;

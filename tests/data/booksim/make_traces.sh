@@ -82,6 +82,12 @@ packet_size = 1;"
 run_case fly4-p4 "topology = fly; k = 4; n = 1; routing_function = dest_tag; num_vcs = 2;
 vc_buf_size = 8; internal_speedup = 1.0; sample_period = 2000; injection_rate = 0.5;
 packet_size = 4;"
+run_case torus7x7-p4 "topology = torus; k = 7; n = 2; routing_function = dim_order; num_vcs = 2;
+vc_buf_size = 8; internal_speedup = 1.0; sample_period = 500; injection_rate = 0.3;
+packet_size = 4;"
+run_case torus5x5x5 "topology = torus; k = 5; n = 3; routing_function = dim_order; num_vcs = 2;
+vc_buf_size = 8; internal_speedup = 1.0; sample_period = 300; injection_rate = 0.4;
+packet_size = 1;"
 run_case df72-s17 "topology = dragonflynew; k = 2; n = 1; routing_function = min; num_vcs = 3;
 vc_buf_size = 256; internal_speedup = 1.7; sample_period = 300; injection_rate = 0.7;
 packet_size = 1;"
