@@ -43,8 +43,10 @@
 # - Timing: routing_delay 0 (lookahead routing: the route, and UGAL's choice, are made as the
 #   head leaves the previous router or the NIC), vc_alloc_delay 1, sw_alloc_delay 1,
 #   st_final_delay 1: with the 1-cycle channel a hop costs 4 cycles, as netfab's router delay 3
-#   plus its link; credit_delay 2 plus the 1-cycle credit channel, as netfab's credit delay 2
-#   plus its link. BookSim's zero-load latency still comes out about 1 cycle higher. Its
+#   plus its link; credit_delay 2 plus the 1-cycle credit channel, taken here as netfab's credit
+#   delay 2 plus its link (under --router-model booksim's stage timing the packet-by-packet
+#   replay found BookSim2's 2 to be netfab's 3: docs/results.md, "Packet by packet"). BookSim's
+#   zero-load latency still comes out about 1 cycle higher. Its
 #   non-speculative pipeline lets an input VC start a new packet only after the previous tail
 #   has left, then spends a VC-allocation and a switch-allocation cycle on it: a VC sends at most
 #   one 1-flit packet every 2 cycles (4-flit: 4 flits in 5), where netfab's VCs send back to

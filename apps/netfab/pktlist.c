@@ -10,23 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The next whole number of *p (after blanks) into *v, within lo..hi; false when there is none
- * or it is out of range. */
-static bool field(char **p, long long lo, unsigned long long hi, long long *v) {
-    char *end;
-    while (**p == ' ' || **p == '\t')
-        (*p)++;
-    if (!**p) return false;
-    errno = 0;
-    long long x = strtoll(*p, &end, 10);
-    if (end == *p || errno || (*end && *end != ' ' && *end != '\t') || x < lo ||
-        (x > 0 && (unsigned long long)x > hi))
-        return false;
-    *p = end;
-    *v = x;
-    return true;
-}
-
 int nf_app_packets_read(const char *cmd, const char *path, nf_sim_packet **out, size_t *n) {
     *out = NULL;
     *n = 0;
@@ -50,29 +33,25 @@ int nf_app_packets_read(const char *cmd, const char *path, nf_sim_packet **out, 
         char *hash = strchr(line, '#');
         if (hash) *hash = 0;
         line[strcspn(line, "\r\n")] = 0;
-        char *p = line;
-        while (*p == ' ' || *p == '\t')
-            p++;
-        if (!*p) continue; /* blank, or a comment */
-        long long at, src, dst, vc = -1;
-        bool ok = field(&p, 0, UINT64_MAX >> 2, &at) && field(&p, 0, UINT32_MAX, &src) &&
-                  field(&p, 0, UINT32_MAX, &dst);
-        if (ok) {
-            char *q = p;
-            while (*q == ' ' || *q == '\t')
-                q++;
-            if (*q) ok = field(&p, -1, NF_SIM_MAX_VCS - 1, &vc);
-            while (ok && (*p == ' ' || *p == '\t'))
-                p++;
-            ok = ok && !*p;
-        }
+        char *tok[5], *save = NULL;
+        unsigned nt = 0;
+        for (char *t = strtok_r(line, " \t", &save); t && nt < 5; t = strtok_r(NULL, " \t", &save))
+            tok[nt++] = t;
+        if (!nt) continue;                      /* blank, or a comment */
+        uint64_t at, src, dst, vc = UINT64_MAX; /* (-1: the NIC's rule) */
+        bool ok = (nt == 3 || nt == 4) && !nf_app_u64(tok[0], 0, UINT64_MAX >> 2, &at) &&
+                  !nf_app_u64(tok[1], 0, UINT32_MAX, &src) &&
+                  !nf_app_u64(tok[2], 0, UINT32_MAX, &dst) &&
+                  (nt == 3 || strcmp(tok[3], "-1") == 0 ||
+                   !nf_app_u64(tok[3], 0, NF_SIM_MAX_VCS - 1, &vc));
         if (!ok) {
             fprintf(stderr,
                     "netfab %s: %s:%lu: want 'CYCLE SRC DST [VC]' (whole numbers; VC -1 to %d)\n",
                     cmd, path, ln, NF_SIM_MAX_VCS - 1);
             ex = NF_EXIT_USAGE;
-        } else if (k && (uint64_t)at < v[k - 1].at) {
-            fprintf(stderr, "netfab %s: %s:%lu: cycle %lld before the line above's (%" PRIu64 ")\n",
+        } else if (k && at < v[k - 1].at) {
+            fprintf(stderr,
+                    "netfab %s: %s:%lu: cycle %" PRIu64 " before the line above's (%" PRIu64 ")\n",
                     cmd, path, ln, at, v[k - 1].at);
             ex = NF_EXIT_USAGE;
         } else {
@@ -85,8 +64,10 @@ int nf_app_packets_read(const char *cmd, const char *path, nf_sim_packet **out, 
                 }
                 v = nv, cap = nc;
             }
-            v[k++] = (nf_sim_packet){
-                .at = (uint64_t)at, .src = (uint32_t)src, .dst = (uint32_t)dst, .vc = (int)vc};
+            v[k++] = (nf_sim_packet){.at = at,
+                                     .src = (uint32_t)src,
+                                     .dst = (uint32_t)dst,
+                                     .vc = vc == UINT64_MAX ? -1 : (int)vc};
         }
     }
     if (ex == NF_EXIT_OK && ferror(in)) {
