@@ -6,26 +6,28 @@
 # seconds; then the ratio to --threads 1. The aim: beside the busy process, --threads 2 and the
 # default no more than 10% slower than --threads 1; quiet, faster. Then the same for netfab topo
 # (all-pairs distances) and netfab mcast (FULB-MC trees of grid3d:64x64x64) on the 16,640-
-# endpoint Dragonfly (dragonfly:a=32,p=16,h=16), whose OpenMP loops share work dynamically.
-# Usage: sh bench/bench_threads_busy.sh NETFAB
+# endpoint Dragonfly (dragonfly:a=32,p=16,h=16), whose OpenMP loops share work dynamically, and
+# netfab sweep (10 cells of the 72-node Dragonfly, a cell per thread).
+# Usage: sh bench/bench_threads_busy.sh NETFAB [JOB:MACHINE ...]
 set -eu
 nf=$1
 job=sim
+# $1 is the thread option, empty for the default: split on purpose
+# shellcheck disable=SC2086
 run() {
     best=
     for _ in 1 2 3; do
         t0=$(date +%s.%N)
         case $job in
         sim)
-            # shellcheck disable=SC2086
             "$nf" sim --topo dragonfly:a=8,p=4,h=4 --routing dfmin --traffic uniform --load 0.5 \
                 --warmup 500 --cycles 3000 --drain 0 $1 --json >/dev/null
             ;;
-        # shellcheck disable=SC2086
         topo) "$nf" topo --topo dragonfly:a=32,p=16,h=16 $1 >/dev/null ;;
-        # shellcheck disable=SC2086
         mcast) "$nf" mcast --topo dragonfly:a=32,p=16,h=16 --groups grid3d:64x64x64 --engine fulb \
             $1 >/dev/null ;;
+        sweep) "$nf" sweep --topo dragonfly:a=4,p=2,h=2 --routing dfmin,ugal-l --traffic uniform \
+            --loads 0.1:0.9:0.2 --no-times $1 >/dev/null ;;
         esac
         t=$(awk "BEGIN { print $(date +%s.%N) - $t0 }")
         best=$(awk "BEGIN { b = \"$best\"; print (b == \"\" || $t < b + 0) ? $t : b }")
@@ -34,7 +36,10 @@ run() {
 }
 echo "| command | machine | --threads 1 s | --threads 2 s (ratio) | default s (ratio) |"
 echo "|---|---|---:|---:|---:|"
-for jm in sim:quiet sim:busy topo:quiet topo:busy mcast:quiet mcast:busy; do
+shift
+[ $# -gt 0 ] || set -- sim:quiet sim:busy topo:quiet topo:busy mcast:quiet mcast:busy sweep:quiet \
+    sweep:busy
+for jm in "$@"; do
     job=${jm%%:*} m=${jm#*:}
     pid=
     if [ $m = busy ]; then

@@ -462,7 +462,9 @@ struct nf_sim {
     /* How many threads run the n_threads shares (sim.c, one_cycle): all of them, or one when
      * the machine is busy and one runs the cycles faster. Epochs of about SIM_EPOCH_NS each:
      * a probe of each way, then the faster for run_left epochs (doubling while one keeps
-     * winning). The results are the same either way. */
+     * winning). While one runs, a probe of all is made only when the processors this process
+     * may use stood idle enough for the others to run (the idle stretch). The results are the
+     * same either way. */
     struct {
         unsigned use;          /* threads now: 1 or n_threads */
         unsigned phase;        /* 0 probe all, 1 probe one, 2 run */
@@ -470,6 +472,10 @@ struct nf_sim {
         double ns_all, ns_one; /* ns a cycle in the last probes */
         unsigned run_left, run_len;
         unsigned use_last; /* the way the last probe chose */
+        uint64_t idle_t0;  /* the one-thread stretch's start, ns (0: none) */
+        double idle_s0;    /* the processors' idle seconds then */
+        unsigned skipped;  /* probes of all left out for want of idle processors */
+        bool started;      /* the first choice made */
     } par;
     uint64_t now; /* the cycle */
     sim_sources src;

@@ -848,10 +848,44 @@ static uint64_t mono_ns(void) {
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* Idle processors needed, per thread beyond the first, for a probe of all threads to be
+ * worth its cost, and the shortest stretch of one thread over which the idle time is read
+ * (/proc/stat counts in ticks of 10 ms). */
+#define SIM_IDLE_NEED 0.5
+#define SIM_IDLE_MIN_NS 50000000ull
+
+/* Whether a probe of all threads may pay, after a stretch on one: the processors this process
+ * may use stood idle for at least SIM_IDLE_NEED of a processor per other thread, on average
+ * over the stretch. When the stretch is too short or the idle time cannot be read, yes (the
+ * probe decides). Starts the next stretch at now. */
+static bool par_idle_enough(nf_sim *s, uint64_t now) {
+    double idle;
+    if (!nf__cpus_idle_seconds(&idle)) return true;
+    bool have = s->par.idle_t0 && now - s->par.idle_t0 >= SIM_IDLE_MIN_NS;
+    double free_cpus = have ? (idle - s->par.idle_s0) / (1e-9 * (double)(now - s->par.idle_t0)) : 0;
+    s->par.idle_t0 = now, s->par.idle_s0 = idle;
+    return !have || free_cpus >= SIM_IDLE_NEED * (double)(s->n_threads - 1);
+}
+
+/* The thread choice's start, before the first cycle with several shares: with fewer
+ * processors free of other processes than threads, one thread, for a stretch long enough to
+ * read the idle time over; else all (par_epoch's probes then correct a wrong guess). */
+static void par_start(nf_sim *s) {
+    s->par.started = true;
+    int free_cpus = nf__cpus_free_now();
+    if (free_cpus < 0 || (unsigned)free_cpus >= s->n_threads) return;
+    s->par.use = s->par.use_last = 1, s->par.phase = 2;
+    s->par.run_len = s->par.run_left = (unsigned)(SIM_IDLE_MIN_NS / SIM_EPOCH_NS);
+    (void)par_idle_enough(s, mono_ns());
+}
+
 /* After a cycle with several shares: the epoch's end moves the choice on. A probe of all the
  * threads, then of one, then the faster runs for run_len epochs; run_len doubles (to
  * SIM_RUN_MAX) while the same way wins and starts again at 1 when the other does. One thread
- * is kept only when it was at least 10% faster: threads are the way on a quiet machine. */
+ * is kept only when it was at least 10% faster: threads are the way on a quiet machine. When
+ * one runs and the machine had no processors idle for the others, the probe of all is left
+ * out and one goes on as if it had won again: on a busy machine a probe of all costs the
+ * most, a time slice of the other process's at each barrier. */
 static void par_epoch(nf_sim *s) {
     uint64_t now = mono_ns();
     if (!s->par.t0) {
@@ -867,6 +901,8 @@ static void par_epoch(nf_sim *s) {
     if (s->par.phase == 0) {
         s->par.ns_all = ns;
         s->par.phase = 1, s->par.use = 1;
+        s->par.idle_t0 = 0;
+        (void)par_idle_enough(s, now); /* the stretch of one starts */
     } else if (s->par.phase == 1) {
         s->par.ns_one = ns;
         unsigned want = s->par.ns_one < 0.9 * s->par.ns_all ? 1 : s->n_threads;
@@ -875,6 +911,12 @@ static void par_epoch(nf_sim *s) {
         s->par.use_last = want;
         s->par.use = want, s->par.run_left = s->par.run_len, s->par.phase = 2;
     } else if (--s->par.run_left == 0) {
+        if (s->par.use == 1 && !par_idle_enough(s, now)) {
+            s->par.skipped++;
+            s->par.run_len = s->par.run_len * 2 > SIM_RUN_MAX ? SIM_RUN_MAX : s->par.run_len * 2;
+            s->par.run_left = s->par.run_len;
+            return;
+        }
         s->par.phase = 0, s->par.use = s->n_threads;
     }
 }
@@ -913,6 +955,7 @@ int nf__sim_cycle(nf_sim *s) {
         if (s->net.snap) nf__sim_snap_phase(s, 0);
     } else {
         int nic_rc = NF_OK;
+        if (!s->par.started) par_start(s);
         unsigned use = s->par.use;
         if (use > 1) {
 #pragma omp parallel num_threads(use)

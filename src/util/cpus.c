@@ -1,10 +1,16 @@
 /* SPDX-License-Identifier: MIT */
+#define _GNU_SOURCE /* sched_getaffinity */
 #include "util/cpus.h"
 
+#include "util/mem.h"
+
+#include <dirent.h>
 #include <omp.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 unsigned nf__cpus_quota(const char *cpu_max) {
     unsigned long long quota = 0, period = 0;
@@ -104,4 +110,93 @@ unsigned nf__cpus_usable(void) {
     for (int i = 0; i < 3; i++)
         if (q[i] && q[i] < n) n = q[i];
     return n;
+}
+
+int nf__cpus_idle_parse(const char *text, const unsigned char *use, size_t n_use,
+                        unsigned long long *ticks) {
+    int found = 0;
+    unsigned long long sum = 0;
+    for (const char *l = text; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+        unsigned cpu;
+        unsigned long long user, nice, sys, idle, iowait;
+        int at = 0;
+        /* "cpuN user nice system idle iowait ...": the aggregate "cpu " line has no N */
+        if (strncmp(l, "cpu", 3) != 0 || l[3] < '0' || l[3] > '9') continue;
+        if (sscanf(l, "cpu%u %llu %llu %llu %llu%n", &cpu, &user, &nice, &sys, &idle, &at) != 5)
+            continue;
+        if (use && (cpu >= n_use || !use[cpu])) continue;
+        iowait = 0; /* absent before Linux 2.5.41 */
+        (void)sscanf(l + at, " %llu", &iowait);
+        sum += idle + iowait;
+        found = 1;
+    }
+    if (found) *ticks = sum;
+    return found;
+}
+
+int nf__cpus_idle_seconds(double *seconds) {
+    cpu_set_t set;
+    unsigned char use[CPU_SETSIZE];
+    int have = sched_getaffinity(0, sizeof set, &set) == 0;
+    for (size_t i = 0; i < CPU_SETSIZE; i++)
+        use[i] = have && CPU_ISSET(i, &set);
+    long hz = sysconf(_SC_CLK_TCK);
+    FILE *f = fopen("/proc/stat", "r");
+    if (!f || hz <= 0) {
+        if (f) fclose(f);
+        return 0;
+    }
+    /* the cpuN lines come first; a machine of CPU_SETSIZE (1,024) processors writes ~100 KiB */
+    size_t cap = 256 * 1024, len;
+    char *text = nf__malloc(cap);
+    if (!text) {
+        fclose(f);
+        return 0;
+    }
+    len = fread(text, 1, cap - 1, f);
+    fclose(f);
+    text[len] = '\0';
+    unsigned long long ticks = 0;
+    int ok = nf__cpus_idle_parse(text, have ? use : NULL, CPU_SETSIZE, &ticks);
+    nf__free(text);
+    if (ok) *seconds = (double)ticks / (double)hz;
+    return ok;
+}
+
+int nf__cpus_running_parse(const char *text, unsigned *running) {
+    double a, b, c;
+    unsigned r, total;
+    if (!text || sscanf(text, "%lf %lf %lf %u/%u", &a, &b, &c, &r, &total) != 5) return 0;
+    *running = r;
+    return 1;
+}
+
+int nf__cpus_free_now(void) {
+    char text[256];
+    unsigned running;
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    FILE *f = fopen("/proc/loadavg", "r");
+    if (!f) return -1;
+    int ok = fgets(text, sizeof text, f) != NULL;
+    fclose(f);
+    if (!ok || online < 1 || !nf__cpus_running_parse(text, &running)) return -1;
+    long own = 0; /* this process's threads running: the caller, OpenMP's spinning ones */
+    DIR *d = opendir("/proc/self/task");
+    if (!d) return -1;
+    for (struct dirent *e; (e = readdir(d)) != NULL;) {
+        char p[300], st[512];
+        if (e->d_name[0] == '.') continue;
+        snprintf(p, sizeof p, "/proc/self/task/%s/stat", e->d_name);
+        FILE *t = fopen(p, "r");
+        if (!t) continue;
+        size_t len = fread(st, 1, sizeof st - 1, t);
+        fclose(t);
+        st[len] = '\0';
+        const char *rp = strrchr(st, ')'); /* "TID (COMM) STATE ...": COMM may hold anything */
+        if (rp && rp[1] == ' ' && rp[2] == 'R') own++;
+    }
+    closedir(d);
+    long others = (long)running - (own ? own : 1);
+    long n = online - (others > 0 ? others : 0);
+    return n < 0 ? 0 : (int)n;
 }

@@ -9,7 +9,9 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "util/cpus.h"
 
@@ -93,12 +95,74 @@ static void test_usable(void **state) {
     assert_true(n <= (unsigned)omp_get_num_procs());
 }
 
+/* /proc/stat's cpuN lines: idle and iowait summed over the chosen processors. */
+static void test_idle_parse(void **state) {
+    (void)state;
+    const char *stat = "cpu  100 2 30 4000 50 0 1 0 0 0\n"
+                       "cpu0 40 1 10 1000 20 0 0 0 0 0\n"
+                       "cpu1 60 1 20 3000 30 0 1 0 0 0\n"
+                       "cpu12 1 1 1 7 1\n"
+                       "intr 12345 0 0\n"
+                       "ctxt 999\n";
+    unsigned long long t = 0;
+    assert_int_equal(nf__cpus_idle_parse(stat, NULL, 0, &t), 1);
+    assert_int_equal(t, 1020 + 3030 + 8); /* every cpuN line, not the aggregate */
+    unsigned char use[16] = {0};
+    use[1] = 1;
+    assert_int_equal(nf__cpus_idle_parse(stat, use, 16, &t), 1);
+    assert_int_equal(t, 3030);
+    use[12] = 1;
+    assert_int_equal(nf__cpus_idle_parse(stat, use, 16, &t), 1);
+    assert_int_equal(t, 3038);
+    assert_int_equal(nf__cpus_idle_parse(stat, use, 2, &t), 1); /* cpu12 beyond the mask */
+    assert_int_equal(t, 3030);
+    t = 77;
+    memset(use, 0, sizeof use);
+    use[5] = 1; /* a processor with no line: none read, *ticks untouched */
+    assert_int_equal(nf__cpus_idle_parse(stat, use, 16, &t), 0);
+    assert_int_equal(t, 77);
+    assert_int_equal(nf__cpus_idle_parse("cpu  1 2 3 4\nintr 1\n", NULL, 0, &t), 0);
+    assert_int_equal(nf__cpus_idle_parse("cpu0 1 2 x 4\n", NULL, 0, &t), 0);
+    assert_int_equal(nf__cpus_idle_parse("", NULL, 0, &t), 0);
+    assert_int_equal(t, 77);
+}
+
+/* /proc/loadavg's fourth field. */
+static void test_running_parse(void **state) {
+    (void)state;
+    unsigned r = 5;
+    assert_int_equal(nf__cpus_running_parse("1.41 2.05 1.89 2/68 5997\n", &r), 1);
+    assert_int_equal(r, 2);
+    assert_int_equal(nf__cpus_running_parse("0.00 0.01 0.05 13/1024 1", &r), 1);
+    assert_int_equal(r, 13);
+    r = 5;
+    assert_int_equal(nf__cpus_running_parse("1.41 2.05 1.89 x/68 5997\n", &r), 0);
+    assert_int_equal(nf__cpus_running_parse("1.41 2.05\n", &r), 0);
+    assert_int_equal(nf__cpus_running_parse(NULL, &r), 0);
+    assert_int_equal(r, 5);
+}
+
+/* The live readings: idle time never runs backwards; the free processors are no more than
+ * the machine has. */
+static void test_live(void **state) {
+    (void)state;
+    double a = -1, b = -1;
+    if (nf__cpus_idle_seconds(&a)) {
+        assert_true(a >= 0);
+        assert_int_equal(nf__cpus_idle_seconds(&b), 1);
+        assert_true(b >= a);
+    }
+    int f = nf__cpus_free_now();
+    assert_true(f >= -1);
+    assert_true(f <= (int)sysconf(_SC_NPROCESSORS_ONLN));
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_quota),
-        cmocka_unit_test(test_cgroup_path),
-        cmocka_unit_test(test_cgroup_quota),
-        cmocka_unit_test(test_usable),
+        cmocka_unit_test(test_quota),        cmocka_unit_test(test_cgroup_path),
+        cmocka_unit_test(test_cgroup_quota), cmocka_unit_test(test_usable),
+        cmocka_unit_test(test_idle_parse),   cmocka_unit_test(test_running_parse),
+        cmocka_unit_test(test_live),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
