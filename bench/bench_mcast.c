@@ -102,11 +102,24 @@ int main(int argc, char **argv) {
             list = argv[i];
         }
     }
-    const nf_mcast_engine *eng[16];
+    const nf_mcast_engine *eng[32];
     size_t ne = 0;
-    for (size_t i = 0; i < nf_mcast_engine_count() && ne < 16; i++) {
-        const nf_mcast_engine *e = nf_mcast_engine_at(i);
-        if (!list || strstr(list, nf_mcast_engine_name(e))) eng[ne++] = e;
+    if (!list) {
+        for (size_t i = 0; i < nf_mcast_engine_count() && ne < 32; i++)
+            eng[ne++] = nf_mcast_engine_at(i);
+    } else { /* the names of the comma-separated list, in its order */
+        for (const char *p = list; *p && ne < 32;) {
+            size_t len = strcspn(p, ",");
+            char name[64];
+            snprintf(name, sizeof name, "%.*s", (int)len, p);
+            const nf_mcast_engine *e = nf_mcast_engine_find(name);
+            if (!e) {
+                fprintf(stderr, "bench_mcast: unknown engine '%s'\n", name);
+                return 2;
+            }
+            eng[ne++] = e;
+            p += len + (p[len] == ',');
+        }
     }
     size_t fe = 0; /* the engine whose trees give the floor */
     for (size_t i = 0; i < ne; i++)

@@ -286,8 +286,12 @@ int nf_cmd_mcast(int argc, char **argv) {
     nf_progress bar;
     nf_progress_begin(&bar, "netfab mcast");
     n_engines = n_eng;
+    int name_w = 12; /* the engine column: as wide as the longest name asked for */
+    for (int i = 0; i < n_eng; i++)
+        if ((int)strlen(nf_mcast_engine_name(engines[i])) > name_w)
+            name_w = (int)strlen(nf_mcast_engine_name(engines[i]));
     if (!as_json)
-        printf("%-12s %7s %11s %7s %8s %6s %7s %8s %8s %8s %6s\n", "engine", "groups",
+        printf("%-*s %7s %11s %7s %8s %6s %7s %8s %8s %8s %6s\n", name_w, "engine", "groups",
                "memberships", "max_efi", "mean_efi", "max_h", "mean_h", "root_s", "tree_s",
                "route_s", "failed");
     for (int i = 0; i < n_eng && status == NF_EXIT_OK; i++) {
@@ -335,7 +339,7 @@ int nf_cmd_mcast(int argc, char **argv) {
             }
             json_array_append_new(arr, o);
         } else {
-            printf("%-12s %7u %11llu %7u %8.2f %6u %7.2f %8.4f %8.4f %8.4f %6u\n",
+            printf("%-*s %7u %11llu %7u %8.2f %6u %7.2f %8.4f %8.4f %8.4f %6u\n", name_w,
                    nf_mcast_engine_name(engines[i]), st.groups, (unsigned long long)st.memberships,
                    st.max_efi, st.mean_efi, st.max_height, st.mean_height, m->root_s,
                    m->tree_s + m->refine_s, route_s, st.failed);

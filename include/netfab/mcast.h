@@ -14,7 +14,9 @@
 
 typedef struct nf_mcast_engine nf_mcast_engine;
 
-/* The engines, by name: "minihop", "minihop-new", "sssp", "sssp-new", "fulb", "fulb+".
+/* The engines, by name: "minihop", "minihop-new", "minihop-new-high", "sssp", "sssp-new",
+ * "fulb-paper", "fulb-paper+lookahead", "fulb-paper+global", "fulb-paper+trials", "fulb",
+ * "fulb+".
  * NULL for an unknown name. */
 NF_API const nf_mcast_engine *nf_mcast_engine_find(const char *name);
 NF_API size_t nf_mcast_engine_count(void);

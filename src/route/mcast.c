@@ -12,7 +12,10 @@
 
 /* ---- registry ------------------------------------------------------------------------------ */
 
-#define NF_MCAST_ENGINES(X) X(minihop) X(minihop_new) X(sssp) X(sssp_new) X(fulb) X(fulb_plus)
+#define NF_MCAST_ENGINES(X)                                                                        \
+    X(minihop)                                                                                     \
+    X(minihop_new) X(minihop_new_high) X(sssp) X(sssp_new) X(fulb_paper) X(fulb_paper_look)        \
+        X(fulb_paper_global) X(fulb_paper_trials) X(fulb) X(fulb_plus)
 
 static const nf_mcast_engine *const engines[] = {
 #define NF_X_ENGINE(id) &nf__mc_##id,

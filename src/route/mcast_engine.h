@@ -122,7 +122,8 @@ int nf__mc_root_opensm(void *ctx, const nf__mc_view *v, const nf_node *leaf, uin
 int nf__mc_root_rotate(void *ctx, const nf__mc_view *v, const nf_node *leaf, uint32_t n,
                        nf_node *root);
 
-extern const nf_mcast_engine nf__mc_minihop, nf__mc_minihop_new, nf__mc_sssp, nf__mc_sssp_new,
-    nf__mc_fulb, nf__mc_fulb_plus;
+extern const nf_mcast_engine nf__mc_minihop, nf__mc_minihop_new, nf__mc_minihop_new_high,
+    nf__mc_sssp, nf__mc_sssp_new, nf__mc_fulb_paper, nf__mc_fulb_paper_look,
+    nf__mc_fulb_paper_global, nf__mc_fulb_paper_trials, nf__mc_fulb, nf__mc_fulb_plus;
 
 #endif

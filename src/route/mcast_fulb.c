@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /* FULB-MC (the multicast paper): root rotation, then bottom-up link rotation: from each member's
  * switch walk towards the root, at every hop taking among the links on a shortest path to the root
- * the one with the fewest groups, and stop as soon as the walk meets the tree. On a Dragonfly the
- * walk first prefers the hops that keep the fewest global links to the root. fulb+ adds a
- * refinement pass that moves groups off the most loaded links while keeping every tree of minimal
- * height. */
+ * the one with the fewest groups, and stop as soon as the walk meets the tree. That is fulb-paper,
+ * the paper's algorithm as its text describes it. netfab's fulb adds three things, each of which
+ * an engine of its own adds alone to fulb-paper: a look-ahead (the hop whose way on is least
+ * loaded, fulb-paper+lookahead), on a Dragonfly the hops that keep the fewest global links to the
+ * root first (fulb-paper+global), and on a Dragonfly root trials (fulb-paper+trials). fulb+ adds
+ * to fulb a refinement pass that moves groups off the most loaded links while keeping every tree
+ * of minimal height. */
 #include "route/mcast_engine.h"
 #include "util/mem.h"
 
@@ -16,7 +19,16 @@ typedef struct hop {
     nf_link l;
 } hop;
 
+/* What an engine of the family adds to the paper's algorithm (fulb_ctx.mode). */
+enum {
+    FULB_LOOK = 1,   /* the look-ahead: 2 hops, or with FULB_GLOBAL the whole path */
+    FULB_GLOBAL = 2, /* on a Dragonfly, the fewest global links to the root first */
+    FULB_TRIALS = 4, /* on a Dragonfly, the tree built from several roots, the best kept */
+    FULB_ALL = FULB_LOOK | FULB_GLOBAL | FULB_TRIALS
+};
+
 typedef struct fulb_ctx {
+    unsigned mode;   /* FULB_* */
     uint64_t *gkey;  /* per switch: the look-ahead key of its best way on (path_key) */
     uint32_t *gseen; /* stamp for gkey */
     uint32_t gstamp;
@@ -53,11 +65,11 @@ static void fulb_fini(void *ctx) {
     nf__free(c);
 }
 
-static int fulb_init(void **out, const nf_fabric *f, const nf_hops *h) {
-    (void)h;
+static int fulb_init_mode(void **out, const nf_fabric *f, unsigned mode) {
     size_t S = (size_t)f->n_switches + 1;
     fulb_ctx *c = nf__calloc(1, sizeof *c);
     if (!c) return NF_ENOMEM;
+    c->mode = mode;
     c->gkey = nf__malloc(S * sizeof *c->gkey);
     c->gseen = nf__calloc(S, sizeof *c->gseen);
     c->tg = nf__malloc(S * sizeof *c->tg);
@@ -71,6 +83,27 @@ static int fulb_init(void **out, const nf_fabric *f, const nf_hops *h) {
     }
     *out = c;
     return NF_OK;
+}
+
+static int fulb_init(void **out, const nf_fabric *f, const nf_hops *h) {
+    (void)h;
+    return fulb_init_mode(out, f, FULB_ALL);
+}
+static int fulb_init_paper(void **out, const nf_fabric *f, const nf_hops *h) {
+    (void)h;
+    return fulb_init_mode(out, f, 0);
+}
+static int fulb_init_look(void **out, const nf_fabric *f, const nf_hops *h) {
+    (void)h;
+    return fulb_init_mode(out, f, FULB_LOOK);
+}
+static int fulb_init_global(void **out, const nf_fabric *f, const nf_hops *h) {
+    (void)h;
+    return fulb_init_mode(out, f, FULB_GLOBAL);
+}
+static int fulb_init_trials(void **out, const nf_fabric *f, const nf_hops *h) {
+    (void)h;
+    return fulb_init_mode(out, f, FULB_TRIALS);
 }
 
 /* The look-ahead. At switch u the walk may take any up link to a switch one hop closer to the
@@ -277,6 +310,7 @@ static uint64_t step_key(walk *k, nf_node w, nf_link l) {
         if (KEY_BN(kw) > bn) bn = KEY_BN(kw);
         nl += KEY_NEW(kw);
     }
+    if (!(k->c->mode & FULB_LOOK)) bn = nl = 0; /* the global links alone (fulb-paper+global) */
     return make_key(g, bn, nl);
 }
 
@@ -366,7 +400,9 @@ static int walk_tree(fulb_ctx *c, const nf__mc_view *v, const nf_node *leaf, uin
     c->tg[root] = 0;
     walk k = {.c = c, .v = v, .dr = dr, .mark = mark, .root = root, .tree = stamp, .limit = limit};
     uint32_t bn = 0, at_bn = 0; /* the score so far, when give_up is set */
-    unsigned ahead = v->has_global ? 255 : 2;
+    /* 255: the whole path (the global-link rule needs it all); 2: two hops; 0: none, the
+     * paper's choice of the least-loaded link alone */
+    unsigned ahead = v->has_global && (c->mode & FULB_GLOBAL) ? 255 : c->mode & FULB_LOOK ? 2 : 0;
     /* Without global links every key's first part is 0 and the look-ahead from u reaches two
      * hops, so path_key(w) is only asked for a switch w one hop above the horizon, and it ends
      * one hop on whether or not that next switch is in the tree: its key is (0, the least load of
@@ -409,7 +445,9 @@ static int walk_tree(fulb_ctx *c, const nf__mc_view *v, const nf_node *leaf, uin
                     nf_node w = f->sw_adj[e];
                     nf_link l = f->sw_adj_link[e];
                     if (dr[w] + 1 != dr[u] || f->link_state[l] != NF_LINK_UP) continue;
-                    uint64_t key = near_key(&k, w, l);
+                    uint64_t key = ahead ? near_key(&k, w, l)
+                                   : limit != UINT32_MAX && v->efi[l] + 1 >= limit ? UINT64_MAX
+                                                                                   : 0;
                     if (key != UINT64_MAX) step_offer(&best, key, v->efi[l], l, w);
                 }
             }
@@ -449,7 +487,8 @@ static int fulb_root(void *ctx, const nf__mc_view *v, const nf_node *leaf, uint3
                      nf_node *root) {
     fulb_ctx *c = ctx;
     c->kept_root = NF_NONE;
-    if (!v->has_global) return nf__mc_root_rotate(ctx, v, leaf, n, root);
+    if (!v->has_global || !(c->mode & FULB_TRIALS))
+        return nf__mc_root_rotate(ctx, v, leaf, n, root);
     unsigned r;
     uint32_t nc = nf__mc_candidates(v, leaf, n, &r);
     if (!nc) return NF_EUNREACHABLE;
@@ -519,8 +558,47 @@ static int fulb_tree(void *ctx, const nf__mc_view *v, const nf_node *leaf, uint3
 
 const nf_mcast_engine nf__mc_fulb = {
     .name = "fulb",
-    .summary = "FULB-MC: root rotation, bottom-up least-loaded shortest paths, path reuse",
+    .summary = "FULB-MC with netfab's look-ahead, and on a Dragonfly its global-link rule and root "
+               "trials",
     .init = fulb_init,
+    .root = fulb_root,
+    .tree = fulb_tree,
+    .fini = fulb_fini,
+};
+
+const nf_mcast_engine nf__mc_fulb_paper = {
+    .name = "fulb-paper",
+    .summary = "FULB-MC as the paper: least-loaded root, bottom-up least-loaded min-hop link, "
+               "path reuse",
+    .init = fulb_init_paper,
+    .root = fulb_root,
+    .tree = fulb_tree,
+    .fini = fulb_fini,
+};
+
+const nf_mcast_engine nf__mc_fulb_paper_look = {
+    .name = "fulb-paper+lookahead",
+    .summary = "fulb-paper with fulb's look-ahead alone (the hop whose next hop is least loaded)",
+    .init = fulb_init_look,
+    .root = fulb_root,
+    .tree = fulb_tree,
+    .fini = fulb_fini,
+};
+
+const nf_mcast_engine nf__mc_fulb_paper_global = {
+    .name = "fulb-paper+global",
+    .summary =
+        "fulb-paper with fulb's Dragonfly rule alone (fewest global links to the root first)",
+    .init = fulb_init_global,
+    .root = fulb_root,
+    .tree = fulb_tree,
+    .fini = fulb_fini,
+};
+
+const nf_mcast_engine nf__mc_fulb_paper_trials = {
+    .name = "fulb-paper+trials",
+    .summary = "fulb-paper with fulb's Dragonfly root trials alone (8 roots, the best tree kept)",
+    .init = fulb_init_trials,
     .root = fulb_root,
     .tree = fulb_tree,
     .fini = fulb_fini,

@@ -14,7 +14,7 @@ has out "fulb+"
 expect 2 "$nf" mcast $ft;                           has err "--groups PATTERN is required"
 expect 2 "$nf" mcast --groups grid2d:4x4;           has err "--topo SPEC is required"
 expect 2 "$nf" mcast $ft --groups grid2d:4x4 --engine nosuch
-has_line err "netfab mcast: unknown engine 'nosuch' (known: minihop, minihop-new, sssp, sssp-new, fulb, fulb+; or all)"
+has_line err "netfab mcast: unknown engine 'nosuch' (known: minihop, minihop-new, minihop-new-high, sssp, sssp-new, fulb-paper, fulb-paper+lookahead, fulb-paper+global, fulb-paper+trials, fulb, fulb+; or all)"
 expect 2 "$nf" mcast $ft --groups grid2d:4x4 --engine fulb,,sssp
 has_line err "netfab mcast: --engine wants a list of engine names, or all, not 'fulb,,sssp'"
 expect 2 "$nf" mcast $ft --groups grid2d:4x4 --engine fulb,sssp --dump-mft "$tmp/x.mft"
@@ -40,16 +40,17 @@ printf '0 1\n0 2\n# a comment\n\n0 4\n' >"$tmp/g.txt"
 # group's 4 share one, edge 0 up, in all but fulb+, which spreads them: 5 links for 6 link
 # memberships, max EFI 2 and mean 1.2, or 6 links at EFI 1, the lower bound)
 expect 0 "$nf" mcast $ft --groups "file:$tmp/g.txt" --json --verify
-json_vals out engine '"minihop" "minihop-new" "sssp" "sssp-new" "fulb" "fulb+"'
+json_vals out engine '"minihop" "minihop-new" "minihop-new-high" "sssp" "sssp-new" "fulb-paper" "fulb-paper+lookahead" "fulb-paper+global" "fulb-paper+trials" "fulb" "fulb+"'
 json_num out groups 3; json_num out memberships 6; json_num out max_height 3; json_num out mean_height 2
-json_nums out max_efi "2 2 2 2 2 1"; json_nums out mean_efi "1.2 1.2 1.2 1.2 1.2 1"
-json_nums out links_used "5 5 5 5 5 6"; json_num out lower_bound 1
+json_nums out max_efi "2 2 2 2 2 2 2 2 2 2 1"
+json_nums out mean_efi "1.2 1.2 1.2 1.2 1.2 1.2 1.2 1.2 1.2 1.2 1"
+json_nums out links_used "5 5 5 5 5 5 5 5 5 5 6"; json_num out lower_bound 1
 json_range out route_s 0 60; json_range out root_s 0 60
 json_num out failed 0; json_val out verified true
 n=$(grep -c '"engine":' "$tmp/out")
-[ "$n" = 6 ] && ok || bad "--json with every engine gave $n objects, want 6"
+[ "$n" = 11 ] && ok || bad "--json with every engine gave $n objects, want 11"
 if command -v python3 >/dev/null 2>&1; then
-    python3 -c 'import json,sys; a=json.load(open(sys.argv[1])); assert len(a) == 6; assert all(o["max_efi"] >= o["lower_bound"] for o in a)' "$tmp/out" && ok || bad "--json is not a valid array of 6 objects"
+    python3 -c 'import json,sys; a=json.load(open(sys.argv[1])); assert len(a) == 11; assert all(o["max_efi"] >= o["lower_bound"] for o in a)' "$tmp/out" && ok || bad "--json is not a valid array of 11 objects"
 else
     skip "the --json array check needs python3"
 fi

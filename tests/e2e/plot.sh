@@ -172,9 +172,9 @@ expect 0 "$nf" mcast --topo fattree:k=4 --groups grid2d:4x4 --json
 cp "$tmp/out" "$tmp/m.json"
 expect 0 "$nf" plot efi --in "$tmp/m.json" --out "$tmp/efi.svg" --script "$tmp/efi6.gp"
 is_svg "$tmp/efi.svg"
-[ "$(grep -c '^# series' "$tmp/efi6.gp")" = 6 ] && ok || bad "efi: not 6 histograms"
+[ "$(grep -c '^# series' "$tmp/efi6.gp")" = 11 ] && ok || bad "efi: not 11 histograms"
 { tr -d ' \n' <"$tmp/m.json" | sed 's/.*"efi_hist":\[\[\([^}]*\)\]\]}\]$/\1/; s/\],\[/\n/g; s/,/ /g'; echo; } >"$tmp/want6"
-sed -n '/^# series 6: fulb+$/,/^e$/p' "$tmp/efi6.gp" | sed '1d;$d' >"$tmp/got6"
+sed -n '/^# series 11: fulb+$/,/^e$/p' "$tmp/efi6.gp" | sed '1d;$d' >"$tmp/got6"
 [ -s "$tmp/want6" ] && cmp -s "$tmp/want6" "$tmp/got6" && ok || bad "efi: fulb+'s pairs '$(cat "$tmp/got6")' vs efi_hist '$(cat "$tmp/want6")'"
 # sweep-shaped objects: the topo that varies goes into the titles; an empty histogram gets a
 # title only; a row without efi_hist is skipped

@@ -18,7 +18,7 @@ expect 2 "$nf" smd --topo $topo --listen localhost:1;        has err "bad listen
 expect 2 "$nf" smd --topo $topo --listen 127.0.0.1:99999;    has err "bad listen address"
 expect 2 "$nf" smd --topo $topo --listen 127.0.0.1:0 --engine fulb+; has err "use fulb"
 expect 2 "$nf" smd --topo $topo --listen 127.0.0.1:0 --engine nosuch
-has_line err "netfab smd: unknown engine 'nosuch' (known: minihop, minihop-new, sssp, sssp-new, fulb, fulb+)"
+has_line err "netfab smd: unknown engine 'nosuch' (known: minihop, minihop-new, minihop-new-high, sssp, sssp-new, fulb-paper, fulb-paper+lookahead, fulb-paper+global, fulb-paper+trials, fulb, fulb+)"
 expect 2 "$nf" smd --topo $topo --listen 127.0.0.1:0 --join-timeout 0
 has_line err "netfab smd: --join-timeout wants a whole number from 1 to 86400000, not '0'"
 expect 2 "$nf" smd --topo $topo --listen 127.0.0.1:0 --bogus; has_line err "netfab smd: unknown option '--bogus' (netfab smd --help lists them)"

@@ -604,9 +604,10 @@ static nf_node other_end(const nf_fabric *f, nf_link l, nf_node u) {
  * a way stops at a switch in the tree (smark == stamp; it then adds the global links of that
  * switch's tree path, tg) or at distance horizon from the root; its key is (global links, most
  * loaded link, links added), packed as g * 2^48 + bottleneck * 2^16 + links so that comparing
- * numbers compares keys. UINT64_MAX when u has no way on. */
+ * numbers compares keys; without count_g the global links count 0. UINT64_MAX when u has no way
+ * on. */
 static uint64_t ref_way_key(const ref_state *rs, nf_node u, nf_node root, const uint32_t *smark,
-                            const uint8_t *tg, int horizon) {
+                            const uint8_t *tg, int horizon, bool count_g) {
     const nf_fabric *f = rs->f;
     uint64_t best = UINT64_MAX;
     for (unsigned p = 1; p <= f->nports[u]; p++) {
@@ -616,11 +617,11 @@ static uint64_t ref_way_key(const ref_state *rs, nf_node u, nf_node root, const 
         nf_link l = f->port_link[gp];
         if (f->link_state[l] != NF_LINK_UP || rdist(rs, w, root) + 1 != rdist(rs, u, root))
             continue;
-        uint64_t g = f->link_cls[l] == NF_LINK_GLOBAL, bn = rs->efi[l], nl = 1;
+        uint64_t g = count_g && f->link_cls[l] == NF_LINK_GLOBAL, bn = rs->efi[l], nl = 1;
         if (smark[w] == rs->stamp) {
-            g += tg[w];
+            g += count_g ? tg[w] : 0;
         } else if (rdist(rs, w, root) > horizon) {
-            uint64_t kw = ref_way_key(rs, w, root, smark, tg, horizon);
+            uint64_t kw = ref_way_key(rs, w, root, smark, tg, horizon, count_g);
             if (kw == UINT64_MAX) continue;
             g += kw >> 48;
             if (((kw >> 16) & 0xFFFFFFFFu) > bn) bn = (kw >> 16) & 0xFFFFFFFFu;
@@ -633,9 +634,9 @@ static uint64_t ref_way_key(const ref_state *rs, nf_node u, nf_node root, const 
 }
 
 /* MINIHOP-MC's tree: for each leaf the path from the root taking at each switch the lowest port
- * whose peer is one closer to the leaf; the union of the paths. */
+ * (with high, the highest) whose peer is one closer to the leaf; the union of the paths. */
 static uint32_t ref_minihop_tree(ref_state *rs, nf_node root, const nf_node *leaf, uint32_t n,
-                                 nf_link *out) {
+                                 bool high, nf_link *out) {
     const nf_fabric *f = rs->f;
     uint32_t k = 0;
     rs->stamp++;
@@ -643,7 +644,8 @@ static uint32_t ref_minihop_tree(ref_state *rs, nf_node root, const nf_node *lea
         nf_node u = root;
         while (u != leaf[i]) {
             nf_link next = NF_NONE;
-            for (unsigned p = 1; p <= f->nports[u] && next == NF_NONE; p++) {
+            for (unsigned q = 1; q <= f->nports[u] && next == NF_NONE; q++) {
+                unsigned p = high ? f->nports[u] + 1 - q : q;
                 nf_gport gp = nf_port_index(f, u, p);
                 nf_node w = f->peer[gp];
                 if (w == NF_NONE || w >= f->n_switches || w == u) continue;
@@ -661,14 +663,18 @@ static uint32_t ref_minihop_tree(ref_state *rs, nf_node root, const nf_node *lea
     return k;
 }
 
+/* What a fulb engine adds to the paper's walk (the engines' names, ref_fulb_mode). */
+enum { REF_LOOK = 1, REF_GLOBAL = 2, REF_TRIALS = 4 };
+
 /* FULB-MC's tree: from each leaf (ascending) walk towards the root and stop at a switch already
- * in the tree. With look_ahead (our fulb) the walk takes at each switch, among the up links to a
- * switch one closer to the root, the least ref_way_key through that link (on a Dragonfly over the
- * whole path, elsewhere 2 hops), then the least load, then the lowest port; without it (the
- * paper's plain rule) the least load, then the lowest port. Switch marks use rs->mark offset by
- * the link count. */
+ * in the tree. The walk takes at each switch, among the up links to a switch one closer to the
+ * root, the least ref_way_key through that link, then the least load, then the lowest port. The
+ * key: on a Dragonfly with REF_GLOBAL over the whole path (and without REF_LOOK its global links
+ * alone), else with REF_LOOK 2 hops, not counting global links; with neither (the paper's plain
+ * rule) none: the least load, then the lowest port. Switch marks use rs->mark offset by the link
+ * count. */
 static uint32_t ref_fulb_tree(ref_state *rs, nf_node root, const nf_node *leaf, uint32_t n,
-                              bool look_ahead, nf_link *out) {
+                              unsigned mode, nf_link *out) {
     const nf_fabric *f = rs->f;
     uint32_t *smark = rs->mark + f->n_links;
     uint8_t *tg = calloc(f->n_switches, 1);
@@ -685,7 +691,8 @@ static uint32_t ref_fulb_tree(ref_state *rs, nf_node root, const nf_node *leaf, 
         while (smark[u] != rs->stamp) {
             smark[u] = rs->stamp;
             path[np++] = u;
-            int du = rdist(rs, u, root), horizon = dragonfly || du < 2 ? 0 : du - 2;
+            bool whole = dragonfly && (mode & REF_GLOBAL), look_ahead = whole || (mode & REF_LOOK);
+            int du = rdist(rs, u, root), horizon = whole || du < 2 ? 0 : du - 2;
             nf_link best = NF_NONE;
             uint64_t best_key = UINT64_MAX;
             uint32_t best_load = UINT32_MAX;
@@ -698,17 +705,17 @@ static uint32_t ref_fulb_tree(ref_state *rs, nf_node root, const nf_node *leaf, 
                     continue;
                 uint64_t key = 0;
                 if (look_ahead) {
-                    uint64_t g = f->link_cls[l] == NF_LINK_GLOBAL, bn = rs->efi[l], nl = 1;
+                    uint64_t g = whole && f->link_cls[l] == NF_LINK_GLOBAL, bn = rs->efi[l], nl = 1;
                     if (smark[w] == rs->stamp) {
-                        g += tg[w];
+                        g += whole ? tg[w] : 0;
                     } else if (rdist(rs, w, root) > horizon) {
-                        uint64_t kw = ref_way_key(rs, w, root, smark, tg, horizon);
+                        uint64_t kw = ref_way_key(rs, w, root, smark, tg, horizon, whole);
                         assert_int_not_equal(kw, UINT64_MAX);
                         g += kw >> 48;
                         if (((kw >> 16) & 0xFFFFFFFFu) > bn) bn = (kw >> 16) & 0xFFFFFFFFu;
                         nl += kw & 0xFFFF;
                     }
-                    key = g << 48 | bn << 16 | nl;
+                    key = mode & REF_LOOK ? g << 48 | bn << 16 | nl : g << 48;
                 }
                 if (key < best_key || (key == best_key && rs->efi[l] < best_load)) {
                     best_key = key;
@@ -840,7 +847,13 @@ static void compare_with_reference(const nf_fabric *f, const nf_hops *h, const n
     bool rotate = strcmp(name, "minihop") != 0 && strcmp(name, "sssp") != 0, dragonfly = false;
     for (nf_link l = 0; l < f->n_links; l++)
         dragonfly |= f->link_cls[l] == NF_LINK_GLOBAL;
-    bool sssp = strncmp(name, "sssp", 4) == 0, fulb = strcmp(name, "fulb") == 0;
+    bool sssp = strncmp(name, "sssp", 4) == 0, fulb = strncmp(name, "fulb", 4) == 0;
+    unsigned mode = strcmp(name, "fulb") == 0                   ? REF_LOOK | REF_GLOBAL | REF_TRIALS
+                    : strcmp(name, "fulb-paper+lookahead") == 0 ? REF_LOOK
+                    : strcmp(name, "fulb-paper+global") == 0    ? REF_GLOBAL
+                    : strcmp(name, "fulb-paper+trials") == 0    ? REF_TRIALS
+                                                                : 0;
+    if (fulb && !mode && strcmp(name, "fulb-paper") != 0) fail_msg("%s: no reference", name);
     nf_mcast *m = route(f, h, g, name);
     verify_ok(f, h, g, m, name);
     for (uint32_t k = 0; k < g->n; k++) {
@@ -860,7 +873,7 @@ static void compare_with_reference(const nf_fabric *f, const nf_hops *h, const n
             if (rotate ? rs.load[c] < rs.load[root] || (rs.load[c] == rs.load[root] && less) : less)
                 root = c;
         }
-        if (fulb && dragonfly) {
+        if (fulb && dragonfly && (mode & REF_TRIALS)) {
             /* root trials: the 8 least-loaded candidates by (load, OpenSM order), each tree built,
              * the least (bottleneck load, links at it, links) wins, the earlier on a tie */
             for (uint32_t i = 1; i < nc; i++) /* insertion sort, the lists are short here */
@@ -874,7 +887,7 @@ static void compare_with_reference(const nf_fabric *f, const nf_hops *h, const n
                 }
             uint64_t best = UINT64_MAX;
             for (uint32_t t = 0; t < nc && t < 8; t++) {
-                uint32_t wn = ref_fulb_tree(&rs, cand[t], leaf, n, true, want);
+                uint32_t wn = ref_fulb_tree(&rs, cand[t], leaf, n, mode, want);
                 uint64_t bn = 0, at = 0;
                 for (uint32_t i = 0; i < wn; i++) {
                     if (rs.efi[want[i]] > bn) bn = rs.efi[want[i]], at = 0;
@@ -897,8 +910,9 @@ static void compare_with_reference(const nf_fabric *f, const nf_hops *h, const n
                     fail_msg("%s: group %u leaf %u path cost %llu, Dijkstra %llu", name, k, leaf[i],
                              (unsigned long long)tcost[i], (unsigned long long)dcost[leaf[i]]);
         } else if (fulb || strncmp(name, "minihop", 7) == 0) {
-            uint32_t wn = fulb ? ref_fulb_tree(&rs, root, leaf, n, true, want)
-                               : ref_minihop_tree(&rs, root, leaf, n, want);
+            uint32_t wn = fulb ? ref_fulb_tree(&rs, root, leaf, n, mode, want)
+                               : ref_minihop_tree(&rs, root, leaf, n,
+                                                  strcmp(name, "minihop-new-high") == 0, want);
             qsort(want, wn, sizeof *want, cmp_u32);
             qsort(got, gn, sizeof *got, cmp_u32);
             if (wn != gn) fail_msg("%s: group %u: %u switch links, reference %u", name, k, gn, wn);
@@ -931,6 +945,16 @@ static void compare_with_reference(const nf_fabric *f, const nf_hops *h, const n
     free(got);
     free(dcost);
     free(tcost);
+}
+
+/* The place of the engine called name in the registry (it must be there). */
+static size_t engine_index(const char *name) {
+    const nf_mcast_engine *e = nf_mcast_engine_find(name);
+    assert_non_null(e);
+    for (size_t i = 0; i < nf_mcast_engine_count(); i++)
+        if (nf_mcast_engine_at(i) == e) return i;
+    fail_msg("%s: not in the registry's list", name);
+    return 0;
 }
 
 static void test_engines_match_reference(void **state) {
@@ -1162,7 +1186,8 @@ static void engines_on(const char *spec, const char *const *patterns, size_t np,
             nf_groups *g =
                 workload(f, patterns[p], variant ? 4 : 1, variant ? NF_MAP_RANDOM : NF_MAP_AWARE);
             uint32_t lb = nf_mcast_lower_bound(f, h, g);
-            uint32_t max_efi[8] = {0};
+            uint32_t max_efi[32] = {0};
+            assert_true(nf_mcast_engine_count() <= 32);
             for (size_t e = 0; e < nf_mcast_engine_count(); e++) {
                 const char *name = nf_mcast_engine_name(nf_mcast_engine_at(e));
                 nf_mcast *m = route(f, h, g, name);
@@ -1187,11 +1212,8 @@ static void engines_on(const char *spec, const char *const *patterns, size_t np,
                 max_efi[e] = st.max_efi;
                 nf_mcast_free(m);
             }
-            size_t i_fulb = 4, i_plus = 5, i_mnew = 1, i_snew = 3;
-            assert_string_equal(nf_mcast_engine_name(nf_mcast_engine_at(i_snew)), "sssp-new");
-            assert_string_equal(nf_mcast_engine_name(nf_mcast_engine_at(i_fulb)), "fulb");
-            assert_string_equal(nf_mcast_engine_name(nf_mcast_engine_at(i_plus)), "fulb+");
-            assert_string_equal(nf_mcast_engine_name(nf_mcast_engine_at(i_mnew)), "minihop-new");
+            size_t i_fulb = engine_index("fulb"), i_plus = engine_index("fulb+"),
+                   i_mnew = engine_index("minihop-new"), i_snew = engine_index("sssp-new");
             if (max_efi[i_plus] > max_efi[i_fulb])
                 fail_msg("%s %s: fulb+ max EFI %u above fulb's %u", spec, patterns[p],
                          max_efi[i_plus], max_efi[i_fulb]);
@@ -1325,7 +1347,7 @@ static void test_dragonfly_global_links(void **state) {
                              "links, %d possible",
                              specs[sp], k, leaf[i], root, gl, gmin[(size_t)root * S + leaf[i]]);
             }
-            uint32_t nn = ref_fulb_tree(&rs, root, leaf, n, false, naive);
+            uint32_t nn = ref_fulb_tree(&rs, root, leaf, n, 0, naive);
             unsigned naive_globals = 0;
             for (uint32_t i = 0; i < nn; i++)
                 naive_globals += f->link_cls[naive[i]] == NF_LINK_GLOBAL;
