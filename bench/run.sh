@@ -15,6 +15,9 @@ echo
 echo "## Multicast routing: the multicast paper's grid (bench_mcast): max / mean EFI over inter-switch links, routing ms"
 "$build/bench_mcast"
 echo
+echo "## The multicast paper's Dragonfly figure under each open reading (mcast_df_causes.sh): max EFI, switch / host links"
+sh "$(dirname "$0")/mcast_df_causes.sh" "$build/netfab"
+echo
 echo "## Fabrics of 160,000 switches (bench_scale.sh): one thread, time and peak RSS"
 sh "$(dirname "$0")/bench_scale.sh" "$build/netfab"
 echo
