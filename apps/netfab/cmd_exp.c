@@ -282,8 +282,10 @@ int exp_plot_rows(const exp_def *e, json_t *rows, const char *path) {
     return rc;
 }
 
+static const char *const host_models[] = {"none", "paper", NULL}; /* exp_opts.host */
+
 int nf_cmd_exp(int argc, char **argv) {
-    exp_opts o = {.seed = 1};
+    exp_opts o = {.seed = 1, .host = 1};
     bool json = false;
     const char *plot = NULL;
     const nf_opt opts[] = {
@@ -311,9 +313,52 @@ int nf_cmd_exp(int argc, char **argv) {
          .arg = "CYCLES",
          .kind = NF_OPT_UINT,
          NF_OPT_TO(o.period),
+         .given = &o.period_given,
          .lo = 1,
          .hi = 100000000,
-         .help = "mcast-efi: cycles between two multicasts of a group (default 2000)"},
+         .help = "mcast-efi: cycles between two multicasts of a group, all groups at once "
+                 "(default with --host none 2000; the host model: each group's next once its "
+                 "last is done)"},
+        {.name = "host",
+         .arg = "MODEL",
+         .kind = NF_OPT_CHOICE,
+         NF_OPT_TO(o.host),
+         .choices = host_models,
+         .help = "mcast-height, mcast-efi: paper (default): hosts and routers fitted to the "
+                 "multicast paper's Tables 1 and 2; none: the network alone"},
+        {.name = "host-send",
+         .arg = "CYCLES",
+         .kind = NF_OPT_UINT,
+         NF_OPT_TO(o.host_send),
+         .given = &o.host_send_given,
+         .lo = 0,
+         .hi = 100000000,
+         .help =
+             "mcast-height, mcast-efi, collectives' host rows: a host's time issuing a message"},
+        {.name = "host-recv",
+         .arg = "CYCLES",
+         .kind = NF_OPT_UINT,
+         NF_OPT_TO(o.host_recv),
+         .given = &o.host_recv_given,
+         .lo = 0,
+         .hi = 100000000,
+         .help = "the same: a host's time receiving one"},
+        {.name = "host-copy",
+         .arg = "BYTES",
+         .kind = NF_OPT_UINT,
+         NF_OPT_TO(o.host_copy),
+         .given = &o.host_copy_given,
+         .lo = 0,
+         .hi = 100000000,
+         .help = "the same: bytes a host copies a cycle, each side (0: free)"},
+        {.name = "host-jitter",
+         .arg = "CYCLES",
+         .kind = NF_OPT_UINT,
+         NF_OPT_TO(o.host_jitter),
+         .given = &o.host_jitter_given,
+         .lo = 0,
+         .hi = 100000000,
+         .help = "the same: each host time takes 0 to CYCLES more, uniformly"},
         {.name = "router-delay",
          .arg = "CYCLES",
          .kind = NF_OPT_UINT,
@@ -327,15 +372,18 @@ int nf_cmd_exp(int argc, char **argv) {
          NF_OPT_TO(o.host_cycles),
          .lo = 1,
          .hi = 100000000,
-         .help = "collectives: a host's time per software message in the rows with host "
-                 "overhead (default 356: 0.813 us of MPI at 2.286 ns a cycle)"},
+         .help = "collectives: the older host model in the rows with host time: CYCLES a "
+                 "message on its issuing host alone (0.813 us of MPI is 356 at 2.286 ns a "
+                 "cycle; default: the multicast paper's fitted hosts)"},
     };
     const nf_cmd_spec spec = {
         .name = "exp",
         .synopsis = "netfab exp NAME [--quick] [--json] [--plot FILE.png] [--threads N]\n"
                     "                        [--seed S]\n"
                     "                        [--period CYCLES] [--router-delay CYCLES]\n"
-                    "                        [--host-cycles CYCLES]\n"
+                    "                        [--host-cycles CYCLES] [--host paper|none]\n"
+                    "                        [--host-send C] [--host-recv C] [--host-copy B]\n"
+                    "                        [--host-jitter C]\n"
                     "       netfab exp list\n",
         .description = "Runs one of the papers' experiments and prints one row per measured point\n"
                        "(a table, or {\"rows\": [...]} with --json). --quick: the small version, "

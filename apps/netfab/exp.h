@@ -20,6 +20,14 @@ typedef struct exp_opts {
     unsigned router_delay; /* mcast-height: the routers' delay, cycles (the simulator's, 3) */
     unsigned host_cycles;  /* collectives: the host's time per software message in the rows
                             * with host overhead (EXP_HOST_CYCLES) */
+    /* mcast-height, mcast-efi: the hosts and the routers as fitted to the multicast paper's
+     * Tables 1 and 2 (host 1: EXP_MC_*, the default) or the bare network of before (host 0:
+     * no host time, the routers' delay 3, mcast-efi's groups every period); each value below
+     * given on the command line (its *_given) wins over the model's */
+    unsigned host;
+    unsigned host_send, host_recv, host_copy, host_jitter;
+    bool host_send_given, host_recv_given, host_copy_given, host_jitter_given;
+    bool period_given;
 } exp_opts;
 
 /* The fitted and published values the report and the defaults use (README.md, "Fitted
@@ -31,6 +39,23 @@ typedef struct exp_opts {
 #define EXP_EFI_PERIOD_FIT 1031
 #define EXP_HEIGHT_ROUTER_DELAY_FIT 4
 #define EXP_HOST_CYCLES 356
+
+/* The multicast experiments' host model, fitted to the multicast paper's Tables 1 and 2 by
+ * bench/fit_mcast_host.sh (docs/results.md, "The host model"): the routers' delay and the hosts'
+ * copy rate from Table 1's +20% (8 B) and +15% (2 KB) with Table 2's +38% (2 KB, EFI 16, a
+ * closed loop), the send and receive times splitting Table 1's fixed time evenly, and a jitter
+ * (not fitted: the text gives no absolute tail) of a tenth of the 8-byte latency. */
+#define EXP_MC_ROUTER_DELAY 57 /* 130 ns at 2.286 ns a cycle */
+#define EXP_MC_HOST_SEND 205   /* with the receive: 0.94 us */
+#define EXP_MC_HOST_RECV 205
+#define EXP_MC_HOST_COPY 30   /* bytes a cycle: 13 GB/s */
+#define EXP_MC_HOST_JITTER 58 /* 0.13 us */
+
+/* Sets c's host and router knobs for mcast-height and mcast-efi as o says (exp_opts.host and
+ * the values given), the buffers deep enough for the routers' delay; *closed: mcast-efi's
+ * groups each send their next message once their last is done (the fitted model) rather than
+ * every period. */
+void exp_mcast_host(const exp_opts *o, nf_sim_config *c, bool *closed);
 
 /* How --plot draws the rows: y against x, one line per distinct value of series (NULL: one
  * line), only the rows whose string key `where` is where_is when where is set. */

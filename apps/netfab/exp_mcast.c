@@ -23,7 +23,34 @@ static int cmp_u64(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
-/* Runs the script of n messages (ids 0..n-1) on s; their mean latency, release to completion,
+void exp_mcast_host(const exp_opts *o, nf_sim_config *c, bool *closed) {
+    bool model = o->host == 1;
+    c->router_delay = o->router_delay ? o->router_delay : model ? EXP_MC_ROUTER_DELAY : 3;
+    c->host_msg_cycles = o->host_send_given ? o->host_send : model ? EXP_MC_HOST_SEND : 0;
+    c->host_recv_cycles = o->host_recv_given ? o->host_recv : model ? EXP_MC_HOST_RECV : 0;
+    c->host_copy_bytes = o->host_copy_given ? o->host_copy : model ? EXP_MC_HOST_COPY : 0;
+    c->host_jitter_cycles = o->host_jitter_given ? o->host_jitter : model ? EXP_MC_HOST_JITTER : 0;
+    /* a slot's credit is back a router delay, the credit delay and two links after its flit
+     * came in: buffers that cover it keep a link busy however long the routers take */
+    unsigned loop = c->router_delay + c->credit_delay + 2 * c->lat_local + c->pkt_flits;
+    if (c->buf_flits < loop) c->buf_flits = loop;
+    *closed = model && !o->period_given;
+}
+
+/* The host model's knobs in a row, when they are not the bare network's. */
+static void host_fields(json_t *row, const nf_sim_config *c, bool closed) {
+    if (!c->host_msg_cycles && !c->host_recv_cycles && !c->host_copy_bytes &&
+        !c->host_jitter_cycles)
+        return;
+    json_object_set_new(row, "host_send", json_integer((json_int_t)c->host_msg_cycles));
+    json_object_set_new(row, "host_recv", json_integer((json_int_t)c->host_recv_cycles));
+    json_object_set_new(row, "host_copy", json_integer((json_int_t)c->host_copy_bytes));
+    json_object_set_new(row, "host_jitter", json_integer((json_int_t)c->host_jitter_cycles));
+    if (closed) json_object_set_new(row, "closed_loop", json_true());
+}
+
+/* Runs the script of n messages (ids 0..n-1) on s; their mean latency, due to completion (the
+ * issuing host's time, the network's and the receiving host's),
  * and the 99th percentile (the ceil(0.99 n)-th smallest) into *mean, *p99 (lat: room for n).
  * NF_EXIT_OK, or the exit status after saying why. */
 static int run_latencies(nf_sim *s, const char *exp, uint32_t n, uint64_t *lat, double *mean,
@@ -40,7 +67,7 @@ static int run_latencies(nf_sim *s, const char *exp, uint32_t n, uint64_t *lat, 
     for (uint32_t i = 0; i < n; i++) {
         nf_sim_msg_times t;
         nf_sim_msg_times_of(s, i, &t);
-        lat[i] = t.done - t.released;
+        lat[i] = t.done - t.due;
         sum += (double)lat[i];
     }
     qsort(lat, n, sizeof *lat, cmp_u64);
@@ -75,7 +102,8 @@ int exp_mcast_height(const exp_opts *o, json_t *rows) {
         nf_sim_config c;
         nf_sim_config_defaults(&c);
         c.vcs = 8, c.pkt_flits = 8, c.threads = 1, c.seed = o->seed;
-        if (o->router_delay) c.router_delay = o->router_delay;
+        bool closed;
+        exp_mcast_host(o, &c, &closed);
         if ((rc = nf_mcast_route(f, h, &g, nf_mcast_engine_find("minihop"), &m, &d)) ||
             (rc = nf_sim_new(f, h, &c, nf_sim_routing_find("minhop"),
                              nf_sim_traffic_find("uniform"), &s, &d)) ||
@@ -108,8 +136,9 @@ int exp_mcast_height(const exp_opts *o, json_t *rows) {
                 json_pack("{s:I, s:I, s:f, s:I, s:I}", "height", (json_int_t)shapes[k].height,
                           "msg_bytes", (json_int_t)sizes[z], "lat_mean", mean, "lat_p99",
                           (json_int_t)p99, "messages", (json_int_t)count);
-            if (o->router_delay)
-                json_object_set_new(row, "router_delay", json_integer((json_int_t)o->router_delay));
+            if (c.router_delay != 3)
+                json_object_set_new(row, "router_delay", json_integer((json_int_t)c.router_delay));
+            host_fields(row, &c, false);
             json_array_append_new(rows, row);
         }
         nf_sim_free(s);
@@ -181,6 +210,8 @@ int exp_mcast_efi(const exp_opts *o, json_t *rows) {
         nf_sim_config c;
         nf_sim_config_defaults(&c);
         c.vcs = 8, c.pkt_flits = 8, c.seed = o->seed;
+        bool closed;
+        exp_mcast_host(o, &c, &closed);
         if (!links || !root || !height || !status)
             rc = nf_app_report(NF_ENOMEM, NULL);
         else if ((rc = nf_sim_new(f, h, &c, nf_sim_routing_find("minhop"),
@@ -191,15 +222,18 @@ int exp_mcast_efi(const exp_opts *o, json_t *rows) {
             exp_progress(((double)k - 1 + (double)k * (double)z / 2) / (2.0 * max_k - 1),
                          "mcast-efi: EFI %u, %llu bytes", k, (unsigned long long)sizes[z]);
             nf_sim_script_clear(s);
-            uint32_t id, n = 0;
+            uint32_t id, prev = 0, n = 0;
             for (unsigned gi = 0; gi < k && rc == NF_EXIT_OK; gi++)
                 for (unsigned i = 0; i < per_group && rc == NF_EXIT_OK; i++) {
                     nf_sim_msg mc = {.src = (uint32_t)(mem[4 * gi + i % 4] - f->n_switches),
                                      .bytes = sizes[z],
                                      .kind = NF_SIM_MCAST,
                                      .group = gi,
-                                     .at = (uint64_t)i * period};
-                    if ((rc = nf_sim_post(s, &mc, &id))) rc = nf_app_report(rc, NULL);
+                                     .at = closed ? 0 : (uint64_t)i * period};
+                    if ((rc = nf_sim_post(s, &mc, &id)) ||
+                        (closed && i && (rc = nf_sim_after(s, prev, id))))
+                        rc = nf_app_report(rc, NULL);
+                    prev = id;
                     n++;
                 }
             double mean = 0;
@@ -210,6 +244,9 @@ int exp_mcast_efi(const exp_opts *o, json_t *rows) {
                                     (json_int_t)sizes[z], "lat_mean", mean, "lat_p99",
                                     (json_int_t)p99, "messages", (json_int_t)n);
             if (o->period) json_object_set_new(row, "period", json_integer((json_int_t)period));
+            if (c.router_delay != 3)
+                json_object_set_new(row, "router_delay", json_integer((json_int_t)c.router_delay));
+            host_fields(row, &c, closed);
             json_array_append_new(rows, row);
         }
         nf_sim_free(s);

@@ -51,8 +51,9 @@ static void build_exp(const report_step *st, const report_ctx *x, report_cmd *cm
     stdout_to(c, x, st);
 }
 
-/* The fitted runs (issue 19): an experiment again with its fitted value, as step NAME-fit
- * (netfab exp mcast-efi --period P ..., netfab exp mcast-height --router-delay R ...). */
+/* The fitted runs of the network alone (issue 19): an experiment again with its fitted value and
+ * no hosts, as step NAME-fit (netfab exp mcast-efi --period P --host none ..., netfab exp
+ * mcast-height --router-delay R --host none ...); the plain steps run the host model. */
 static void build_exp_fit(const report_step *st, const report_ctx *x, report_cmd *cmds, int *n) {
     bool efi = strcmp(st->name, "mcast-efi-fit") == 0;
     build_exp(st, x, cmds, n);
@@ -61,6 +62,8 @@ static void build_exp_fit(const report_step *st, const report_ctx *x, report_cmd
     if (asprintf(&c->argv[2], "%s", efi ? "mcast-efi" : "mcast-height") < 0) c->argv[2] = NULL;
     arg(c, efi ? "--period" : "--router-delay");
     arg(c, "%u", efi ? EXP_EFI_PERIOD_FIT : EXP_HEIGHT_ROUTER_DELAY_FIT);
+    arg(c, "--host");
+    arg(c, "none");
 }
 
 /* What every sweep of the report ends with: the seed, the threads, JSON into out. */
@@ -212,9 +215,9 @@ const report_step report_steps[] = {
     {"mcast-efi", "M", "Hardware multicast: groups sharing one tree (EFI)", NULL, build_exp,
      report_cmp_efi},
     /* the fitted runs (issue 19) */
-    {"mcast-height-fit", "M", "Hardware multicast: tree height, router delay fitted", NULL,
+    {"mcast-height-fit", "M", "Hardware multicast: tree height, the network alone", NULL,
      build_exp_fit, report_cmp_height_fit},
-    {"mcast-efi-fit", "M", "Hardware multicast: EFI, period fitted", NULL, build_exp_fit,
+    {"mcast-efi-fit", "M", "Hardware multicast: EFI, the network alone", NULL, build_exp_fit,
      report_cmp_efi_fit},
     {"mcast-workload", "M", "Hardware multicast: a job's communicators at once", NULL, build_exp,
      report_cmp_workload},

@@ -199,6 +199,17 @@ typedef struct nf_sim_config {
      * before the NIC's overhead; a host handles its messages one at a time, in the order they
      * fall due, so a rank's sends queue behind each other (0 cycles: none) */
     unsigned host_msg_cycles;
+    /* the host's side of a message's arrival: a message whose data goes to a host (PUT_REPLY,
+     * SHORT and MCAST; not a by_nic unicast, which a NIC takes) completes this many cycles
+     * after its data is in (a multicast: after its last member's), plus its copy (0: none) */
+    unsigned host_recv_cycles;
+    /* bytes a host copies a cycle, on each message it issues and on each it receives as above
+     * (ceil(bytes / host_copy_bytes) cycles each; 0: copying is free) */
+    unsigned host_copy_bytes;
+    /* each host time above (a message's issue, its arrival) takes 0 to this many cycles more,
+     * uniformly, drawn from the seed and the message: the hosts' software and clock noise
+     * (0: none) */
+    unsigned host_jitter_cycles;
     /* the router model: BookSim2's with NF_SIM_VA_SEPARATE, NF_SIM_INJ_ROUTING and
      * NF_SIM_EJ_ROUTING (see the enums; docs/guide.md "Router model") (combined; room; any) */
     nf_sim_vc_alloc vc_alloc;
@@ -449,7 +460,9 @@ NF_API int nf_sim_set_mcast(nf_sim *s, const nf_groups *g, const nf_mcast *m);
 /* When a scripted message was released (its NIC work begun), its data fully in at its target,
  * and completed (see the kinds); UINT64_MAX for what has not happened. */
 typedef struct nf_sim_msg_times {
-    uint64_t released, data_in, done;
+    /* due: its time or its last dependence done (its host's work begins when the host is
+     * free); released: its NIC's work begun */
+    uint64_t due, released, data_in, done;
     uint32_t packets; /* of its data */
     /* queue messages: data_in is the last attempt's; done when it took a ring entry */
     uint32_t retries; /* the reliable kind: refusals (each one NAK and one more sending) */

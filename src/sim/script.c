@@ -9,6 +9,7 @@
 #include "sim/script.h"
 
 #include "util/mem.h"
+#include "util/rng.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -32,7 +33,9 @@ typedef struct sc_ring {
 static bool is_queue(const nf_sim_msg *m) {
     return m->kind == NF_SIM_QUEUE_RELIABLE || m->kind == NF_SIM_QUEUE_UNRELIABLE;
 }
-enum { PH_HOST = 3 }; /* in the heap only: a message due, its sender's host not yet done with it */
+/* in the heap only: a message due, its sender's host not yet done with it (PH_HOST); its data
+ * in, its receiver's host not yet done with it (PH_RECV) */
+enum { PH_HOST = 3, PH_RECV = 4 };
 
 typedef struct heap_ent {
     uint64_t at;
@@ -152,6 +155,41 @@ static uint64_t overhead(const nf__script_params *p, const nf_sim_msg *m) {
     return m->kind == NF_SIM_SHORT || m->by_nic ? p->short_cycles : p->msg_cycles;
 }
 
+/* ---- the hosts: the time a host spends on a message it issues, and on one it receives ------- */
+
+/* Whether message m goes through its sender's host (not issued by the NIC), and whether its data
+ * goes to a host: a put's, a short message's, a multicast's (a hardware collective's result
+ * too), not a NIC-to-NIC one's nor a write's or a read's (a NIC answers those). */
+static bool host_sends(const nf__script_params *p, const nf_sim_msg *m) {
+    return !m->by_nic && (p->msg_host_cycles || p->copy_bytes || p->jitter_cycles);
+}
+static bool host_receives(const nf__script_params *p, const nf_sim_msg *m) {
+    bool to_host = m->kind == NF_SIM_MCAST ||
+                   (!m->by_nic && (m->kind == NF_SIM_PUT_REPLY || m->kind == NF_SIM_SHORT));
+    return to_host && (p->recv_host_cycles || p->copy_bytes || p->jitter_cycles);
+}
+
+/* A host time's jitter: 0 .. jitter_cycles, uniform, from the seed, the message and the side
+ * (0 issuing, 1 receiving), so a run gives the same draws whatever the order of events. */
+static uint64_t jitter(const nf__script_params *p, uint32_t id, unsigned side) {
+    if (!p->jitter_cycles) return 0;
+    uint64_t x = p->seed ^ (((uint64_t)id << 1 | side) * 0x9E3779B97F4A7C15ull);
+    uint64_t v = nf__splitmix64(&x) >> 32;
+    return (v * ((uint64_t)p->jitter_cycles + 1)) >> 32;
+}
+
+static uint64_t copy_time(const nf__script_params *p, const nf_sim_msg *m) {
+    return p->copy_bytes ? (m->bytes + p->copy_bytes - 1) / p->copy_bytes : 0;
+}
+
+/* The host's time on message id: issuing it (side 0), receiving it (1). */
+static uint64_t host_time(const nf__script *sc, uint32_t id, unsigned side) {
+    const nf__script_params *p = &sc->par;
+    const nf_sim_msg *m = &sc->m[id];
+    return (side ? p->recv_host_cycles : p->msg_host_cycles) + copy_time(p, m) +
+           jitter(p, id, side);
+}
+
 /* A ring for every endpoint some queue message goes to, empty. NF_ENOMEM. */
 static int make_rings(nf__script *sc, const nf__script_params *p) {
     free_rings(sc);
@@ -193,7 +231,8 @@ static int make_rings(nf__script *sc, const nf__script_params *p) {
  * its sender's host, which handles its messages one at a time in the order they fall due. */
 static int due(nf__script *sc, uint32_t i, uint64_t at) {
     const nf_sim_msg *m = &sc->m[i];
-    if (sc->par.msg_host_cycles && !m->by_nic) return heap_push(sc, (heap_ent){at, i, PH_HOST});
+    sc->t[i].due = at;
+    if (host_sends(&sc->par, m)) return heap_push(sc, (heap_ent){at, i, PH_HOST});
     return heap_push(sc, (heap_ent){at + overhead(&sc->par, m), i, PH_DATA});
 }
 
@@ -210,7 +249,7 @@ int nf__script_begin(nf__script *sc, const nf__script_params *par, const uint32_
     nf__free(sc->recv);
     nf__free(sc->host_free);
     sc->host_free = NULL;
-    if (par->msg_host_cycles) {
+    if (par->msg_host_cycles || par->copy_bytes || par->jitter_cycles) {
         uint32_t top = 0;
         for (size_t i = 0; i < n; i++)
             if (sc->m[i].src >= top) top = sc->m[i].src + 1;
@@ -242,7 +281,8 @@ int nf__script_begin(nf__script *sc, const nf__script_params *par, const uint32_
     sc->retries = sc->ring_writes = 0;
     if (make_rings(sc, c)) return NF_ENOMEM;
     for (size_t i = 0; i < n; i++) {
-        sc->t[i] = (nf_sim_msg_times){.released = UINT64_MAX,
+        sc->t[i] = (nf_sim_msg_times){.due = UINT64_MAX,
+                                      .released = UINT64_MAX,
                                       .data_in = UINT64_MAX,
                                       .done = UINT64_MAX,
                                       .packets = data_packets(c->payload, &sc->m[i])};
@@ -347,6 +387,8 @@ static int phase_done(nf__script *sc, uint32_t i, uint64_t now) {
         uint64_t at = now + (m->kind == NF_SIM_WRITE ? c->short_cycles : c->msg_cycles);
         return heap_push(sc, (heap_ent){at, i, PH_BACK});
     }
+    if (sc->phase[i] == PH_DATA && host_receives(c, m)) /* its host's turn, then complete */
+        return heap_push(sc, (heap_ent){now + host_time(sc, i, 1), i, PH_RECV});
     return finish(sc, i, now, false);
 }
 
@@ -383,10 +425,14 @@ int nf__script_release(nf__script *sc, uint64_t now, const nf__script_send **sen
         const nf_sim_msg *m = &sc->m[e.id];
         if (e.phase == PH_HOST) { /* the host takes it when free; the NIC after that */
             uint64_t start = e.at > sc->host_free[m->src] ? e.at : sc->host_free[m->src];
-            sc->host_free[m->src] = start + sc->par.msg_host_cycles;
-            int rc =
-                heap_push(sc, (heap_ent){start + sc->par.msg_host_cycles + overhead(&sc->par, m),
-                                         e.id, PH_DATA});
+            uint64_t ht = host_time(sc, e.id, 0);
+            sc->host_free[m->src] = start + ht;
+            int rc = heap_push(sc, (heap_ent){start + ht + overhead(&sc->par, m), e.id, PH_DATA});
+            if (rc) return rc;
+            continue;
+        }
+        if (e.phase == PH_RECV) { /* its receiver's host is done with it */
+            int rc = finish(sc, e.id, e.at, false);
             if (rc) return rc;
             continue;
         }

@@ -21,13 +21,17 @@ typedef struct nf__script_params {
     uint64_t payload;                  /* bytes a packet carries */
     unsigned msg_cycles, short_cycles; /* NIC overheads (nf_sim_config) */
     /* queue messages: the receive-queue rings and their hosts (nf_sim_config's queue_*) */
-    uint32_t n_ep;            /* endpoints */
-    const uint32_t *ring_cap; /* per endpoint its ring's entries, 0 for ring_entries (NULL:
-                               * all); read by nf__script_begin only */
-    unsigned ring_entries;    /* a ring's entries when ring_cap gives none */
-    unsigned host_cycles;     /* a host's cycles per entry taken off its ring */
-    unsigned backoff;         /* cycles from a NAK's arrival to the sending again */
-    unsigned msg_host_cycles; /* a host's time per message it issues (nf_sim_config) */
+    uint32_t n_ep;             /* endpoints */
+    const uint32_t *ring_cap;  /* per endpoint its ring's entries, 0 for ring_entries (NULL:
+                                * all); read by nf__script_begin only */
+    unsigned ring_entries;     /* a ring's entries when ring_cap gives none */
+    unsigned host_cycles;      /* a host's cycles per entry taken off its ring */
+    unsigned backoff;          /* cycles from a NAK's arrival to the sending again */
+    unsigned msg_host_cycles;  /* a host's time per message it issues (nf_sim_config) */
+    unsigned recv_host_cycles; /* ... per message it receives (host_recv_cycles) */
+    unsigned copy_bytes;       /* bytes a host copies a cycle (host_copy_bytes; 0: free) */
+    unsigned jitter_cycles;    /* host_jitter_cycles */
+    uint64_t seed;             /* of the jitter */
 } nf__script_params;
 
 /* npkts packets of message `tag` from endpoint `from` to `to` into from's NIC now (rail by

@@ -288,7 +288,11 @@ int nf_sim_run_script(nf_sim *s, uint64_t max_cycles, nf_sim_script_result *out)
                              .ring_entries = s->cfg.queue_entries,
                              .host_cycles = s->cfg.queue_host_cycles,
                              .backoff = s->cfg.queue_backoff,
-                             .msg_host_cycles = s->cfg.host_msg_cycles};
+                             .msg_host_cycles = s->cfg.host_msg_cycles,
+                             .recv_host_cycles = s->cfg.host_recv_cycles,
+                             .copy_bytes = s->cfg.host_copy_bytes,
+                             .jitter_cycles = s->cfg.host_jitter_cycles,
+                             .seed = s->cfg.seed};
     if (!rc) rc = nf__script_begin(sc, &par, recv);
     nf__free(recv);
     if (rc) return rc;

@@ -1265,6 +1265,104 @@ static void test_host_overhead(void **state) {
     rig_unmake(&r);
 }
 
+/* The host model on the one switch of test_host_overhead: a 16-byte short message 0 -> 1 takes
+ * 13 cycles without hosts (8 of NIC work, 5 on the wire). With an issuing host of 10 cycles, a
+ * receiving host of 20 and copies of 8 bytes a cycle (2 cycles each side): due at 0, its NIC's
+ * work from 10 + 2 = 12, data in at 25, done at 25 + 20 + 2 = 47. A write's completion is its
+ * acknowledgement at the source NIC: no receiving host. A multicast pays the receiving host once,
+ * after its last member's data. With jitter J = 30 each host time takes 0..30 more: every
+ * message of a chain of 400 ends 0..60 cycles later than 47, their mean near 30, the same for
+ * the same seed and not for another. */
+static void test_host_model(void **state) {
+    (void)state;
+    nf_sim_config cf = rig_defaults();
+    cf.vcs = 2, cf.seed = 1;
+    rig r0 = rig_make("torus:1,c=8", "minhop", "uniform", cf);
+    cf.host_msg_cycles = 10, cf.host_recv_cycles = 20, cf.host_copy_bytes = 8;
+    rig r = rig_make("torus:1,c=8", "minhop", "uniform", cf);
+    nf_sim_script_result res;
+    nf_sim_msg_times t;
+    uint32_t id;
+    nf_sim_msg sh = {.src = 0, .dst = 1, .bytes = 16, .kind = NF_SIM_SHORT};
+    assert_int_equal(nf_sim_post(r0.s, &sh, &id), 0);
+    assert_int_equal(nf_sim_run_script(r0.s, 100000, &res), 0);
+    assert_int_equal(res.cycles, 13);
+    assert_int_equal(nf_sim_post(r.s, &sh, &id), 0);
+    assert_int_equal(nf_sim_run_script(r.s, 100000, &res), 0);
+    assert_int_equal(nf_sim_msg_times_of(r.s, id, &t), 0);
+    assert_int_equal(t.due, 0);
+    assert_int_equal(t.released, 12);
+    assert_int_equal(t.data_in, 25);
+    assert_int_equal(t.done, 47);
+    /* a write: the issuing host's 12 cycles, no receiving host */
+    nf_sim_msg wr = {.src = 0, .dst = 1, .bytes = 16, .kind = NF_SIM_WRITE};
+    uint64_t w0, w1;
+    nf_sim_script_clear(r0.s);
+    assert_int_equal(nf_sim_post(r0.s, &wr, &id), 0);
+    assert_int_equal(nf_sim_run_script(r0.s, 100000, &res), 0);
+    w0 = res.cycles;
+    nf_sim_script_clear(r.s);
+    assert_int_equal(nf_sim_post(r.s, &wr, &id), 0);
+    assert_int_equal(nf_sim_run_script(r.s, 100000, &res), 0);
+    w1 = res.cycles;
+    assert_int_equal(w1, w0 + 12);
+    /* a multicast to the 7 others: once the receiving host's 22 cycles after the last member */
+    nf_node mem[8];
+    for (unsigned i = 0; i < 8; i++)
+        mem[i] = r.f->n_switches + i;
+    uint32_t off[2] = {0, 8};
+    nf_groups g = {.n = 1, .off = off, .member = mem};
+    nf_mcast *m0 = route_groups(&r0, &g, "minihop"), *m1 = route_groups(&r, &g, "minihop");
+    assert_int_equal(nf_sim_set_mcast(r0.s, &g, m0), 0);
+    assert_int_equal(nf_sim_set_mcast(r.s, &g, m1), 0);
+    nf_sim_msg mc = {.src = 0, .bytes = 16, .kind = NF_SIM_MCAST, .group = 0};
+    nf_sim_script_clear(r0.s);
+    assert_int_equal(nf_sim_post(r0.s, &mc, &id), 0);
+    assert_int_equal(nf_sim_run_script(r0.s, 100000, &res), 0);
+    uint64_t mc0 = res.cycles;
+    nf_sim_script_clear(r.s);
+    assert_int_equal(nf_sim_post(r.s, &mc, &id), 0);
+    assert_int_equal(nf_sim_run_script(r.s, 100000, &res), 0);
+    assert_int_equal(res.cycles, mc0 + 12 + 22);
+    nf_mcast_free(m0);
+    nf_mcast_free(m1);
+    rig_unmake(&r);
+    rig_unmake(&r0);
+    /* jitter: a chain of 400 short messages, the same seed twice and another */
+    enum { N = 400 };
+    static uint64_t lat[3][N];
+    for (int k = 0; k < 3; k++) {
+        nf_sim_config cj = cf;
+        cj.host_jitter_cycles = 30, cj.seed = k == 2 ? 2 : 1;
+        rig rj = rig_make("torus:1,c=8", "minhop", "uniform", cj);
+        uint32_t prev = 0;
+        for (uint32_t i = 0; i < N; i++) {
+            nf_sim_msg x = {.src = i % 2, .dst = 1 - i % 2, .bytes = 16, .kind = NF_SIM_SHORT};
+            assert_int_equal(nf_sim_post(rj.s, &x, &id), 0);
+            if (i) assert_int_equal(nf_sim_after(rj.s, prev, id), 0);
+            prev = id;
+        }
+        assert_int_equal(nf_sim_run_script(rj.s, 10000000, &res), 0);
+        assert_int_equal(res.done, N);
+        double sum = 0;
+        bool varied = false;
+        for (uint32_t i = 0; i < N; i++) {
+            assert_int_equal(nf_sim_msg_times_of(rj.s, i, &t), 0);
+            lat[k][i] = t.done - t.due;
+            if (lat[k][i] < 47 || lat[k][i] > 47 + 60)
+                fail_msg("seed %d message %u: %llu cycles, outside 47..107", k, i,
+                         (unsigned long long)lat[k][i]);
+            varied |= lat[k][i] != lat[k][0];
+            sum += (double)(lat[k][i] - 47);
+        }
+        assert_true(varied);
+        if (sum / N < 27 || sum / N > 33) fail_msg("mean jitter %.2f, want about 30", sum / N);
+        rig_unmake(&rj);
+    }
+    assert_memory_equal(lat[0], lat[1], sizeof lat[0]);
+    assert_memory_not_equal(lat[0], lat[2], sizeof lat[0]);
+}
+
 /* Hardware and software collectives on a two-level fabric of 12 switches (32 endpoints, one
  * group of all of them) run on 1, 2 and 3 threads: every message completes at the same cycle,
  * whichever thread runs its NICs and routers. */
@@ -1401,7 +1499,8 @@ static void test_config_defaults(void **state) {
         c.speedup != 1.0 || c.alloc_iters != 1 || c.w_hop != 1.0 || c.flit_bytes != 32 ||
         c.nic_msg_cycles != 40 || c.nic_short_cycles != 8 || c.shared_flits || c.out_buf ||
         c.adaptive || c.bias != 0 || c.threshold != 0 || c.proxy_restricted || c.threads ||
-        c.seed || c.exclude_unroutable || c.host_msg_cycles)
+        c.seed || c.exclude_unroutable || c.host_msg_cycles || c.host_recv_cycles ||
+        c.host_copy_bytes || c.host_jitter_cycles)
         fail_msg("defaults: vcs %u buf %u pkt %u rd %u cd %u speedup %g w_hop %g out_buf %u "
                  "threads %u",
                  c.vcs, c.buf_flits, c.pkt_flits, c.router_delay, c.credit_delay, c.speedup,
@@ -2074,6 +2173,7 @@ int main(void) {
         cmocka_unit_test(test_mcast_hw),
         cmocka_unit_test(test_collectives_hw),
         cmocka_unit_test(test_host_overhead),
+        cmocka_unit_test(test_host_model),
         cmocka_unit_test(test_collectives_threads),
         cmocka_unit_test(test_radix_star),
         cmocka_unit_test(test_radix_hol),
