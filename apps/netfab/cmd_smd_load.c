@@ -6,7 +6,9 @@
  * Requests are lost with probability --loss before they leave (the client retransmits with the
  * same transaction id), and a fraction --crash of the endpoints never sends anything. Reports
  * joins per second, the time until every group that can be Ready is, the time each group waited
- * from its first join until its rank 0 saw it Ready (mean and largest), and the fraction of the
+ * from its first join until its rank 0 saw it Ready (mean and largest) beside the server's side
+ * (until its last join was answered: the server routes a group in the join that completes it,
+ * before answering it) and the lag between the two (the polling's cost), and the fraction of the
  * groups' time they were not usable: over each group's life from its first join to the end of
  * the job, taken as the moment the last group was resolved plus --hold seconds of work. */
 #define _GNU_SOURCE
@@ -64,6 +66,10 @@ typedef struct ev { /* a timer: retransmit pending p, or start a poll for group 
 
 typedef struct gstate {
     double first_sent, ready_at;
+    /* the server's side: its members' joins not yet answered OK, and when the last was (the
+     * server routes a group in the join that completes it, before answering that join) */
+    uint32_t joins_left;
+    double server_ready_at;
     uint8_t done; /* 1 ready, 2 destroyed/gone */
     uint8_t rank0_dead;
 } gstate;
@@ -223,6 +229,8 @@ static void answered(loader *L, const nf_mad *a, double now) {
     uint32_t k = p->group;
     if (p->kind == K_JOIN) {
         if (a->status) L->errors++;
+        if (a->status == NF_MAD_STATUS_OK && g->joins_left && --g->joins_left == 0)
+            g->server_ready_at = now;
         L->joins++;
         L->last_join = now;
         bool rank0 = p->member == 0;
@@ -450,6 +458,7 @@ int nf_cmd_smd_load(int argc, char **argv) {
                 continue;
             }
             jobs[nj++] = (job){k, i - g->off[k]};
+            L.gs[k].joins_left++;
         }
     }
     for (size_t i = nj; i > 1; i--) {
@@ -514,8 +523,9 @@ int nf_cmd_smd_load(int argc, char **argv) {
     }
     nf_progress_end(&bar);
     double t_end = now_s() - L.t0 + hold; /* the job's end: resolved, then its work */
-    uint32_t ready = 0, destroyed = 0, unobserved = 0, waited = 0;
+    uint32_t ready = 0, destroyed = 0, unobserved = 0, waited = 0, server_n = 0;
     double all_ready = 0, unusable = 0, span = 0, wait_sum = 0, wait_max = 0;
+    double server_sum = 0, server_max = 0, lag_sum = 0, lag_max = 0;
     for (uint32_t k = 0; k < g->n; k++) {
         gstate *s = &L.gs[k];
         if (s->done == 1) {
@@ -526,6 +536,14 @@ int nf_cmd_smd_load(int argc, char **argv) {
             wait_sum += w;
             if (w > wait_max) wait_max = w;
             waited++;
+            if (s->server_ready_at > 0) { /* every join answered: the server's time, the lag */
+                double sw = s->server_ready_at - L.t0 - s->first_sent;
+                double lag =
+                    s->ready_at > s->server_ready_at ? s->ready_at - s->server_ready_at : 0;
+                server_sum += sw, lag_sum += lag, server_n++;
+                if (sw > server_max) server_max = sw;
+                if (lag > lag_max) lag_max = lag;
+            }
         }
         destroyed += s->done == 2;
         unobserved += s->done == 3;
@@ -535,6 +553,8 @@ int nf_cmd_smd_load(int argc, char **argv) {
         span += t_end - s->first_sent;
     }
     double wait_mean = waited ? wait_sum / waited : 0;
+    double server_mean = server_n ? server_sum / server_n : 0,
+           lag_mean = server_n ? lag_sum / server_n : 0;
     double join_time = L.last_join > 0 ? L.last_join - L.t0 : 0;
     double jps = join_time > 0 ? (double)L.joins / join_time : 0;
     double frac = span > 0 ? unusable / span : 0;
@@ -548,6 +568,12 @@ int nf_cmd_smd_load(int argc, char **argv) {
                       wait_max, "unusable_fraction", frac, "retransmits", (json_int_t)L.retransmits,
                       "lost", (json_int_t)L.lost, "errors", (json_int_t)L.errors, "loss", loss,
                       "crash", crash, "hold_s", hold, "timed_out", timed_out);
+        /* the server's side beside rank 0's: routed when its last join was answered */
+        json_object_set_new(o, "poll_ms", json_real(poll_ms));
+        json_object_set_new(o, "server_wait_mean_s", json_real(server_mean));
+        json_object_set_new(o, "server_wait_max_s", json_real(server_max));
+        json_object_set_new(o, "poll_lag_mean_s", json_real(lag_mean));
+        json_object_set_new(o, "poll_lag_max_s", json_real(lag_max));
         json_dumpf(o, stdout, JSON_INDENT(2));
         putchar('\n');
         json_decref(o);
@@ -559,8 +585,12 @@ int nf_cmd_smd_load(int argc, char **argv) {
                (unsigned long long)L.joins, join_time, jps, (unsigned long long)L.retransmits,
                (unsigned long long)L.lost, (unsigned long long)L.errors);
         printf("all Ready after %.3f s; a group waited %.3f s on average, %.3f s at most, from "
-               "its first join until Ready\n",
-               all_ready, wait_mean, wait_max);
+               "its first join until its rank 0 (polling every %g ms) saw it Ready\n",
+               all_ready, wait_mean, wait_max, poll_ms);
+        printf("the server had them Ready (their last join answered) %.3f s on average, %.3f s "
+               "at most, after their first join; rank 0 saw it %.3f s later on average, %.3f s "
+               "at most\n",
+               server_mean, server_max, lag_mean, lag_max);
         printf("groups unusable %.1f%% of their time (with %.1f s of work after the joins)%s\n",
                100 * frac, hold, timed_out ? "; gave up at the deadline" : "");
     }

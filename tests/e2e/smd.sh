@@ -80,6 +80,19 @@ expect 0 "$nf" smd-load --server $srv --topo $topo --groups grid3d:4x4x4 --loss 
 json_num out groups 48; json_val out timed_out false
 expect 0 "$nf" smd-load --server $srv --topo $topo --groups random:n=30,size=8 --seed 3
 grep -Eq "(^| )groups 30: 30 Ready, 0 destroyed" "$tmp/out" && ok || bad "smd-load: $(cat "$tmp/out")"
+has out "the server had them Ready (their last join answered)"
+# rank 0's view beside the server's: it polls every 200 ms from its own join on, so it sees a
+# group Ready after the server had it so (its last join answered), at most a poll interval and
+# a round trip later (0.5 s of slack for a loaded machine), and later on average
+expect 0 "$nf" smd-load --server $srv --topo $topo --groups random:n=30,size=8 --seed 4 --poll 200 --json
+json_num out ready 30; json_num out poll_ms 200
+python3 - "$tmp/out" <<'EOF' && ok || bad "smd-load: rank 0's view against the server's: $(cat "$tmp/out")"
+import json, sys
+o = json.load(open(sys.argv[1]))
+assert 0 < o["server_wait_mean_s"] <= o["wait_mean_s"], o
+assert o["server_wait_max_s"] <= o["wait_max_s"] + 1e-9, o
+assert 0 < o["poll_lag_mean_s"] <= o["poll_lag_max_s"] <= 0.2 + 0.5, o
+EOF
 kill $pid; wait $pid; st=$?; pid=
 [ "$st" = 0 ] && ok || bad "smd exited $st on SIGTERM"
 grep -q "stopped:" "$tmp/smd.log" && ok || bad "no summary line"
