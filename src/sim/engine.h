@@ -474,7 +474,6 @@ struct nf_sim {
         unsigned use_last; /* the way the last probe chose */
         uint64_t idle_t0;  /* the one-thread stretch's start, ns (0: none) */
         double idle_s0;    /* the processors' idle seconds then */
-        unsigned skipped;  /* probes of all left out for want of idle processors */
         bool started;      /* the first choice made */
     } par;
     uint64_t now; /* the cycle */

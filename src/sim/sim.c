@@ -912,7 +912,6 @@ static void par_epoch(nf_sim *s) {
         s->par.use = want, s->par.run_left = s->par.run_len, s->par.phase = 2;
     } else if (--s->par.run_left == 0) {
         if (s->par.use == 1 && !par_idle_enough(s, now)) {
-            s->par.skipped++;
             s->par.run_len = s->par.run_len * 2 > SIM_RUN_MAX ? SIM_RUN_MAX : s->par.run_len * 2;
             s->par.run_left = s->par.run_len;
             return;
