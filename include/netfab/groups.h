@@ -73,7 +73,8 @@ NF_API void nf_groups_free(nf_groups *g); /* NULL is a no-op */
  * one MLID are one group, as OpenSM routes them); every join state (full, non-member, send-only)
  * makes a member, as OpenSM counts them. A member is the CA whose cabled port 1 has the record's
  * port GUID (the GID's low 64 bits), or whose node GUID + 1 is that GUID (ibsim numbers a CA's
- * port GUIDs node GUID + port). MLIDs without a member in the fabric (IPoIB's well-known 0xC000
+ * port GUIDs node GUID + port), or else the switch whose GUID it is (a switch joins by its port
+ * 0, whose GUID is the switch's). MLIDs without a member in the fabric (IPoIB's well-known 0xC000
  * under OpenSM) are left out. filename is used in messages only.
  *
  * Returns 0, the groups in *out (free with nf_groups_free) and their MLIDs in a new array *mlids
@@ -81,7 +82,7 @@ NF_API void nf_groups_free(nf_groups *g); /* NULL is a no-op */
  * a malformed record or line of either layout, an MLID outside 0xC000-0xFFFE, a record with an
  * all-zero PortGid (saquery without the SM key hides the members: the message says to use
  * --smkey 1). Counted as one warning (warn, optional) with the first line: members whose port
- * GUID no cabled CA port of f has (skipped). NF_EINVAL (diag) when no group has a member in f;
+ * GUID neither a cabled CA port nor a switch of f has (skipped). NF_EINVAL (diag) when no group has a member in f;
  * the input limits of the fabric readers (NF_IO_MAX_LINE, NF_IO_MAX_BYTES, no NUL). */
 NF_API int nf_groups_parse_sa(const nf_fabric *f, const char *text, size_t len,
                               const char *filename, nf_warn_fn warn, void *warn_ud, nf_groups **out,

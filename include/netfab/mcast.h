@@ -26,11 +26,17 @@ NF_API const char *nf_mcast_engine_summary(const nf_mcast_engine *e);
 
 /* The routed state of a set of groups. Group g has root switch root[g] and its tree is the set
  * of links tree_link[tree_off[g] .. tree_off[g+1]): switch-to-switch links and the host link of
- * every member. Under minihop, a group of one member gets an empty tree (no links, height 0),
- * as OpenSM installs nothing for it; root[g] is then its member's switch. A group that cannot be
- * routed (a member unreachable from every switch that
- * reaches the others, a member with no cabled port) has status[g] < 0, root NF_NONE and an
- * empty tree; the other groups are routed regardless. */
+ * every member. A member may be a switch itself (its port 0, as InfiniBand allows): it has no
+ * host link; the tree reaches its switch, whose port 0 the forwarding tables then set, and the
+ * height counts its switch's distance alone (a CA member's host link counts one more), as the
+ * tables' analysis does (nf_mft). The root is still a switch at the least max distance from the
+ * members' switches, so with switch members the height may be one more than the least. Group g's
+ * switch members are sw_member[sw_member_off[g] .. sw_member_off[g+1]), ascending; both are
+ * NULL when no group has one. Under minihop, a group of one member gets an empty tree (no links,
+ * height 0), as OpenSM installs nothing for it; root[g] is then its member's switch. A group that
+ * cannot be routed (a member unreachable from every switch that reaches the others, a member with
+ * no cabled port) has status[g] < 0, root NF_NONE and an empty tree; the other groups are routed
+ * regardless. */
 typedef struct nf_mcast {
     uint32_t n_groups;
     nf_node *root;
@@ -38,6 +44,8 @@ typedef struct nf_mcast {
     int32_t *status; /* 0, or a negative NF_E* code for a group that could not be routed */
     uint32_t *tree_off;
     nf_link *tree_link;
+    uint32_t *sw_member_off; /* NULL when no member is a switch */
+    nf_node *sw_member;
     uint32_t *efi;   /* per link: groups whose tree uses it */
     double root_s;   /* time spent choosing roots */
     double tree_s;   /* time spent building trees */

@@ -777,7 +777,10 @@ int nf_groups_parse_sa(const nf_fabric *f, const char *text, size_t len, const c
     nf_groups *g = NULL;
     uint16_t *ml = NULL;
     int rc = NF_OK;
-    /* ibsim's numbering first, so that a port GUID of the fabric itself wins a clash */
+    /* switches (their port 0) first, then ibsim's numbering, so that a CA port GUID of the
+     * fabric itself wins a clash */
+    for (nf_node n = 0; n < f->n_switches && !rc; n++)
+        rc = nf__u64map_put(&c.port, f->guid[n], n);
     for (int pass = 0; pass < 2 && !rc; pass++)
         for (nf_node n = f->n_switches; n < f->n_nodes && !rc; n++)
             if (is_endpoint(f, n))
@@ -810,7 +813,8 @@ int nf_groups_parse_sa(const nf_fabric *f, const char *text, size_t len, const c
     if (warn && c.unknown) {
         char msg[160];
         snprintf(msg, sizeof msg,
-                 "%llu members have a port GUID no cabled CA port of the fabric has: skipped",
+                 "%llu members have a port GUID no cabled CA port or switch of the fabric has: "
+                 "skipped",
                  (unsigned long long)c.unknown);
         warn(warn_ud, c.file, c.unknown_line, msg);
     }

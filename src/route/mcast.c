@@ -14,8 +14,10 @@
 
 #define NF_MCAST_ENGINES(X)                                                                        \
     X(minihop)                                                                                     \
-    X(minihop_new) X(minihop_new_high) X(sssp) X(sssp_new) X(fulb_paper) X(fulb_paper_look)        \
-        X(fulb_paper_global) X(fulb_paper_trials) X(fulb) X(fulb_plus)
+    X(minihop_new)                                                                                 \
+    X(minihop_new_high)                                                                            \
+    X(sssp) X(sssp_new) X(fulb_paper) X(fulb_paper_look) X(fulb_paper_global) X(fulb_paper_trials) \
+        X(fulb) X(fulb_plus)
 
 static const nf_mcast_engine *const engines[] = {
 #define NF_X_ENGINE(id) &nf__mc_##id,
@@ -406,6 +408,8 @@ void nf_mcast_free(nf_mcast *m) {
     nf__free(m->status);
     nf__free(m->tree_off);
     nf__free(m->tree_link);
+    nf__free(m->sw_member_off);
+    nf__free(m->sw_member);
     nf__free(m->efi);
     nf__free(m);
 }
@@ -529,6 +533,11 @@ int32_t nf__mc_light_tree(const nf__mc_view *v, const nf_node *leaf, uint32_t n,
 }
 
 nf_node nf__mc_member_switch(const nf_fabric *f, nf_node ca, nf_link *host_link) {
+    if (ca < f->n_switches) { /* a switch itself, by its port 0 */
+        *host_link = NF_NONE;
+        return ca;
+    }
+    if (ca >= f->n_nodes) return NF_NONE;
     nf_gport g = nf_port_index(f, ca, 1);
     nf_node s = f->peer[g];
     if (s == NF_NONE || s >= f->n_switches || f->link_state[f->port_link[g]] != NF_LINK_UP)
@@ -636,6 +645,47 @@ static void tree_loads(const nf_fabric *f, uint32_t *efi, uint32_t *sw_load, nf_
     }
 }
 
+/* The height of a tree rooted at root over members[0..n) when some are switches: a CA member's
+ * switch distance and its host link, a switch member's distance alone (its port 0 is no link;
+ * as the tables' analysis counts it, nf_mft). The trees are of shortest paths from the root. */
+static uint8_t height_with_sw(const nf_fabric *f, const nf_hops *h, nf_node root,
+                              const nf_node *members, uint32_t n) {
+    unsigned top = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        nf_link hl;
+        nf_node s = nf__mc_member_switch(f, members[i], &hl);
+        if (s == NF_NONE) continue;
+        unsigned d = nf_hops_sw(h, root, s) + (hl != NF_NONE);
+        if (d > top) top = d;
+    }
+    return (uint8_t)(top > 255 ? 255 : top);
+}
+
+/* Records group k's switch members (ascending, once each; none for a group not routed) in
+ * m->sw_member, making the arrays at the first such member (the groups before it have none);
+ * called for every group in order. *cap: sw_member's room. NF_ENOMEM. */
+static int note_sw_members(nf_mcast *m, const nf_fabric *f, const nf_groups *g, uint32_t k,
+                           bool routed, size_t *cap) {
+    uint32_t n0 = m->sw_member_off ? m->sw_member_off[k] : 0, n = n0;
+    for (uint32_t i = g->off[k]; i < g->off[k + 1] && routed; i++) {
+        nf_node x = g->member[i];
+        if (x >= f->n_switches) continue;
+        if (!m->sw_member_off &&
+            !(m->sw_member_off = nf__calloc((size_t)m->n_groups + 1, sizeof *m->sw_member_off)))
+            return NF_ENOMEM;
+        uint32_t j = n; /* insertion, once each: a group has few */
+        while (j > n0 && m->sw_member[j - 1] > x)
+            j--;
+        if (j > n0 && m->sw_member[j - 1] == x) continue;
+        if (NF_GROW(m->sw_member, *cap, (size_t)n + 1)) return NF_ENOMEM;
+        memmove(m->sw_member + j + 1, m->sw_member + j, (n - j) * sizeof *m->sw_member);
+        m->sw_member[j] = x;
+        n++;
+    }
+    if (m->sw_member_off) m->sw_member_off[k + 1] = n;
+    return NF_OK;
+}
+
 int nf_mcast_route(const nf_fabric *f, const nf_hops *h, const nf_groups *g,
                    const nf_mcast_engine *e, nf_mcast **out, nf_diag *diag) {
     return nf_mcast_route_progress(f, h, g, e, NULL, NULL, out, diag);
@@ -654,7 +704,7 @@ int nf_mcast_route_progress(const nf_fabric *f, const nf_hops *h, const nf_group
     uint32_t *sw_load = NULL;
     nf_node *leaf = NULL;
     nf_link *links = NULL;
-    size_t tree_cap = 0, tree_n = 0;
+    size_t tree_cap = 0, tree_n = 0, swm_cap = 0;
     void *ctx = NULL;
     int rc = NF_ENOMEM;
     bool scratch = false;
@@ -687,8 +737,11 @@ int nf_mcast_route_progress(const nf_fabric *f, const nf_hops *h, const nf_group
         bool cabled;
         uint32_t nl = nf__mc_group_leaves(f, g, k, leaf, &cabled), n_host = 0;
         int status = cabled ? NF_OK : NF_EUNREACHABLE;
-        for (uint32_t i = g->off[k]; i < g->off[k + 1] && cabled; i++)
-            nf__mc_member_switch(f, g->member[i], &links[S + n_host++]);
+        for (uint32_t i = g->off[k]; i < g->off[k + 1] && cabled; i++) {
+            nf_link hl = NF_NONE;
+            nf__mc_member_switch(f, g->member[i], &hl);
+            if (hl != NF_NONE) links[S + n_host++] = hl; /* (a switch member has none) */
+        }
         if (status == NF_OK && nl == 1 && e->single_empty &&
             one_member(g->member + g->off[k], g->off[k + 1] - g->off[k])) {
             m->root[k] = leaf[0]; /* an empty tree: no links, height 0, no load */
@@ -715,6 +768,12 @@ int nf_mcast_route_progress(const nf_fabric *f, const nf_hops *h, const nf_group
             status = NF_EINVAL; /* an empty group */
         }
         m->status[k] = status;
+        /* (a group of one member with nothing installed, minihop's, installs no port 0) */
+        bool installed = status == NF_OK && (m->tree_off[k] != tree_n || m->height[k] != 0);
+        if ((rc = note_sw_members(m, f, g, k, installed, &swm_cap))) goto fail;
+        if (m->sw_member_off && m->sw_member_off[k + 1] > m->sw_member_off[k])
+            m->height[k] =
+                height_with_sw(f, h, m->root[k], g->member + g->off[k], g->off[k + 1] - g->off[k]);
     }
     m->tree_off[G] = (uint32_t)tree_n;
     if (e->refine) {
@@ -842,9 +901,9 @@ int nf_mcast_live_add(nf_mcast_live *lv, const nf_node *members, uint32_t n, nf_
     uint32_t nh = 0;
     nf_link *hl = lv->links + nt;
     for (uint32_t i = 0; i < n; i++) {
-        nf_link l; /* every member is cabled (checked above) */
+        nf_link l; /* every member is cabled (checked above); a switch member has no link */
         if (nf__mc_member_switch(f, members[i], &l) == NF_NONE) return NF_EUNREACHABLE;
-        hl[nh++] = l;
+        if (l != NF_NONE) hl[nh++] = l;
     }
     qsort(hl, nh, sizeof *hl, cmp_node);
     uint32_t w = 0;
@@ -856,6 +915,11 @@ int nf_mcast_live_add(nf_mcast_live *lv, const nf_node *members, uint32_t n, nf_
     out->n_links = nt + w;
     out->root = root;
     out->height = height;
+    for (uint32_t i = 0; i < n; i++)
+        if (members[i] < f->n_switches) { /* a switch member: no link beyond its switch */
+            out->height = height_with_sw(f, lv->h, root, members, n);
+            break;
+        }
     tree_loads(f, lv->efi, lv->sw_load, root, out->links, out->n_links, 1);
     return NF_OK;
 }

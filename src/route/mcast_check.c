@@ -134,13 +134,24 @@ static void mft_clear(mft *t) {
     t->n_touched = 0;
 }
 
-/* The port bits a tree sets: both switch ends of a switch link, the switch end of a host link. */
+/* Group k's switch members: *n of them from the returned pointer (NULL, 0: none). */
+static const nf_node *sw_members(const nf_mcast *m, uint32_t k, uint32_t *n) {
+    *n = m->sw_member_off ? m->sw_member_off[k + 1] - m->sw_member_off[k] : 0;
+    return *n ? m->sw_member + m->sw_member_off[k] : NULL;
+}
+
+/* The port bits a tree sets: both switch ends of a switch link, the switch end of a host link,
+ * port 0 of a switch member. */
 static void mft_fill(mft *t, const nf_fabric *f, const nf_mcast *m, uint32_t k) {
     for (uint32_t i = m->tree_off[k]; i < m->tree_off[k + 1]; i++) {
         nf_link l = m->tree_link[i];
         if (f->link_a[l] < f->n_switches) mft_set(t, f->link_a[l], f->link_pa[l]);
         if (f->link_z[l] < f->n_switches) mft_set(t, f->link_z[l], f->link_pz[l]);
     }
+    uint32_t ns;
+    const nf_node *sm = sw_members(m, k, &ns);
+    for (uint32_t i = 0; i < ns; i++)
+        mft_set(t, sm[i], 0);
 }
 
 /* Replays group k: a packet injected at the root is copied by every switch to every port of its
@@ -170,6 +181,13 @@ static int replay(const nf_fabric *f, const nf_groups *g, const nf_mcast *m, uin
     while (head < tail) {
         nf_node s = rb->queue[head++];
         reached++;
+        if (mft_has(t, s, 0)) { /* to the switch's own port 0: the switch is a member */
+            if (rb->memb[s] != stamp)
+                return vfail(d, "group %lu: switch %lu takes it at its port 0, not a member", k, s,
+                             0);
+            delivered++; /* at the switch's own depth: its port 0 is no link */
+            if (rb->depth[s] > deepest) deepest = rb->depth[s];
+        }
         for (unsigned p = 1; p <= f->nports[s]; p++) {
             if (p == rb->inport[s] || !mft_has(t, s, p)) continue;
             nf_gport gp = nf_port_index(f, s, p);
@@ -244,7 +262,10 @@ int nf_mcast_verify(const nf_fabric *f, const nf_hops *h, const nf_groups *g, co
             rc = vfail(diag, "group %lu: root %lu is not a switch", k, m->root[k], 0);
             break;
         }
-        if (m->tree_off[k + 1] == m->tree_off[k]) { /* an empty tree: one member, nothing to do */
+        uint32_t n_sw_members;
+        (void)sw_members(m, k, &n_sw_members);
+        if (m->tree_off[k + 1] == m->tree_off[k] && !n_sw_members) {
+            /* an empty tree: one member, nothing to do */
             bool one = true;
             for (uint32_t i = g->off[k] + 1; i < g->off[k + 1]; i++)
                 one &= g->member[i] == g->member[g->off[k]];
@@ -268,8 +289,8 @@ int nf_mcast_verify(const nf_fabric *f, const nf_hops *h, const nf_groups *g, co
          * independent of the engines' search from the members) */
         uint32_t n = 0;
         for (uint32_t i = g->off[k]; i < g->off[k + 1]; i++)
-            sw[n++] = f->peer[nf_port_index(f, g->member[i], 1)];
-        unsigned best = UINT32_MAX;
+            sw[n++] = g->member[i] < S ? g->member[i] : f->peer[nf_port_index(f, g->member[i], 1)];
+        unsigned best = UINT32_MAX, at_root = 0;
         for (nf_node c = 0; c < S; c++) {
             unsigned mx = 0;
             for (uint32_t i = 0; i < n && mx < best; i++) {
@@ -278,8 +299,17 @@ int nf_mcast_verify(const nf_fabric *f, const nf_hops *h, const nf_groups *g, co
             }
             if (mx < best) best = mx;
         }
-        if (height != best + 1) {
+        for (uint32_t i = 0; i < n; i++)
+            if (nf_hops_sw(h, m->root[k], sw[i]) > at_root)
+                at_root = nf_hops_sw(h, m->root[k], sw[i]);
+        if (!n_sw_members && height != best + 1) {
             rc = vfail(diag, "group %lu: height %lu, but %lu is possible", k, height, best + 1);
+            break;
+        }
+        if (at_root != best) { /* with switch members: the root at the least max distance */
+            rc = vfail(diag,
+                       "group %lu: root %lu switch hops from its farthest member, %lu possible", k,
+                       at_root, best);
             break;
         }
     }
@@ -319,8 +349,11 @@ int nf_mcast_write_mft_mlids(const nf_fabric *f, const nf_mcast *m, const uint16
         if (mlid[k] < NF_MLID_BASE || mlid[k] > NF_MLID_MAX) return NF_ERANGE;
     uint32_t S = f->n_switches;
     size_t n = 0;
-    for (uint32_t k = 0; k < m->n_groups; k++)
-        n += 2 * (size_t)(m->tree_off[k + 1] - m->tree_off[k]);
+    for (uint32_t k = 0; k < m->n_groups; k++) {
+        uint32_t ns;
+        (void)sw_members(m, k, &ns);
+        n += 2 * (size_t)(m->tree_off[k + 1] - m->tree_off[k]) + ns;
+    }
     nf_node *order = nf__malloc(((size_t)S + 1) * sizeof *order);
     uint32_t *rank = nf__malloc(((size_t)S + 1) * sizeof *rank);
     uint64_t *ent = nf__malloc((n + 1) * sizeof *ent);
@@ -337,6 +370,10 @@ int nf_mcast_write_mft_mlids(const nf_fabric *f, const nf_mcast *m, const uint16
             if (f->link_z[l] < S)
                 ent[n++] = (uint64_t)rank[f->link_z[l]] << 24 | off << 8 | f->link_pz[l];
         }
+        uint32_t ns;
+        const nf_node *sm = sw_members(m, k, &ns);
+        for (uint32_t i = 0; i < ns; i++) /* a switch member: its port 0 */
+            ent[n++] = (uint64_t)rank[sm[i]] << 24 | off << 8;
     }
     qsort(ent, n, sizeof *ent, cmp_u64);
     rc = NF_OK;
@@ -348,7 +385,7 @@ int nf_mcast_write_mft_mlids(const nf_fabric *f, const nf_mcast *m, const uint16
         while (i < n && (uint32_t)(ent[i] >> 24) == r && rc == NF_OK) {
             uint32_t k = (uint32_t)(ent[i] >> 8) & 0xFFFF;
             fprintf(out, "0x%04X :", NF_MLID_BASE + k);
-            unsigned last = 0;
+            unsigned last = 256; /* (no port yet: port 0 is one) */
             while (i < n && ent[i] >> 8 == ((uint64_t)r << 16 | k)) {
                 unsigned p = ent[i] & 0xFF;
                 if (p != last) fprintf(out, " 0x%03X ", p);

@@ -81,6 +81,18 @@ sed 's/fe80::2:c900:0:121/fe80::2:c900:0:999/' "$real/xgft.saquery-m" >"$tmp/str
 expect 0 "$nf" mcast $x --groups "sa:$tmp/stranger" --engine minihop --json
 has err "stranger:4: 1 members have a port GUID no cabled CA port"
 json_num out memberships 2
+# a switch as a member (its port 0 by its node GUID, 'xgft L2 0'): the group 0xC001 of CA 121 and
+# the spine; its tree reaches the spine, sets the spine's port 0 in the tables (0x000), and the
+# analysis of those tables counts the spine among the members again
+sed 's/fe80::2:c900:0:51$/fe80::2:c900:0:30/' "$real/xgft.saquery-m" >"$tmp/swm"
+expect 0 "$nf" mcast $x --groups "sa:$tmp/swm" --engine fulb --verify --json --dump-mft "$tmp/swm.mft"
+json_val out verified true
+json_num out memberships 3
+json_num out max_height 1 # CA 121's leaf the root, the spine one hop up: no link beyond it
+grep -A3 "^Switch 0x0002c90000000030" "$tmp/swm.mft" | grep -q "^0xC001 : 0x000 " && ok || bad "the spine's port 0 not in its MFT: $(cat "$tmp/swm.mft")"
+expect 0 "$nf" mcast $x --analyze "$tmp/swm.mft" --json
+json_num out bad_groups 0
+json_num out max_height 1
 
 # netfab's own tables, analysed back: its figures again (fattree:k=4, random groups, minihop)
 ft="--topo fattree:k=4"

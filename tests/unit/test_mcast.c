@@ -947,6 +947,78 @@ static void compare_with_reference(const nf_fabric *f, const nf_hops *h, const n
     free(tcost);
 }
 
+/* Switches as members (their port 0, as InfiniBand allows), on fattree:k=4: group 0 is CA 0 and
+ * the edge switch X of the last CA; group 1 is X alone; group 2 is X and the edge switch Y of CA
+ * 0; group 3 is CA 0 and CA 1 (none). Every engine's trees pass nf_mcast_verify (whose replay
+ * delivers to a switch member at its port 0, at its switch's depth, and fails on a port 0 set
+ * at a switch that is not a member), list exactly those switches per group, take no host
+ * link for them, and write port 0 of X into the MFT for the groups with it. Without the port 0
+ * bits in the tables, verify fails: the replay reaches the switch but delivers to no member. */
+static void test_switch_members(void **state) {
+    (void)state;
+    nf_fabric *f = topo("fattree:k=4");
+    nf_hops *h = hops(f);
+    nf_node S = f->n_switches, last = f->n_nodes - 1;
+    nf_node X = f->peer[nf_port_index(f, last, 1)], Y = f->peer[nf_port_index(f, S, 1)];
+    assert_true(X < S && Y < S && X != Y);
+    uint32_t off[] = {0, 2, 3, 5, 7};
+    nf_node mem[] = {S, X, X, X, Y, S, S + 1};
+    nf_groups g = {.n = 4, .off = off, .member = mem};
+    for (size_t e = 0; e < nf_mcast_engine_count(); e++) {
+        const char *name = nf_mcast_engine_name(nf_mcast_engine_at(e));
+        nf_mcast *m = route(f, h, &g, name);
+        verify_ok(f, h, &g, m, name);
+        bool osm = strcmp(name, "minihop") == 0; /* one member: nothing installed */
+        assert_non_null(m->sw_member_off);
+        uint32_t want_n[4] = {1, osm ? 0 : 1, 2, 0};
+        for (uint32_t k = 0; k < 4; k++) {
+            assert_int_equal(m->status[k], 0);
+            if (m->sw_member_off[k + 1] - m->sw_member_off[k] != want_n[k])
+                fail_msg("%s: group %u has %u switch members, want %u", name, k,
+                         m->sw_member_off[k + 1] - m->sw_member_off[k], want_n[k]);
+            for (uint32_t i = m->tree_off[k]; i < m->tree_off[k + 1]; i++) {
+                nf_link l = m->tree_link[i]; /* host links: only CA 0's and CA 1's */
+                if (f->link_a[l] >= S || f->link_z[l] >= S) {
+                    nf_node ca = f->link_a[l] >= S ? f->link_a[l] : f->link_z[l];
+                    assert_true(ca == S || ca == S + 1);
+                }
+            }
+        }
+        assert_int_equal(m->sw_member[m->sw_member_off[0]], X);
+        nf_node lo = X < Y ? X : Y, hi = X < Y ? Y : X;
+        assert_int_equal(m->sw_member[m->sw_member_off[2]], lo);
+        assert_int_equal(m->sw_member[m->sw_member_off[2] + 1], hi);
+        /* X and Y are 4 hops apart (edge, aggregation, core, aggregation, edge): the root a core
+         * switch, each 2 hops away, no link beyond a switch member: height 2; with CA 0 behind
+         * its host link instead of Y, 3 */
+        assert_int_equal(m->height[2], 2);
+        assert_int_equal(m->height[0], 3);
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *mf = open_memstream(&buf, &len);
+        assert_int_equal(nf_mcast_write_mft(f, m, mf), 0);
+        fclose(mf);
+        char head[64], want[32];
+        snprintf(head, sizeof head, "Switch 0x%016llx\n", (unsigned long long)f->guid[X]);
+        const char *at = strstr(buf, head);
+        if (!at) fail_msg("%s: X has no MFT block", name);
+        snprintf(want, sizeof want, "0x%04X : 0x000 ", NF_MLID_BASE); /* group 0, port 0 first */
+        const char *end = strstr(at + 1, "\nSwitch ");
+        const char *hit = strstr(at, want);
+        if (!hit || (end && hit > end)) fail_msg("%s: X's MFT has no port 0 for group 0", name);
+        free(buf);
+        /* the tables without the switch members' port 0: verify fails */
+        uint32_t *keep = m->sw_member_off;
+        m->sw_member_off = NULL;
+        nf_diag d = {{0}, 0, {0}};
+        assert_int_not_equal(nf_mcast_verify(f, h, &g, m, &d), 0);
+        m->sw_member_off = keep;
+        nf_mcast_free(m);
+    }
+    nf_hops_free(h);
+    nf_fabric_free(f);
+}
+
 /* The place of the engine called name in the registry (it must be there). */
 static size_t engine_index(const char *name) {
     const nf_mcast_engine *e = nf_mcast_engine_find(name);
@@ -1767,6 +1839,7 @@ int main(void) {
         cmocka_unit_test(test_single_member_minihop),
         cmocka_unit_test(test_torus_by_hand),
         cmocka_unit_test(test_cut_fabric),
+        cmocka_unit_test(test_switch_members),
         cmocka_unit_test(test_engines_match_reference),
         cmocka_unit_test(test_fulb_dragonfly_reference),
         cmocka_unit_test(test_candidates_full_scan),
