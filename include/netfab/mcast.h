@@ -119,10 +119,12 @@ NF_API int nf_mcast_live_new(const nf_fabric *f, const nf_hops *h, const nf_mcas
                              nf_mcast_live **out);
 NF_API void nf_mcast_live_free(nf_mcast_live *lv);
 
-/* Routes a group over the member CAs members[0..n) (any order, duplicates count once) with the
- * current loads, adds it to them and returns its tree in *out. NF_EINVAL (n == 0, a member that is
- * no CA), NF_EUNREACHABLE (a member without a cabled port 1, or members in different parts of a
- * cut fabric), NF_ENOMEM; on failure the loads are unchanged and *out is empty. */
+/* Routes a group over the members members[0..n) (CAs, or switches by their port 0; any order,
+ * duplicates count once) with the current loads, adds it to them and returns its tree in *out
+ * (a switch member has no link of its own; its port 0 is the caller's to set). NF_EINVAL (n ==
+ * 0, a member that is no node of f), NF_EUNREACHABLE (a CA without a cabled port 1, or members
+ * in different parts of a cut fabric), NF_ENOMEM; on failure the loads are unchanged and *out is
+ * empty. */
 NF_API int nf_mcast_live_add(nf_mcast_live *lv, const nf_node *members, uint32_t n,
                              nf_mcast_tree *out);
 

@@ -55,8 +55,10 @@ NF_API void nf_mcgm_free(nf_mcgm *m); /* NULL is a no-op */
  * code, see docs/protocol.md) and the group's state after the request in *out (the MGID only when
  * there is no such group). Repeating a join or a leave of the same port is harmless. An MGID that
  * is not a multicast GID (nf_mcgm_mgid_valid) is INVALID_GID.
- *   join: creates the group on its first join; member_count must be 1..the fabric's endpoints and
- *         equal on every join; the member_count-th distinct port routes the group (Ready).
+ *   join: creates the group on its first join; member_count must be 1..the fabric's endpoints
+ *         and switches, and equal on every join; the member_count-th distinct port routes the
+ *         group (Ready). The port is a CA port by its GUID, or a switch by its own GUID (its
+ *         port 0, as InfiniBand allows a switch to join: the tables then set that port).
  *         join_as names the owner a new group is counted against (its creator: the daemon uses
  *         the joining port's GUID); owner 0 is the manager itself, never limited. join is
  *         join_as with owner 0.

@@ -866,7 +866,7 @@ int nf_mcast_live_add(nf_mcast_live *lv, const nf_node *members, uint32_t n, nf_
     out->root = NF_NONE;
     if (n == 0) return NF_EINVAL;
     for (uint32_t i = 0; i < n; i++)
-        if (members[i] >= f->n_nodes || nf_is_switch(f, members[i])) return NF_EINVAL;
+        if (members[i] >= f->n_nodes) return NF_EINVAL; /* (a switch: its port 0) */
     if (n > lv->cap_members) {
         nf_node *leaf = nf__malloc((size_t)n * sizeof *leaf);
         nf_link *links = nf__malloc(((size_t)f->n_switches + n) * sizeof *links);

@@ -71,7 +71,7 @@ struct nf_mcgm {
     timer *heap;
     size_t n_heap, cap_heap;
     uint64_t mlid_used[(N_MLIDS + 63) / 64];
-    port_entry *ports; /* CA port GUIDs, ascending */
+    port_entry *ports; /* CA port GUIDs and switch GUIDs (a switch joins by port 0), ascending */
     uint32_t n_ports;
     nf_node *scratch; /* members of one group, for routing */
     size_t cap_scratch;
@@ -520,7 +520,8 @@ uint16_t nf_mcgm_join_as(nf_mcgm *m, uint64_t owner, const nf_gid *mgid, uint64_
     uint32_t s = find_slot(m, mgid);
     fill(m, s, mgid, out);
     if (!nf_mcgm_mgid_valid(mgid)) return NF_SA_STATUS_INVALID_GID;
-    if (member_count == 0 || member_count > m->f->n_cas) return NF_SA_STATUS_REQ_INVALID;
+    if (member_count == 0 || member_count > m->f->n_cas + m->f->n_switches)
+        return NF_SA_STATUS_REQ_INVALID;
     nf_node ca = port_ca(m, port_guid);
     if (ca == NF_NONE) return NF_SA_STATUS_INVALID_GID;
     if (s == NO_SLOT) {
@@ -732,8 +733,11 @@ int nf_mcgm_new(const nf_fabric *f, const nf_hops *h, const nf_mcgm_opts *opts, 
     rc = NF_ENOMEM;
     for (nf_node n = f->n_switches; n < f->n_nodes; n++)
         m->n_ports += f->nports[n];
+    m->n_ports += f->n_switches; /* a switch joins by its port 0, whose GUID is the switch's */
     if (!(m->ports = nf__malloc(((size_t)m->n_ports + 1) * sizeof *m->ports))) goto fail;
     m->n_ports = 0;
+    for (nf_node n = 0; n < f->n_switches; n++)
+        m->ports[m->n_ports++] = (port_entry){.guid = f->guid[n], .ca = n};
     for (nf_node n = f->n_switches; n < f->n_nodes; n++)
         for (unsigned p = 1; p <= f->nports[n]; p++)
             m->ports[m->n_ports++] =
@@ -838,6 +842,29 @@ int nf_mcgm_export(const nf_mcgm *m, nf_groups **groups, nf_mcast **trees, uint1
         mc->root[k] = g->tree.root;
         mc->height[k] = g->tree.height;
         ml[k] = g->mlid;
+    }
+    /* switch members (their port 0), per group: the switches sort first among its members */
+    size_t n_sw = 0;
+    for (size_t i = 0; i < pm; i++)
+        n_sw += gr->member[i] < m->f->n_switches;
+    if (n_sw) {
+        mc->sw_member_off = nf__calloc((size_t)G + 1, sizeof *mc->sw_member_off);
+        mc->sw_member = nf__malloc(n_sw * sizeof *mc->sw_member);
+        if (!mc->sw_member_off || !mc->sw_member) {
+            nf__free(order);
+            nf_groups_free(gr);
+            nf_mcast_free(mc);
+            nf__free(ml);
+            return NF_ENOMEM;
+        }
+        size_t w = 0;
+        for (uint32_t k = 0; k < G; k++) {
+            for (uint32_t i = gr->off[k]; i < gr->off[k + 1]; i++)
+                if (gr->member[i] < m->f->n_switches &&
+                    (w == mc->sw_member_off[k] || mc->sw_member[w - 1] != gr->member[i]))
+                    mc->sw_member[w++] = gr->member[i];
+            mc->sw_member_off[k + 1] = (uint32_t)w;
+        }
     }
     memcpy(mc->efi, nf_mcast_live_efi(m->live), m->f->n_links * sizeof *mc->efi);
     nf__free(order);

@@ -75,6 +75,17 @@ has err "no such group"
 expect 0 "$nf" mcast-state --server $srv --dump
 [ -s "$tmp/state/smd.mcfdbs" ] && grep -q "^0xC000 :" "$tmp/state/smd.mcfdbs" && ok || bad "no MFT dump"
 grep -q "ReceivingLeaveReq 2 1 1 0x" "$tmp/state/smd.groups" && ok || bad "group table: $(cat "$tmp/state/smd.groups")"
+# a switch joins by its own GUID (its port 0): a group of an endpoint and a switch is routed, and
+# the dumped tables set the switch's port 0 (0x000) for it
+sw=$(grep '^Switch' "$tmp/f.ibnet" | tail -1 | sed 's/.*"S-\([0-9a-f]*\)".*/0x\1/')
+expect 0 "$nf" mcast-join --server $srv --mgid ff12:401b::5 --port-guid $3 --member-count 2
+expect 0 "$nf" mcast-join --server $srv --mgid ff12:401b::5 --port-guid $sw --member-count 2
+expect 0 "$nf" mcast-state --server $srv --mgid ff12:401b::5 --json
+json_str out state Ready; json_num out joined 2
+expect 0 "$nf" mcast-state --server $srv --dump
+ml=$(grep -B1 -A0 "0x000 " "$tmp/state/smd.mcfdbs" | head -1)
+awk -v sw="$(printf 'Switch 0x%016x' "$sw")" '$0 == sw { on = 1; next } /^Switch/ { on = 0 } on && / 0x000 / { hit = 1 } END { exit !hit }' "$tmp/state/smd.mcfdbs" && ok || bad "the switch's port 0 is not in the dumped tables: $ml"
+expect 0 "$nf" mcast-leave --server $srv --mgid ff12:401b::5 --port-guid $sw
 # load: 2% of the requests lost, 5% of the endpoints crashed
 expect 0 "$nf" smd-load --server $srv --topo $topo --groups grid3d:4x4x4 --loss 0.02 --crash 0.05 --json
 json_num out groups 48; json_val out timed_out false

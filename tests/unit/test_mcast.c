@@ -1814,8 +1814,18 @@ static void test_live_churn(void **state) {
     /* bad input */
     nf_mcast_tree t;
     assert_int_equal(nf_mcast_live_add(lv, mem, 0, &t), NF_EINVAL);
+    nf_node nowhere = f->n_nodes;
+    assert_int_equal(nf_mcast_live_add(lv, &nowhere, 1, &t), NF_EINVAL);
+    /* a switch alone (its port 0): rooted at itself, no link, nothing loaded */
     nf_node sw = 0;
-    assert_int_equal(nf_mcast_live_add(lv, &sw, 1, &t), NF_EINVAL);
+    assert_int_equal(nf_mcast_live_add(lv, &sw, 1, &t), NF_OK);
+    assert_int_equal(t.root, 0);
+    assert_int_equal(t.n_links, 0);
+    assert_int_equal(t.height, 0);
+    nf_mcast_live_remove(lv, &t);
+    nf_mcast_tree_clear(&t);
+    for (nf_link l = 0; l < f->n_links; l++)
+        assert_int_equal(nf_mcast_live_efi(lv)[l], 0);
     nf_link bad = f->n_links;
     nf_mcast_tree bt = {.root = 0, .n_links = 1, .links = &bad};
     assert_int_equal(nf_mcast_live_adopt(lv, &bt), NF_EINVAL);
