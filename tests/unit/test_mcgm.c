@@ -186,9 +186,15 @@ static void test_join_errors(void **state) {
     assert_int_equal(nf_mcgm_join(m, &g, port(x.f, 0), 0, 1, &r), NF_SA_STATUS_REQ_INVALID);
     assert_int_equal(nf_mcgm_join(m, &g, port(x.f, 0), NF_MEMBER_COUNT_MAX + 1, 1, &r),
                      NF_SA_STATUS_REQ_INVALID);
-    /* a switch's GUID and an unknown one are no endpoint ports */
-    assert_int_equal(nf_mcgm_join(m, &g, x.f->guid[0], 2, 1, &r), NF_SA_STATUS_INVALID_GID);
+    /* an unknown GUID is no port */
     assert_int_equal(nf_mcgm_join(m, &g, 0x1234, 2, 1, &r), NF_SA_STATUS_INVALID_GID);
+    /* a switch by its own GUID (its port 0) is a member: with an endpoint, Ready */
+    nf_gid gs = mgid(7);
+    assert_int_equal(nf_mcgm_join(m, &gs, x.f->guid[0], 2, 1, &r), 0);
+    assert_int_equal(nf_mcgm_join(m, &gs, port(x.f, 3), 2, 1, &r), 0);
+    assert_int_equal(r.state, NF_MCG_READY);
+    assert_int_equal(nf_mcgm_leave(m, &gs, x.f->guid[0], 2, &r), 0);
+    assert_int_equal(nf_mcgm_leave(m, &gs, port(x.f, 3), 2, &r), 0);
     assert_int_equal(nf_mcgm_query(m, &g, &r), NF_SA_STATUS_NO_RECORDS); /* none created */
     assert_int_equal(nf_mcgm_join(m, &g, port(x.f, 0), 2, 1, &r), 0);
     assert_int_equal(nf_mcgm_join(m, &g, port(x.f, 1), 3, 1, &r), NF_SA_STATUS_REQ_INVALID);
@@ -595,10 +601,11 @@ static void test_dump(void **state) {
 
 /* ---- hostile requesters --------------------------------------------------------------------- */
 
-/* MGIDs that are not multicast GIDs, and MemberCounts above the fabric's endpoints. */
+/* MGIDs that are not multicast GIDs, and MemberCounts above the fabric's endpoints and
+ * switches (a switch may join by its port 0). */
 static void test_invalid_mgid_count(void **state) {
     (void)state;
-    fixture x = fx("torus:4x4x2,c=2"); /* 64 endpoints */
+    fixture x = fx("torus:4x4x2,c=2"); /* 64 endpoints, 32 switches */
     nf_mcgm *m = mgr(&x, NULL, NULL);
     nf_mcgstate_rec r;
     nf_gid zero = {{0}}, ll = nf_gid_make(0xfe80000000000000ULL, 1),
@@ -612,11 +619,11 @@ static void test_invalid_mgid_count(void **state) {
     assert_int_equal(nf_mcgm_leave(m, &ll, port(x.f, 0), 1, &r), NF_SA_STATUS_INVALID_GID);
     assert_int_equal(nf_mcgm_query(m, &flags, &r), NF_SA_STATUS_INVALID_GID);
     nf_gid g = mgid(1);
-    assert_int_equal(nf_mcgm_join(m, &g, port(x.f, 0), 65, 1, &r), NF_SA_STATUS_REQ_INVALID);
+    assert_int_equal(nf_mcgm_join(m, &g, port(x.f, 0), 97, 1, &r), NF_SA_STATUS_REQ_INVALID);
     assert_int_equal(nf_mcgm_join(m, &g, port(x.f, 0), NF_MEMBER_COUNT_MAX, 1, &r),
                      NF_SA_STATUS_REQ_INVALID);
     assert_int_equal(nf_mcgm_query(m, &g, &r), NF_SA_STATUS_NO_RECORDS); /* nothing created */
-    assert_int_equal(nf_mcgm_join(m, &g, port(x.f, 0), 64, 1, &r), 0);
+    assert_int_equal(nf_mcgm_join(m, &g, port(x.f, 0), 96, 1, &r), 0);
     nf_mcgm_free(m);
     fx_free(&x);
 }
