@@ -452,9 +452,12 @@ typedef struct nf_sim_msg {
  * the one it came in by, all at once: the packet takes an output VC with room on every branch
  * (or waits, holding none), then each flit crosses to all of them in one crossbar pass, when
  * all are free; each copy on VC hops + 1 as it climbs, 0 into a NIC. Copies count at their own
- * group's members only (a tree shared by several groups floods them all). Replaces earlier
- * groups. NF_EINVAL (a group not routed, a member without a cabled port, a simulator with link
- * errors or store-and-forward: nf_sim_config.ber), NF_ENOMEM. */
+ * group's members only (a tree shared by several groups floods them all). A member that is a
+ * switch itself (its port 0) takes a packet as it crosses the switch (or, at the end of the
+ * tree, instead of its being dropped there), a cycle on, as if its port 0 were a link of one
+ * cycle; it counts among a multicast's receivers. Replaces earlier groups. NF_EINVAL (a group not
+ * routed, a member without a cabled port, a switch member the tree does not reach, a simulator
+ * with link errors or store-and-forward: nf_sim_config.ber), NF_ENOMEM. */
 NF_API int nf_sim_set_mcast(nf_sim *s, const nf_groups *g, const nf_mcast *m);
 
 /* When a scripted message was released (its NIC work begun), its data fully in at its target,

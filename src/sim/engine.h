@@ -389,6 +389,8 @@ typedef struct sim_mcast {
     uint64_t *left;             /* per input VC, a port bitset */
     uint32_t *ids, fan;         /* per input VC: fan packet ids, one per branch */
     uint32_t *grp_off, *grp_ep; /* per group: its member endpoints (ascending) */
+    uint32_t *sw_off;           /* per group: its member switches (their port 0), ascending: */
+    nf_node *sw_mem;            /* sw_mem[sw_off[g] .. sw_off[g + 1]) */
 } sim_mcast;
 
 /* Link errors (nf_sim_config.ber, switching; nf_sim_set_link_ber): on when some link has errors or
@@ -714,6 +716,11 @@ static inline void sim_next_head(nf_sim *s, nf_gport gi, unsigned v, sim_ivc *iv
 /* ---- multicast replication (replicate.c), called by the engine ---------------------------- */
 
 bool nf__sim_is_member(const nf_sim *s, uint32_t g, uint32_t e); /* endpoint e in group g */
+/* Whether switch sw is itself a member of group g (its port 0), and the bookkeeping of a packet
+ * of the group reaching it there: its tail counts as a member's arrival of the packet's message
+ * (a scripted one) in worker b's list. NF_ENOMEM. */
+bool nf__sim_is_sw_member(const nf_sim *s, uint32_t g, nf_node sw);
+int nf__sim_sw_member_got(nf_sim *s, sim_worker *b, uint32_t id);
 /* A multicast head packet of input VC v of port pi at switch sw takes its branches (or waits). */
 void nf__sim_allocate_mc(nf_sim *s, sim_worker *b, nf_node sw, nf_gport gi, sim_port *pi,
                          unsigned in_port, unsigned v);

@@ -17,9 +17,24 @@ bool nf__sim_is_member(const nf_sim *s, uint32_t g, uint32_t e) { /* (members so
     return i < s->mc.grp_off[g + 1] && s->mc.grp_ep[i] == e;
 }
 
+bool nf__sim_is_sw_member(const nf_sim *s, uint32_t g, nf_node sw) {
+    if (!s->mc.sw_off) return false;
+    uint32_t i = sim_lower_bound(s->mc.sw_mem, s->mc.sw_off[g], s->mc.sw_off[g + 1], sw);
+    return i < s->mc.sw_off[g + 1] && s->mc.sw_mem[i] == sw;
+}
+
+int nf__sim_sw_member_got(nf_sim *s, sim_worker *b, uint32_t id) {
+    uint32_t msg = s->pool.pkts[id].msg;
+    if (msg == UINT32_MAX || !(msg & NF__SCRIPT_TAG)) return NF_OK;
+    if (b->n_sarr == b->cap_sarr && NF_GROW(b->sarr, b->cap_sarr, b->n_sarr + 1)) return NF_ENOMEM;
+    b->sarr[b->n_sarr++] = msg & ~NF__SCRIPT_TAG;
+    return NF_OK;
+}
+
 int nf__sim_group_receivers(const nf_sim *s, uint32_t g, uint32_t src, uint32_t *receivers) {
     if (g >= s->mc.n_groups || !nf__sim_is_member(s, g, src)) return NF_EINVAL;
     *receivers = s->mc.grp_off[g + 1] - s->mc.grp_off[g] - 1;
+    if (s->mc.sw_off) *receivers += s->mc.sw_off[g + 1] - s->mc.sw_off[g];
     return NF_OK;
 }
 
@@ -35,9 +50,12 @@ int nf_sim_set_mcast(nf_sim *s, const nf_groups *g, const nf_mcast *m) {
     uint64_t *mask = nf__malloc((2 * n_links + 1) * W * sizeof *mask);
     uint32_t *goff = nf__calloc((size_t)g->n + 1, sizeof *goff);
     uint32_t *gep = nf__malloc(((size_t)g->off[g->n] + 1) * sizeof *gep);
+    uint32_t *soff = nf__calloc((size_t)g->n + 1, sizeof *soff);
+    nf_node *smem = nf__malloc(((size_t)g->off[g->n] + 1) * sizeof *smem);
+    uint32_t n_ep = 0, n_sw = 0;
     uint64_t *left = s->mc.left ? s->mc.left : nf__calloc(PSV * W + 1, sizeof *left);
     uint32_t *copy = NULL, fan = 1;
-    if (!off || !sw || !mask || !goff || !gep || !left) goto oom;
+    if (!off || !sw || !mask || !goff || !gep || !soff || !smem || !left) goto oom;
     size_t n = 0;
     for (uint32_t k = 0; k < g->n; k++) {
         off[k] = (uint32_t)n;
@@ -69,16 +87,35 @@ int nf_sim_set_mcast(nf_sim *s, const nf_groups *g, const nf_mcast *m) {
                 }
             }
         }
-        goff[k] = (uint32_t)(g->off[k]);
+        /* its endpoints, and its switches themselves (their port 0: the tree reaches them) */
+        goff[k] = n_ep, soff[k] = n_sw;
         for (uint32_t i = g->off[k]; i < g->off[k + 1]; i++) {
-            uint32_t e = g->member[i] < f->n_nodes ? s->topo.ca_ep[g->member[i]] : UINT32_MAX;
+            nf_node x = g->member[i];
+            if (x < f->n_switches) {
+                smem[n_sw++] = x;
+                continue;
+            }
+            uint32_t e = x < f->n_nodes ? s->topo.ca_ep[x] : UINT32_MAX;
             if (e == UINT32_MAX) goto inval;
-            gep[i] = e;
+            gep[n_ep++] = e;
         }
-        qsort(gep + g->off[k], g->off[k + 1] - g->off[k], sizeof *gep, cmp_u32);
+        qsort(gep + goff[k], n_ep - goff[k], sizeof *gep, cmp_u32);
+        qsort(smem + soff[k], n_sw - soff[k], sizeof *smem, cmp_u32);
+        uint32_t w = soff[k]; /* a switch named twice counts once */
+        for (uint32_t i = soff[k]; i < n_sw; i++)
+            if (i == soff[k] || smem[i] != smem[i - 1]) smem[w++] = smem[i];
+        n_sw = w;
+        for (uint32_t i = soff[k]; i < n_sw; i++) { /* the tree must reach it */
+            uint32_t j = sim_lower_bound(sw, off[k], (uint32_t)n, smem[i]);
+            if (j >= n || sw[j] != smem[i]) {
+                if (m->tree_off[k + 1] == m->tree_off[k] && g->off[k + 1] - g->off[k] == 1)
+                    continue; /* one member, nothing installed (minihop's): nobody to reach */
+                goto inval;
+            }
+        }
     }
     off[g->n] = (uint32_t)n;
-    goff[g->n] = g->off[g->n];
+    goff[g->n] = n_ep, soff[g->n] = n_sw;
     for (size_t i = 0; i < n; i++) { /* the most branches a copy set can have */
         uint32_t k = 0;
         for (unsigned w = 0; w < W; w++)
@@ -93,17 +130,27 @@ int nf_sim_set_mcast(nf_sim *s, const nf_groups *g, const nf_mcast *m) {
     nf__free(s->mc.grp_off);
     nf__free(s->mc.grp_ep);
     s->mc.off = off, s->mc.sw = sw, s->mc.mask = mask, s->mc.grp_off = goff, s->mc.grp_ep = gep;
+    nf__free(s->mc.sw_off);
+    nf__free(s->mc.sw_mem);
+    if (n_sw) {
+        s->mc.sw_off = soff, s->mc.sw_mem = smem;
+    } else {
+        s->mc.sw_off = NULL, s->mc.sw_mem = NULL;
+        nf__free(soff), nf__free(smem);
+    }
     nf__free(s->mc.ids);
     s->mc.left = left, s->mc.ids = copy, s->mc.fan = fan;
     s->mc.n_groups = g->n;
     return NF_OK;
 inval:
     nf__free(off), nf__free(sw), nf__free(mask), nf__free(goff), nf__free(gep);
+    nf__free(soff), nf__free(smem);
     if (left != s->mc.left) nf__free(left);
     nf__free(copy);
     return NF_EINVAL;
 oom:
     nf__free(off), nf__free(sw), nf__free(mask), nf__free(goff), nf__free(gep);
+    nf__free(soff), nf__free(smem);
     if (left != s->mc.left) nf__free(left);
     nf__free(copy);
     return NF_ENOMEM;
@@ -215,7 +262,13 @@ traverse_mc(nf_sim *s, sim_worker *b, nf_node sw, nf_gport gi, unsigned v, const
             if (tail) sim_ovc_free(po, vc);
         }
     b->injected += j - 1; /* the copies are new flits in the network */
-    if (tail) sim_next_head(s, gi, v, iv);
+    if (tail) {
+        uint32_t id = iv->head_pkt; /* (the packet's own record, still this VC's head) */
+        if (nf__sim_is_sw_member(s, s->pool.pkts[id].mgroup, sw) &&
+            (rc = nf__sim_sw_member_got(s, b, id)))
+            return rc;
+        sim_next_head(s, gi, v, iv);
+    }
     return NF_OK;
 }
 

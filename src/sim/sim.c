@@ -130,6 +130,8 @@ void nf_sim_free(nf_sim *s) {
     nf__free(s->mc.ids);
     nf__free(s->mc.grp_off);
     nf__free(s->mc.grp_ep);
+    nf__free(s->mc.sw_off);
+    nf__free(s->mc.sw_mem);
     nf__free(s->src.nic_on);
     nf__free(s->net.snap);
     nf__free(s->net.cr_rate);

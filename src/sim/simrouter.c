@@ -262,14 +262,21 @@ static int drop_flit(nf_sim *s, sim_worker *b, nf_node sw, nf_gport gi, unsigned
     if (rc) return rc;
     uint32_t id = iv->head_pkt;
     bool bad = s->pool.pkts[id].flags & SIM_PK_BAD; /* its copy goes on: not lost */
+    /* a multicast packet at the end of its tree, at a switch that is a member itself: taken
+     * there (its port 0), not lost */
+    bool taken = !bad && (s->pool.pkts[id].flags & SIM_PK_MCAST) &&
+                 nf__sim_is_sw_member(s, s->pool.pkts[id].mgroup, sw);
     if (bad)
         b->discarded++;
+    else if (taken)
+        b->delivered++;
     else
         b->dropped++;
     if (!tail) return NF_OK;
     if (s->err.on) s->err.vc[sim_vc_ix(s, gi, v)].stomp = 0;
-    if (!bad) b->dropped_pkts++;
-    if (!bad && s->pool.pkts[id].flags & SIM_PK_MEASURED) b->dropped_meas++;
+    if (taken && (rc = nf__sim_sw_member_got(s, b, id))) return rc;
+    if (!bad && !taken) b->dropped_pkts++;
+    if (!bad && !taken && s->pool.pkts[id].flags & SIM_PK_MEASURED) b->dropped_meas++;
     if (b->n_freed == b->cap_freed && NF_GROW(b->freed, b->cap_freed, b->n_freed + 1))
         return NF_ENOMEM;
     b->freed[b->n_freed++] = id;

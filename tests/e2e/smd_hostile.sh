@@ -88,8 +88,8 @@ want 0x0500 --mgid :: --port-guid $p3 --count 2 --key $k3
 want 0x0500 --mgid fe80::1 --port-guid $p3 --count 2 --key $k3
 want 0x0500 --mgid ff32::1 --port-guid $p3 --count 2 --key $k3        # reserved flag bits
 want 0x0200 --mgid ff12:401b::3 --port-guid $p3 --count 8388607 --key $k3
-want 0x0200 --mgid ff12:401b::3 --port-guid $p3 --count 65 --key $k3  # 64 endpoints
-want 0x0000 --mgid ff12:401b::3 --port-guid $p3 --count 64 --key $k3
+want 0x0200 --mgid ff12:401b::3 --port-guid $p3 --count 97 --key $k3  # 64 endpoints and 32 switches
+want 0x0000 --mgid ff12:401b::3 --port-guid $p3 --count 96 --key $k3
 want 0x0500 --method get --attr state --mgid fe80::1
 
 # ---- a transaction id names one request

@@ -1363,6 +1363,67 @@ static void test_host_model(void **state) {
     assert_memory_not_equal(lat[0], lat[2], sizeof lat[0]);
 }
 
+/* A switch as a multicast member (its port 0) on the one switch of test_host_overhead, host links
+ * of 5 cycles: a 16-byte multicast from endpoint 0 (40 cycles of NIC work, its link, the
+ * router's 3) to {1} crosses the switch at 48 and is at endpoint 1 at 53; to {1, the switch}
+ * the same 53 (the switch has its copy as the packet crosses it, a cycle on, as if its port 0
+ * were a link of one cycle); to {the switch} alone 49, taken there and not dropped: the network
+ * empty after it, nothing counted lost. A group of two switches on a two-switch torus, the
+ * source's own switch one of them, completes too. */
+static void test_switch_member(void **state) {
+    (void)state;
+    nf_sim_config cf = rig_defaults();
+    cf.vcs = 2, cf.seed = 1, cf.lat_host = 5;
+    rig r = rig_make("torus:1,c=8", "minhop", "uniform", cf);
+    nf_node S = r.f->n_switches, mem[] = {S, S + 1, S, S + 1, 0, S, 0};
+    uint32_t off[] = {0, 2, 5, 7};
+    nf_groups g = {.n = 3, .off = off, .member = mem};
+    nf_mcast *m = route_groups(&r, &g, "fulb");
+    assert_int_equal(nf_sim_set_mcast(r.s, &g, m), 0);
+    uint64_t done[3];
+    for (uint32_t k = 0; k < 3; k++) {
+        nf_sim_script_clear(r.s);
+        uint32_t id;
+        nf_sim_msg mc = {.src = 0, .bytes = 16, .kind = NF_SIM_MCAST, .group = k};
+        assert_int_equal(nf_sim_post(r.s, &mc, &id), 0);
+        nf_sim_script_result res;
+        assert_int_equal(nf_sim_run_script(r.s, 100000, &res), 0);
+        if (res.done != 1 || res.deadlock)
+            fail_msg("group %u: %u done%s", k, res.done, res.deadlock ? ", deadlock" : "");
+        nf_sim_counts c;
+        nf_sim_get_counts(r.s, &c);
+        assert_int_equal(c.in_flight, 0);
+        assert_int_equal(c.dropped, 0);
+        done[k] = res.cycles;
+    }
+    if (done[0] != 53 || done[1] != 53 || done[2] != 49)
+        fail_msg("done at %llu, %llu, %llu; want 53, 53, 49", (unsigned long long)done[0],
+                 (unsigned long long)done[1], (unsigned long long)done[2]);
+    nf_mcast_free(m);
+    rig_unmake(&r);
+    /* two switches: the source's own (1) and its neighbour (0) */
+    rig r2 = rig_make("torus:2,c=2", "minhop", "uniform", cf);
+    nf_node S2 = r2.f->n_switches, src_sw = r2.f->peer[nf_port_index(r2.f, S2, 1)];
+    nf_node mem2[] = {S2, 0, 1};
+    uint32_t off2[] = {0, 3};
+    nf_groups g2 = {.n = 1, .off = off2, .member = mem2};
+    nf_mcast *m2 = route_groups(&r2, &g2, "fulb");
+    assert_true(src_sw < 2);
+    assert_int_equal(nf_sim_set_mcast(r2.s, &g2, m2), 0);
+    uint32_t id;
+    nf_sim_msg mc2 = {.src = 0, .bytes = 16, .kind = NF_SIM_MCAST, .group = 0};
+    assert_int_equal(nf_sim_post(r2.s, &mc2, &id), 0);
+    nf_sim_script_result res;
+    assert_int_equal(nf_sim_run_script(r2.s, 100000, &res), 0);
+    assert_int_equal(res.done, 1);
+    nf_sim_counts c;
+    nf_sim_get_counts(r2.s, &c);
+    assert_int_equal(c.in_flight, 0);
+    assert_int_equal(c.dropped, 0);
+    nf_mcast_free(m2);
+    rig_unmake(&r2);
+}
+
 /* Hardware and software collectives on a two-level fabric of 12 switches (32 endpoints, one
  * group of all of them) run on 1, 2 and 3 threads: every message completes at the same cycle,
  * whichever thread runs its NICs and routers. */
@@ -2174,6 +2235,7 @@ int main(void) {
         cmocka_unit_test(test_collectives_hw),
         cmocka_unit_test(test_host_overhead),
         cmocka_unit_test(test_host_model),
+        cmocka_unit_test(test_switch_member),
         cmocka_unit_test(test_collectives_threads),
         cmocka_unit_test(test_radix_star),
         cmocka_unit_test(test_radix_hol),
