@@ -89,22 +89,6 @@ static int fulb_init(void **out, const nf_fabric *f, const nf_hops *h) {
     (void)h;
     return fulb_init_mode(out, f, FULB_ALL);
 }
-static int fulb_init_paper(void **out, const nf_fabric *f, const nf_hops *h) {
-    (void)h;
-    return fulb_init_mode(out, f, 0);
-}
-static int fulb_init_look(void **out, const nf_fabric *f, const nf_hops *h) {
-    (void)h;
-    return fulb_init_mode(out, f, FULB_LOOK);
-}
-static int fulb_init_global(void **out, const nf_fabric *f, const nf_hops *h) {
-    (void)h;
-    return fulb_init_mode(out, f, FULB_GLOBAL);
-}
-static int fulb_init_trials(void **out, const nf_fabric *f, const nf_hops *h) {
-    (void)h;
-    return fulb_init_mode(out, f, FULB_TRIALS);
-}
 
 /* The look-ahead. At switch u the walk may take any up link to a switch one hop closer to the
  * root. The key of a way on from u is (global links on it, the load of its most loaded link,
@@ -566,43 +550,29 @@ const nf_mcast_engine nf__mc_fulb = {
     .fini = fulb_fini,
 };
 
-const nf_mcast_engine nf__mc_fulb_paper = {
-    .name = "fulb-paper",
-    .summary = "FULB-MC as the paper: least-loaded root, bottom-up least-loaded min-hop link, "
-               "path reuse",
-    .init = fulb_init_paper,
-    .root = fulb_root,
-    .tree = fulb_tree,
-    .fini = fulb_fini,
-};
+/* An engine of the family that adds `mode` (FULB_*) to the paper's algorithm: its init and its
+ * registry entry. */
+#define FULB_ENGINE(id, nm, mode, sum)                                                             \
+    static int id##_init(void **out, const nf_fabric *f, const nf_hops *h) {                       \
+        (void)h;                                                                                   \
+        return fulb_init_mode(out, f, (mode));                                                     \
+    }                                                                                              \
+    const nf_mcast_engine nf__mc_##id = {.name = (nm),                                             \
+                                         .summary = (sum),                                         \
+                                         .init = id##_init,                                        \
+                                         .root = fulb_root,                                        \
+                                         .tree = fulb_tree,                                        \
+                                         .fini = fulb_fini}
 
-const nf_mcast_engine nf__mc_fulb_paper_look = {
-    .name = "fulb-paper+lookahead",
-    .summary = "fulb-paper with fulb's look-ahead alone (the hop whose next hop is least loaded)",
-    .init = fulb_init_look,
-    .root = fulb_root,
-    .tree = fulb_tree,
-    .fini = fulb_fini,
-};
-
-const nf_mcast_engine nf__mc_fulb_paper_global = {
-    .name = "fulb-paper+global",
-    .summary =
-        "fulb-paper with fulb's Dragonfly rule alone (fewest global links to the root first)",
-    .init = fulb_init_global,
-    .root = fulb_root,
-    .tree = fulb_tree,
-    .fini = fulb_fini,
-};
-
-const nf_mcast_engine nf__mc_fulb_paper_trials = {
-    .name = "fulb-paper+trials",
-    .summary = "fulb-paper with fulb's Dragonfly root trials alone (8 roots, the best tree kept)",
-    .init = fulb_init_trials,
-    .root = fulb_root,
-    .tree = fulb_tree,
-    .fini = fulb_fini,
-};
+FULB_ENGINE(fulb_paper, "fulb-paper", 0,
+            "FULB-MC as the paper: least-loaded root, bottom-up least-loaded min-hop link, path "
+            "reuse");
+FULB_ENGINE(fulb_paper_look, "fulb-paper+lookahead", FULB_LOOK,
+            "fulb-paper with fulb's look-ahead alone (the hop whose next hop is least loaded)");
+FULB_ENGINE(fulb_paper_global, "fulb-paper+global", FULB_GLOBAL,
+            "fulb-paper with fulb's Dragonfly rule alone (fewest global links to the root first)");
+FULB_ENGINE(fulb_paper_trials, "fulb-paper+trials", FULB_TRIALS,
+            "fulb-paper with fulb's Dragonfly root trials alone (8 roots, the best tree kept)");
 
 /* ---- fulb+: refinement --------------------------------------------------------------------- */
 
