@@ -754,6 +754,9 @@ int nf__sim_send_phase(nf_sim *s, unsigned t);
 /* simrouter.c: worker t's active routers run their crossbar passes and put their output queues
  * on the links (NF_ENOMEM) */
 int nf__sim_router_phase(nf_sim *s, unsigned t);
+/* simrouter.c: with a lookahead routing, packet id's head leaves for switch sw, where it comes in
+ * on port in_port: the routing's choice there, from sw's snapshot, goes into the packet's word */
+void nf__sim_route_ahead(nf_sim *s, uint32_t id, nf_node sw, unsigned in_port);
 /* simrouter.c: worker t's routers' entries of the queue-occupancy snapshot (routings that read
  * other routers' queues) */
 void nf__sim_snap_phase(nf_sim *s, unsigned t);

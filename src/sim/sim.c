@@ -311,7 +311,7 @@ int nf_sim_new(const nf_fabric *f, const nf_hops *h, const nf_sim_config *cfg,
         (!(s->meas.ep_cut = nf__malloc(((size_t)s->topo.n_ep + 1) * sizeof *s->meas.ep_cut)) ||
          !(s->meas.cut_uf = nf__malloc(((size_t)s->topo.n_sw + 1) * sizeof *s->meas.cut_uf))))
         goto fail;
-    if (r->needs_global &&
+    if ((r->needs_global || r->lookahead) &&
         !(s->net.snap = nf__calloc((size_t)s->topo.n_sw_ports + 1, sizeof *s->net.snap)))
         goto fail;
     if (c.preaware_cycles &&
@@ -342,7 +342,7 @@ int nf_sim_new(const nf_fabric *f, const nf_hops *h, const nf_sim_config *cfg,
         wk->act = nf__malloc(((size_t)s->topo.n_sw + 1) * sizeof *wk->act);
         wk->nic_act = nf__malloc(2 * (size_t)s->topo.n_ep * sizeof *wk->nic_act);
         wk->nic_tmp = nf__malloc(2 * (size_t)s->topo.n_ep * sizeof *wk->nic_tmp);
-        if (r->needs_global &&
+        if ((r->needs_global || r->lookahead) &&
             !(wk->ran = nf__malloc(((size_t)s->topo.n_sw + 1) * sizeof *wk->ran)))
             goto fail;
         wk->wheel = nf__calloc(s->n_threads, sizeof *wk->wheel);

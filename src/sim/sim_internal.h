@@ -27,6 +27,9 @@ typedef struct nf__sim_pkt {
     uint32_t salt; /* per packet random bits, for oblivious choices */
     uint32_t *rs;
     const nf__sim_view *view;
+    /* A lookahead call (nf_sim_routing.lookahead): the head is leaving the switch (or NIC) before
+     * sw, view reads sw's snapshot, and the routing keeps its choice at sw in *rs. */
+    bool ahead;
 } nf__sim_pkt;
 
 #define NF__RS_NONMIN 0x80000000u
@@ -41,6 +44,11 @@ struct nf_sim_routing {
     unsigned min_vcs;
     bool marks_nonmin; /* minimal = not marked NF__RS_NONMIN (else: hops equal the distance) */
     bool needs_global; /* reads view->remote: the engine keeps the snapshot */
+    /* Lookahead routing, as BookSim2's with routing_delay 0: as a head leaves a switch (or its
+     * NIC) for switch X, route() is called for X (nf__sim_pkt.ahead) with a view of X's
+     * occupancy as the snapshot has it; the routing keeps its choice in the packet's word and
+     * gives it at X. The engine keeps the snapshot. */
+    bool lookahead;
     /* The ports route() gives depend only on the switch, the destination and the link states:
      * not on the packet's salt or word, the queues, the input port, the input VC or the hops
      * (those may choose the VC only). Such a routing is what a forwarding table can hold

@@ -356,6 +356,10 @@ static int nic_send(nf_sim *s, sim_worker *wk, uint32_t k) {
     if (sim_room(s, p, n->cur_vc) <= 0) return NF_OK;
     bool shared = sim_take_credit(s, p, n->cur_vc);
     bool tail = ++n->cur_sent == s->cfg.pkt_flits;
+    if (n->cur_sent == 1 && s->routing->lookahead) { /* the choice at its first switch */
+        nf_node sw = s->topo.ep_sw[k];
+        nf__sim_route_ahead(s, n->cur, sw, p->back - s->f->port_off[sw] + 1);
+    }
     sim_event ev = {.port = p->back,
                     .pkt = n->cur,
                     .vc = n->cur_vc,

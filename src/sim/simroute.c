@@ -126,13 +126,17 @@ static unsigned all_vcs(void *ctx) { return ((base_ctx *)ctx)->V - 1; }
  * min-hop ports toward the destination are its one down port, or every up port. Going up,
  * nca-bs takes one up port drawn at random, anca-bs draws two (with replacement) and takes the
  * one whose downstream holds fewer flits, the first on a tie, as BookSim2's do; the draws come
- * from the packet's salt and the switch (the same at every try of the packet there). */
+ * from the packet's salt and the switch (the same at every try of the packet there). anca-bs
+ * chooses ahead (lookahead), as BookSim2 with routing_delay 0: as the head leaves the switch
+ * before, from this switch's snapshot; it keeps the port in the packet's word and gives it here. */
 static uint32_t ft_draw(uint32_t salt, nf_node sw, unsigned k) {
     uint32_t x = (salt ^ (sw * 0x85ebca6bu) ^ (k * 0xc2b2ae35u)) * 0x9E3779B1u;
     x ^= x >> 15;
     x *= 0x2c1b3c6du;
     return x ^ (x >> 12);
 }
+
+#define FT_AHEAD 0x100u /* the packet's word holds the up port chosen ahead (lookahead) */
 
 static unsigned bsft_route(void *ctx, nf_node sw, const nf__sim_pkt *p, nf_sim_cand *out,
                            unsigned max, bool adaptive) {
@@ -142,6 +146,9 @@ static unsigned bsft_route(void *ctx, nf_node sw, const nf__sim_pkt *p, nf_sim_c
                               max < NF_SIM_MAX_RADIX ? max : NF_SIM_MAX_RADIX);
     if (n > 1 && p->view) { /* up (the deadlock checker, no view: every port it may take) */
         unsigned r1 = (unsigned)(((uint64_t)ft_draw(p->salt, sw, 0) * n) >> 32), pick = r1;
+        unsigned kept = p->rs && !p->ahead && *p->rs & FT_AHEAD ? *p->rs & 0xffu : 0;
+        for (unsigned i = 0; kept && i < n; i++) /* chosen ahead (if its port is still up) */
+            if (ports[i] == kept) pick = i, adaptive = false, kept = 0;
         if (adaptive) {
             unsigned r2 = (unsigned)(((uint64_t)ft_draw(p->salt, sw, 1) * n) >> 32);
             if (p->view->occupancy(p->view, ports[r1]) > p->view->occupancy(p->view, ports[r2]))
@@ -149,6 +156,7 @@ static unsigned bsft_route(void *ctx, nf_node sw, const nf__sim_pkt *p, nf_sim_c
         }
         ports[0] = ports[pick];
         n = 1;
+        if (p->ahead) *p->rs = FT_AHEAD | ports[0];
     }
     for (unsigned i = 0; i < n; i++)
         out[i] = (nf_sim_cand){.port = ports[i], .vc_lo = 0, .vc_hi = (uint8_t)(b->V - 1)};
@@ -545,6 +553,7 @@ static const nf_sim_routing r_anca_bs = {
     .min_vcs = 1,
     .init = ud_init,
     .route = anca_route,
+    .lookahead = true,
     .inj_vc_hi = all_vcs,
     .fini = base_fini};
 static const nf_sim_routing r_dor = {

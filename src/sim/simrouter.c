@@ -51,6 +51,27 @@ static uint32_t remote(const nf__sim_view *v, nf_node sw, unsigned pno) {
     return s->net.snap ? s->net.snap[nf_port_index(s->f, sw, pno)] : 0;
 }
 
+/* Switch v->sw's port occupancy as the snapshot has it (a lookahead routing's view). */
+static uint32_t ahead_occupancy(const nf__sim_view *v, unsigned pno) {
+    const nf_sim *s = v->sim;
+    return s->net.snap[nf_port_index(s->f, v->sw, pno)];
+}
+
+void nf__sim_route_ahead(nf_sim *s, uint32_t id, nf_node sw, unsigned in_port) {
+    sim_pkt *p = &s->pool.pkts[id];
+    p->rs = 0;
+    if (p->dst_sw == sw || p->flags & (SIM_PK_MCAST | SIM_PK_BAD)) return;
+    nf__sim_view view = {.occupancy = ahead_occupancy, .remote = remote, .sim = s, .sw = sw};
+    nf__sim_pkt rp = {.dst_ca = p->dst_ca,
+                      .dst_sw = p->dst_sw,
+                      .salt = p->salt,
+                      .rs = &p->rs,
+                      .view = &view,
+                      .ahead = true};
+    nf_sim_cand buf[NF_SIM_MAX_RADIX];
+    (void)s->routing->route(s->routing_ctx, sw, in_port, 0, p->hops, &rp, buf, NF_SIM_MAX_RADIX);
+}
+
 /* After a cycle's routers, the snapshot of the ones thread t ran (the others did not change). */
 void nf__sim_snap_phase(nf_sim *s, unsigned t) {
     sim_worker *wk = &s->workers[t];
@@ -305,6 +326,8 @@ SIM_INLINE int traverse(nf_sim *s, sim_worker *b, nf_node sw, nf_gport g0, unsig
         bad = SIM_FL_BAD;
     }
     po->late = b->last_pass;
+    if (head && po->to_sw && s->routing->lookahead)
+        nf__sim_route_ahead(s, id, s->f->peer[go], s->f->peer_port[go]);
     sim_oq_push(s, po, go, id, iv->out_vc,
                 (uint8_t)((tail ? SIM_FL_TAIL : 0) | (head ? SIM_FL_HEAD : 0) |
                           (shared ? SIM_FL_SHARED : 0) | bad));

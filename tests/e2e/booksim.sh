@@ -48,7 +48,7 @@ while IFS="$tab" read -r topo k dn routing traffic pkt load type acc lat; do
         json_val out saturated true # past saturation: accepted as BookSim2's throughput run
     fi
 done <"$ref"
-[ "$n" -ge 21 ] && ok || bad "only $n stored points"
+[ "$n" -ge 23 ] && ok || bad "only $n stored points"
 
 # the preset against its flags written out: the same run (the seed's draws, the same figures)
 run() {

@@ -344,6 +344,19 @@ static void test_threads(void **state) {
     ra.wall_s = rb.wall_s = 0;
     assert_memory_equal(&ra, &rb, sizeof ra);
     rig_unmake(&a);
+    rig_unmake(&b);
+    /* a lookahead routing (anca-bs chooses the next switch's up port from its snapshot) */
+    nf_sim_config l1 = rig_defaults(), l2;
+    l1.seed = 5, l1.threads = 1;
+    l2 = l1;
+    l2.threads = 2;
+    a = rig_make("xgft:h=3,m=8.8.8,w=1.8.8", "anca-bs", "uniform", l1);
+    b = rig_make("xgft:h=3,m=8.8.8,w=1.8.8", "anca-bs", "uniform", l2);
+    ra = point(&a, 0.5, 1500), rb = point(&b, 0.5, 1500);
+    assert_true(ra.packets > 10000);
+    ra.wall_s = rb.wall_s = 0;
+    assert_memory_equal(&ra, &rb, sizeof ra);
+    rig_unmake(&a);
     /* a fresh simulator, stepped: conservation on two threads, then a full drain */
     a = rig_make("fattree:k=8", "updown", "uniform", c2);
     inj = (nf_sim_injection){.load = 0.5};

@@ -47,4 +47,6 @@ fattree 4 3 nca uniform 1 0.9 throughput
 fattree 4 3 nca tornado 1 0.3 latency
 fattree 4 3 anca uniform 1 0.005 latency
 fattree 4 3 anca uniform 1 0.5 latency
+fattree 4 3 anca uniform 1 0.57 latency
+fattree 4 3 anca uniform 1 0.9 throughput
 CASES
