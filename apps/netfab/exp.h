@@ -51,11 +51,10 @@ typedef struct exp_opts {
 #define EXP_MC_HOST_COPY 30   /* bytes a cycle: 13 GB/s */
 #define EXP_MC_HOST_JITTER 58 /* 0.13 us */
 
-/* Sets c's host and router knobs for mcast-height and mcast-efi as o says (exp_opts.host and
- * the values given), the buffers deep enough for the routers' delay; *closed: mcast-efi's
- * groups each send their next message once their last is done (the fitted model) rather than
- * every period. */
-void exp_mcast_host(const exp_opts *o, nf_sim_config *c, bool *closed);
+/* Sets c's host knobs (send, receive, copy, jitter) as o says: exp_opts.host's model, each
+ * overridden by its value when given. mcast-height and mcast-efi add the router delay fitted
+ * with the paper's host; collectives keep their own routers. */
+void exp_mcast_host(const exp_opts *o, nf_sim_config *c);
 
 /* How --plot draws the rows: y against x, one line per distinct value of series (NULL: one
  * line), only the rows whose string key `where` is where_is when where is set. */

@@ -111,10 +111,8 @@ int exp_collectives(const exp_opts *o, json_t *rows) {
             ch.host_msg_cycles = o->host_cycles;
         } else { /* the multicast experiments' hosts; this experiment's own routers */
             exp_opts ho = *o;
-            ho.host = 1, ho.router_delay = c.router_delay;
-            bool closed;
-            exp_mcast_host(&ho, &ch, &closed);
-            ch.buf_flits = c.buf_flits;
+            ho.host = 1;
+            exp_mcast_host(&ho, &ch);
         }
         if ((rc = nf_mcast_route(f, h, &g, nf_mcast_engine_find("fulb"), &m, &d)) ||
             (rc = nf_sim_new(f, h, &c, nf_sim_routing_find("minhop"),

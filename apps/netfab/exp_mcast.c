@@ -23,13 +23,21 @@ static int cmp_u64(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
-void exp_mcast_host(const exp_opts *o, nf_sim_config *c, bool *closed) {
+void exp_mcast_host(const exp_opts *o, nf_sim_config *c) {
     bool model = o->host == 1;
-    c->router_delay = o->router_delay ? o->router_delay : model ? EXP_MC_ROUTER_DELAY : 3;
     c->host_msg_cycles = o->host_send_given ? o->host_send : model ? EXP_MC_HOST_SEND : 0;
     c->host_recv_cycles = o->host_recv_given ? o->host_recv : model ? EXP_MC_HOST_RECV : 0;
     c->host_copy_bytes = o->host_copy_given ? o->host_copy : model ? EXP_MC_HOST_COPY : 0;
     c->host_jitter_cycles = o->host_jitter_given ? o->host_jitter : model ? EXP_MC_HOST_JITTER : 0;
+}
+
+/* The multicast experiments' network and hosts: with the paper's host (--host paper) the router
+ * delay fitted with it, buffers that cover the credit loop; *closed: the groups send in a closed
+ * loop (no --period given). */
+static void mcast_config(const exp_opts *o, nf_sim_config *c, bool *closed) {
+    bool model = o->host == 1;
+    c->router_delay = o->router_delay ? o->router_delay : model ? EXP_MC_ROUTER_DELAY : 3;
+    exp_mcast_host(o, c);
     /* a slot's credit is back a router delay, the credit delay and two links after its flit
      * came in: buffers that cover it keep a link busy however long the routers take */
     unsigned loop = c->router_delay + c->credit_delay + 2 * c->lat_local + c->pkt_flits;
@@ -103,7 +111,7 @@ int exp_mcast_height(const exp_opts *o, json_t *rows) {
         nf_sim_config_defaults(&c);
         c.vcs = 8, c.pkt_flits = 8, c.threads = 1, c.seed = o->seed;
         bool closed;
-        exp_mcast_host(o, &c, &closed);
+        mcast_config(o, &c, &closed);
         if ((rc = nf_mcast_route(f, h, &g, nf_mcast_engine_find("minihop"), &m, &d)) ||
             (rc = nf_sim_new(f, h, &c, nf_sim_routing_find("minhop"),
                              nf_sim_traffic_find("uniform"), &s, &d)) ||
@@ -211,7 +219,7 @@ int exp_mcast_efi(const exp_opts *o, json_t *rows) {
         nf_sim_config_defaults(&c);
         c.vcs = 8, c.pkt_flits = 8, c.seed = o->seed;
         bool closed;
-        exp_mcast_host(o, &c, &closed);
+        mcast_config(o, &c, &closed);
         if (!links || !root || !height || !status)
             rc = nf_app_report(NF_ENOMEM, NULL);
         else if ((rc = nf_sim_new(f, h, &c, nf_sim_routing_find("minhop"),
