@@ -25,6 +25,8 @@
 /* Ports of a switch the router model takes: every switch a fabric holds (NF_MAX_PORTS, 255). */
 #define NF_SIM_MAX_RADIX NF_MAX_PORTS
 #define NF_SIM_MAX_THREADS 64 /* threads one simulator shares its switches among */
+#define NF_SIM_MAX_QUEUES 256 /* a NIC's send queues (nf_sim_msg.queue) */
+#define NF_SIM_MAX_ENGINES 2  /* a NIC's message engines (nf_sim_config.nic_engines) */
 
 /* A run's phases when nf_sim_run is given none (cycles). */
 #define NF_SIM_DEFAULT_WARMUP 1000
@@ -237,6 +239,27 @@ typedef struct nf_sim_config {
      * cycle, one cycle later than netfab's crossing on arrival under its stage timing
      * (router_delay 1, xbar_pass); 0..1000 (0) */
     unsigned body_delay;
+    /* The NIC's message engines (the Sunway paper's SWHNI, section 2.3), for scripted messages.
+     * 0: none, the model of before: a released message's packets all go to its port's queue at
+     * once and its NIC overhead is a delay that no other message waits for. 1 or 2 engines: a
+     * message falls due into its send queue (nf_sim_msg.queue; queue q is served by engine
+     * q mod nic_engines); an engine's arbiter takes the head of its queues in round robin, one
+     * message every nic_short_cycles (its descriptor unit) while it has fewer than nic_inflight
+     * messages in flight (taken and not complete); the message's first packet is ready its
+     * overhead later (nic_msg_cycles, or nic_short_cycles for a short or fast one). The engine's
+     * send unit reads nic_engine_flits flits a cycle over PCIe and sends a packet at a time, of
+     * the ready messages the fast ones first (nf_sim_msg.fast), then the one with the fewest
+     * packets left (by length), then the first taken, into a port that holds under two packets:
+     * messages complete out of order. Replies (acknowledgements, read data, NAKs) and a refused
+     * queue message's second sending go to the port queue directly. (0) */
+    unsigned nic_engines;
+    /* DESDP (double engine shares double port): every engine sends on both ports, on the
+     * descriptor's port or, dynamic, on the one with less queued, packet by packet; no: engine e
+     * sends only on port e (a one-port NIC: port 0), whatever the descriptor says (yes) */
+    bool nic_share_ports;
+    unsigned nic_inflight;   /* messages an engine keeps in flight at most, 1.. (256) */
+    double nic_engine_flits; /* flits a cycle an engine's send unit reads, > 0 (1.125: PCIe 3.0
+                              * x16, 126 Gb/s, over a port's 4 x 28 Gb/s) */
 } nf_sim_config;
 
 /* Sets every field of *c to its default (the auto ones to 0). Start a configuration from it and
@@ -445,6 +468,11 @@ typedef struct nf_sim_msg {
     uint64_t at;    /* not released before this cycle */
     uint32_t group; /* NF_SIM_MCAST: the group (its source must be a member) */
     bool by_nic;    /* issued by the NIC itself (hardware collectives): the short overhead */
+    /* with message engines (nf_sim_config.nic_engines): the send queue (a process's virtual
+     * interface) it is posted to, 0 .. NF_SIM_MAX_QUEUES - 1, and its descriptor's fast flag
+     * (its packets go first; the short overhead) */
+    uint16_t queue;
+    bool fast;
 } nf_sim_msg;
 
 /* Hardware multicast: the groups g (CA members) and their trees m (any nf_mcast engine; every
@@ -480,8 +508,9 @@ NF_API nf_node nf_sim_endpoint_ca(const nf_sim *s, uint32_t e);
  * every message it comes after has completed, whichever is later, plus its host's time
  * (host_msg_cycles, once its host is free) and its NIC's overhead. Post
  * them (ids 0, 1, ... in order), add edges, then run. NF_EINVAL for endpoints out of range, a
- * message to itself, a SHORT over one packet, a message of more than 2^24 packets, rail 1 of a
- * one-port NIC, an edge to or from an unknown id or from a message to itself; NF_ENOMEM. */
+ * message to itself, a SHORT over one packet, a queue past NF_SIM_MAX_QUEUES, a message of more
+ * than 2^24 packets, rail 1 of a one-port NIC, an edge to or from an unknown id or from a message
+ * to itself; NF_ENOMEM. */
 NF_API int nf_sim_post(nf_sim *s, const nf_sim_msg *m, uint32_t *id);
 NF_API int nf_sim_after(nf_sim *s, uint32_t before, uint32_t after);
 /* Forgets the script. */
@@ -560,6 +589,8 @@ typedef struct nf_sim_script_result {
     uint32_t dropped;     /* unreliable ones dropped at a full ring (not in done) */
     uint64_t retries;     /* reliable ones' refusals, each sent again */
     uint64_t ring_writes; /* entries written into rings: one per queue message done */
+    /* message engines: the most messages one engine had in flight at once */
+    uint32_t max_in_flight;
 } nf_sim_script_result;
 
 /* Runs the script from an empty network with no synthetic traffic until every message has

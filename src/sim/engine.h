@@ -751,6 +751,9 @@ int nf__sim_emit(nf_sim *s, uint32_t from, uint32_t to, nf_sim_rail_mode mode, u
 /* simnic.c: worker t's packets born this cycle queued at their NICs, then each of its sending
  * NICs sends a flit if it can */
 int nf__sim_send_phase(nf_sim *s, unsigned t);
+/* simnic.c: the message engines' view of their ports (nf__script_params.port_backlog; ud is
+ * the simulator) */
+int64_t nf__sim_port_backlog(void *ud, uint32_t from, uint32_t to, unsigned rail);
 /* simrouter.c: worker t's active routers run their crossbar passes and put their output queues
  * on the links (NF_ENOMEM) */
 int nf__sim_router_phase(nf_sim *s, unsigned t);

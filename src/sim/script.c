@@ -34,8 +34,25 @@ static bool is_queue(const nf_sim_msg *m) {
     return m->kind == NF_SIM_QUEUE_RELIABLE || m->kind == NF_SIM_QUEUE_UNRELIABLE;
 }
 /* in the heap only: a message due, its sender's host not yet done with it (PH_HOST); its data
- * in, its receiver's host not yet done with it (PH_RECV) */
-enum { PH_HOST = 3, PH_RECV = 4 };
+ * in, its receiver's host not yet done with it (PH_RECV); with message engines, a message that
+ * reaches its send queue (PH_NICQ) */
+enum { PH_HOST = 3, PH_RECV = 4, PH_NICQ = 5 };
+
+#define SC_NONE UINT32_MAX
+
+/* A message engine of a NIC (nf_sim_config.nic_engines): its descriptor unit, its arbiter's
+ * round-robin place among its send queues, its messages in flight, and its send unit's credit
+ * and the messages it still has packets of (in the order taken). */
+typedef struct sc_engine {
+    uint64_t desc_free; /* the descriptor unit takes the next message from this cycle */
+    double credit;      /* flits the send unit has read and not sent (it reads while under a
+                         * packet's) */
+    uint32_t rr;        /* the arbiter tries queue rr first (the one after its last) */
+    uint32_t in_flight, queued;
+    uint32_t *sending;
+    size_t n_sending, cap_sending;
+    uint8_t active, next_rail;
+} sc_engine;
 
 typedef struct heap_ent {
     uint64_t at;
@@ -72,6 +89,17 @@ struct nf__script {
     uint32_t dropped;
     uint64_t retries, ring_writes;
     uint64_t *host_free; /* per source endpoint: the cycle its host is free (msg_host_cycles) */
+    /* message engines (par.engines > 0) */
+    uint32_t n_q;              /* send queues per endpoint: the highest posted, plus one */
+    uint32_t *q_head, *q_tail; /* per (endpoint, queue): a FIFO of message ids, SC_NONE empty */
+    uint32_t *q_next;          /* per message: the one behind it in its queue */
+    uint32_t *to_send;         /* per message: packets its engine has still to send */
+    uint64_t *ready;           /* per message: its first packet's cycle at its engine */
+    uint32_t *eng_of;          /* per message: its engine (endpoint x engines + e), SC_NONE */
+    sc_engine *eng;            /* per endpoint x engines */
+    uint32_t *act;             /* the engines with messages queued or packets to send */
+    size_t n_act, cap_act;
+    uint32_t max_in_flight;
 };
 
 static void free_rings(nf__script *sc) {
@@ -82,9 +110,22 @@ static void free_rings(nf__script *sc) {
     sc->rings = NULL, sc->ring_of = NULL, sc->n_rings = 0;
 }
 
+static void free_engines(nf__script *sc) {
+    size_t n = sc->eng ? (size_t)sc->par.n_ep * sc->par.engines : 0;
+    for (size_t k = 0; k < n; k++)
+        nf__free(sc->eng[k].sending);
+    void *a[] = {sc->eng,     sc->q_head, sc->q_tail, sc->q_next,
+                 sc->to_send, sc->ready,  sc->eng_of, sc->act};
+    for (size_t i = 0; i < sizeof a / sizeof a[0]; i++)
+        nf__free(a[i]);
+    sc->eng = NULL, sc->q_head = sc->q_tail = sc->q_next = sc->to_send = sc->eng_of = NULL;
+    sc->ready = NULL, sc->act = NULL, sc->n_act = sc->cap_act = 0;
+}
+
 void nf__script_free(nf__script *sc) {
     if (!sc) return;
     free_rings(sc);
+    free_engines(sc);
     void *a[] = {sc->m, sc->edge, sc->succ_off, sc->succ,  sc->preds, sc->left,     sc->phase,
                  sc->t, sc->heap, sc->recv,     sc->sends, sc->pend,  sc->host_free};
     for (size_t i = 0; i < sizeof a / sizeof a[0]; i++)
@@ -152,7 +193,8 @@ static heap_ent heap_pop(nf__script *sc) {
 }
 
 static uint64_t overhead(const nf__script_params *p, const nf_sim_msg *m) {
-    return m->kind == NF_SIM_SHORT || m->by_nic ? p->short_cycles : p->msg_cycles;
+    return m->kind == NF_SIM_SHORT || m->by_nic || (m->fast && p->engines) ? p->short_cycles
+                                                                           : p->msg_cycles;
 }
 
 /* ---- the hosts: the time a host spends on a message it issues, and on one it receives ------- */
@@ -233,7 +275,66 @@ static int due(nf__script *sc, uint32_t i, uint64_t at) {
     const nf_sim_msg *m = &sc->m[i];
     sc->t[i].due = at;
     if (host_sends(&sc->par, m)) return heap_push(sc, (heap_ent){at, i, PH_HOST});
+    if (sc->par.engines) return heap_push(sc, (heap_ent){at, i, PH_NICQ});
     return heap_push(sc, (heap_ent){at + overhead(&sc->par, m), i, PH_DATA});
+}
+
+/* ---- message engines ---------------------------------------------------------------------- */
+
+/* The engine of message i: its source's, the one its queue belongs to. */
+static uint32_t engine_of(const nf__script *sc, uint32_t i) {
+    const nf_sim_msg *m = &sc->m[i];
+    return m->src * sc->par.engines + m->queue % sc->par.engines;
+}
+
+static int activate(nf__script *sc, uint32_t k) {
+    if (sc->eng[k].active) return NF_OK;
+    if (sc->n_act == sc->cap_act && NF_GROW(sc->act, sc->cap_act, sc->n_act + 1)) return NF_ENOMEM;
+    sc->act[sc->n_act++] = k;
+    sc->eng[k].active = 1;
+    return NF_OK;
+}
+
+/* Message i reaches the back of its send queue. */
+static int enqueue(nf__script *sc, uint32_t i) {
+    const nf_sim_msg *m = &sc->m[i];
+    size_t q = (size_t)m->src * sc->n_q + m->queue;
+    sc->q_next[i] = SC_NONE;
+    if (sc->q_tail[q] == SC_NONE)
+        sc->q_head[q] = i;
+    else
+        sc->q_next[sc->q_tail[q]] = i;
+    sc->q_tail[q] = i;
+    uint32_t k = engine_of(sc, i);
+    sc->eng[k].queued++;
+    return activate(sc, k);
+}
+
+/* Engines and send queues for a run: every queue empty, every engine idle. NF_ENOMEM. */
+static int make_engines(nf__script *sc) {
+    free_engines(sc);
+    const nf__script_params *p = &sc->par;
+    if (!p->engines) return NF_OK;
+    sc->n_q = 1;
+    for (size_t i = 0; i < sc->n; i++)
+        if (sc->m[i].queue >= sc->n_q) sc->n_q = sc->m[i].queue + 1u;
+    size_t nq = (size_t)p->n_ep * sc->n_q, n = sc->n + 1;
+    sc->eng = nf__calloc((size_t)p->n_ep * p->engines + 1, sizeof *sc->eng);
+    sc->q_head = nf__malloc((nq + 1) * sizeof *sc->q_head);
+    sc->q_tail = nf__malloc((nq + 1) * sizeof *sc->q_tail);
+    sc->q_next = nf__malloc(n * sizeof *sc->q_next);
+    sc->to_send = nf__calloc(n, sizeof *sc->to_send);
+    sc->ready = nf__calloc(n, sizeof *sc->ready);
+    sc->eng_of = nf__malloc(n * sizeof *sc->eng_of);
+    if (!sc->eng || !sc->q_head || !sc->q_tail || !sc->q_next || !sc->to_send || !sc->ready ||
+        !sc->eng_of)
+        return NF_ENOMEM;
+    for (size_t q = 0; q < nq; q++)
+        sc->q_head[q] = sc->q_tail[q] = SC_NONE;
+    for (size_t i = 0; i < sc->n; i++)
+        sc->eng_of[i] = SC_NONE;
+    sc->max_in_flight = 0;
+    return NF_OK;
 }
 
 int nf__script_begin(nf__script *sc, const nf__script_params *par, const uint32_t *receivers) {
@@ -279,7 +380,7 @@ int nf__script_begin(nf__script *sc, const nf__script_params *par, const uint32_
     sc->n_pend = 0;
     sc->dropped = 0;
     sc->retries = sc->ring_writes = 0;
-    if (make_rings(sc, c)) return NF_ENOMEM;
+    if (make_rings(sc, c) || make_engines(sc)) return NF_ENOMEM;
     for (size_t i = 0; i < n; i++) {
         sc->t[i] = (nf_sim_msg_times){.due = UINT64_MAX,
                                       .released = UINT64_MAX,
@@ -295,10 +396,12 @@ int nf__script_begin(nf__script *sc, const nf__script_params *par, const uint32_
 bool nf__script_idle(const nf__script *sc, uint32_t *done, uint64_t *last_done) {
     *done = sc->done;
     *last_done = sc->last_done;
-    return sc->n_heap == 0 && sc->in_phase == 0;
+    return sc->n_heap == 0 && sc->in_phase == 0 && sc->n_act == 0;
 }
 
-bool nf__script_waiting(const nf__script *sc) { return sc->n_heap > 0; }
+bool nf__script_waiting(const nf__script *sc) { return sc->n_heap > 0 || sc->n_act > 0; }
+
+uint32_t nf__script_max_in_flight(const nf__script *sc) { return sc ? sc->max_in_flight : 0; }
 
 void nf__script_queue_counts(const nf__script *sc, uint32_t *dropped, uint64_t *retries,
                              uint64_t *ring_writes) {
@@ -332,6 +435,14 @@ static int finish(nf__script *sc, uint32_t i, uint64_t now, bool dropped) {
     }
     sc->in_phase--;
     sc->last_done = now;
+    if (sc->eng_of && sc->eng_of[i] != SC_NONE) { /* its engine's slot is free */
+        sc_engine *g = &sc->eng[sc->eng_of[i]];
+        g->in_flight--;
+        if (g->queued) {
+            int rc = activate(sc, sc->eng_of[i]);
+            if (rc) return rc;
+        }
+    }
     for (uint32_t k = sc->succ_off[i]; k < sc->succ_off[i + 1]; k++) {
         uint32_t j = sc->succ[k];
         if (--sc->preds[j]) continue;
@@ -418,6 +529,116 @@ int nf__script_arrivals(nf__script *sc, uint64_t now, const uint32_t *ids, size_
     return NF_OK;
 }
 
+static int add_send(nf__script *sc, size_t *k, nf__script_send s) {
+    if (*k == sc->cap_sends && NF_GROW(sc->sends, sc->cap_sends, *k + 1)) return NF_ENOMEM;
+    sc->sends[(*k)++] = s;
+    return NF_OK;
+}
+
+/* The packets message i's data (first) phase counts in: one a packet, a multicast's at each of
+ * its receivers; npk: the packets it sends (a read's request: one). */
+static void data_phase(nf__script *sc, uint32_t i, uint64_t released, uint32_t npk) {
+    sc->t[i].released = released;
+    sc->in_phase++;
+    sc->left[i] = sc->m[i].kind == NF_SIM_MCAST ? npk * sc->recv[i] : npk;
+}
+
+/* The port engine g (engine e of endpoint `from`) sends message i's next packet on: the
+ * descriptor's, or with a dynamic one the port with less queued (ties in turn), or without
+ * shared ports its own; a multicast's is port 0. -1 when that port holds two packets already. */
+static int pick_port(nf__script *sc, sc_engine *g, unsigned e, uint32_t i) {
+    const nf__script_params *p = &sc->par;
+    const nf_sim_msg *m = &sc->m[i];
+    int64_t room = 2 * (int64_t)p->pkt_flits, b0 = p->port_backlog(p->ud, m->src, m->dst, 0);
+    if (m->kind == NF_SIM_MCAST) return b0 >= 0 && b0 < room ? 0 : -1;
+    int64_t b1 = p->port_backlog(p->ud, m->src, m->dst, 1);
+    unsigned want = m->rail == NF_SIM_RAIL1 ? 1 : 0;
+    if (!p->share_ports) want = e;
+    if (p->share_ports && m->rail == NF_SIM_RAIL_DYNAMIC && b1 >= 0) {
+        bool ok0 = b0 < room, ok1 = b1 < room;
+        if (!ok0 && !ok1) return -1;
+        if (ok0 != ok1) return ok1;
+        if (b0 != b1) return b1 < b0;
+        g->next_rail ^= 1;
+        return g->next_rail ^ 1;
+    }
+    int64_t b = want ? b1 : b0;
+    if (b < 0) want = 0, b = b0; /* a one-port NIC: its port */
+    return b < room ? (int)want : -1;
+}
+
+/* Engine k's cycle: its arbiter takes a message (round robin over its queues, while the
+ * descriptor unit is free and fewer than inflight are in flight), then its send unit sends the
+ * next packet it may (the ready messages' fast ones first, then the fewest packets left, then
+ * the first taken) into a port with room. Whether it still has work. */
+static int engine_cycle(nf__script *sc, uint32_t k, uint64_t now, size_t *ns, bool *busy) {
+    const nf__script_params *p = &sc->par;
+    sc_engine *g = &sc->eng[k];
+    uint32_t ep = k / p->engines, e = k % p->engines;
+    if (g->queued && now >= g->desc_free && g->in_flight < p->inflight) {
+        for (uint32_t j = 0; j < sc->n_q; j++) {
+            uint32_t q = (g->rr + j) % sc->n_q;
+            size_t at = (size_t)ep * sc->n_q + q;
+            if (q % p->engines != e || sc->q_head[at] == SC_NONE) continue;
+            uint32_t i = sc->q_head[at];
+            sc->q_head[at] = sc->q_next[i];
+            if (sc->q_head[at] == SC_NONE) sc->q_tail[at] = SC_NONE;
+            g->queued--;
+            g->rr = (q + 1) % sc->n_q;
+            g->desc_free = now + (p->short_cycles ? p->short_cycles : 1);
+            if (++g->in_flight > sc->max_in_flight) sc->max_in_flight = g->in_flight;
+            uint32_t npk = sc->m[i].kind == NF_SIM_READ ? 1 : sc->t[i].packets;
+            data_phase(sc, i, now, npk);
+            sc->eng_of[i] = k;
+            sc->to_send[i] = npk;
+            sc->ready[i] = now + overhead(p, &sc->m[i]);
+            if (g->n_sending == g->cap_sending &&
+                NF_GROW(g->sending, g->cap_sending, g->n_sending + 1))
+                return NF_ENOMEM;
+            g->sending[g->n_sending++] = i;
+            break;
+        }
+    }
+    if (g->credit < p->pkt_flits) g->credit += p->engine_flits; /* it reads a packet ahead */
+    if (g->credit >= p->pkt_flits && g->n_sending) {
+        size_t best = SIZE_MAX;
+        int port = -1;
+        for (size_t x = 0; x < g->n_sending; x++) {
+            uint32_t i = g->sending[x];
+            if (sc->ready[i] > now) continue;
+            if (best != SIZE_MAX) {
+                const nf_sim_msg *a = &sc->m[i], *b = &sc->m[g->sending[best]];
+                if (a->fast != b->fast ? !a->fast : sc->to_send[i] >= sc->to_send[g->sending[best]])
+                    continue;
+            }
+            int pt = pick_port(sc, g, e, i);
+            if (pt < 0) continue;
+            best = x, port = pt;
+        }
+        if (best != SIZE_MAX) {
+            uint32_t i = g->sending[best];
+            const nf_sim_msg *m = &sc->m[i];
+            bool mc = m->kind == NF_SIM_MCAST;
+            int rc = add_send(sc, ns,
+                              (nf__script_send){.from = m->src,
+                                                .to = mc ? m->src : m->dst,
+                                                .rail = port ? NF_SIM_RAIL1 : NF_SIM_RAIL0,
+                                                .npkts = 1,
+                                                .tag = i,
+                                                .group = mc ? m->group : UINT32_MAX});
+            if (rc) return rc;
+            g->credit -= p->pkt_flits;
+            if (--sc->to_send[i] == 0) { /* all sent: it leaves the list, keeping the order */
+                memmove(g->sending + best, g->sending + best + 1,
+                        (g->n_sending - best - 1) * sizeof *g->sending);
+                g->n_sending--;
+            }
+        }
+    }
+    *busy = g->n_sending || (g->queued && g->in_flight < p->inflight);
+    return NF_OK;
+}
+
 int nf__script_release(nf__script *sc, uint64_t now, const nf__script_send **sends, size_t *n) {
     size_t k = 0;
     while (sc->n_heap && sc->heap[0].at <= now) {
@@ -427,7 +648,14 @@ int nf__script_release(nf__script *sc, uint64_t now, const nf__script_send **sen
             uint64_t start = e.at > sc->host_free[m->src] ? e.at : sc->host_free[m->src];
             uint64_t ht = host_time(sc, e.id, 0);
             sc->host_free[m->src] = start + ht;
-            int rc = heap_push(sc, (heap_ent){start + ht + overhead(&sc->par, m), e.id, PH_DATA});
+            heap_ent next = {start + ht + overhead(&sc->par, m), e.id, PH_DATA};
+            if (sc->par.engines) next = (heap_ent){start + ht, e.id, PH_NICQ};
+            int rc = heap_push(sc, next);
+            if (rc) return rc;
+            continue;
+        }
+        if (e.phase == PH_NICQ) { /* into its send queue */
+            int rc = enqueue(sc, e.id);
             if (rc) return rc;
             continue;
         }
@@ -440,27 +668,41 @@ int nf__script_release(nf__script *sc, uint64_t now, const nf__script_send **sen
         if (e.phase == PH_DATA) {
             /* released when due (its `at`, its last dependence done); its NIC's overhead
              * after that, the packets go to the NIC's queue */
-            sc->t[e.id].released = e.at - overhead(&sc->par, m);
-            sc->in_phase++;
             if (m->kind == NF_SIM_READ) npk = 1; /* the request */
-        } else if (e.phase == PH_BACK) {
-            from = m->dst, to = m->src;
-            if (m->kind != NF_SIM_READ) npk = 1; /* the acknowledgement, the NAK */
+            data_phase(sc, e.id, e.at - overhead(&sc->par, m), npk);
+        } else {
+            if (e.phase == PH_BACK) {
+                from = m->dst, to = m->src;
+                if (m->kind != NF_SIM_READ) npk = 1; /* the acknowledgement, the NAK */
+            }
+            sc->left[e.id] = m->kind == NF_SIM_MCAST ? npk * sc->recv[e.id] : npk;
         }
-        sc->left[e.id] = npk;
         uint32_t group = UINT32_MAX;
-        if (m->kind == NF_SIM_MCAST) { /* every other member gets every packet */
-            sc->left[e.id] = npk * sc->recv[e.id];
+        if (m->kind == NF_SIM_MCAST) /* every other member gets every packet */
             group = m->group, to = from;
-        }
-        if (k == sc->cap_sends && NF_GROW(sc->sends, sc->cap_sends, k + 1)) return NF_ENOMEM;
-        sc->sends[k++] = (nf__script_send){.from = from,
-                                           .to = to,
-                                           .rail = m->kind == NF_SIM_MCAST ? NF_SIM_RAIL0 : m->rail,
-                                           .npkts = npk,
-                                           .tag = e.id,
-                                           .group = group};
+        int rc =
+            add_send(sc, &k,
+                     (nf__script_send){.from = from,
+                                       .to = to,
+                                       .rail = m->kind == NF_SIM_MCAST ? NF_SIM_RAIL0 : m->rail,
+                                       .npkts = npk,
+                                       .tag = e.id,
+                                       .group = group});
+        if (rc) return rc;
     }
+    /* the engines' cycle, in the order they became busy; the idle ones leave the list */
+    size_t w = 0;
+    for (size_t x = 0; x < sc->n_act; x++) {
+        uint32_t g = sc->act[x];
+        bool busy;
+        int rc = engine_cycle(sc, g, now, &k, &busy);
+        if (rc) return rc;
+        if (busy)
+            sc->act[w++] = g;
+        else
+            sc->eng[g].active = 0;
+    }
+    sc->n_act = w;
     *sends = sc->sends;
     *n = k;
     return NF_OK;

@@ -32,6 +32,15 @@ typedef struct nf__script_params {
     unsigned copy_bytes;       /* bytes a host copies a cycle (host_copy_bytes; 0: free) */
     unsigned jitter_cycles;    /* host_jitter_cycles */
     uint64_t seed;             /* of the jitter */
+    /* message engines (nf_sim_config's nic_*): engines 0 for none */
+    unsigned engines, inflight, pkt_flits;
+    bool share_ports;
+    double engine_flits;
+    /* flits queued at endpoint from's port `rail` (0, 1) for a packet to `to`, or -1 when that
+     * port cannot carry it (a one-port NIC at either end): what the engines see of their ports
+     * (a query the engine answers; it changes nothing) */
+    int64_t (*port_backlog)(void *ud, uint32_t from, uint32_t to, unsigned rail);
+    void *ud;
 } nf__script_params;
 
 /* npkts packets of message `tag` from endpoint `from` to `to` into from's NIC now (rail by
@@ -69,8 +78,11 @@ bool nf__script_idle(const nf__script *sc, uint32_t *done, uint64_t *last_done);
  * written into rings. */
 void nf__script_queue_counts(const nf__script *sc, uint32_t *dropped, uint64_t *retries,
                              uint64_t *ring_writes);
-/* Whether messages wait for their release time or for messages they come after. */
+/* Whether messages wait for their release time, for messages they come after, or in a message
+ * engine (its queues, or packets it has still to send). */
 bool nf__script_waiting(const nf__script *sc);
+/* With message engines: the most messages one engine had in flight at once in the run. */
+uint32_t nf__script_max_in_flight(const nf__script *sc);
 /* Message id's times in the last run. NF_EINVAL for an unknown id or no run. */
 int nf__script_times(const nf__script *sc, uint32_t id, nf_sim_msg_times *out);
 

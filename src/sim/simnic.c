@@ -255,6 +255,12 @@ nf_node nf_sim_endpoint_ca(const nf_sim *s, uint32_t e) {
     return e < s->topo.n_ep ? s->topo.ep_ca[e] : NF_NONE;
 }
 
+int64_t nf__sim_port_backlog(void *ud, uint32_t from, uint32_t to, unsigned rail) {
+    const nf_sim *s = ud;
+    if (rail && (s->topo.ep_rails[from] != 2 || s->topo.ep_rails[to] != 2)) return -1;
+    return (int64_t)nic_backlog(s, &s->src.nics[(size_t)from * 2 + rail]);
+}
+
 /* Flits a NIC rail still has to send: queued packets and what is left of the current one. */
 static uint64_t nic_backlog(const nf_sim *s, const sim_nic *n) {
     return (uint64_t)n->q_count * s->cfg.pkt_flits +

@@ -292,7 +292,14 @@ int nf_sim_run_script(nf_sim *s, uint64_t max_cycles, nf_sim_script_result *out)
                              .recv_host_cycles = s->cfg.host_recv_cycles,
                              .copy_bytes = s->cfg.host_copy_bytes,
                              .jitter_cycles = s->cfg.host_jitter_cycles,
-                             .seed = s->cfg.seed};
+                             .seed = s->cfg.seed,
+                             .engines = s->cfg.nic_engines,
+                             .inflight = s->cfg.nic_inflight,
+                             .pkt_flits = s->cfg.pkt_flits,
+                             .share_ports = s->cfg.nic_share_ports,
+                             .engine_flits = s->cfg.nic_engine_flits,
+                             .port_backlog = nf__sim_port_backlog,
+                             .ud = s};
     if (!rc) rc = nf__script_begin(sc, &par, recv);
     nf__free(recv);
     if (rc) return rc;
@@ -318,6 +325,7 @@ int nf_sim_run_script(nf_sim *s, uint64_t max_cycles, nf_sim_script_result *out)
     if (rc) return rc;
     nf__script_idle(sc, &done, &last);
     nf__script_queue_counts(sc, &out->dropped, &out->retries, &out->ring_writes);
+    out->max_in_flight = nf__script_max_in_flight(sc);
     out->done = done;
     out->unfinished = !out->deadlock && done + out->dropped < total;
     out->cycles = done + out->dropped == total ? last : s->now;

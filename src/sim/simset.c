@@ -190,6 +190,19 @@ static const nf_simset table[] = {
     {C("host-jitter-cycles", host_jitter_cycles), UINT(0, BIG), .flags = NF_SIMSET_LIBRARY,
      .def = 0, .arg = "C",
      .help = "each host time takes 0 to C cycles more, uniformly, drawn per message"},
+    {C("nic-engines", nic_engines), UINT(0, NF_SIM_MAX_ENGINES), .flags = NF_SIMSET_LIBRARY,
+     .def = 0, .arg = "E",
+     .help = "message engines per NIC, each with its send queues, in-flight limit and send unit "
+             "(0: none, every message's packets queued at their port at once)"},
+    {C("nic-share-ports", nic_share_ports), CHOICE(no_yes), .flags = NF_SIMSET_LIBRARY, .def = 1,
+     .help = "with message engines: every engine sends on both ports (DESDP); no: engine e on "
+             "port e"},
+    {C("nic-inflight", nic_inflight), UINT(1, BIG), .flags = NF_SIMSET_LIBRARY, .def = 256,
+     .arg = "N", .help = "messages a message engine keeps in flight at most"},
+    {C("nic-engine-flits", nic_engine_flits), REAL(0.001, 1e6), .flags = NF_SIMSET_LIBRARY,
+     .def = 1.125, .arg = "F",
+     .help = "flits a cycle a message engine's send unit reads over PCIe (1.125: PCIe 3.0 x16, "
+             "126 Gb/s, over a port's 4 x 28 Gb/s)"},
     {C("queue-entries", queue_entries), UINT(1, BIG), .flags = NF_SIMSET_LIBRARY, .def = 256,
      .arg = "N", .help = "a receive-queue ring's capacity in entries"},
     {C("queue-host-cycles", queue_host_cycles), UINT(1, BIG), .flags = NF_SIMSET_LIBRARY, .def = 40,

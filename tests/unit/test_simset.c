@@ -79,6 +79,10 @@ static const struct {
     F(nf_sim_config, NF_SIMSET_CONFIG, nic_prompt_credits),
     F(nf_sim_config, NF_SIMSET_CONFIG, port_order),
     F(nf_sim_config, NF_SIMSET_CONFIG, body_delay),
+    F(nf_sim_config, NF_SIMSET_CONFIG, nic_engines),
+    F(nf_sim_config, NF_SIMSET_CONFIG, nic_share_ports),
+    F(nf_sim_config, NF_SIMSET_CONFIG, nic_inflight),
+    F(nf_sim_config, NF_SIMSET_CONFIG, nic_engine_flits),
 };
 #undef F
 
