@@ -78,6 +78,9 @@ typedef struct exp_def {
  * NIC's and the host's overheads at their defaults. On failure prints why and returns an exit
  * status, with nothing left to free. */
 int exp_sunway_sim(const exp_opts *o, nf_fabric **f, nf_hops **h, nf_sim **s);
+/* The configuration exp_sunway_sim uses: the knobs above and the NIC's two message engines
+ * sharing its two ports. */
+void exp_sunway_config(const exp_opts *o, nf_sim_config *c);
 
 /* The drivers. */
 int exp_tables(const exp_opts *o, json_t *rows);
@@ -91,6 +94,10 @@ int exp_link_errors(const exp_opts *o, json_t *rows);
 /* asynchronous queue messages (exp_queues.c) */
 int exp_queues(const exp_opts *o, json_t *rows);
 int exp_congestion(const exp_opts *o, json_t *rows);
+/* the NIC's message engines (exp_engines.c) */
+int exp_desdp(const exp_opts *o, json_t *rows);
+int exp_nic_queues(const exp_opts *o, json_t *rows);
+int exp_inflight(const exp_opts *o, json_t *rows);
 
 /* The progress bar of the running experiment (progress.h): it is done to fraction frac (0..1)
  * and runs what fmt says now. Drawn on stderr only when it is a terminal. */

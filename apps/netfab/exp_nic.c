@@ -73,13 +73,19 @@ static int bandwidth(nf_sim *s, json_t *rows, const char *measure, unsigned rail
     return NF_EXIT_OK;
 }
 
+void exp_sunway_config(const exp_opts *o, nf_sim_config *c) {
+    /* NIC overheads: 40 cycles a message, 8 a short one or a hardware reply (nf_sim_config);
+     * the SWHNI's two message engines sharing its two ports (DESDP), 256 messages in flight */
+    nf_sim_config_defaults(c);
+    c->vcs = 4, c->buf_flits = 64, c->pkt_flits = 8, c->threads = 1, c->seed = o->seed;
+    c->nic_engines = 2;
+}
+
 int exp_sunway_sim(const exp_opts *o, nf_fabric **f, nf_hops **h, nf_sim **s) {
     int rc = nf_app_fabric("gft:preset=sunway-proto", o->threads, f, h);
     if (rc) return rc;
-    /* NIC overheads: 40 cycles a message, 8 a short one or a hardware reply (nf_sim_config) */
     nf_sim_config c;
-    nf_sim_config_defaults(&c);
-    c.vcs = 4, c.buf_flits = 64, c.pkt_flits = 8, c.threads = 1, c.seed = o->seed;
+    exp_sunway_config(o, &c);
     nf_diag d = {{0}, 0, {0}};
     if ((rc = nf_sim_new(*f, *h, &c, nf_sim_routing_find("minhop"), nf_sim_traffic_find("uniform"),
                          s, &d))) {

@@ -239,6 +239,12 @@ const report_step report_steps[] = {
     /* congestion pre-awareness (issue 19) */
     {"congestion", "S", "Congestion pre-awareness under a hot spot", NULL, build_exp,
      report_cmp_congestion},
+    /* the NIC's message engines: the paper gives no figure */
+    {"desdp", "S", "The NIC's two engines sharing two ports (DESDP) against one per port", NULL,
+     build_exp, NULL},
+    {"nic-queues", "S", "The NIC's send queues: round robin among long and short puts", NULL,
+     build_exp, NULL},
+    {"inflight", "S", "The NIC's 256 messages in flight an engine", NULL, build_exp, NULL},
 };
 
 int report_steps_select(const char *only, bool selected[REPORT_N_STEPS]) {

@@ -258,8 +258,9 @@ typedef struct nf_sim_config {
      * sends only on port e (a one-port NIC: port 0), whatever the descriptor says (yes) */
     bool nic_share_ports;
     unsigned nic_inflight;   /* messages an engine keeps in flight at most, 1.. (256) */
-    double nic_engine_flits; /* flits a cycle an engine's send unit reads, > 0 (1.125: PCIe 3.0
-                              * x16, 126 Gb/s, over a port's 4 x 28 Gb/s) */
+    /* flits a cycle an engine's send unit reads, > 0 (2: enough for both ports, as the paper
+     * has one message's packets fill both rails; its PCIe lane count is not legible) */
+    double nic_engine_flits;
 } nf_sim_config;
 
 /* Sets every field of *c to its default (the auto ones to 0). Start a configuration from it and

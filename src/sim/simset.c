@@ -200,9 +200,9 @@ static const nf_simset table[] = {
     {C("nic-inflight", nic_inflight), UINT(1, BIG), .flags = NF_SIMSET_LIBRARY, .def = 256,
      .arg = "N", .help = "messages a message engine keeps in flight at most"},
     {C("nic-engine-flits", nic_engine_flits), REAL(0.001, 1e6), .flags = NF_SIMSET_LIBRARY,
-     .def = 1.125, .arg = "F",
-     .help = "flits a cycle a message engine's send unit reads over PCIe (1.125: PCIe 3.0 x16, "
-             "126 Gb/s, over a port's 4 x 28 Gb/s)"},
+     .def = 2, .arg = "F",
+     .help = "flits a cycle a message engine's send unit reads over PCIe (2: one message fills "
+             "both ports, as the Sunway paper has it)"},
     {C("queue-entries", queue_entries), UINT(1, BIG), .flags = NF_SIMSET_LIBRARY, .def = 256,
      .arg = "N", .help = "a receive-queue ring's capacity in entries"},
     {C("queue-host-cycles", queue_host_cycles), UINT(1, BIG), .flags = NF_SIMSET_LIBRARY, .def = 40,

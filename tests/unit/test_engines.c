@@ -188,15 +188,15 @@ static void test_random_invariants(void **state) {
 }
 
 /* DESDP: one process (queue 0) putting 256 KiB with the port chosen per packet. Its engine
- * reads 1.125 flits a cycle: sharing the ports it sends at that rate over both, an engine on
- * port 0 alone at the port's 1 flit a cycle; two processes (queues 0 and 1, one per engine)
- * fill both ports either way. Bandwidth in flits a cycle from the first release to the last
- * data in. */
-static double put_bw(bool share, unsigned procs) {
+ * reads `rate` flits a cycle: sharing the ports it sends at that rate over both (at most 2),
+ * an engine on port 0 alone at the port's 1 flit a cycle; two processes (queues 0 and 1, one
+ * per engine) fill both ports either way. Bandwidth in flits a cycle from the first release to
+ * the last data in. */
+static double put_bw(bool share, unsigned procs, double rate) {
     nf_sim_config c;
     nf_sim_config_defaults(&c);
     c.vcs = 4, c.pkt_flits = 8, c.buf_flits = 64, c.seed = 1, c.threads = 1;
-    c.nic_engines = 2, c.nic_share_ports = share;
+    c.nic_engines = 2, c.nic_share_ports = share, c.nic_engine_flits = rate;
     rig r = rig_make("gft:leaves=8,nodes=8,spines=8,sib=2,rails=2", "minhop", "uniform", c);
     uint32_t E = nf_sim_endpoints(r.s), id[2];
     uint64_t bytes = 256 << 10;
@@ -221,10 +221,12 @@ static double put_bw(bool share, unsigned procs) {
 
 static void test_desdp(void **state) {
     (void)state;
-    double s1 = put_bw(true, 1), n1 = put_bw(false, 1), s2 = put_bw(true, 2), n2 = put_bw(false, 2);
-    if (fabs(s1 - 1.125) > 0.02 || fabs(n1 - 1.0) > 0.02 || fabs(s2 - 2.0) > 0.04 ||
-        fabs(n2 - 2.0) > 0.04)
-        fail_msg("1 process: shared %.3f, own port %.3f; 2: %.3f, %.3f", s1, n1, s2, n2);
+    double s1 = put_bw(true, 1, 2), n1 = put_bw(false, 1, 2), s2 = put_bw(true, 2, 2),
+           n2 = put_bw(false, 2, 2), h1 = put_bw(true, 1, 1.5), h2 = put_bw(false, 2, 0.75);
+    if (fabs(s1 - 2.0) > 0.04 || fabs(n1 - 1.0) > 0.02 || fabs(s2 - 2.0) > 0.04 ||
+        fabs(n2 - 2.0) > 0.04 || fabs(h1 - 1.5) > 0.03 || fabs(h2 - 1.5) > 0.03)
+        fail_msg("1 process: shared %.3f, own port %.3f; 2: %.3f, %.3f; 1.5: %.3f; 2 x 0.75: %.3f",
+                 s1, n1, s2, n2, h1, h2);
 }
 
 /* A queue past the limit is refused; the engine settings are checked at nf_sim_new. */

@@ -1,0 +1,272 @@
+/* SPDX-License-Identifier: MIT */
+/* `netfab exp desdp`, `nic-queues`, `inflight`: the Sunway NIC's message engines (the Sunway
+ * paper, section 2.3; nf_sim_config.nic_engines) on the Sunway prototype (gft, two rails), from
+ * endpoint 0, whose processes each post to their own send queue (queue p, served by engine
+ * p mod 2: with two CPUs on the NIC, CPU c's processes on engine c).
+ * - desdp: DESDP (both engines share both ports) against an engine per port, 1 to 8 processes:
+ *   the bandwidth of their puts together, and the latency of small puts all posted at once.
+ * - nic-queues: the arbiter's fairness among send queues, all backlogged, long puts on some and
+ *   short ones on the others, with and without the fast flag: messages and bytes each queue got
+ *   until the first queue ran dry, Jain's index over the queues, the short ones' latency.
+ * - inflight: one process keeping 1 to 512 acknowledged writes outstanding, against the engine's
+ *   limit of 256 in flight, on the prototype's links and with switch-to-switch links of 250
+ *   cycles (where the round trip outlasts 256 messages' time on the port). */
+#include "cmd.h"
+#include "exp.h"
+#include "netfab/gen.h"
+#include "netfab/hops.h"
+#include "netfab/sim.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+/* The prototype's simulator with c, or an exit status after saying why. */
+static int make_sim(const nf_fabric *f, const nf_hops *h, const nf_sim_config *c, nf_sim **s) {
+    nf_diag d = {{0}, 0, {0}};
+    int rc =
+        nf_sim_new(f, h, c, nf_sim_routing_find("minhop"), nf_sim_traffic_find("uniform"), s, &d);
+    return rc ? nf_app_report(rc, &d) : NF_EXIT_OK;
+}
+
+static int run_all(nf_sim *s, const char *what, nf_sim_script_result *r) {
+    int rc = nf_sim_run_script(s, UINT64_MAX, r);
+    if (rc) return nf_app_report(rc, NULL);
+    if (r->deadlock || r->unfinished) {
+        fprintf(stderr, "netfab exp: %s: a message did not complete\n", what);
+        return NF_EXIT_FAIL;
+    }
+    return NF_EXIT_OK;
+}
+
+/* ---- desdp ------------------------------------------------------------------------------- */
+
+/* P processes on endpoint 0, process p to endpoint E - 1 - p (across the spines), each posting
+ * n puts of b bytes at once, the port per packet: their bytes together over the cycles from the
+ * first release to the last data in, and the mean from a put's due time to its completion. */
+static int desdp_point(nf_sim *s, unsigned P, unsigned n, uint64_t b, double *bw, double *lat) {
+    uint32_t E = nf_sim_endpoints(s);
+    nf_sim_script_clear(s);
+    int rc = NF_OK;
+    for (unsigned p = 0; p < P && !rc; p++)
+        for (unsigned k = 0; k < n && !rc; k++) {
+            nf_sim_msg m = {.src = 0,
+                            .dst = E - 1 - p,
+                            .bytes = b,
+                            .kind = NF_SIM_PUT_REPLY,
+                            .rail = NF_SIM_RAIL_DYNAMIC,
+                            .queue = (uint16_t)p};
+            uint32_t id;
+            rc = nf_sim_post(s, &m, &id);
+        }
+    if (rc) return nf_app_report(rc, NULL);
+    nf_sim_script_result r;
+    if ((rc = run_all(s, "desdp", &r))) return rc;
+    uint64_t last = 0;
+    double sum = 0;
+    for (uint32_t i = 0; i < P * n; i++) {
+        nf_sim_msg_times t;
+        nf_sim_msg_times_of(s, i, &t);
+        if (t.data_in > last) last = t.data_in;
+        sum += (double)(t.done - t.due);
+    }
+    *bw = (double)P * n * (double)b / (double)last;
+    *lat = sum / (P * n);
+    return NF_EXIT_OK;
+}
+
+int exp_desdp(const exp_opts *o, json_t *rows) {
+    nf_fabric *f;
+    nf_hops *h;
+    int rc = nf_app_fabric("gft:preset=sunway-proto", o->threads, &f, &h);
+    if (rc) return rc;
+    static const unsigned procs[] = {1, 2, 3, 4, 8};
+    uint64_t big = o->quick ? 64 << 10 : 1 << 20;
+    for (int share = 1; share >= 0 && rc == NF_EXIT_OK; share--) {
+        nf_sim_config c;
+        exp_sunway_config(o, &c);
+        c.nic_share_ports = share;
+        nf_sim *s = NULL;
+        if ((rc = make_sim(f, h, &c, &s))) break;
+        for (size_t i = 0; i < sizeof procs / sizeof procs[0] && rc == NF_EXIT_OK; i++) {
+            exp_progress(((1 - share) + (double)i / 5) / 2, "desdp: %u processes", procs[i]);
+            double bw = 0, lat_big = 0, bw_small = 0, lat = 0;
+            if ((rc = desdp_point(s, procs[i], 4, big, &bw, &lat_big)) ||
+                (rc = desdp_point(s, procs[i], 32, 256, &bw_small, &lat)))
+                break;
+            json_array_append_new(rows, json_pack("{s:s, s:I, s:I, s:f, s:I, s:f}", "ports",
+                                                  share ? "shared (DESDP)" : "one per engine",
+                                                  "processes", (json_int_t)procs[i], "msg_bytes",
+                                                  (json_int_t)big, "bandwidth", bw, "small_bytes",
+                                                  (json_int_t)256, "small_lat_mean", lat));
+        }
+        nf_sim_free(s);
+    }
+    nf_hops_free(h);
+    nf_fabric_free(f);
+    return rc;
+}
+
+/* ---- nic-queues -------------------------------------------------------------------------- */
+
+/* Q queues on engine 0 (the even ones: queue 2q), all due at 0, n puts each to endpoints across
+ * the spines: on the first half of the queues of 16 KiB, on the others (mixed) of 256 bytes,
+ * fast when asked. While every queue has work (until the first queue's last message is done):
+ * each queue's messages taken by then (the arbiter's share) and bytes done per cycle (its
+ * throughput), Jain's index (sum x)^2 / (Q sum x^2) of both over the queues, and the short
+ * puts' mean latency from due to completion. */
+static int queues_case(nf_sim *s, json_t *rows, const char *label, unsigned Q, unsigned n,
+                       bool mixed, bool fast) {
+    uint32_t E = nf_sim_endpoints(s);
+    nf_sim_script_clear(s);
+    int rc = NF_OK;
+    for (unsigned q = 0; q < Q && !rc; q++)
+        for (unsigned k = 0; k < n && !rc; k++) {
+            bool shrt = mixed && q >= Q / 2;
+            nf_sim_msg m = {.src = 0,
+                            .dst = E - 1 - (q * 7 + k) % 64,
+                            .bytes = shrt ? 256 : 16 << 10,
+                            .kind = NF_SIM_PUT_REPLY,
+                            .rail = NF_SIM_RAIL_DYNAMIC,
+                            .queue = (uint16_t)(2 * q),
+                            .fast = shrt && fast};
+            uint32_t id;
+            rc = nf_sim_post(s, &m, &id);
+        }
+    if (rc) return nf_app_report(rc, NULL);
+    nf_sim_script_result r;
+    if ((rc = run_all(s, "nic-queues", &r))) return rc;
+    uint64_t until = UINT64_MAX; /* the first queue's last message done */
+    for (unsigned q = 0; q < Q; q++) {
+        uint64_t last = 0;
+        for (unsigned k = 0; k < n; k++) {
+            nf_sim_msg_times t;
+            nf_sim_msg_times_of(s, q * n + k, &t);
+            if (t.done > last) last = t.done;
+        }
+        if (last < until) until = last;
+    }
+    double msgs[NF_SIM_MAX_QUEUES] = {0}, bytes[NF_SIM_MAX_QUEUES] = {0}, lat = 0, n_lat = 0;
+    for (unsigned q = 0; q < Q; q++) {
+        bool shrt = mixed && q >= Q / 2;
+        for (unsigned k = 0; k < n; k++) {
+            nf_sim_msg_times t;
+            nf_sim_msg_times_of(s, q * n + k, &t);
+            if (t.released <= until) msgs[q]++;
+            if (t.done <= until) bytes[q] += shrt ? 256 : 16 << 10;
+            if (shrt && t.done <= until) lat += (double)(t.done - t.due), n_lat++;
+        }
+        bytes[q] /= (double)until;
+    }
+    double sm = 0, sm2 = 0, sb = 0, sb2 = 0;
+    for (unsigned q = 0; q < Q; q++)
+        sm += msgs[q], sm2 += msgs[q] * msgs[q], sb += bytes[q], sb2 += bytes[q] * bytes[q];
+    for (unsigned q = 0; q < Q; q++) {
+        bool shrt = mixed && q >= Q / 2;
+        json_array_append_new(rows,
+                              json_pack("{s:s, s:I, s:s, s:b, s:I, s:f, s:f, s:f, s:f, s:o, s:I}",
+                                        "case", label, "queue", (json_int_t)(2 * q), "messages",
+                                        shrt ? "short" : "long", "fast", shrt && fast, "window",
+                                        (json_int_t)until, "taken", msgs[q], "bytes_per_cycle",
+                                        bytes[q], "jain_taken", sm * sm / (Q * sm2), "jain_bytes",
+                                        sb2 > 0 ? sb * sb / (Q * sb2) : 0.0, "short_lat_mean",
+                                        n_lat ? json_real(lat / n_lat) : json_null(),
+                                        "max_in_flight", (json_int_t)r.max_in_flight));
+    }
+    return NF_EXIT_OK;
+}
+
+int exp_nic_queues(const exp_opts *o, json_t *rows) {
+    nf_fabric *f;
+    nf_hops *h;
+    int rc = nf_app_fabric("gft:preset=sunway-proto", o->threads, &f, &h);
+    if (rc) return rc;
+    nf_sim_config c;
+    exp_sunway_config(o, &c);
+    nf_sim *s = NULL;
+    unsigned Q = o->quick ? 4 : 8, n = o->quick ? 64 : 256;
+    if (!(rc = make_sim(f, h, &c, &s))) {
+        exp_progress(0, "nic-queues: long puts");
+        rc = queues_case(s, rows, "all long", Q, n, false, false);
+        exp_progress(0.33, "nic-queues: long and short");
+        if (!rc) rc = queues_case(s, rows, "long + short", Q, n, true, false);
+        exp_progress(0.67, "nic-queues: long and fast");
+        if (!rc) rc = queues_case(s, rows, "long + short, fast", Q, n, true, true);
+    }
+    nf_sim_free(s);
+    nf_hops_free(h);
+    nf_fabric_free(f);
+    return rc;
+}
+
+/* ---- inflight ---------------------------------------------------------------------------- */
+
+/* One process keeps K writes of 256 bytes (one packet, acknowledged by the target NIC)
+ * outstanding to endpoint E - 1: write k + K comes after write k; 4,096 of them (1,024 quick).
+ * Bandwidth: their bytes over the cycles to the last acknowledgement; latency from due (the
+ * application's post) to the acknowledgement, the wait in the send queue included. */
+static int inflight_point(nf_sim *s, unsigned K, unsigned n, double *bw, double *lat,
+                          uint32_t *max_fl) {
+    uint32_t E = nf_sim_endpoints(s);
+    nf_sim_script_clear(s);
+    int rc = NF_OK;
+    for (uint32_t k = 0; k < n && !rc; k++) {
+        nf_sim_msg m = {.src = 0,
+                        .dst = E - 1,
+                        .bytes = 256,
+                        .kind = NF_SIM_WRITE,
+                        .rail = NF_SIM_RAIL_DYNAMIC};
+        uint32_t id;
+        rc = nf_sim_post(s, &m, &id);
+        if (!rc && k >= K) rc = nf_sim_after(s, k - K, k);
+    }
+    if (rc) return nf_app_report(rc, NULL);
+    nf_sim_script_result r;
+    if ((rc = run_all(s, "inflight", &r))) return rc;
+    double sum = 0;
+    for (uint32_t k = 0; k < n; k++) {
+        nf_sim_msg_times t;
+        nf_sim_msg_times_of(s, k, &t);
+        sum += (double)(t.done - t.due);
+    }
+    *bw = (double)n * 256 / (double)r.cycles;
+    *lat = sum / n;
+    *max_fl = r.max_in_flight;
+    return NF_EXIT_OK;
+}
+
+int exp_inflight(const exp_opts *o, json_t *rows) {
+    nf_fabric *f;
+    nf_hops *h;
+    int rc = nf_app_fabric("gft:preset=sunway-proto", o->threads, &f, &h);
+    if (rc) return rc;
+    /* the prototype's links, links of 250 cycles, and the prototype with the limit at 8 */
+    static const unsigned lats[] = {1, 250, 1}, limits[] = {256, 256, 8};
+    unsigned n = o->quick ? 1024 : 4096;
+    for (size_t li = 0; li < 3 && rc == NF_EXIT_OK; li++) {
+        nf_sim_config c;
+        exp_sunway_config(o, &c);
+        c.lat_local = c.lat_global = lats[li];
+        c.nic_inflight = limits[li];
+        nf_sim *s = NULL;
+        if ((rc = make_sim(f, h, &c, &s))) break;
+        for (unsigned K = 1; K <= 512 && rc == NF_EXIT_OK; K *= 2) {
+            exp_progress(((double)li + (K == 1 ? 0 : __builtin_ctz(K)) / 10.0) / 3,
+                         "inflight: links of %u cycles, %u outstanding", lats[li], K);
+            double bw = 0, lat = 0;
+            uint32_t mx = 0;
+            if ((rc = inflight_point(s, K, n, &bw, &lat, &mx))) break;
+            char label[64];
+            snprintf(label, sizeof label, "links %u, limit %u", lats[li], limits[li]);
+            json_array_append_new(
+                rows,
+                json_pack("{s:s, s:I, s:I, s:I, s:I, s:f, s:f, s:I}", "case", label, "link_cycles",
+                          (json_int_t)lats[li], "outstanding", (json_int_t)K, "limit",
+                          (json_int_t)c.nic_inflight, "max_in_flight", (json_int_t)mx, "bandwidth",
+                          bw, "lat_mean", lat, "messages", (json_int_t)n));
+        }
+        nf_sim_free(s);
+    }
+    nf_hops_free(h);
+    nf_fabric_free(f);
+    return rc;
+}
