@@ -98,6 +98,8 @@ int exp_congestion(const exp_opts *o, json_t *rows);
 int exp_desdp(const exp_opts *o, json_t *rows);
 int exp_nic_queues(const exp_opts *o, json_t *rows);
 int exp_inflight(const exp_opts *o, json_t *rows);
+/* the NIC's reductions: types, operators, the ordered sum (exp_reduce.c) */
+int exp_reductions(const exp_opts *o, json_t *rows);
 
 /* The progress bar of the running experiment (progress.h): it is done to fraction frac (0..1)
  * and runs what fmt says now. Drawn on stderr only when it is a terminal. */

@@ -245,6 +245,8 @@ const report_step report_steps[] = {
     {"nic-queues", "S", "The NIC's send queues: round robin among long and short puts", NULL,
      build_exp, NULL},
     {"inflight", "S", "The NIC's 256 messages in flight an engine", NULL, build_exp, NULL},
+    {"reductions", "S", "The NIC's reductions: every type and operator, the ordered sum", NULL,
+     build_exp, NULL},
 };
 
 int report_steps_select(const char *only, bool selected[REPORT_N_STEPS]) {

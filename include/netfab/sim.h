@@ -257,7 +257,7 @@ typedef struct nf_sim_config {
      * descriptor's port or, dynamic, on the one with less queued, packet by packet; no: engine e
      * sends only on port e (a one-port NIC: port 0), whatever the descriptor says (yes) */
     bool nic_share_ports;
-    unsigned nic_inflight;   /* messages an engine keeps in flight at most, 1.. (256) */
+    unsigned nic_inflight; /* messages an engine keeps in flight at most, 1.. (256) */
     /* flits a cycle an engine's send unit reads, > 0 (2: enough for both ports, as the paper
      * has one message's packets fill both rails; its PCIe lane count is not legible) */
     double nic_engine_flits;
@@ -565,9 +565,16 @@ NF_API int nf_sim_post_hw_collective(nf_sim *s, nf_sim_hw_coll c, const uint32_t
                                      uint64_t bytes, unsigned fanin, uint32_t group,
                                      uint32_t *first, uint32_t *count);
 
-/* The result of a reduction as the NICs of that logical tree compute it: each rank combines
- * its own value with its children's results in child order, whatever order they arrive in, so
- * a floating-point sum is the same bits every run. AND, OR and XOR act on the int64 values. */
+/* The result of a reduction as the NICs of that logical tree compute it (the Sunway paper,
+ * section 2.3: single and double floats, 32- and 64-bit integers; sum, max, min, and, or, xor):
+ * each rank combines its own value with its children's results in child order, whatever order
+ * they arrive in, so a floating-point sum is the same bits every run. Integer sums wrap, as a
+ * hardware adder does; AND, OR and XOR on a float act on its bit pattern; MAX and MIN of floats
+ * as C's comparisons (a NaN operand loses to the other). With fanin 1 the tree is a chain, rank
+ * r's parent r - 1: the result is v[0] op (v[1] op (... op v[n - 1])), which is, a float sum
+ * being commutative though not associative, the sequential sum from v[n - 1] down to v[0]: the
+ * "special tree" the paper uses to fix a floating sum's order (give the ranks in reverse to sum
+ * from v[0] up). n 0 or fanin 0: 0. */
 typedef enum nf_sim_op {
     NF_SIM_SUM = 0,
     NF_SIM_MAX = 1,
@@ -578,6 +585,8 @@ typedef enum nf_sim_op {
 } nf_sim_op;
 NF_API double nf_sim_tree_reduce_f64(const double *v, uint32_t n, unsigned fanin, nf_sim_op op);
 NF_API int64_t nf_sim_tree_reduce_i64(const int64_t *v, uint32_t n, unsigned fanin, nf_sim_op op);
+NF_API float nf_sim_tree_reduce_f32(const float *v, uint32_t n, unsigned fanin, nf_sim_op op);
+NF_API int32_t nf_sim_tree_reduce_i32(const int32_t *v, uint32_t n, unsigned fanin, nf_sim_op op);
 
 typedef struct nf_sim_script_result {
     uint64_t cycles;    /* until the last completion (or the stop) */

@@ -7,6 +7,7 @@
 #include "util/mem.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 static bool pow2(uint32_t n) { return n && !(n & (n - 1)); }
 
@@ -161,10 +162,37 @@ int nf_sim_post_hw_collective(nf_sim *s, nf_sim_hw_coll c, const uint32_t *ranks
     return rc;
 }
 
+/* The NIC's ALU on two values of one type: floats compared and added as C does, bitwise ops on
+ * their bit patterns; integer sums wrapping. */
+#define BITWISE(T, U, a, b, op)                                                                    \
+    do {                                                                                           \
+        U x, y;                                                                                    \
+        memcpy(&x, &(a), sizeof x);                                                                \
+        memcpy(&y, &(b), sizeof y);                                                                \
+        U z = (op) == NF_SIM_AND ? x & y : (op) == NF_SIM_OR ? x | y : x ^ y;                      \
+        T r;                                                                                       \
+        memcpy(&r, &z, sizeof r);                                                                  \
+        return r;                                                                                  \
+    } while (0)
+
 static double op_f64(double a, double b, nf_sim_op op) {
     switch (op) {
-    case NF_SIM_MAX: return a > b ? a : b;
-    case NF_SIM_MIN: return a < b ? a : b;
+    case NF_SIM_MAX: return a > b || b != b ? a : b;
+    case NF_SIM_MIN: return a < b || b != b ? a : b;
+    case NF_SIM_AND:
+    case NF_SIM_OR:
+    case NF_SIM_XOR: BITWISE(double, uint64_t, a, b, op);
+    default: return a + b;
+    }
+}
+
+static float op_f32(float a, float b, nf_sim_op op) {
+    switch (op) {
+    case NF_SIM_MAX: return a > b || b != b ? a : b;
+    case NF_SIM_MIN: return a < b || b != b ? a : b;
+    case NF_SIM_AND:
+    case NF_SIM_OR:
+    case NF_SIM_XOR: BITWISE(float, uint32_t, a, b, op);
     default: return a + b;
     }
 }
@@ -180,21 +208,37 @@ static int64_t op_i64(int64_t a, int64_t b, nf_sim_op op) {
     }
 }
 
-/* Rank r's result: its own value, then each child's result in child order (children
- * fanin * r + 1 .. fanin * r + fanin); by recursion, depth log_fanin n. */
-static double tree_f64(const double *v, uint32_t n, unsigned fanin, nf_sim_op op, uint32_t r) {
-    double acc = v[r];
-    for (uint64_t c = (uint64_t)fanin * r + 1; c <= (uint64_t)fanin * r + fanin && c < n; c++)
-        acc = op_f64(acc, tree_f64(v, n, fanin, op, (uint32_t)c), op);
-    return acc;
+static int32_t op_i32(int32_t a, int32_t b, nf_sim_op op) {
+    switch (op) {
+    case NF_SIM_MAX: return a > b ? a : b;
+    case NF_SIM_MIN: return a < b ? a : b;
+    case NF_SIM_AND: return a & b;
+    case NF_SIM_OR: return a | b;
+    case NF_SIM_XOR: return a ^ b;
+    default: return (int32_t)((uint32_t)a + (uint32_t)b);
+    }
 }
 
-static int64_t tree_i64(const int64_t *v, uint32_t n, unsigned fanin, nf_sim_op op, uint32_t r) {
-    int64_t acc = v[r];
-    for (uint64_t c = (uint64_t)fanin * r + 1; c <= (uint64_t)fanin * r + fanin && c < n; c++)
-        acc = op_i64(acc, tree_i64(v, n, fanin, op, (uint32_t)c), op);
-    return acc;
-}
+/* Rank r's result: its own value, then each child's result in child order (children
+ * fanin * r + 1 .. fanin * r + fanin); by recursion, depth log_fanin n (n for the chain of fan-in
+ * 1, which is walked as a loop from its far end so that no recursion is n deep). */
+#define TREE(name, T, opf)                                                                         \
+    static T name(const T *v, uint32_t n, unsigned fanin, nf_sim_op op, uint32_t r) {              \
+        if (fanin == 1) {                                                                          \
+            T acc = v[n - 1];                                                                      \
+            for (uint32_t k = n - 1; k-- > r;)                                                     \
+                acc = opf(v[k], acc, op);                                                          \
+            return acc;                                                                            \
+        }                                                                                          \
+        T acc = v[r];                                                                              \
+        for (uint64_t c = (uint64_t)fanin * r + 1; c <= (uint64_t)fanin * r + fanin && c < n; c++) \
+            acc = opf(acc, name(v, n, fanin, op, (uint32_t)c), op);                                \
+        return acc;                                                                                \
+    }
+TREE(tree_f64, double, op_f64)
+TREE(tree_f32, float, op_f32)
+TREE(tree_i64, int64_t, op_i64)
+TREE(tree_i32, int32_t, op_i32)
 
 double nf_sim_tree_reduce_f64(const double *v, uint32_t n, unsigned fanin, nf_sim_op op) {
     return n && fanin ? tree_f64(v, n, fanin, op, 0) : 0.0;
@@ -202,4 +246,12 @@ double nf_sim_tree_reduce_f64(const double *v, uint32_t n, unsigned fanin, nf_si
 
 int64_t nf_sim_tree_reduce_i64(const int64_t *v, uint32_t n, unsigned fanin, nf_sim_op op) {
     return n && fanin ? tree_i64(v, n, fanin, op, 0) : 0;
+}
+
+float nf_sim_tree_reduce_f32(const float *v, uint32_t n, unsigned fanin, nf_sim_op op) {
+    return n && fanin ? tree_f32(v, n, fanin, op, 0) : 0.0f;
+}
+
+int32_t nf_sim_tree_reduce_i32(const int32_t *v, uint32_t n, unsigned fanin, nf_sim_op op) {
+    return n && fanin ? tree_i32(v, n, fanin, op, 0) : 0;
 }

@@ -231,4 +231,24 @@ assert max(b8) - min(b8) < 1e-9 and b8[0] < 30, b8
 top = [r["bandwidth"] for r in rows if r["link_cycles"] == 1 and r["limit"] == 256 and r["outstanding"] >= 32]
 assert min(top) > 31, top
 EOF
+# reductions: every type and operator, the NICs' tree against the host's second implementation
+# bit for bit; the chain (fan-in 1, ranks reversed) equal to the sequential sum from rank 0; the
+# fan-in 4 tree's double sum of these wide values not; the chain's time 14 cycles a rank, the
+# tree's a few hops
+expect 0 "$nf" exp reductions --quick --json
+python3 - "$tmp/out" <<'EOF' && ok || bad "reductions: bits, the ordered sum, the times"
+import json, sys
+rows = json.load(open(sys.argv[1]))["rows"]
+res = [r for r in rows if r["measure"] == "result"]
+assert len(res) == 24 and all(r["equal"] and r["nic_bits"] == r["host_bits"] for r in res), res
+assert {(r["type"], r["op"]) for r in res} == {(t, o) for t in ("f32", "f64", "i32", "i64") for o in ("sum", "max", "min", "and", "or", "xor")}
+sums = [r for r in res if r["op"] == "sum" and r["type"][0] == "f"]
+assert len(sums) == 2 and all(r["chain_equals_sequential"] for r in sums), sums
+assert not [r for r in sums if r["type"] == "f64"][0]["tree_equals_sequential"]
+bit = [r for r in res if r["op"] in ("and", "or")]
+assert all(r["nic_bits"] not in ("0", "ffffffff", "ffffffffffffffff") for r in bit), bit
+lat = {(r["ranks"], r["fanin"]): r["lat"] for r in rows if r["measure"] == "latency"}
+assert lat[(16, 1)] == 224 and lat[(32, 1)] == 448 and lat[(64, 1)] == 896, lat
+assert all(lat[(n, 4)] < lat[(n, 1)] / 2 for n in (16, 32, 64)), lat
+EOF
 finish

@@ -1221,6 +1221,45 @@ static void test_collectives_hw(void **state) {
     assert_int_equal(nf_sim_tree_reduce_i64(iv, 5, 2, NF_SIM_XOR), 0x0f ^ 0x3c ^ 0x55 ^ 0xf0 ^ 7);
     assert_int_equal(nf_sim_tree_reduce_i64(iv, 5, 2, NF_SIM_SUM), 0x0f + 0x3c + 0x55 + 0xf0 + 7);
     assert_int_equal(nf_sim_tree_reduce_i64(iv, 5, 4, NF_SIM_MAX), 0xf0);
+    /* single floats: the same order effect at 2^24 (16777216 + 1 rounds to 16777216); the
+     * chain (fan-in 1) is v0 + (v1 + (v2 + v3)): (1 + 1) - 2^24 = -16777214, then + 2^24 = 2 */
+    float fv[4] = {16777216.0f, 1.0f, -16777216.0f, 1.0f};
+    assert_true(nf_sim_tree_reduce_f32(fv, 4, 2, NF_SIM_SUM) == 2.0f);
+    assert_true(nf_sim_tree_reduce_f32(fv, 4, 3, NF_SIM_SUM) == 1.0f);
+    assert_true(nf_sim_tree_reduce_f32(fv, 4, 1, NF_SIM_SUM) == 2.0f);
+    assert_true(nf_sim_tree_reduce_f32(fv, 4, 2, NF_SIM_MIN) == -16777216.0f);
+    /* the chain on {1, 1, 2^54, -2^54}: v0 + (v1 + (v2 + v3)) = 1 + (1 + 0) = 2, as the sequential
+     * sum from v3 down; the fan-in 4 root sums left to right, ((1 + 1) + 2^54) - 2^54, and
+     * 2 + 2^54 rounds to 2^54 (a tie, to even): 0 */
+    double cv[4] = {1.0, 1.0, 18014398509481984.0, -18014398509481984.0};
+    double seq = cv[3];
+    for (int k = 2; k >= 0; k--)
+        seq = cv[k] + seq;
+    assert_true(nf_sim_tree_reduce_f64(cv, 4, 1, NF_SIM_SUM) == seq && seq == 2.0);
+    assert_true(nf_sim_tree_reduce_f64(cv, 4, 4, NF_SIM_SUM) == 0.0);
+    /* 32-bit integers wrap; bitwise ops on floats act on their bit patterns (1.5 is 0x3FC00000,
+     * -2 is 0xC0000000: AND 0x00000000, OR 0xFFC00000 a NaN, XOR the same) */
+    int32_t wv[3] = {INT32_MAX, 1, 5};
+    assert_int_equal(nf_sim_tree_reduce_i32(wv, 3, 2, NF_SIM_SUM), INT32_MIN + 5);
+    assert_int_equal(nf_sim_tree_reduce_i32(wv, 3, 2, NF_SIM_MIN), 1);
+    assert_int_equal(nf_sim_tree_reduce_i32(wv, 3, 2, NF_SIM_XOR), INT32_MAX ^ 1 ^ 5);
+    float bf[2] = {1.5f, -2.0f};
+    uint32_t bits;
+    float fr = nf_sim_tree_reduce_f32(bf, 2, 1, NF_SIM_AND);
+    memcpy(&bits, &fr, 4);
+    assert_int_equal(bits, 0x00000000u);
+    fr = nf_sim_tree_reduce_f32(bf, 2, 1, NF_SIM_OR);
+    memcpy(&bits, &fr, 4);
+    assert_int_equal(bits, 0xFFC00000u);
+    double bd[2] = {1.5, -2.0}; /* 0x3FF8..., 0xC000...: XOR 0xFFF8... */
+    double rd = nf_sim_tree_reduce_f64(bd, 2, 2, NF_SIM_XOR);
+    uint64_t b64;
+    memcpy(&b64, &rd, 8);
+    assert_true(b64 == 0xFFF8000000000000ull);
+    /* a NaN loses to the other operand under MAX and MIN, wherever it stands */
+    double nv[3] = {NAN, 3.0, 2.0};
+    assert_true(nf_sim_tree_reduce_f64(nv, 3, 2, NF_SIM_MAX) == 3.0);
+    assert_true(nf_sim_tree_reduce_f64(nv, 3, 2, NF_SIM_MIN) == 2.0);
 }
 
 /* The host's time per message (host_msg_cycles H = 100), on the one switch of
