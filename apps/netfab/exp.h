@@ -98,6 +98,7 @@ int exp_congestion(const exp_opts *o, json_t *rows);
 int exp_desdp(const exp_opts *o, json_t *rows);
 int exp_nic_queues(const exp_opts *o, json_t *rows);
 int exp_inflight(const exp_opts *o, json_t *rows);
+int exp_mcast_table(const exp_opts *o, json_t *rows);
 /* the NIC's reductions: types, operators, the ordered sum (exp_reduce.c) */
 int exp_reductions(const exp_opts *o, json_t *rows);
 

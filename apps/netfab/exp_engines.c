@@ -10,11 +10,15 @@
  *   until the first queue ran dry, Jain's index over the queues, the short ones' latency.
  * - inflight: one process keeping 1 to 512 acknowledged writes outstanding, against the engine's
  *   limit of 256 in flight, on the prototype's links and with switch-to-switch links of 250
- *   cycles (where the round trip outlasts 256 messages' time on the port). */
+ *   cycles (where the round trip outlasts 256 messages' time on the port).
+ * - mcast-table: the router's 32 multicast entries a port: how many groups sharing a port the
+ *   tables take, and a multicast to a refused group (unicast copies) against one in them. */
 #include "cmd.h"
 #include "exp.h"
 #include "netfab/gen.h"
+#include "netfab/groups.h"
 #include "netfab/hops.h"
+#include "netfab/mcast.h"
 #include "netfab/sim.h"
 
 #include <stdio.h>
@@ -265,6 +269,128 @@ int exp_inflight(const exp_opts *o, json_t *rows) {
                           bw, "lat_mean", lat, "messages", (json_int_t)n));
         }
         nf_sim_free(s);
+    }
+    nf_hops_free(h);
+    nf_fabric_free(f);
+    return rc;
+}
+
+/* ---- mcast-table ------------------------------------------------------------------------- */
+
+/* The prototype's simulator with 32 multicast entries a switch port and groups g routed by
+ * FULB-MC (one thread), or an exit status. */
+static int table_sim(const exp_opts *o, const nf_fabric *f, const nf_hops *h, const nf_groups *g,
+                     nf_sim **s, nf_mcast **m) {
+    nf_sim_config c;
+    exp_sunway_config(o, &c);
+    c.mcast_port_entries = 32;
+    nf_diag d = {{0}, 0, {0}};
+    int rc = nf_mcast_route(f, h, g, nf_mcast_engine_find("fulb"), m, &d);
+    if (!rc)
+        rc = make_sim(f, h, &c, s);
+    else
+        rc = nf_app_report(rc, &d);
+    if (!rc && (rc = nf_sim_set_mcast(*s, g, *m))) rc = nf_app_report(rc, NULL);
+    return rc;
+}
+
+/* G groups of 8: endpoint 0 and 7 others drawn with the seed (all sharing endpoint 0's port):
+ * how many the tables take. Then 33 copies of one group of n members (endpoint 0 and n - 1
+ * spread over the fabric): a multicast of b bytes from endpoint 0 on the first (in the tables)
+ * and on the 33rd (refused: unicast copies), each alone on an idle fabric. */
+int exp_mcast_table(const exp_opts *o, json_t *rows) {
+    nf_fabric *f;
+    nf_hops *h;
+    int rc = nf_app_fabric("gft:preset=sunway-proto", o->threads, &f, &h);
+    if (rc) return rc;
+    uint32_t E = 0;
+    for (nf_node x = f->n_switches; x < f->n_nodes; x++)
+        E++;
+    static const uint32_t Gs[] = {16, 32, 33, 48, 64};
+    uint64_t x = o->seed * 0x9E3779B97F4A7C15ull + 7;
+    for (size_t gi = 0; gi < sizeof Gs / sizeof Gs[0] && !rc; gi++) {
+        uint32_t G = Gs[gi], *off = malloc((G + 1) * sizeof *off), *mem = malloc(G * 8 * 4);
+        if (!off || !mem) {
+            free(off), free(mem);
+            rc = nf_app_report(NF_ENOMEM, NULL);
+            break;
+        }
+        for (uint32_t k = 0; k < G; k++) {
+            off[k] = 8 * k;
+            mem[8 * k] = f->n_switches;
+            for (uint32_t j = 1; j < 8; j++) { /* distinct from the ones before in the group */
+                uint32_t e;
+                bool again;
+                do {
+                    x = x * 6364136223846793005ull + 1442695040888963407ull;
+                    e = 1 + (uint32_t)((x >> 33) % (E - 1));
+                    again = false;
+                    for (uint32_t q = 1; q < j; q++)
+                        again |= mem[8 * k + q] == f->n_switches + e;
+                } while (again);
+                mem[8 * k + j] = f->n_switches + e;
+            }
+        }
+        off[G] = 8 * G;
+        nf_groups g = {.n = G, .off = off, .member = mem};
+        nf_sim *s = NULL;
+        nf_mcast *m = NULL;
+        if (!(rc = table_sim(o, f, h, &g, &s, &m)))
+            json_array_append_new(rows,
+                                  json_pack("{s:s, s:I, s:I, s:I, s:I}", "measure", "fit", "groups",
+                                            (json_int_t)G, "entries_per_port", (json_int_t)32,
+                                            "installed", (json_int_t)(G - nf_sim_mcast_refused(s)),
+                                            "refused", (json_int_t)nf_sim_mcast_refused(s)));
+        nf_sim_free(s);
+        nf_mcast_free(m);
+        free(off), free(mem);
+    }
+    static const uint32_t sizes[] = {4, 16, 64};
+    static const uint64_t bytes[] = {8, 2048};
+    for (size_t si = 0; si < 3 && !rc; si++) {
+        uint32_t n = sizes[si], *off = malloc(34 * sizeof *off), *mem = malloc(33 * n * 4);
+        if (!off || !mem) {
+            free(off), free(mem);
+            rc = nf_app_report(NF_ENOMEM, NULL);
+            break;
+        }
+        for (uint32_t k = 0; k < 33; k++) {
+            off[k] = n * k;
+            for (uint32_t j = 0; j < n; j++)
+                mem[n * k + j] = f->n_switches + (uint32_t)((uint64_t)j * (E - 1) / (n - 1));
+        }
+        off[33] = 33 * n;
+        nf_groups g = {.n = 33, .off = off, .member = mem};
+        nf_sim *s = NULL;
+        nf_mcast *m = NULL;
+        rc = table_sim(o, f, h, &g, &s, &m);
+        for (size_t bi = 0; bi < 2 && !rc; bi++)
+            for (uint32_t grp = 0; grp <= 32 && !rc; grp += 32) {
+                exp_progress(0.5 + (double)(si * 4 + bi * 2 + grp / 32) / 24,
+                             "mcast-table: %u members, %llu bytes", n,
+                             (unsigned long long)bytes[bi]);
+                nf_sim_script_clear(s);
+                nf_sim_msg mc = {.src = 0, .bytes = bytes[bi], .kind = NF_SIM_MCAST, .group = grp};
+                uint32_t id;
+                nf_sim_script_result r;
+                if ((rc = nf_sim_post(s, &mc, &id))) {
+                    rc = nf_app_report(rc, NULL);
+                    break;
+                }
+                if ((rc = run_all(s, "mcast-table", &r))) break;
+                nf_sim_msg_times t;
+                nf_sim_msg_times_of(s, id, &t);
+                bool hw = nf_sim_mcast_installed(s, grp);
+                json_array_append_new(
+                    rows,
+                    json_pack("{s:s, s:I, s:I, s:s, s:I, s:I}", "measure", "latency", "members",
+                              (json_int_t)n, "msg_bytes", (json_int_t)bytes[bi], "way",
+                              hw ? "multicast tables" : "unicast copies (refused)", "lat",
+                              (json_int_t)(t.done - t.due), "link_flits", (json_int_t)r.flit_hops));
+            }
+        nf_sim_free(s);
+        nf_mcast_free(m);
+        free(off), free(mem);
     }
     nf_hops_free(h);
     nf_fabric_free(f);

@@ -245,6 +245,8 @@ const report_step report_steps[] = {
     {"nic-queues", "S", "The NIC's send queues: round robin among long and short puts", NULL,
      build_exp, NULL},
     {"inflight", "S", "The NIC's 256 messages in flight an engine", NULL, build_exp, NULL},
+    {"mcast-table", "S", "The router's 32 multicast entries a port: the 33rd group", NULL,
+     build_exp, NULL},
     {"reductions", "S", "The NIC's reductions: every type and operator, the ordered sum", NULL,
      build_exp, NULL},
 };

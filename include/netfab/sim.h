@@ -261,6 +261,9 @@ typedef struct nf_sim_config {
     /* flits a cycle an engine's send unit reads, > 0 (2: enough for both ports, as the paper
      * has one message's packets fill both rails; its PCIe lane count is not legible) */
     double nic_engine_flits;
+    /* multicast table entries per switch port (nf_sim_set_mcast, nf_sim_mcast_installed; the
+     * Sunway router: 32); 0: as many as there are groups (0) */
+    unsigned mcast_port_entries;
 } nf_sim_config;
 
 /* Sets every field of *c to its default (the auto ones to 0). Start a configuration from it and
@@ -488,6 +491,15 @@ typedef struct nf_sim_msg {
  * routed, a member without a cabled port, a switch member the tree does not reach, a simulator
  * with link errors or store-and-forward: nf_sim_config.ber), NF_ENOMEM. */
 NF_API int nf_sim_set_mcast(nf_sim *s, const nf_groups *g, const nf_mcast *m);
+/* With nf_sim_config.mcast_port_entries, the switches' multicast tables: each switch port holds
+ * that many groups' entries (the Sunway router: 32), a group taking one at every switch port of
+ * its tree (and port 0 at a switch member). nf_sim_set_mcast fits the groups in order; a group
+ * one of whose ports is full is refused: it gets no table entries, and a multicast to it is
+ * sent as unicast copies from its source to every other member endpoint, one after another on
+ * rail 0 (what a messaging library falls back to; its switch members get nothing). Whether
+ * group g was installed (false for an unknown group), and how many were refused. */
+NF_API bool nf_sim_mcast_installed(const nf_sim *s, uint32_t g);
+NF_API uint32_t nf_sim_mcast_refused(const nf_sim *s);
 
 /* When a scripted message was released (its NIC work begun), its data fully in at its target,
  * and completed (see the kinds); UINT64_MAX for what has not happened. */

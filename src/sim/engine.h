@@ -391,6 +391,10 @@ typedef struct sim_mcast {
     uint32_t *grp_off, *grp_ep; /* per group: its member endpoints (ascending) */
     uint32_t *sw_off;           /* per group: its member switches (their port 0), ascending: */
     nf_node *sw_mem;            /* sw_mem[sw_off[g] .. sw_off[g + 1]) */
+    /* per group: 1 when the switches' multicast tables had no room for it
+     * (nf_sim_config.mcast_port_entries): its messages go as unicast copies; NULL: none */
+    uint8_t *refused;
+    uint32_t n_refused;
 } sim_mcast;
 
 /* Link errors (nf_sim_config.ber, switching; nf_sim_set_link_ber): on when some link has errors or

@@ -34,7 +34,52 @@ int nf__sim_sw_member_got(nf_sim *s, sim_worker *b, uint32_t id) {
 int nf__sim_group_receivers(const nf_sim *s, uint32_t g, uint32_t src, uint32_t *receivers) {
     if (g >= s->mc.n_groups || !nf__sim_is_member(s, g, src)) return NF_EINVAL;
     *receivers = s->mc.grp_off[g + 1] - s->mc.grp_off[g] - 1;
-    if (s->mc.sw_off) *receivers += s->mc.sw_off[g + 1] - s->mc.sw_off[g];
+    bool hw = !s->mc.refused || !s->mc.refused[g]; /* a refused group's copies reach endpoints */
+    if (s->mc.sw_off && hw) *receivers += s->mc.sw_off[g + 1] - s->mc.sw_off[g];
+    return NF_OK;
+}
+
+bool nf_sim_mcast_installed(const nf_sim *s, uint32_t g) {
+    return s && g < s->mc.n_groups && (!s->mc.refused || !s->mc.refused[g]);
+}
+
+uint32_t nf_sim_mcast_refused(const nf_sim *s) { return s ? s->mc.n_refused : 0; }
+
+/* With a table limit (mcast_port_entries), which groups fit, in order: a group takes an entry at
+ * every switch port of its tree (each row's bits, and port 0 where a switch is a member), and
+ * is refused when one of them has no entry left. refused: n groups' flags, written. NF_ENOMEM. */
+static int fit_tables(const nf_sim *s, uint32_t n, const uint32_t *off, const nf_node *sw,
+                      const uint64_t *mask, const uint32_t *soff, const nf_node *smem,
+                      uint8_t *refused, uint32_t *n_refused) {
+    unsigned cap = s->cfg.mcast_port_entries, W = 1u << s->net.mw_shift;
+    const nf_fabric *f = s->f;
+    /* entries used per switch port, port 0 after the others: port_off[sw] + nports[sw] */
+    uint32_t *used = nf__calloc((size_t)s->topo.n_sw_ports + f->n_switches + 1, sizeof *used);
+    if (!used) return NF_ENOMEM;
+#define PORT0(x) ((size_t)s->topo.n_sw_ports + (x))
+    *n_refused = 0;
+    for (uint32_t k = 0; k < n; k++) {
+        bool fits = true;
+        for (uint32_t i = off[k]; i < off[k + 1] && fits; i++)
+            for (unsigned w = 0; w < W && fits; w++)
+                for (uint64_t m = mask[(size_t)i * W + w]; m && fits; m &= m - 1)
+                    fits = used[f->port_off[sw[i]] + w * 64 + (unsigned)__builtin_ctzll(m)] < cap;
+        for (uint32_t i = soff ? soff[k] : 0; soff && i < soff[k + 1] && fits; i++)
+            fits = used[PORT0(smem[i])] < cap;
+        refused[k] = !fits;
+        if (!fits) {
+            (*n_refused)++;
+            continue;
+        }
+        for (uint32_t i = off[k]; i < off[k + 1]; i++)
+            for (unsigned w = 0; w < W; w++)
+                for (uint64_t m = mask[(size_t)i * W + w]; m; m &= m - 1)
+                    used[f->port_off[sw[i]] + w * 64 + (unsigned)__builtin_ctzll(m)]++;
+        for (uint32_t i = soff ? soff[k] : 0; soff && i < soff[k + 1]; i++)
+            used[PORT0(smem[i])]++;
+    }
+#undef PORT0
+    nf__free(used);
     return NF_OK;
 }
 
@@ -141,6 +186,18 @@ int nf_sim_set_mcast(nf_sim *s, const nf_groups *g, const nf_mcast *m) {
     nf__free(s->mc.ids);
     s->mc.left = left, s->mc.ids = copy, s->mc.fan = fan;
     s->mc.n_groups = g->n;
+    nf__free(s->mc.refused);
+    s->mc.refused = NULL, s->mc.n_refused = 0;
+    if (s->cfg.mcast_port_entries) {
+        uint8_t *ref = nf__malloc((size_t)g->n + 1);
+        if (!ref ||
+            fit_tables(s, g->n, off, sw, mask, s->mc.sw_off, s->mc.sw_mem, ref, &s->mc.n_refused)) {
+            nf__free(ref);
+            s->mc.n_groups = 0; /* (the rest is freed with the simulator or the next call) */
+            return NF_ENOMEM;
+        }
+        s->mc.refused = ref;
+    }
     return NF_OK;
 inval:
     nf__free(off), nf__free(sw), nf__free(mask), nf__free(goff), nf__free(gep);

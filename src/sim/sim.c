@@ -132,6 +132,7 @@ void nf_sim_free(nf_sim *s) {
     nf__free(s->mc.grp_ep);
     nf__free(s->mc.sw_off);
     nf__free(s->mc.sw_mem);
+    nf__free(s->mc.refused);
     nf__free(s->src.nic_on);
     nf__free(s->net.snap);
     nf__free(s->net.cr_rate);
@@ -803,6 +804,15 @@ static int gen_phase(nf_sim *s) {
             return rc;
         for (size_t i = 0; i < n_sends; i++) {
             const nf__script_send *x = &sends[i];
+            if (x->group != UINT32_MAX && s->mc.refused && s->mc.refused[x->group]) {
+                /* no table room: a unicast copy to every other member endpoint, in turn */
+                for (uint32_t k = s->mc.grp_off[x->group]; k < s->mc.grp_off[x->group + 1]; k++)
+                    if (s->mc.grp_ep[k] != x->from &&
+                        (rc = nf__sim_emit(s, x->from, s->mc.grp_ep[k], NF_SIM_RAIL0, x->npkts,
+                                           x->tag, UINT32_MAX)))
+                        return rc;
+                continue;
+            }
             if ((rc = nf__sim_emit(s, x->from, x->to, x->rail, x->npkts, x->tag, x->group)))
                 return rc;
         }

@@ -203,6 +203,10 @@ static const nf_simset table[] = {
      .def = 2, .arg = "F",
      .help = "flits a cycle a message engine's send unit reads over PCIe (2: one message fills "
              "both ports, as the Sunway paper has it)"},
+    {C("mcast-port-entries", mcast_port_entries), UINT(0, BIG), .flags = NF_SIMSET_LIBRARY,
+     .def = 0, .arg = "N",
+     .help = "multicast table entries per switch port; a group that finds a port of its tree "
+             "full is sent as unicast copies (0: no limit)"},
     {C("queue-entries", queue_entries), UINT(1, BIG), .flags = NF_SIMSET_LIBRARY, .def = 256,
      .arg = "N", .help = "a receive-queue ring's capacity in entries"},
     {C("queue-host-cycles", queue_host_cycles), UINT(1, BIG), .flags = NF_SIMSET_LIBRARY, .def = 40,

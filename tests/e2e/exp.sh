@@ -251,4 +251,23 @@ lat = {(r["ranks"], r["fanin"]): r["lat"] for r in rows if r["measure"] == "late
 assert lat[(16, 1)] == 224 and lat[(32, 1)] == 448 and lat[(64, 1)] == 896, lat
 assert all(lat[(n, 4)] < lat[(n, 1)] / 2 for n in (16, 32, 64)), lat
 EOF
+# mcast-table: groups that all hold endpoint 0 share its leaf port, so the tables take 32 of
+# them and refuse the rest; a refused group's multicast goes as n - 1 unicast copies: slower
+# and more link traffic, the more so the larger the group; one in the tables takes the same
+# time whatever its size
+expect 0 "$nf" exp mcast-table --quick --json
+python3 - "$tmp/out" <<'EOF' && ok || bad "mcast-table: 32 a port, the fallback"
+import json, sys
+rows = json.load(open(sys.argv[1]))["rows"]
+fit = {r["groups"]: (r["installed"], r["refused"]) for r in rows if r["measure"] == "fit"}
+assert fit == {16: (16, 0), 32: (32, 0), 33: (32, 1), 48: (32, 16), 64: (32, 32)}, fit
+lat = {(r["members"], r["msg_bytes"], r["way"].startswith("unicast")): r for r in rows if r["measure"] == "latency"}
+assert len(lat) == 12
+for n in (4, 16, 64):
+    for b in (8, 2048):
+        hw, sw = lat[(n, b, False)], lat[(n, b, True)]
+        assert hw["lat"] < sw["lat"] and hw["link_flits"] < sw["link_flits"], (hw, sw)
+        assert hw["lat"] == lat[(4, b, False)]["lat"], hw
+assert lat[(64, 2048, True)]["lat"] > 30 * lat[(64, 2048, False)]["lat"]
+EOF
 finish

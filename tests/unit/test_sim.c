@@ -997,6 +997,68 @@ static nf_mcast *route_groups(rig *r, const nf_groups *g, const char *engine) {
     return m;
 }
 
+/* The switches' multicast tables (mcast_port_entries): on one switch with 8 endpoints, 33 groups
+ * of all 8 (each takes an entry at all 8 ports) and a 34th of {6, 7}: with 32 entries a port the
+ * 33rd finds every port full and is refused, the 34th too (ports 7 and 8 are full), without a
+ * limit all are installed. A multicast of one packet from endpoint 0 to the 7 others on group 0
+ * (in the tables) arrives everywhere at 44 + 1 = 45; on group 32 (refused) it goes as 7 unicast
+ * copies queued one after another at endpoint 0's NIC, a flit a cycle from 40: the last leaves
+ * at 46 and is in at 51. Groups of distinct ports fit up to 32 a port exactly. */
+static void test_mcast_table(void **state) {
+    (void)state;
+    for (unsigned cap = 0; cap <= 32; cap += 32) {
+        nf_sim_config c = rig_defaults();
+        c.vcs = 2, c.seed = 1, c.threads = 1, c.mcast_port_entries = cap;
+        rig r = rig_make("torus:1,c=8", "minhop", "uniform", c);
+        uint32_t off[35], mem[33 * 8 + 2];
+        for (uint32_t k = 0; k <= 33; k++)
+            off[k] = 8 * k;
+        for (uint32_t i = 0; i < 33 * 8; i++)
+            mem[i] = r.f->n_switches + i % 8;
+        mem[33 * 8] = r.f->n_switches + 6, mem[33 * 8 + 1] = r.f->n_switches + 7;
+        off[34] = 33 * 8 + 2;
+        nf_groups g = {.n = 34, .off = off, .member = mem};
+        nf_mcast *m = route_groups(&r, &g, "minihop");
+        assert_int_equal(nf_sim_set_mcast(r.s, &g, m), 0);
+        assert_int_equal(nf_sim_mcast_refused(r.s), cap ? 2 : 0);
+        assert_true(nf_sim_mcast_installed(r.s, 31));
+        assert_int_equal(nf_sim_mcast_installed(r.s, 32), cap == 0);
+        assert_int_equal(nf_sim_mcast_installed(r.s, 33), cap == 0);
+        assert_false(nf_sim_mcast_installed(r.s, 34));
+        nf_sim_msg_times ta, tb;
+        for (uint32_t grp = 0; grp <= 32; grp += 32) { /* each alone */
+            uint32_t id;
+            nf_sim_msg mc = {.src = 0, .bytes = 8, .kind = NF_SIM_MCAST, .group = grp};
+            nf_sim_script_clear(r.s);
+            assert_int_equal(nf_sim_post(r.s, &mc, &id), 0);
+            nf_sim_script_result res;
+            assert_int_equal(nf_sim_run_script(r.s, 100000, &res), 0);
+            assert_int_equal(res.done, 1);
+            nf_sim_msg_times_of(r.s, id, grp ? &tb : &ta);
+        }
+        if (ta.data_in != 45 || tb.data_in != (cap ? 51u : 45u))
+            fail_msg("cap %u: group 0 in at %llu, group 32 at %llu", cap,
+                     (unsigned long long)ta.data_in, (unsigned long long)tb.data_in);
+        nf_mcast_free(m);
+        rig_unmake(&r);
+    }
+    /* 64 groups of two, {2i mod 8, 2i + 1 mod 8}: 16 a port pair, every one installed */
+    nf_sim_config c = rig_defaults();
+    c.vcs = 2, c.threads = 1, c.mcast_port_entries = 16;
+    rig r = rig_make("torus:1,c=8", "minhop", "uniform", c);
+    uint32_t off[65], mem[128];
+    for (uint32_t k = 0; k < 64; k++)
+        off[k] = 2 * k, mem[2 * k] = r.f->n_switches + (2 * k) % 8,
+        mem[2 * k + 1] = r.f->n_switches + (2 * k + 1) % 8;
+    off[64] = 128;
+    nf_groups g = {.n = 64, .off = off, .member = mem};
+    nf_mcast *m = route_groups(&r, &g, "minihop");
+    assert_int_equal(nf_sim_set_mcast(r.s, &g, m), 0);
+    assert_int_equal(nf_sim_mcast_refused(r.s), 0);
+    nf_mcast_free(m);
+    rig_unmake(&r);
+}
+
 /* Hardware multicast. One switch, 8 endpoints (endpoint i on port i + 1), group {0, 1, 2, 3}:
  * from endpoint 0 a packet reaches the switch at 40 + 1 = 41 and may cross from 44; the router
  * sends it to ports 2, 3, 4 at once, a flit a cycle, so every member has its P-flit packet at
@@ -2285,6 +2347,7 @@ int main(void) {
         cmocka_unit_test(test_collectives_sw),
         cmocka_unit_test(test_mcast_hw),
         cmocka_unit_test(test_collectives_hw),
+        cmocka_unit_test(test_mcast_table),
         cmocka_unit_test(test_host_overhead),
         cmocka_unit_test(test_host_model),
         cmocka_unit_test(test_switch_member),

@@ -83,6 +83,7 @@ static const struct {
     F(nf_sim_config, NF_SIMSET_CONFIG, nic_share_ports),
     F(nf_sim_config, NF_SIMSET_CONFIG, nic_inflight),
     F(nf_sim_config, NF_SIMSET_CONFIG, nic_engine_flits),
+    F(nf_sim_config, NF_SIMSET_CONFIG, mcast_port_entries),
 };
 #undef F
 
