@@ -247,6 +247,7 @@ const report_step report_steps[] = {
     {"inflight", "S", "The NIC's 256 messages in flight an engine", NULL, build_exp, NULL},
     {"mcast-table", "S", "The router's 32 multicast entries a port: the 33rd group", NULL,
      build_exp, NULL},
+    {"fsw", "S", "Fast short messages (FSW) against ordinary puts", NULL, build_exp, NULL},
     {"reductions", "S", "The NIC's reductions: every type and operator, the ordered sum", NULL,
      build_exp, NULL},
 };

@@ -264,6 +264,13 @@ typedef struct nf_sim_config {
     /* multicast table entries per switch port (nf_sim_set_mcast, nf_sim_mcast_installed; the
      * Sunway router: 32); 0: as many as there are groups (0) */
     unsigned mcast_port_entries;
+    /* the NIC's PCIe: a message whose descriptor and data are in host memory waits, before its
+     * first packet, for two PCIe reads of this many cycles each (the descriptor, the data; a
+     * read's data served at the target, one more): 0 counts them in nic_msg_cycles (0); a fast
+     * short message (nf_sim_msg.fsw) is written by the host into the NIC instead, at
+     * nic_pio_bytes bytes a cycle (16) */
+    unsigned nic_pcie_cycles;
+    unsigned nic_pio_bytes;
 } nf_sim_config;
 
 /* Sets every field of *c to its default (the auto ones to 0). Start a configuration from it and
@@ -477,6 +484,11 @@ typedef struct nf_sim_msg {
      * (its packets go first; the short overhead) */
     uint16_t queue;
     bool fast;
+    /* a fast short message (FSW, the Sunway paper): descriptor and data written by the host over
+     * PIO into the NIC's on-chip storage, sparing the two PCIe reads: the short overhead plus
+     * the PIO writes (nf_sim_config.nic_pio_bytes); at most one packet's payload, not a
+     * multicast or a queue message */
+    bool fsw;
 } nf_sim_msg;
 
 /* Hardware multicast: the groups g (CA members) and their trees m (any nf_mcast engine; every
@@ -521,7 +533,8 @@ NF_API nf_node nf_sim_endpoint_ca(const nf_sim *s, uint32_t e);
  * every message it comes after has completed, whichever is later, plus its host's time
  * (host_msg_cycles, once its host is free) and its NIC's overhead. Post
  * them (ids 0, 1, ... in order), add edges, then run. NF_EINVAL for endpoints out of range, a
- * message to itself, a SHORT over one packet, a queue past NF_SIM_MAX_QUEUES, a message of more
+ * message to itself, a SHORT or an FSW over one packet (an FSW multicast or queue message), a
+ * queue past NF_SIM_MAX_QUEUES, a message of more
  * than 2^24 packets, rail 1 of a one-port NIC, an edge to or from an unknown id or from a message
  * to itself; NF_ENOMEM. */
 NF_API int nf_sim_post(nf_sim *s, const nf_sim_msg *m, uint32_t *id);

@@ -192,9 +192,17 @@ static heap_ent heap_pop(nf__script *sc) {
     return top;
 }
 
+/* The NIC's time from a message's release to its first packet: its work (the short overhead
+ * for a short message, one the NIC issues itself, a fast one), and, for one whose descriptor
+ * and data are in host memory, two PCIe reads (the descriptor, then the data). A fast short
+ * message (FSW) has both written by the host into the NIC's on-chip storage instead: the short
+ * overhead and the PIO writes of a 32-byte descriptor and its data. */
 static uint64_t overhead(const nf__script_params *p, const nf_sim_msg *m) {
-    return m->kind == NF_SIM_SHORT || m->by_nic || (m->fast && p->engines) ? p->short_cycles
-                                                                           : p->msg_cycles;
+    if (m->fsw) return p->short_cycles + (32 + m->bytes + p->pio_bytes - 1) / p->pio_bytes;
+    uint64_t work = m->kind == NF_SIM_SHORT || m->by_nic || (m->fast && p->engines)
+                        ? p->short_cycles
+                        : p->msg_cycles;
+    return work + (m->by_nic ? 0 : 2 * (uint64_t)p->pcie_cycles);
 }
 
 /* ---- the hosts: the time a host spends on a message it issues, and on one it receives ------- */
@@ -495,7 +503,8 @@ static int phase_done(nf__script *sc, uint32_t i, uint64_t now) {
     if (sc->phase[i] == PH_DATA && (m->kind == NF_SIM_WRITE || m->kind == NF_SIM_READ)) {
         /* the target NIC answers: a hardware acknowledgement, or the data read */
         sc->phase[i] = PH_BACK;
-        uint64_t at = now + (m->kind == NF_SIM_WRITE ? c->short_cycles : c->msg_cycles);
+        uint64_t at = now + (m->kind == NF_SIM_WRITE ? c->short_cycles
+                                                     : c->msg_cycles + (uint64_t)c->pcie_cycles);
         return heap_push(sc, (heap_ent){at, i, PH_BACK});
     }
     if (sc->phase[i] == PH_DATA && host_receives(c, m)) /* its host's turn, then complete */

@@ -20,6 +20,7 @@ typedef struct nf__script nf__script;
 typedef struct nf__script_params {
     uint64_t payload;                  /* bytes a packet carries */
     unsigned msg_cycles, short_cycles; /* NIC overheads (nf_sim_config) */
+    unsigned pcie_cycles, pio_bytes;   /* a PCIe read's round trip; PIO bytes a cycle */
     /* queue messages: the receive-queue rings and their hosts (nf_sim_config's queue_*) */
     uint32_t n_ep;             /* endpoints */
     const uint32_t *ring_cap;  /* per endpoint its ring's entries, 0 for ring_entries (NULL:

@@ -1150,6 +1150,9 @@ int nf_sim_post(nf_sim *s, const nf_sim_msg *m, uint32_t *id) {
     }
     if (m->kind == NF_SIM_SHORT && m->bytes > payload(s)) return NF_EINVAL;
     if (m->queue >= NF_SIM_MAX_QUEUES) return NF_EINVAL;
+    if (m->fsw && (m->bytes > payload(s) || m->kind == NF_SIM_MCAST ||
+                   m->kind == NF_SIM_QUEUE_RELIABLE || m->kind == NF_SIM_QUEUE_UNRELIABLE))
+        return NF_EINVAL;
     /* at most 2^24 packets a message (512 MiB of 32-byte flits in 1-flit packets), and as many
      * deliveries of a multicast's packets as a 32-bit count holds */
     uint64_t pk = m->bytes ? (m->bytes - 1) / payload(s) + 1 : 1;

@@ -283,6 +283,8 @@ int nf_sim_run_script(nf_sim *s, uint64_t max_cycles, nf_sim_script_result *out)
     nf__script_params par = {.payload = (uint64_t)s->cfg.flit_bytes * s->cfg.pkt_flits,
                              .msg_cycles = s->cfg.nic_msg_cycles,
                              .short_cycles = s->cfg.nic_short_cycles,
+                             .pcie_cycles = s->cfg.nic_pcie_cycles,
+                             .pio_bytes = s->cfg.nic_pio_bytes,
                              .n_ep = s->topo.n_ep,
                              .ring_cap = s->scr.ring_cap,
                              .ring_entries = s->cfg.queue_entries,

@@ -207,6 +207,12 @@ static const nf_simset table[] = {
      .def = 0, .arg = "N",
      .help = "multicast table entries per switch port; a group that finds a port of its tree "
              "full is sent as unicast copies (0: no limit)"},
+    {C("nic-pcie-cycles", nic_pcie_cycles), UINT(0, BIG), .flags = NF_SIMSET_LIBRARY, .def = 0,
+     .arg = "C",
+     .help = "a PCIe read's round trip: a message waits for two (its descriptor, its data) "
+             "before its first packet, a fast short message (FSW) none (0: in nic-msg-cycles)"},
+    {C("nic-pio-bytes", nic_pio_bytes), UINT(1, BIG), .flags = NF_SIMSET_LIBRARY, .def = 16,
+     .arg = "B", .help = "bytes a cycle a host writes into the NIC by PIO (FSW messages)"},
     {C("queue-entries", queue_entries), UINT(1, BIG), .flags = NF_SIMSET_LIBRARY, .def = 256,
      .arg = "N", .help = "a receive-queue ring's capacity in entries"},
     {C("queue-host-cycles", queue_host_cycles), UINT(1, BIG), .flags = NF_SIMSET_LIBRARY, .def = 40,

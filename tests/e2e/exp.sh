@@ -270,4 +270,18 @@ for n in (4, 16, 64):
         assert hw["lat"] == lat[(4, b, False)]["lat"], hw
 assert lat[(64, 2048, True)]["lat"] > 30 * lat[(64, 2048, False)]["lat"]
 EOF
+# fsw: a put pays the NIC's 40 cycles and two PCIe reads of 110 (its descriptor, its data), an
+# FSW the short overhead (8) and its PIO writes of 32 + b bytes at 16 a cycle; the same 20 cycles
+# on the wire for both (one 256-byte packet at most): 40 + 220 + 20 = 280, 8 + 3 + 20 = 31 for 8
+# bytes, 8 + 18 + 20 = 46 for 256
+expect 0 "$nf" exp fsw --quick --json
+python3 - "$tmp/out" <<'EOF' && ok || bad "fsw: PIO against two PCIe reads"
+import json, sys
+rows = json.load(open(sys.argv[1]))["rows"]
+lat = {(r["way"], r["msg_bytes"]): r["lat"] for r in rows}
+assert len(rows) == 18
+for b in (8, 16, 32, 64, 128, 256):
+    assert lat[("put", b)] == 280 and lat[("put, PCIe in the NIC's time", b)] == 60, lat
+    assert lat[("fsw", b)] == 8 + (32 + b + 15) // 16 + 20, (b, lat[("fsw", b)])
+EOF
 finish

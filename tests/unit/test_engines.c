@@ -229,6 +229,46 @@ static void test_desdp(void **state) {
                  s1, n1, s2, n2, h1, h2);
 }
 
+/* FSW (fast short messages) against ordinary ones, by hand, on one switch with 1-flit packets
+ * of 32 bytes and PCIe reads of 110 cycles: a put of 8 bytes waits for the NIC's 40 cycles and
+ * two reads (its descriptor, its data), 260, then 5 on the wire: in at 265; as an FSW, 8 cycles
+ * and the PIO writes of 32 + 8 bytes at 16 a cycle (3): in at 16; 32 bytes: 4 writes, 17. A read
+ * of 8 bytes: its request in at 265, the target's NIC then works 40 cycles and reads its memory
+ * (110), the data in at 265 + 150 + 5 = 420. Without PCIe time the put is in at 45, as before.
+ * An FSW over one packet, or a multicast one, is refused. */
+static void test_fsw_by_hand(void **state) {
+    (void)state;
+    static const struct {
+        unsigned pcie;
+        nf_sim_msg_kind kind;
+        uint64_t bytes;
+        bool fsw;
+        uint64_t done;
+    } cases[] = {{110, NF_SIM_PUT_REPLY, 8, false, 265}, {110, NF_SIM_PUT_REPLY, 8, true, 16},
+                 {110, NF_SIM_PUT_REPLY, 32, true, 17},  {110, NF_SIM_READ, 8, false, 420},
+                 {0, NF_SIM_PUT_REPLY, 8, false, 45},    {0, NF_SIM_PUT_REPLY, 8, true, 16}};
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        nf_sim_config c = engines_config(0);
+        c.nic_pcie_cycles = cases[k].pcie;
+        rig r = rig_make("torus:1,c=8", "minhop", "uniform", c);
+        nf_sim_msg m = {.src = 1,
+                        .dst = 0,
+                        .bytes = cases[k].bytes,
+                        .kind = cases[k].kind,
+                        .fsw = cases[k].fsw};
+        uint32_t id;
+        assert_int_equal(nf_sim_post(r.s, &m, &id), 0);
+        nf_sim_script_result res = run(r.s);
+        nf_sim_msg_times tm = times(r.s, id);
+        if (res.done != 1 || tm.done != cases[k].done)
+            fail_msg("case %zu: done at %llu, want %llu", k, (unsigned long long)tm.done,
+                     (unsigned long long)cases[k].done);
+        m.bytes = 33; /* over a packet */
+        assert_int_equal(nf_sim_post(r.s, &m, &id), m.fsw ? NF_EINVAL : NF_OK);
+        rig_unmake(&r);
+    }
+}
+
 /* A queue past the limit is refused; the engine settings are checked at nf_sim_new. */
 static void test_refusals(void **state) {
     (void)state;
@@ -256,6 +296,7 @@ int main(void) {
         cmocka_unit_test(test_inflight_limit),
         cmocka_unit_test(test_random_invariants),
         cmocka_unit_test(test_desdp),
+        cmocka_unit_test(test_fsw_by_hand),
         cmocka_unit_test(test_refusals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

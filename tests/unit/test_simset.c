@@ -84,6 +84,8 @@ static const struct {
     F(nf_sim_config, NF_SIMSET_CONFIG, nic_inflight),
     F(nf_sim_config, NF_SIMSET_CONFIG, nic_engine_flits),
     F(nf_sim_config, NF_SIMSET_CONFIG, mcast_port_entries),
+    F(nf_sim_config, NF_SIMSET_CONFIG, nic_pcie_cycles),
+    F(nf_sim_config, NF_SIMSET_CONFIG, nic_pio_bytes),
 };
 #undef F
 
