@@ -162,62 +162,32 @@ int nf_sim_post_hw_collective(nf_sim *s, nf_sim_hw_coll c, const uint32_t *ranks
     return rc;
 }
 
-/* The NIC's ALU on two values of one type: floats compared and added as C does, bitwise ops on
- * their bit patterns; integer sums wrapping. */
-#define BITWISE(T, U, a, b, op)                                                                    \
-    do {                                                                                           \
-        U x, y;                                                                                    \
-        memcpy(&x, &(a), sizeof x);                                                                \
-        memcpy(&y, &(b), sizeof y);                                                                \
-        U z = (op) == NF_SIM_AND ? x & y : (op) == NF_SIM_OR ? x | y : x ^ y;                      \
-        T r;                                                                                       \
-        memcpy(&r, &z, sizeof r);                                                                  \
-        return r;                                                                                  \
-    } while (0)
-
-static double op_f64(double a, double b, nf_sim_op op) {
-    switch (op) {
-    case NF_SIM_MAX: return a > b || b != b ? a : b;
-    case NF_SIM_MIN: return a < b || b != b ? a : b;
-    case NF_SIM_AND:
-    case NF_SIM_OR:
-    case NF_SIM_XOR: BITWISE(double, uint64_t, a, b, op);
-    default: return a + b;
+/* The NIC's ALU on two values of one type T (U: the unsigned integer of its width): floats
+ * compared and added as C does (a NaN operand loses under MAX and MIN), bitwise ops on their bit
+ * patterns; integer sums wrapping, as the hardware's adder. */
+#define ALU(name, T, U, is_float)                                                                  \
+    static T name(T a, T b, nf_sim_op op) {                                                        \
+        U x, y, z;                                                                                 \
+        memcpy(&x, &a, sizeof x);                                                                  \
+        memcpy(&y, &b, sizeof y);                                                                  \
+        switch (op) {                                                                              \
+        case NF_SIM_MAX: return a > b || b != b ? a : b;                                           \
+        case NF_SIM_MIN: return a < b || b != b ? a : b;                                           \
+        case NF_SIM_AND: z = x & y; break;                                                         \
+        case NF_SIM_OR: z = x | y; break;                                                          \
+        case NF_SIM_XOR: z = x ^ y; break;                                                         \
+        default:                                                                                   \
+            if (is_float) return a + b;                                                            \
+            z = x + y;                                                                             \
+        }                                                                                          \
+        memcpy(&a, &z, sizeof a);                                                                  \
+        return a;                                                                                  \
     }
-}
-
-static float op_f32(float a, float b, nf_sim_op op) {
-    switch (op) {
-    case NF_SIM_MAX: return a > b || b != b ? a : b;
-    case NF_SIM_MIN: return a < b || b != b ? a : b;
-    case NF_SIM_AND:
-    case NF_SIM_OR:
-    case NF_SIM_XOR: BITWISE(float, uint32_t, a, b, op);
-    default: return a + b;
-    }
-}
-
-static int64_t op_i64(int64_t a, int64_t b, nf_sim_op op) {
-    switch (op) {
-    case NF_SIM_MAX: return a > b ? a : b;
-    case NF_SIM_MIN: return a < b ? a : b;
-    case NF_SIM_AND: return a & b;
-    case NF_SIM_OR: return a | b;
-    case NF_SIM_XOR: return a ^ b;
-    default: return (int64_t)((uint64_t)a + (uint64_t)b); /* wraps, as the hardware's adder */
-    }
-}
-
-static int32_t op_i32(int32_t a, int32_t b, nf_sim_op op) {
-    switch (op) {
-    case NF_SIM_MAX: return a > b ? a : b;
-    case NF_SIM_MIN: return a < b ? a : b;
-    case NF_SIM_AND: return a & b;
-    case NF_SIM_OR: return a | b;
-    case NF_SIM_XOR: return a ^ b;
-    default: return (int32_t)((uint32_t)a + (uint32_t)b);
-    }
-}
+ALU(op_f64, double, uint64_t, 1)
+ALU(op_f32, float, uint32_t, 1)
+ALU(op_i64, int64_t, uint64_t, 0)
+ALU(op_i32, int32_t, uint32_t, 0)
+#undef ALU
 
 /* Rank r's result: its own value, then each child's result in child order (children
  * fanin * r + 1 .. fanin * r + fanin); by recursion, depth log_fanin n (n for the chain of fan-in
