@@ -247,7 +247,12 @@ size_t nf_app_sim_knob_opts(nf_app_sim_knobs *k, nf_opt *rows) {
              booksim_model_text());
     size_t n, m = 0;
     const nf_simset *t = nf_simset_table(&n);
-    _Static_assert(NF_APP_MAX_SETTINGS <= 64, "help texts");
+    _Static_assert(NF_APP_MAX_SETTINGS <= 128, "help texts");
+    if (n > NF_APP_MAX_SETTINGS) { /* a build whose table outgrew the knobs: a bug, said at once */
+        fprintf(stderr, "netfab: %zu simulator settings, the options keep %d\n", n,
+                NF_APP_MAX_SETTINGS);
+        abort();
+    }
     rows[m++] = (nf_opt){.name = "router-model",
                          .kind = NF_OPT_CHOICE,
                          NF_OPT_TO(k->model),

@@ -13,7 +13,7 @@
 enum { NF_APP_MODEL_NETFAB, NF_APP_MODEL_BOOKSIM }; /* --router-model's choices, in order */
 
 /* The most rows of the settings table (netfab/simset.h) the knobs keep track of. */
-enum { NF_APP_MAX_SETTINGS = 64 };
+enum { NF_APP_MAX_SETTINGS = 128 };
 
 typedef struct nf_app_sim_knobs {
     nf_sim_config c;
