@@ -103,6 +103,7 @@ int exp_nic_queues(const exp_opts *o, json_t *rows);
 int exp_inflight(const exp_opts *o, json_t *rows);
 int exp_mcast_table(const exp_opts *o, json_t *rows);
 int exp_fsw(const exp_opts *o, json_t *rows);
+int exp_source_routing(const exp_opts *o, json_t *rows);
 /* the NIC's reductions: types, operators, the ordered sum (exp_reduce.c) */
 int exp_reductions(const exp_opts *o, json_t *rows);
 

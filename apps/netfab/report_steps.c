@@ -248,6 +248,8 @@ const report_step report_steps[] = {
     {"mcast-table", "S", "The router's 32 multicast entries a port: the 33rd group", NULL,
      build_exp, NULL},
     {"fsw", "S", "Fast short messages (FSW) against ordinary puts", NULL, build_exp, NULL},
+    {"source-routing", "S", "Source-routed management messages against the tables", NULL, build_exp,
+     NULL},
     {"reductions", "S", "The NIC's reductions: every type and operator, the ordered sum", NULL,
      build_exp, NULL},
 };

@@ -489,6 +489,12 @@ typedef struct nf_sim_msg {
      * the PIO writes (nf_sim_config.nic_pio_bytes); at most one packet's payload, not a
      * multicast or a queue message */
     bool fsw;
+    /* source routed (the Sunway router's source routing, which management messages use for
+     * discovery and table updates): each phase's packets follow a path fixed when they are sent,
+     * a shortest one over the switch links up at that moment (the lowest port first at each
+     * switch), port by port, whatever the routing function would do; VC = links taken (a
+     * unicast, not a multicast) */
+    bool source_routed;
 } nf_sim_msg;
 
 /* Hardware multicast: the groups g (CA members) and their trees m (any nf_mcast engine; every

@@ -49,8 +49,10 @@ typedef struct sim_pkt {
     uint8_t inj_vc;   /* a listed packet's injection VC + 1; 0: inject_vc chooses */
 } sim_pkt;            /* 48 bytes */
 
-/* SIM_PK_BAD: a corrupt copy (link errors), discarded where it is held whole */
-enum { SIM_PK_MEASURED = 1, SIM_PK_MCAST = 2, SIM_PK_BAD = 4 };
+/* SIM_PK_BAD: a corrupt copy (link errors), discarded where it is held whole; SIM_PK_SRCROUTE:
+ * source routed (nf_sim_msg.source_routed): rs is its path's start in scr.path, each switch's
+ * output port in turn, hops the switches passed */
+enum { SIM_PK_MEASURED = 1, SIM_PK_MCAST = 2, SIM_PK_BAD = 4, SIM_PK_SRCROUTE = 8 };
 
 /* An input VC: the flits present, its ring of packet entries (flits of a packet are contiguous
  * in a VC, as an upstream output VC serves one packet at a time, so a ring of packets is the
@@ -435,6 +437,12 @@ typedef struct sim_script {
     size_t cap_arrivals;
     uint32_t *ring_cap; /* per endpoint: its receive-queue ring's entries, 0 for the default
                          * (nf_sim_set_queue_ring; NULL until it is first called) */
+    /* source routes (nf_sim_msg.source_routed): the output ports of each path, one after the
+     * other (grown only between the cycle's parallel phases, emptied when a run begins); a
+     * search's scratch: per switch its parent port and a queue */
+    uint8_t *path;
+    size_t n_path, cap_path;
+    uint32_t *bfs_from, *bfs_q;
 } sim_script;
 
 /* The timeline of a run (nf_sim_set_timeline): windows of `cycles` cycles from cycle 0, opened by
@@ -751,7 +759,7 @@ int nf__sim_sources_phase(nf_sim *s);
 /* simnic.c: a script's send, npkts packets of message tag from endpoint from to endpoint to
  * into from's NIC now (rail by mode; group UINT32_MAX for unicast) */
 int nf__sim_emit(nf_sim *s, uint32_t from, uint32_t to, nf_sim_rail_mode mode, uint32_t npkts,
-                 uint32_t tag, uint32_t group);
+                 uint32_t tag, uint32_t group, bool srcroute);
 /* simnic.c: worker t's packets born this cycle queued at their NICs, then each of its sending
  * NICs sends a flit if it can */
 int nf__sim_send_phase(nf_sim *s, unsigned t);

@@ -634,7 +634,8 @@ static int engine_cycle(nf__script *sc, uint32_t k, uint64_t now, size_t *ns, bo
                                                 .rail = port ? NF_SIM_RAIL1 : NF_SIM_RAIL0,
                                                 .npkts = 1,
                                                 .tag = i,
-                                                .group = mc ? m->group : UINT32_MAX});
+                                                .group = mc ? m->group : UINT32_MAX,
+                                                .srcroute = m->source_routed});
             if (rc) return rc;
             g->credit -= p->pkt_flits;
             if (--sc->to_send[i] == 0) { /* all sent: it leaves the list, keeping the order */
@@ -696,7 +697,8 @@ int nf__script_release(nf__script *sc, uint64_t now, const nf__script_send **sen
                                        .rail = m->kind == NF_SIM_MCAST ? NF_SIM_RAIL0 : m->rail,
                                        .npkts = npk,
                                        .tag = e.id,
-                                       .group = group});
+                                       .group = group,
+                                       .srcroute = m->source_routed});
         if (rc) return rc;
     }
     /* the engines' cycle, in the order they became busy; the idle ones leave the list */

@@ -50,6 +50,7 @@ typedef struct nf__script_send {
     uint32_t from, to;
     nf_sim_rail_mode rail;
     uint32_t npkts, tag, group;
+    bool srcroute; /* by a source route found when sent (nf_sim_msg.source_routed) */
 } nf__script_send;
 
 /* Appends message m (checked by the caller) as *id, and an edge before -> after (NF_EINVAL for

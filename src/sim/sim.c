@@ -161,6 +161,9 @@ void nf_sim_free(nf_sim *s) {
                       s->meas.msg_t0,  s->scr.arrivals,  s->faults.ev,     s->faults.link_state};
     nf__script_free(s->scr.script);
     nf__free(s->scr.ring_cap);
+    nf__free(s->scr.path);
+    nf__free(s->scr.bfs_from);
+    nf__free(s->scr.bfs_q);
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
         nf__free(arrays[i]);
     nf__free(s);
@@ -809,11 +812,12 @@ static int gen_phase(nf_sim *s) {
                 for (uint32_t k = s->mc.grp_off[x->group]; k < s->mc.grp_off[x->group + 1]; k++)
                     if (s->mc.grp_ep[k] != x->from &&
                         (rc = nf__sim_emit(s, x->from, s->mc.grp_ep[k], NF_SIM_RAIL0, x->npkts,
-                                           x->tag, UINT32_MAX)))
+                                           x->tag, UINT32_MAX, false)))
                         return rc;
                 continue;
             }
-            if ((rc = nf__sim_emit(s, x->from, x->to, x->rail, x->npkts, x->tag, x->group)))
+            if ((rc = nf__sim_emit(s, x->from, x->to, x->rail, x->npkts, x->tag, x->group,
+                                   x->srcroute)))
                 return rc;
         }
     }
@@ -1150,6 +1154,7 @@ int nf_sim_post(nf_sim *s, const nf_sim_msg *m, uint32_t *id) {
     }
     if (m->kind == NF_SIM_SHORT && m->bytes > payload(s)) return NF_EINVAL;
     if (m->queue >= NF_SIM_MAX_QUEUES) return NF_EINVAL;
+    if (m->source_routed && m->kind == NF_SIM_MCAST) return NF_EINVAL;
     if (m->fsw && (m->bytes > payload(s) || m->kind == NF_SIM_MCAST ||
                    m->kind == NF_SIM_QUEUE_RELIABLE || m->kind == NF_SIM_QUEUE_UNRELIABLE))
         return NF_EINVAL;

@@ -267,12 +267,64 @@ static uint64_t nic_backlog(const nf_sim *s, const sim_nic *n) {
            (n->cur != SIM_NO_PKT ? s->cfg.pkt_flits - n->cur_sent : 0);
 }
 
+/* A source route from switch a to switch z over the switch links up now: a breadth-first
+ * search from a, the ports of each switch in ascending order, so the path is a shortest one and
+ * at each switch the lowest port that is on one; its ports appended to scr.path from *start.
+ * false when z cannot be reached (or no memory: *oom). */
+static bool source_route(nf_sim *s, nf_node a, nf_node z, uint32_t *start, bool *oom) {
+    const nf_fabric *f = s->f;
+    nf_node S = f->n_switches;
+    if (!s->scr.bfs_from && (!(s->scr.bfs_from = nf__malloc(((size_t)S + 1) * 4)) ||
+                             !(s->scr.bfs_q = nf__malloc(((size_t)S + 1) * 4)))) {
+        *oom = true;
+        return false;
+    }
+    uint32_t *from = s->scr.bfs_from, *q = s->scr.bfs_q, head = 0, tail = 0;
+    for (nf_node x = 0; x < S; x++)
+        from[x] = UINT32_MAX; /* its port towards the switch it was reached from */
+    from[a] = 0, q[tail++] = a;
+    while (head < tail && from[z] == UINT32_MAX) {
+        nf_node x = q[head++];
+        for (nf_gport g = f->port_off[x]; g < f->port_off[x + 1]; g++) {
+            nf_node y = f->peer[g];
+            nf_link l = f->port_link[g];
+            if (y >= S || from[y] != UINT32_MAX || l == NF_NONE ||
+                s->faults.link_state[l] != NF_LINK_UP)
+                continue;
+            from[y] = nf_port_index(f, y, f->peer_port[g]); /* its port back to x */
+            q[tail++] = y;
+        }
+    }
+    if (from[z] == UINT32_MAX) return false;
+    uint32_t len = 0;
+    for (nf_node y = z; y != a; y = f->peer[from[y]])
+        len++;
+    if (s->scr.n_path + len > s->scr.cap_path &&
+        NF_GROW(s->scr.path, s->scr.cap_path, s->scr.n_path + len + 1)) {
+        *oom = true;
+        return false;
+    }
+    *start = (uint32_t)s->scr.n_path;
+    uint32_t i = len;
+    for (nf_node y = z; y != a;) { /* back from z: each port at the switch before */
+        nf_gport g = from[y];
+        nf_node x = f->peer[g];
+        s->scr.path[s->scr.n_path + --i] = f->peer_port[g];
+        y = x;
+    }
+    s->scr.n_path += len;
+    return true;
+}
+
 /* A script's send: npkts packets of message `tag` from endpoint `from` to `to` into from's NIC
- * now (rail by mode, per packet when dynamic); group: UINT32_MAX for unicast. */
+ * now (rail by mode, per packet when dynamic); group: UINT32_MAX for unicast; srcroute: each
+ * rail's packets by a source route found now (by the routing if there is none). */
 int nf__sim_emit(nf_sim *s, uint32_t from, uint32_t to, nf_sim_rail_mode mode, uint32_t npkts,
-                 uint32_t tag, uint32_t group) {
+                 uint32_t tag, uint32_t group, bool srcroute) {
     bool two = s->topo.ep_rails[from] == 2 && s->topo.ep_rails[to] == 2;
     sim_nic *n0 = &s->src.nics[(size_t)from * 2];
+    uint32_t route[2] = {UINT32_MAX, UINT32_MAX}; /* per rail: its path, once found */
+    bool tried[2] = {false, false};
     for (uint32_t k = 0; k < npkts; k++) {
         unsigned rail = 0;
         if (two && mode == NF_SIM_RAIL1) rail = 1;
@@ -302,6 +354,18 @@ int nf__sim_emit(nf_sim *s, uint32_t from, uint32_t to, nf_sim_rail_mode mode, u
                                      .salt = (uint32_t)nf__rng_next(&s->src.rng)};
         if (group != UINT32_MAX)
             s->pool.pkts[id].mgroup = group, s->pool.pkts[id].flags = SIM_PK_MCAST;
+        if (srcroute && group == UINT32_MAX) {
+            if (!tried[rail]) {
+                bool oom = false;
+                tried[rail] = true;
+                if (!source_route(s, s->topo.ep_sw[src_k], s->topo.ep_sw[dst_k], &route[rail],
+                                  &oom))
+                    route[rail] = UINT32_MAX;
+                if (oom) return NF_ENOMEM;
+            }
+            if (route[rail] != UINT32_MAX)
+                s->pool.pkts[id].rs = route[rail], s->pool.pkts[id].flags |= SIM_PK_SRCROUTE;
+        }
         if (nic_push(&s->src.nics[src_k], id)) return NF_ENOMEM;
         if (!s->src.nic_on[src_k]) {
             sim_worker *wk = &s->workers[s->topo.owner[s->topo.ep_sw[(size_t)from * 2]]];

@@ -148,6 +148,11 @@ SIM_INLINE int allocate_vc_as(nf_sim *s, sim_worker *b, nf_node sw, nf_gport gi,
                 buf[0].vc_lo = buf[0].vc_hi = (uint8_t)(pi->to_sw ? v : V >= 3 ? k * V / 3 : 0);
             }
             nc = 1;
+        } else if (p->flags & SIM_PK_SRCROUTE) { /* its path's next port, VC = links taken */
+            unsigned vc = p->hops < s->net.n_vcs ? p->hops : s->net.n_vcs - 1;
+            buf[0] = (nf_sim_cand){
+                .port = s->scr.path[p->rs + p->hops], .vc_lo = (uint8_t)vc, .vc_hi = (uint8_t)vc};
+            nc = 1;
         } else {
             sim_view view = {.v = {.occupancy = occupancy, .remote = remote, .sim = s, .sw = sw},
                              .g0 = g0};

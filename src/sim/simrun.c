@@ -310,6 +310,7 @@ int nf_sim_run_script(nf_sim *s, uint64_t max_cycles, nf_sim_script_result *out)
     uint64_t flit_hops0 = s->tally.flit_hops, last = 0;
     uint32_t done = 0;
     s->scr.on = true;
+    s->scr.n_path = 0; /* (no source-routed packet is left from an earlier run) */
     while (s->now < max_cycles) {
         if ((rc = nf__sim_cycle(s))) break;
         if (nf__script_idle(sc, &done, &last) && !s->tally.in_net) break; /* all done, or stuck */

@@ -284,4 +284,20 @@ for b in (8, 16, 32, 64, 128, 256):
     assert lat[("put", b)] == 280 and lat[("put, PCIe in the NIC's time", b)] == 60, lat
     assert lat[("fsw", b)] == 8 + (32 + b + 15) // 16 + 20, (b, lat[("fsw", b)])
 EOF
+# source-routing: with every up link of endpoint 0's leaf down the tables (minhop on the intact
+# fabric's distances) deliver only to the leaf's own endpoints (4 of the 64), source routes found
+# when sent go by the sibling link and deliver all; with nothing down both take the same paths
+expect 0 "$nf" exp source-routing --quick --json
+python3 - "$tmp/out" <<'EOF' && ok || bad "source-routing: tables against source routes"
+import json, sys
+rows = json.load(open(sys.argv[1]))["rows"]
+d = {(r["case"], r["routing"].startswith("source")): r for r in rows}
+assert len(rows) == 6
+assert d[("no link down", False)]["lat_mean"] == d[("no link down", True)]["lat_mean"]
+assert d[("no link down", False)]["delivered"] == 64 == d[("no link down", True)]["delivered"]
+leaf = "leaf 0's up links down"
+assert d[(leaf, False)]["delivered"] == 4 and d[(leaf, True)]["delivered"] == 64, d
+assert d[(leaf, True)]["link_flits"] > d[("no link down", True)]["link_flits"]
+assert d[("random links down", True)]["delivered"] == 64
+EOF
 finish

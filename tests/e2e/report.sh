@@ -14,7 +14,7 @@ check=${NF_PAGECHECK:-$(dirname "$nf")/nf_pagecheck}
 expect 0 "$nf" report --help;             has out "--quick"
 has_line out "  netfab report --quick --out report && chromium report/index.html"
 expect 0 "$nf" report --list
-[ "$(wc -l <"$tmp/out")" = 22 ] && ok || bad "22 steps listed: $(wc -l <"$tmp/out")"
+[ "$(wc -l <"$tmp/out")" = 23 ] && ok || bad "23 steps listed: $(wc -l <"$tmp/out")"
 has out "^mcast-height .*\[M\]"; has out "^tables .*\[S\]"; has out "^dragonfly-uniform .*\[U\]"
 expect 2 "$nf" report;                    has err "--out DIR is required"
 expect 2 "$nf" report --out "$tmp/x" --quick --full; has err "not both"

@@ -269,6 +269,41 @@ static void test_fsw_by_hand(void **state) {
     }
 }
 
+/* Source routing, by hand, on a ring of 6 switches with one endpoint each and 1-flit packets:
+ * endpoint 0 to endpoint 2 is 2 switch links the short way, 45 + 2 x 4 = 53 cycles, by the
+ * routing or by a source route alike. With the link between switches 0 and 1 down from cycle 0,
+ * minhop still has only the short way (its distances are the fabric's) and the message waits; a
+ * source route found when it is sent goes the long way, 4 links: 45 + 16 = 61. A multicast is
+ * not source routed. */
+static void test_source_route_by_hand(void **state) {
+    (void)state;
+    for (int cut = 0; cut <= 1; cut++)
+        for (int sr = 0; sr <= 1; sr++) {
+            rig r = rig_make("torus:6,c=1", "minhop", "uniform", engines_config(0));
+            if (cut) {
+                nf_link l = NF_NONE;
+                for (nf_gport g = r.f->port_off[0]; g < r.f->port_off[1]; g++)
+                    if (r.f->peer[g] == 1) l = r.f->port_link[g];
+                assert_int_not_equal(l, NF_NONE);
+                assert_int_equal(nf_sim_link_at(r.s, l, 0, false), 0);
+            }
+            nf_sim_msg m = {
+                .src = 0, .dst = 2, .bytes = 8, .kind = NF_SIM_PUT_REPLY, .source_routed = sr};
+            uint32_t id;
+            assert_int_equal(nf_sim_post(r.s, &m, &id), 0);
+            nf_sim_script_result res;
+            assert_int_equal(nf_sim_run_script(r.s, 20000, &res), 0);
+            nf_sim_msg_times tm = times(r.s, id);
+            uint64_t want = cut ? (sr ? 61 : UINT64_MAX) : 53;
+            if (tm.done != want)
+                fail_msg("cut %d, source routed %d: done %llu", cut, sr,
+                         (unsigned long long)tm.done);
+            m.kind = NF_SIM_MCAST;
+            assert_int_equal(nf_sim_post(r.s, &m, &id), NF_EINVAL);
+            rig_unmake(&r);
+        }
+}
+
 /* A queue past the limit is refused; the engine settings are checked at nf_sim_new. */
 static void test_refusals(void **state) {
     (void)state;
@@ -297,6 +332,7 @@ int main(void) {
         cmocka_unit_test(test_random_invariants),
         cmocka_unit_test(test_desdp),
         cmocka_unit_test(test_fsw_by_hand),
+        cmocka_unit_test(test_source_route_by_hand),
         cmocka_unit_test(test_refusals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
