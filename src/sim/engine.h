@@ -11,6 +11,7 @@
 
 #include "util/mem.h"
 #include "util/rng.h"
+#include "util/u64map.h"
 
 #define SIM_NO_PKT UINT32_MAX
 #define SIM_CACHE_CANDS 6
@@ -438,10 +439,13 @@ typedef struct sim_script {
     uint32_t *ring_cap; /* per endpoint: its receive-queue ring's entries, 0 for the default
                          * (nf_sim_set_queue_ring; NULL until it is first called) */
     /* source routes (nf_sim_msg.source_routed): the output ports of each path, one after the
-     * other (grown only between the cycle's parallel phases, emptied when a run begins); a
-     * search's scratch: per switch its parent port and a queue */
+     * other (grown only between the cycle's parallel phases, emptied when a run begins); the
+     * path found from switch a to switch z by a << 32 | z (its start, UINT32_MAX: none), kept
+     * while the links stay as they are; a search's scratch: per switch its port back and a
+     * queue */
     uint8_t *path;
     size_t n_path, cap_path;
+    nf__u64map routes;
     uint32_t *bfs_from, *bfs_q;
 } sim_script;
 

@@ -162,6 +162,7 @@ void nf_sim_free(nf_sim *s) {
     nf__script_free(s->scr.script);
     nf__free(s->scr.ring_cap);
     nf__free(s->scr.path);
+    nf__u64map_fini(&s->scr.routes);
     nf__free(s->scr.bfs_from);
     nf__free(s->scr.bfs_q);
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
@@ -759,6 +760,10 @@ static int gen_phase(nf_sim *s) {
         sim_port_at(s, nf_port_index(f, f->link_z[e->link], f->link_pz[e->link]))->down = e->state;
         s->faults.any_down |= e->state == NF_LINK_DOWN;
         cut = true;
+    }
+    if (cut && s->scr.routes.n) { /* the source routes found are of links gone by */
+        nf__u64map_fini(&s->scr.routes);
+        nf__u64map_init(&s->scr.routes);
     }
     if (cut && s->meas.ep_cut) /* from this cycle's messages */
         cut_keys(s, s->faults.link_state, NULL, s->meas.cut_uf, s->meas.ep_cut);

@@ -271,7 +271,7 @@ static uint64_t nic_backlog(const nf_sim *s, const sim_nic *n) {
  * search from a, the ports of each switch in ascending order, so the path is a shortest one and
  * at each switch the lowest port that is on one; its ports appended to scr.path from *start.
  * false when z cannot be reached (or no memory: *oom). */
-static bool source_route(nf_sim *s, nf_node a, nf_node z, uint32_t *start, bool *oom) {
+static bool search_route(nf_sim *s, nf_node a, nf_node z, uint32_t *start, bool *oom) {
     const nf_fabric *f = s->f;
     nf_node S = f->n_switches;
     if (!s->scr.bfs_from && (!(s->scr.bfs_from = nf__malloc(((size_t)S + 1) * 4)) ||
@@ -316,6 +316,16 @@ static bool source_route(nf_sim *s, nf_node a, nf_node z, uint32_t *start, bool 
     return true;
 }
 
+/* The source route from switch a to z: the one found since the links last changed, or a new
+ * search, remembered (scr.routes). NF_OK with *start UINT32_MAX when there is none, NF_ENOMEM. */
+static int source_route(nf_sim *s, nf_node a, nf_node z, uint32_t *start) {
+    uint64_t key = (uint64_t)a << 32 | z;
+    if (nf__u64map_get(&s->scr.routes, key, start)) return NF_OK;
+    bool oom = false;
+    if (!search_route(s, a, z, start, &oom)) *start = UINT32_MAX;
+    return oom ? NF_ENOMEM : nf__u64map_put(&s->scr.routes, key, *start);
+}
+
 /* A script's send: npkts packets of message `tag` from endpoint `from` to `to` into from's NIC
  * now (rail by mode, per packet when dynamic); group: UINT32_MAX for unicast; srcroute: each
  * rail's packets by a source route found now (by the routing if there is none). */
@@ -323,8 +333,6 @@ int nf__sim_emit(nf_sim *s, uint32_t from, uint32_t to, nf_sim_rail_mode mode, u
                  uint32_t tag, uint32_t group, bool srcroute) {
     bool two = s->topo.ep_rails[from] == 2 && s->topo.ep_rails[to] == 2;
     sim_nic *n0 = &s->src.nics[(size_t)from * 2];
-    uint32_t route[2] = {UINT32_MAX, UINT32_MAX}; /* per rail: its path, once found */
-    bool tried[2] = {false, false};
     for (uint32_t k = 0; k < npkts; k++) {
         unsigned rail = 0;
         if (two && mode == NF_SIM_RAIL1) rail = 1;
@@ -354,18 +362,12 @@ int nf__sim_emit(nf_sim *s, uint32_t from, uint32_t to, nf_sim_rail_mode mode, u
                                      .salt = (uint32_t)nf__rng_next(&s->src.rng)};
         if (group != UINT32_MAX)
             s->pool.pkts[id].mgroup = group, s->pool.pkts[id].flags = SIM_PK_MCAST;
-        if (srcroute && group == UINT32_MAX) {
-            if (!tried[rail]) {
-                bool oom = false;
-                tried[rail] = true;
-                if (!source_route(s, s->topo.ep_sw[src_k], s->topo.ep_sw[dst_k], &route[rail],
-                                  &oom))
-                    route[rail] = UINT32_MAX;
-                if (oom) return NF_ENOMEM;
-            }
-            if (route[rail] != UINT32_MAX)
-                s->pool.pkts[id].rs = route[rail], s->pool.pkts[id].flags |= SIM_PK_SRCROUTE;
-        }
+        uint32_t route = UINT32_MAX;
+        if (srcroute && group == UINT32_MAX &&
+            source_route(s, s->topo.ep_sw[src_k], s->topo.ep_sw[dst_k], &route))
+            return NF_ENOMEM;
+        if (route != UINT32_MAX)
+            s->pool.pkts[id].rs = route, s->pool.pkts[id].flags |= SIM_PK_SRCROUTE;
         if (nic_push(&s->src.nics[src_k], id)) return NF_ENOMEM;
         if (!s->src.nic_on[src_k]) {
             sim_worker *wk = &s->workers[s->topo.owner[s->topo.ep_sw[(size_t)from * 2]]];

@@ -311,6 +311,8 @@ int nf_sim_run_script(nf_sim *s, uint64_t max_cycles, nf_sim_script_result *out)
     uint32_t done = 0;
     s->scr.on = true;
     s->scr.n_path = 0; /* (no source-routed packet is left from an earlier run) */
+    nf__u64map_fini(&s->scr.routes);
+    nf__u64map_init(&s->scr.routes);
     while (s->now < max_cycles) {
         if ((rc = nf__sim_cycle(s))) break;
         if (nf__script_idle(sc, &done, &last) && !s->tally.in_net) break; /* all done, or stuck */

@@ -302,6 +302,23 @@ static void test_source_route_by_hand(void **state) {
             assert_int_equal(nf_sim_post(r.s, &m, &id), NF_EINVAL);
             rig_unmake(&r);
         }
+    /* routes are remembered only while the links stay: one message at 0 takes the short way
+     * (53), the link 0-1 fails at 100, a second at 200 takes the long way (200 + 61) */
+    rig r = rig_make("torus:6,c=1", "minhop", "uniform", engines_config(0));
+    nf_link l = NF_NONE;
+    for (nf_gport g = r.f->port_off[0]; g < r.f->port_off[1]; g++)
+        if (r.f->peer[g] == 1) l = r.f->port_link[g];
+    assert_int_equal(nf_sim_link_at(r.s, l, 100, false), 0);
+    uint32_t a, b;
+    nf_sim_msg m = {.src = 0, .dst = 2, .bytes = 8, .kind = NF_SIM_PUT_REPLY, .source_routed = 1};
+    assert_int_equal(nf_sim_post(r.s, &m, &a), 0);
+    m.at = 200;
+    assert_int_equal(nf_sim_post(r.s, &m, &b), 0);
+    nf_sim_script_result res;
+    assert_int_equal(nf_sim_run_script(r.s, 20000, &res), 0);
+    assert_int_equal(times(r.s, a).done, 53);
+    assert_int_equal(times(r.s, b).done, 261);
+    rig_unmake(&r);
 }
 
 /* A queue past the limit is refused; the engine settings are checked at nf_sim_new. */
