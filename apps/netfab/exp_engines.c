@@ -45,6 +45,18 @@ static int run_all(nf_sim *s, const char *what, nf_sim_script_result *r) {
     return NF_EXIT_OK;
 }
 
+/* A script of message m alone, run: its times and the run's result, or an exit status. */
+static int run_one(nf_sim *s, const nf_sim_msg *m, const char *what, nf_sim_msg_times *t,
+                   nf_sim_script_result *r) {
+    uint32_t id;
+    nf_sim_script_clear(s);
+    int rc = nf_sim_post(s, m, &id);
+    if (rc) return nf_app_report(rc, NULL);
+    if ((rc = run_all(s, what, r))) return rc;
+    nf_sim_msg_times_of(s, id, t);
+    return NF_EXIT_OK;
+}
+
 /* ---- desdp ------------------------------------------------------------------------------- */
 
 /* P processes on endpoint 0, process p to endpoint E - 1 - p (across the spines), each posting
@@ -390,17 +402,10 @@ int exp_mcast_table(const exp_opts *o, json_t *rows) {
                 exp_progress(0.5 + (double)(si * 4 + bi * 2 + grp / 32) / 24,
                              "mcast-table: %u members, %llu bytes", n,
                              (unsigned long long)bytes[bi]);
-                nf_sim_script_clear(s);
                 nf_sim_msg mc = {.src = 0, .bytes = bytes[bi], .kind = NF_SIM_MCAST, .group = grp};
-                uint32_t id;
-                nf_sim_script_result r;
-                if ((rc = nf_sim_post(s, &mc, &id))) {
-                    rc = nf_app_report(rc, NULL);
-                    break;
-                }
-                if ((rc = run_all(s, "mcast-table", &r))) break;
                 nf_sim_msg_times t;
-                nf_sim_msg_times_of(s, id, &t);
+                nf_sim_script_result r;
+                if ((rc = run_one(s, &mc, "mcast-table", &t, &r))) break;
                 bool hw = nf_sim_mcast_installed(s, grp);
                 json_array_append_new(
                     rows,
@@ -446,22 +451,15 @@ int exp_fsw(const exp_opts *o, json_t *rows) {
         for (uint64_t b = 8; b <= 256 && !rc; b *= 2) {
             exp_progress(((double)w + (double)__builtin_ctzll(b) / 9) / 3, "fsw: %s, %llu bytes",
                          ways[w].way, (unsigned long long)b);
-            nf_sim_script_clear(s);
             nf_sim_msg m = {.src = 0,
                             .dst = E - 1,
                             .bytes = b,
                             .kind = NF_SIM_PUT_REPLY,
                             .rail = NF_SIM_RAIL_DYNAMIC,
                             .fsw = ways[w].fsw};
-            uint32_t id;
-            nf_sim_script_result r;
-            if ((rc = nf_sim_post(s, &m, &id))) {
-                rc = nf_app_report(rc, NULL);
-                break;
-            }
-            if ((rc = run_all(s, "fsw", &r))) break;
             nf_sim_msg_times t;
-            nf_sim_msg_times_of(s, id, &t);
+            nf_sim_script_result r;
+            if ((rc = run_one(s, &m, "fsw", &t, &r))) break;
             json_array_append_new(rows,
                                   json_pack("{s:s, s:I, s:I, s:I}", "way", ways[w].way,
                                             "pcie_cycles", (json_int_t)ways[w].pcie, "msg_bytes",

@@ -66,54 +66,25 @@ static void fill(uint64_t *x, uint32_t n, double *d, float *fl, int64_t *l, int3
         return res[0];                                                                             \
     }
 
-static double c_f64(double a, double b, nf_sim_op op) {
-    uint64_t x, y, z;
-    memcpy(&x, &a, 8), memcpy(&y, &b, 8);
-    switch (op) {
-    case NF_SIM_SUM: return a + b;
-    case NF_SIM_MAX: return a > b || isnan(b) ? a : b;
-    case NF_SIM_MIN: return a < b || isnan(b) ? a : b;
-    case NF_SIM_AND: z = x & y; break;
-    case NF_SIM_OR: z = x | y; break;
-    default: z = x ^ y;
+/* The operators as this experiment reads the paper: on a float, sum, max and min as C's (a NaN
+ * loses) and the bitwise ones on its bit pattern; on an integer, a wrapping sum. T's bits as the
+ * unsigned U. */
+#define COMBINE(name, T, U, is_float)                                                              \
+    static T name(T a, T b, nf_sim_op op) {                                                        \
+        U x, y, z;                                                                                 \
+        memcpy(&x, &a, sizeof x), memcpy(&y, &b, sizeof y);                                        \
+        if (op == NF_SIM_MAX) return a > b || isnan((double)b) ? a : b;                            \
+        if (op == NF_SIM_MIN) return a < b || isnan((double)b) ? a : b;                            \
+        if (op == NF_SIM_SUM && is_float) return a + b;                                            \
+        z = op == NF_SIM_SUM ? x + y : op == NF_SIM_AND ? x & y : op == NF_SIM_OR ? x | y : x ^ y; \
+        memcpy(&a, &z, sizeof a);                                                                  \
+        return a;                                                                                  \
     }
-    memcpy(&a, &z, 8);
-    return a;
-}
-static float c_f32(float a, float b, nf_sim_op op) {
-    uint32_t x, y, z;
-    memcpy(&x, &a, 4), memcpy(&y, &b, 4);
-    switch (op) {
-    case NF_SIM_SUM: return a + b;
-    case NF_SIM_MAX: return a > b || isnan(b) ? a : b;
-    case NF_SIM_MIN: return a < b || isnan(b) ? a : b;
-    case NF_SIM_AND: z = x & y; break;
-    case NF_SIM_OR: z = x | y; break;
-    default: z = x ^ y;
-    }
-    memcpy(&a, &z, 4);
-    return a;
-}
-static int64_t c_i64(int64_t a, int64_t b, nf_sim_op op) {
-    switch (op) {
-    case NF_SIM_SUM: return (int64_t)((uint64_t)a + (uint64_t)b);
-    case NF_SIM_MAX: return a > b ? a : b;
-    case NF_SIM_MIN: return a < b ? a : b;
-    case NF_SIM_AND: return a & b;
-    case NF_SIM_OR: return a | b;
-    default: return a ^ b;
-    }
-}
-static int32_t c_i32(int32_t a, int32_t b, nf_sim_op op) {
-    switch (op) {
-    case NF_SIM_SUM: return (int32_t)((uint32_t)a + (uint32_t)b);
-    case NF_SIM_MAX: return a > b ? a : b;
-    case NF_SIM_MIN: return a < b ? a : b;
-    case NF_SIM_AND: return a & b;
-    case NF_SIM_OR: return a | b;
-    default: return a ^ b;
-    }
-}
+COMBINE(c_f64, double, uint64_t, 1)
+COMBINE(c_f32, float, uint32_t, 1)
+COMBINE(c_i64, int64_t, uint64_t, 0)
+COMBINE(c_i32, int32_t, uint32_t, 0)
+#undef COMBINE
 HOST_TREE(host_f64, double, c_f64)
 HOST_TREE(host_f32, float, c_f32)
 HOST_TREE(host_i64, int64_t, c_i64)
