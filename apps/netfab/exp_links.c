@@ -6,10 +6,12 @@
  * each bit error rate from clean to 1e-5 (and 1e-4, past the range asked), each switching mode
  * (vct, saf, dynamic) and two cases (every switch-to-switch link at that rate; 4 bad links at it
  * and the rest clean), the latency at a moderate load and the accepted load at full offered load,
- * with the errors counted, and every packet of the window counted in once. */
+ * with the errors counted, and every packet of the window counted in once. Then a multicast
+ * under the same errors in each mode (mcast_row). */
 #include "cmd.h"
 #include "exp.h"
 #include "netfab/hops.h"
+#include "netfab/mcast.h"
 #include "netfab/sim.h"
 
 #include <stdio.h>
@@ -80,6 +82,64 @@ static int row(const nf_fabric *f, const nf_hops *h, const exp_opts *o, bool all
     return NF_EXIT_OK;
 }
 
+/* A multicast under link errors (case "multicast"): a group of n endpoints spread evenly over
+ * the fabric (endpoint 0 first), its tree by minihop; one multicast of b bytes from endpoint 0 on
+ * an idle fabric, every switch-to-switch link at the BER: the cycles until every member has it,
+ * the flits sent again and thrown away, and the members' flits against the clean count. */
+static int mcast_row(const nf_fabric *f, const nf_hops *h, const exp_opts *o, unsigned mode,
+                     double ber, json_t *rows) {
+    unsigned n = o->quick ? 16 : 64;
+    uint64_t b = o->quick ? (uint64_t)16 << 10 : (uint64_t)64 << 10;
+    nf_sim_config c;
+    nf_sim_config_defaults(&c);
+    c.vcs = 4, c.buf_flits = 64, c.pkt_flits = 8, c.seed = o->seed, c.threads = 1;
+    c.switching = (nf_sim_switching)mode;
+    c.ber = ber;
+    nf_sim *s = NULL;
+    nf_mcast *m = NULL;
+    nf_diag d = {{0}, 0, {0}};
+    int rc =
+        nf_sim_new(f, h, &c, nf_sim_routing_find("minhop"), nf_sim_traffic_find("uniform"), &s, &d);
+    uint32_t E = rc ? 0 : nf_sim_endpoints(s);
+    nf_node mem[64];
+    uint32_t off[2] = {0, n};
+    for (unsigned i = 0; i < n; i++) /* endpoint e is CA node n_switches + e in a generated gft */
+        mem[i] = f->n_switches + (nf_node)((uint64_t)i * E / n);
+    nf_groups g = {.n = 1, .off = off, .member = mem};
+    if (!rc) rc = nf_mcast_route(f, h, &g, nf_mcast_engine_find("minihop"), &m, &d);
+    if (!rc) rc = nf_sim_set_mcast(s, &g, m);
+    nf_sim_msg msg = {.src = 0, .bytes = b, .kind = NF_SIM_MCAST, .group = 0};
+    uint32_t id;
+    nf_sim_script_result r;
+    if (!rc) rc = nf_sim_post(s, &msg, &id);
+    if (!rc) rc = nf_sim_run_script(s, UINT64_MAX, &r);
+    if (rc) {
+        nf_mcast_free(m);
+        nf_sim_free(s);
+        return nf_app_report(rc, &d);
+    }
+    nf_sim_msg_times t;
+    nf_sim_msg_times_of(s, id, &t);
+    nf_sim_counts k;
+    nf_sim_get_counts(s, &k);
+    nf_mcast_free(m);
+    nf_sim_free(s);
+    if (r.done != 1 || r.deadlock || r.unfinished) {
+        fprintf(stderr, "netfab exp: link-errors: the multicast did not complete\n");
+        return NF_EXIT_FAIL;
+    }
+    uint64_t pkts = (b + 255) / 256, clean = pkts * 8 * (n - 1);
+    json_t *x =
+        json_pack("{s:s, s:s, s:f, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "case", "multicast", "mode",
+                  mode_names[mode], "ber", ber, "members", (json_int_t)n, "msg_bytes",
+                  (json_int_t)b, "cycles", (json_int_t)(t.done - t.released), "replayed_flits",
+                  (json_int_t)k.replayed, "discarded_flits", (json_int_t)k.discarded,
+                  "member_flits", (json_int_t)k.delivered, "clean_flits", (json_int_t)clean);
+    if (!x) return nf_app_report(NF_ENOMEM, NULL);
+    json_array_append_new(rows, x);
+    return NF_EXIT_OK;
+}
+
 int exp_link_errors(const exp_opts *o, json_t *rows) {
     nf_fabric *f;
     nf_hops *h;
@@ -101,6 +161,11 @@ int exp_link_errors(const exp_opts *o, json_t *rows) {
                              all ? "all links" : "4 bad links", mode_names[m], bers[b]);
                 rc = row(f, h, o, all, bad, m, bers[b], rows);
             }
+    for (unsigned m = 0; m < 3 && rc == NF_EXIT_OK; m++)
+        for (size_t b = 0; b < nb && rc == NF_EXIT_OK; b++) {
+            exp_progress(0.99, "link-errors: multicast, %s, BER %g", mode_names[m], bers[b]);
+            rc = mcast_row(f, h, o, m, bers[b], rows);
+        }
     nf_hops_free(h);
     nf_fabric_free(f);
     return rc;

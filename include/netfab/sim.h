@@ -506,8 +506,11 @@ typedef struct nf_sim_msg {
  * switch itself (its port 0) takes a packet as it crosses the switch (or, at the end of the
  * tree, instead of its being dropped there), a cycle on, as if its port 0 were a link of one
  * cycle; it counts among a multicast's receivers. Replaces earlier groups. NF_EINVAL (a group not
- * routed, a member without a cabled port, a switch member the tree does not reach, a simulator
- * with link errors or store-and-forward: nf_sim_config.ber), NF_ENOMEM. */
+ * routed, a member without a cabled port, a switch member the tree does not reach),
+ * NF_ENOMEM. With link errors (nf_sim_config.ber) a corrupt multicast packet is sent again
+ * over its link alone, as a unicast one is, and replicated again where it arrives whole; a
+ * corrupt one whose copies have left (cut-through) has every copy's tail marked bad, so each
+ * is discarded where it is next held whole: every member takes one good copy. */
 NF_API int nf_sim_set_mcast(nf_sim *s, const nf_groups *g, const nf_mcast *m);
 /* With nf_sim_config.mcast_port_entries, the switches' multicast tables: each switch port holds
  * that many groups' entries (the Sunway router: 32), a group taking one at every switch port of
@@ -712,8 +715,7 @@ NF_API int nf_sim_link_at(nf_sim *s, nf_link l, uint64_t cycle, bool up);
 
 /* Sets the bit error rate of switch-to-switch link l (both ways) to ber, 0 to 1, for every later
  * run, in place of nf_sim_config.ber. NF_EINVAL (reason in diag): l not a link between two
- * switches, ber out of range, a simulator with multicast groups (link errors are modelled for
- * unicast packets); NF_ENOMEM. */
+ * switches, ber out of range; NF_ENOMEM. */
 NF_API int nf_sim_set_link_ber(nf_sim *s, nf_link l, double ber, nf_diag *diag);
 
 /* Runs one load point from an empty network: warm-up, measurement window, drain. Progress

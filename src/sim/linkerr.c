@@ -93,8 +93,14 @@ int nf__sim_err_arrive(nf_sim *s, sim_worker *wk, sim_event e, sim_ivc *v) {
     }
     bool corrupt = !(e.flags & SIM_FL_BAD) && L->p_bad && err_draw(s, gi) < L->p_bad;
     if (!corrupt && !(e.flags & SIM_FL_BAD)) return NF_OK;
-    if (at_head && v->out_port == SIM_DROP_PORT) return NF_OK; /* its way has gone: lost */
     uint32_t id = q->pkt;
+    /* a multicast at the end of its tree, at a switch that is a member (its port 0 takes it) */
+    nf_node here = sim_port_at(s, gi)->node;
+    bool mc = s->pool.pkts[id].flags & SIM_PK_MCAST;
+    bool end_member = at_head && v->out_port == SIM_DROP_PORT && mc &&
+                      nf__sim_is_sw_member(s, s->pool.pkts[id].mgroup, here);
+    if (at_head && v->out_port == SIM_DROP_PORT && !end_member)
+        return NF_OK; /* its way has gone: lost */
     sim_errvc *ev = &s->err.vc[sim_vc_ix(s, gi, e.vc)];
     /* routed here already: its way in is in ev (the head packet only) */
     bool routed = at_head && (v->ncand || v->out_port || v->out);
@@ -118,15 +124,22 @@ int nf__sim_err_arrive(nf_sim *s, sim_worker *wk, sim_event e, sim_ivc *v) {
         if (rc) return rc;
         wk->replayed += s->cfg.pkt_flits;
     }
-    if (at_head && v->out) { /* its head has gone on: its tail goes marked */
+    if (end_member) { /* nothing goes on from here: its port 0 does not take it */
+        s->pool.pkts[id].flags |= SIM_PK_BAD;
+        wk->delivered -= v->out; /* its flits taken so far, counted delivered: taken back */
+        wk->discarded += v->out;
+        return NF_OK;
+    }
+    /* its head has gone on, or a multicast holds its branches: its tail goes marked (its
+     * copies are discarded downstream) */
+    if (at_head && (v->out || (mc && v->out_port))) {
         ev->stomp = 1;
         return NF_OK;
     }
     s->pool.pkts[id].flags |= SIM_PK_BAD; /* all of it is here: nobody else reads it */
     if (at_head) {
         if (v->out_port) { /* an output VC taken but nothing sent: given back */
-            nf_node sw = sim_port_at(s, gi)->node;
-            sim_ovc_free(sim_port_at(s, s->f->port_off[sw] + v->out_port - 1), v->out_vc);
+            sim_ovc_free(sim_port_at(s, s->f->port_off[here] + v->out_port - 1), v->out_vc);
             v->out_port = 0;
         }
         v->ncand = 0;
@@ -175,10 +188,6 @@ int nf_sim_set_link_ber(nf_sim *s, nf_link l, double ber, nf_diag *diag) {
                         "in the model)",
                         (unsigned)l);
     if (!(ber >= 0 && ber <= 1)) return nf__fail(diag, NF_EINVAL, "bit error rate %g: 0 to 1", ber);
-    if (s->mc.n_groups)
-        return nf__fail(diag, NF_EINVAL,
-                        "link errors are modelled for unicast packets: this simulator has "
-                        "multicast groups");
     if (nf__sim_errors_init(s)) return nf__fail(diag, NF_ENOMEM, "out of memory");
     s->err.ber[l] = ber;
     return NF_OK;

@@ -85,7 +85,7 @@ static int fit_tables(const nf_sim *s, uint32_t n, const uint32_t *off, const nf
 
 int nf_sim_set_mcast(nf_sim *s, const nf_groups *g, const nf_mcast *m) {
     const nf_fabric *f = s->f;
-    if (g->n != m->n_groups || s->err.on) return NF_EINVAL; /* link errors: unicast only */
+    if (g->n != m->n_groups) return NF_EINVAL;
     for (uint32_t i = 0; i < g->n; i++)
         if (m->status[i] < 0) return NF_EINVAL;
     size_t PSV = (size_t)s->topo.n_sw_ports * s->net.n_vcs, n_links = m->tree_off[g->n];
@@ -235,6 +235,15 @@ static inline __attribute__((always_inline)) void allocate_mc(nf_sim *s, sim_wor
     sim_ivc *civ = &sim_ivcs(s, pi)[v];
     size_t x = sim_vc_ix(s, gi, v);
     sim_pkt *p = &s->pool.pkts[civ->head_pkt];
+    if (s->err.on) {
+        if (p->flags & SIM_PK_BAD) { /* a corrupt copy, all of it here: thrown away */
+            civ->out_port = SIM_DROP_PORT;
+            return;
+        }
+        sim_errvc *ev = &s->err.vc[x]; /* its way in, for a copy sent again (err_arrive) */
+        ev->rs = p->rs;
+        ev->hops = p->hops;
+    }
     nf_gport g0 = s->f->port_off[sw];
     uint64_t mask[SIM_MASK_WORDS] = {0};
     const uint64_t *row = mc_row(s, p->mgroup, sw);
@@ -262,7 +271,9 @@ static inline __attribute__((always_inline)) void allocate_mc(nf_sim *s, sim_wor
             unsigned vc = po->to_sw ? swvc : 0;
             if (sim_ovc_busy(po, vc) || sim_room(s, po, vc) < (int32_t)s->cfg.pkt_flits) return;
         }
-    if (b->n_stash < k - 1) return; /* no ids left this cycle: next cycle */
+    /* no ids left this cycle: next cycle (with link errors, one a switch port is kept for the
+     * copies sent again) */
+    if (b->n_stash < k - 1 + (s->err.on ? s->topo.n_sw_ports : 0)) return;
     uint32_t *ids = s->mc.ids + x * s->mc.fan, j = 0;
     for (unsigned w = 0; w < W; w++)
         for (uint64_t m = mask[w]; m; m &= m - 1, j++) {
@@ -302,6 +313,11 @@ traverse_mc(nf_sim *s, sim_worker *b, nf_node sw, nf_gport gi, unsigned v, const
     bool head = iv->out == 0, tail = ++iv->out == s->cfg.pkt_flits;
     int rc = sim_free_slot_w(s, b, sw, gi, v, W);
     if (rc) return rc;
+    uint8_t bad = 0; /* a corrupt packet whose head had gone on: every copy's tail goes bad */
+    if (tail && s->err.on && s->err.vc[x].stomp) {
+        s->err.vc[x].stomp = 0;
+        bad = SIM_FL_BAD;
+    }
     nf_gport g0 = s->f->port_off[sw];
     unsigned j = 0;
     for (unsigned w = 0; w < W; w++)
@@ -315,13 +331,13 @@ traverse_mc(nf_sim *s, sim_worker *b, nf_node sw, nf_gport gi, unsigned v, const
             po->late = b->last_pass;
             sim_oq_push(s, po, g0 + o, ids[j], (uint8_t)vc,
                         (uint8_t)((tail ? SIM_FL_TAIL : 0) | (head ? SIM_FL_HEAD : 0) |
-                                  (shared ? SIM_FL_SHARED : 0)));
+                                  (shared ? SIM_FL_SHARED : 0) | bad));
             if (tail) sim_ovc_free(po, vc);
         }
     b->injected += j - 1; /* the copies are new flits in the network */
     if (tail) {
         uint32_t id = iv->head_pkt; /* (the packet's own record, still this VC's head) */
-        if (nf__sim_is_sw_member(s, s->pool.pkts[id].mgroup, sw) &&
+        if (!bad && nf__sim_is_sw_member(s, s->pool.pkts[id].mgroup, sw) &&
             (rc = nf__sim_sw_member_got(s, b, id)))
             return rc;
         sim_next_head(s, gi, v, iv);

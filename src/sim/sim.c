@@ -778,8 +778,9 @@ static int gen_phase(nf_sim *s) {
     if (s->mc.n_groups || s->err.on)
         for (unsigned t = 0; t < s->n_threads; t++) {
             sim_worker *wk = &s->workers[t];
-            size_t want = s->mc.n_groups ? (size_t)s->net.n_vcs * (64u << s->net.mw_shift) * 2
-                                         : (size_t)s->topo.n_sw_ports;
+            size_t want =
+                (s->mc.n_groups ? (size_t)s->net.n_vcs * (64u << s->net.mw_shift) * 2 : 0) +
+                (s->err.on ? (size_t)s->topo.n_sw_ports : 0);
             if (wk->cap_stash < want && NF_GROW(wk->stash, wk->cap_stash, want)) return NF_ENOMEM;
             while (wk->n_stash < want) {
                 uint32_t id = nf__sim_new_pkt(s);

@@ -131,14 +131,25 @@ mh=$(awk '$1 == "minihop" { print $2, $4 }' "$tmp/out") fu=$(awk '$1 == "fulb" {
 awk -v a="$mh" -v b="$fu" 'BEGIN { split(a, x, " "); split(b, y, " "); exit !(y[1] * 10 < x[1] && y[2] * 4 < x[2]) }' && ok || bad "fulb ($fu) vs minihop ($mh): latency, max EFI"
 # link-errors: store-and-forward stores every packet received from a router (saf_frac 1) and
 # carries no corrupt copy on; at BER 1e-5 (2% of 256-byte packets corrupt) cut-through does, on
-# every link; with 4 bad links far fewer; every row delivers each packet of its window once
+# every link; with 4 bad links far fewer; every row delivers each packet of its window once.
+# A multicast under the same errors: each member takes each packet once, the corrupt copies are
+# sent again (later, never sooner); under cut-through copies made of a corrupt one are thrown
+# away too (more discarded than sent again), under store-and-forward none is made
 expect 0 "$nf" exp link-errors --quick --json
 json_num out saf_frac 1 '"mode":"saf",'; json_num out wasted_flits 0 '"mode":"saf",'
 json_num out saf_frac 0 '"mode":"vct",'
 python3 - "$tmp/out" <<'EOF' && ok || bad "link-errors rows: counts, corrupt copies, wasted links"
 import json, sys
 rows = json.load(open(sys.argv[1]))["rows"]
-assert len(rows) == 12
+mc = [r for r in rows if r["case"] == "multicast"]
+rows = [r for r in rows if r["case"] != "multicast"]
+assert len(rows) == 12 and len(mc) == 6
+for r in mc:  # every member one good copy of each packet; a corrupt copy is sent again
+    clean = [x for x in mc if x["mode"] == r["mode"] and x["ber"] == 0][0]
+    assert r["member_flits"] == r["clean_flits"] == 15 * 64 * 8, r
+    assert (r["replayed_flits"] > 0) == (r["ber"] > 0) and r["cycles"] >= clean["cycles"], r
+    assert r["discarded_flits"] == r["replayed_flits"] if r["mode"] == "saf" else r["discarded_flits"] >= r["replayed_flits"], r
+assert [x for x in mc if x["mode"] == "vct" and x["ber"] > 0][0]["discarded_flits"] > [x for x in mc if x["mode"] == "vct" and x["ber"] > 0][0]["replayed_flits"]
 for r in rows:
     assert r["pkts_generated"] == r["pkts_delivered"] > 1000 and not r["saturated"], r
     assert (r["corrupt_pkts"] > 0) == (r["ber"] > 0), r

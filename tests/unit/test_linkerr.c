@@ -2,7 +2,8 @@
 /* Link errors and the data link layer's switching (nf_sim_config.ber, switching): the cost of
  * store-and-forward and of a link-level retry worked out by hand on one packet, cut-through's
  * wasted links, flit conservation with replays and discards, the corrupt share against
- * 1 - (1 - BER)^bits, the dynamic mode, determinism, refusals. */
+ * 1 - (1 - BER)^bits, the dynamic mode, determinism, multicast's retries (by hand, and every
+ * member one good copy under errors everywhere), refusals. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,6 +12,7 @@
 #include <cmocka.h>
 
 #include "netfab/gen.h"
+#include "netfab/mcast.h"
 #include "netfab/sim.h"
 #include "simrig.h"
 #include "testutil.h"
@@ -210,6 +212,163 @@ static void test_dynamic(void **state) {
     assert_true(one[0].saf_frac > 0 && one[0].saf_frac < 0.2);
 }
 
+/* Routes groups (CA or switch ids) with minihop and installs them. */
+static nf_mcast *install_groups(rig *r, const nf_groups *g) {
+    nf_mcast *m;
+    nf_diag d = {{0}, 0, {0}};
+    assert_int_equal(nf_mcast_route(r->f, r->h, g, nf_mcast_engine_find("minihop"), &m, &d), 0);
+    assert_int_equal(nf_mcast_verify(r->f, r->h, g, m, &d), 0);
+    assert_int_equal(nf_sim_set_mcast(r->s, g, m), 0);
+    return m;
+}
+
+/* One multicast of one packet from endpoint 0 of the 8-ring to endpoints 2 and 6 and to switch
+ * 1 itself (its port 0): the tree leaves switch 0 both ways (0->1->2, 0->7->6), each branch 2
+ * switch links and a NIC link. */
+static one_pkt mcast_one(nf_sim_switching sw, uint64_t seed, double ber01) {
+    nf_sim_config c = rig_defaults();
+    c.pkt_flits = F;
+    c.switching = sw;
+    c.seed = seed;
+    rig r = rig_make("torus:8,c=1", "dor", "uniform", c);
+    nf_node S = r.f->n_switches;
+    nf_node mem[] = {S + 0, S + 2, S + 6, 1};
+    uint32_t off[] = {0, 4};
+    nf_groups g = {.n = 1, .off = off, .member = mem};
+    nf_mcast *m = install_groups(&r, &g);
+    if (ber01 > 0) {
+        nf_diag d = {{0}, 0, {0}};
+        assert_int_equal(nf_sim_set_link_ber(r.s, link_between(r.f, 0, 1), ber01, &d), 0);
+    }
+    nf_sim_msg msg = {.src = 0, .bytes = 32 * F, .kind = NF_SIM_MCAST, .group = 0};
+    uint32_t id;
+    assert_int_equal(nf_sim_post(r.s, &msg, &id), 0);
+    nf_sim_script_result sr;
+    assert_int_equal(nf_sim_run_script(r.s, 100000, &sr), 0);
+    assert_int_equal(sr.done, 1);
+    nf_sim_msg_times t;
+    assert_int_equal(nf_sim_msg_times_of(r.s, id, &t), 0);
+    one_pkt o = {.data_in = t.data_in, .flit_hops = sr.flit_hops};
+    nf_sim_get_counts(r.s, &o.k);
+    assert_int_equal(o.k.in_flight, 0);
+    assert_int_equal(o.k.injected + o.k.replayed, o.k.delivered + o.k.discarded);
+    assert_int_equal(o.k.delivered, 2 * F); /* one good copy at each member, none twice */
+    nf_mcast_free(m);
+    rig_unmake(&r);
+    return o;
+}
+
+/* A multicast's link-level retry, by hand, as test_retry_by_hand for a unicast: link 0->1
+ * corrupts the copy on branch 0->1->2 once. That branch's member has its data 2 lat + F - 1 = 9
+ * cycles late in either mode, the other branch is untouched (the message ends when the late
+ * member has it; switch 1, a member on the way, takes the good copy only: were the bad one
+ * counted there, the message would end before endpoint 2 had its data). The copy is sent again over
+ * link 0->1 alone (F flit hops; switch 0 does not replicate it again); under cut-through the bad
+ * copy also crossed 1->2 and 2->NIC (2 F more) before the NIC threw it away. */
+static void test_mcast_retry_by_hand(void **state) {
+    (void)state;
+    double ber = -expm1(log(0.5) / (8.0 * 32 * F));
+    one_pkt cv = mcast_one(NF_SIM_VCT, 1, 0), cs = mcast_one(NF_SIM_SAF, 1, 0);
+    assert_int_equal(cs.data_in - cv.data_in, 2 * (F - 1)); /* SAF: held at switches 1 and 2 */
+    uint64_t seed = 0;
+    one_pkt v = {0};
+    for (uint64_t sd = 1; sd <= 200 && !seed; sd++) {
+        v = mcast_one(NF_SIM_VCT, sd, ber);
+        if (v.k.replayed == F) seed = sd;
+    }
+    assert_true(seed != 0);
+    one_pkt s = mcast_one(NF_SIM_SAF, seed, ber);
+    assert_int_equal(s.k.replayed, F);
+    assert_int_equal(v.data_in - cv.data_in, 2 + F - 1);
+    assert_int_equal(s.data_in - cs.data_in, 2 + F - 1);
+    assert_int_equal(s.flit_hops - cs.flit_hops, F);
+    assert_int_equal(v.flit_hops - cv.flit_hops, F + 2 * F);
+    assert_int_equal(v.k.discarded, F);
+    assert_int_equal(s.k.discarded, F);
+}
+
+/* Multicast under errors on every link of a two-level tree: 8 groups of 5 endpoints and one
+ * switch member each (a spine, or a leaf where the tree may end), 10 multicasts a group of 4
+ * four-flit packets, in each mode. Every message
+ * completes, nothing is stuck, and the members take exactly the flits of the clean run: every
+ * corrupt copy (and every copy made of it downstream) is discarded, every member gets one good
+ * copy of each packet. The same times on 1 and 3 threads. */
+static void test_mcast_under_errors(void **state) {
+    (void)state;
+    enum { G = 8, K = 6 };
+    nf_sim_switching modes[] = {NF_SIM_VCT, NF_SIM_VCT, NF_SIM_SAF, NF_SIM_SWITCH_DYNAMIC};
+    double bers[] = {0, 1e-4, 1e-4, 1e-4};
+    uint64_t clean = 0, sum1 = 0;
+    for (int run = 0; run < 5; run++) {
+        int mode = run < 4 ? run : 1; /* the last: VCT with errors again, on 3 threads */
+        nf_sim_config c = rig_defaults();
+        c.vcs = 8, c.pkt_flits = 8, c.seed = 7, c.threads = run < 4 ? 1 : 3;
+        c.ber = bers[mode]; /* 1 - (1 - 1e-4)^2048: 18.5% of the packets a link */
+        c.switching = modes[mode];
+        rig r = rig_make("gft:leaves=8,nodes=4,spines=4,sib=0", "minhop", "uniform", c);
+        nf_node S = r.f->n_switches;
+        nf_node mem[G * K];
+        uint32_t off[G + 1];
+        for (uint32_t k = 0; k < G; k++) {
+            off[k] = k * K;
+            for (uint32_t i = 0; i + 1 < K; i++)
+                mem[k * K + i] = S + (k * 3 + i * 7) % 32;
+            /* a switch member: a spine (even groups) or a leaf none of whose endpoints is a
+             * member (odd), where the tree may end */
+            nf_node swm = S - 1 - k / 2;
+            for (nf_node leaf = 0; k % 2 && leaf < 8; leaf++) {
+                bool used = false;
+                for (uint32_t i = 0; i + 1 < K; i++)
+                    used |= (mem[k * K + i] - S) / 4 == leaf;
+                if (!used) {
+                    swm = leaf;
+                    break;
+                }
+            }
+            mem[k * K + K - 1] = swm;
+        }
+        off[G] = G * K;
+        nf_groups g = {.n = G, .off = off, .member = mem};
+        nf_mcast *m = install_groups(&r, &g);
+        uint32_t id;
+        for (uint32_t k = 0; k < G; k++)
+            for (uint32_t rep = 0; rep < 10; rep++) {
+                nf_sim_msg mc = {.src = mem[k * K + rep % (K - 1)] - S,
+                                 .bytes = 1024,
+                                 .kind = NF_SIM_MCAST,
+                                 .group = k};
+                assert_int_equal(nf_sim_post(r.s, &mc, &id), 0);
+            }
+        nf_sim_script_result res;
+        assert_int_equal(nf_sim_run_script(r.s, 1000000, &res), 0);
+        if (res.done != G * 10 || res.deadlock || res.unfinished)
+            fail_msg("run %d: %u done, deadlock %d", run, res.done, res.deadlock);
+        nf_sim_counts k;
+        nf_sim_get_counts(r.s, &k);
+        assert_int_equal(k.in_flight, 0);
+        assert_int_equal(k.dropped, 0);
+        assert_int_equal(k.injected + k.replayed, k.delivered + k.discarded);
+        if (run == 0) {
+            clean = k.delivered;
+            assert_int_equal(k.replayed, 0);
+        } else {
+            assert_int_equal(k.delivered, clean);
+            if (k.replayed < 100)
+                fail_msg("run %d: %llu replayed", run, (unsigned long long)k.replayed);
+        }
+        uint64_t sum = 0;
+        for (uint32_t i = 0; i < G * 10; i++) {
+            nf_sim_msg_times t;
+            nf_sim_msg_times_of(r.s, i, &t);
+            sum = sum * 1000003u + t.done;
+        }
+        if (run == 1) sum1 = sum;
+        if (run == 4) assert_true(sum == sum1);
+        nf_mcast_free(m);
+        rig_unmake(&r);
+    }
+}
+
 /* Bad knobs and calls are refused with a reason. */
 static void test_refusals(void **state) {
     (void)state;
@@ -249,9 +408,14 @@ static void test_refusals(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_saf_serialisation), cmocka_unit_test(test_retry_by_hand),
-        cmocka_unit_test(test_conservation),      cmocka_unit_test(test_corrupt_share),
-        cmocka_unit_test(test_dynamic),           cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_saf_serialisation),
+        cmocka_unit_test(test_retry_by_hand),
+        cmocka_unit_test(test_conservation),
+        cmocka_unit_test(test_corrupt_share),
+        cmocka_unit_test(test_dynamic),
+        cmocka_unit_test(test_mcast_retry_by_hand),
+        cmocka_unit_test(test_mcast_under_errors),
+        cmocka_unit_test(test_refusals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
