@@ -9,6 +9,7 @@
 #include "util/mem.h"
 
 #include <assert.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -767,16 +768,25 @@ static int build_bluelight(const spec_args *sa, nf_fabric **out, nf_diag *diag) 
     return trimmed_build("bluelight", &shape_bluelight, out, diag);
 }
 
-/* taihulight:sn=N: the same shape with N supernodes (default 160) in groups of 16 (one group of
- * N below 16), for the two-level tables at other sizes (the Sunway paper: up to 256K endpoints,
- * sn=1024) */
+/* taihulight:sn=N[,group=G]: the same shape with N supernodes (default 160) in groups of G
+ * (default 16; one group of N below 16), for the two-level tables at other sizes (the Sunway
+ * paper: up to 256K endpoints, sn=1024); group=1 joins supernodes through the top level only:
+ * sn=4,group=1 is the Sunway paper's TaihuLight of 1,024 processors on a 4-level tree */
 static int build_taihulight(const spec_args *sa, nf_fabric **out, nf_diag *diag) {
     trimmed_shape t = shape_taihulight;
     int rc = spec_uint(sa, "sn", false, &t.n_sn, diag);
     if (rc) return rc;
     if (t.n_sn < 1 || t.n_sn > 4096)
         return nf__fail(diag, NF_EINVAL, "taihulight: sn must be 1..4096 (got %u)", t.n_sn);
-    if (t.n_sn < t.sn_per_group) t.sn_per_group = t.n_sn;
+    unsigned group = UINT_MAX; /* (not given) */
+    if ((rc = spec_uint(sa, "group", false, &group, diag))) return rc;
+    if (group != UINT_MAX && (group < 1 || group > 64 || group > t.n_sn))
+        return nf__fail(diag, NF_EINVAL, "taihulight: group must be 1..min(64, sn) (got %u)",
+                        group);
+    if (group != UINT_MAX)
+        t.sn_per_group = group;
+    else if (t.n_sn < t.sn_per_group)
+        t.sn_per_group = t.n_sn;
     if (t.n_sn % t.sn_per_group)
         return nf__fail(diag, NF_EINVAL,
                         "taihulight: sn must be a multiple of %u, supernodes per group (got %u)",
@@ -795,7 +805,7 @@ static const char *const keys_dragonfly[] = {"a", "p", "h", "g", "arr", NULL};
 static const char *const keys_gft[] = {"preset", "leaves", "nodes", "spines", "links",
                                        "sib",    "rails",  "radix", NULL};
 static const char *const keys_none[] = {NULL};
-static const char *const keys_taihulight[] = {"sn", NULL};
+static const char *const keys_taihulight[] = {"sn", "group", NULL};
 
 /* The spec names; "file" is handled apart because its argument is a path, not key=value items. */
 static const struct topo_kind {

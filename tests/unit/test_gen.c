@@ -426,6 +426,19 @@ static void test_taihulight(void **state) {
     assert_all_links_edr(f);
     assert_lids(f);
     nf_fabric_free(f);
+    /* 1,024 processors as the Sunway paper's TaihuLight joins them: 4 supernodes of one group
+     * each, so two supernodes meet at the top level only: leaf to leaf of another supernode 6
+     * switch hops (L1 L2 L3 L4 L3 L2 L1); in one group of 4 (the default) 4, through level 3 */
+    f = build("taihulight:sn=4,group=1");
+    assert_int_equal(f->n_cas, 1024);
+    assert_int_equal(f->n_switches, 64 + 8 + 64 + 64);
+    assert_int_equal(ecc(f, 0), 6);
+    assert_int_equal(f->nports[64 + 8 + 64], 4); /* a top switch: one port a group */
+    nf_fabric_free(f);
+    f = build("taihulight:sn=4");
+    assert_int_equal(f->n_switches, 64 + 8 + 16 + 64);
+    assert_int_equal(ecc(f, 0), 4);
+    nf_fabric_free(f);
 }
 
 /* ---- Dragonfly ------------------------------------------------------------------------------ */
@@ -880,7 +893,9 @@ static void test_spec_errors(void **state) {
         {"gft:preset=sunway-proto,radix=30", "gft: leaf routers need"},
         {"gft:preset=sunway-proto,foo=1", "gft: unknown key 'foo'"},
         {"bluelight:x=1", "bluelight: takes no parameters"},
-        {"taihulight:h=4", "taihulight: unknown key 'h' (known: sn)"},
+        {"taihulight:h=4", "taihulight: unknown key 'h' (known: sn, group)"},
+        {"taihulight:sn=4,group=0", "taihulight: group must be 1..min(64, sn) (got 0)"},
+        {"taihulight:sn=4,group=8", "taihulight: group must be 1..min(64, sn) (got 8)"},
         {"taihulight:sn=0", "taihulight: sn must be 1..4096 (got 0)"},
         {"taihulight:sn=24", "taihulight: sn must be a multiple of 16, supernodes per group"},
         {"taihulight:sn=4096", "taihulight: sn=4096 needs top switches of 256 ports (most 255)"},
