@@ -176,6 +176,15 @@ static const exp_def experiments[] = {
               .logx = true,
               .xlabel = "ranks",
               .ylabel = "hardware allreduce latency (cycles)"}},
+    {.name = "vs-taihulight",
+     .summary = "the prototype against TaihuLight at 1,024 processors, a ratio a measure; the 4x",
+     .run = exp_vs_taihulight,
+     .plot = {.x = "index",
+              .y = "ratio",
+              .series = "hosts",
+              .xlabel = "measure (diameter, bandwidth, latency, all-to-all, allreduce, broadcast, "
+                        "mean)",
+              .ylabel = "prototype / TaihuLight (times better)"}},
     /* congestion pre-awareness (issue 19) */
     {.name = "congestion",
      .summary = "hot spot beside uniform traffic, with and without congestion pre-awareness",

@@ -106,6 +106,8 @@ int exp_fsw(const exp_opts *o, json_t *rows);
 int exp_source_routing(const exp_opts *o, json_t *rows);
 /* the NIC's reductions: types, operators, the ordered sum (exp_reduce.c) */
 int exp_reductions(const exp_opts *o, json_t *rows);
+/* the Sunway prototype against TaihuLight at 1,024 processors (exp_taihu.c) */
+int exp_vs_taihulight(const exp_opts *o, json_t *rows);
 
 /* The progress bar of the running experiment (progress.h): it is done to fraction frac (0..1)
  * and runs what fmt says now. Drawn on stderr only when it is a terminal. */

@@ -199,7 +199,9 @@ typedef struct nf_sim_config {
     double preaware_throttle;
     /* host software: the time a host spends on each scripted message it issues (not by_nic),
      * before the NIC's overhead; a host handles its messages one at a time, in the order they
-     * fall due, so a rank's sends queue behind each other (0 cycles: none) */
+     * fall due, so a rank's sends queue behind each other; with message engines (nic_engines)
+     * a NIC has a CPU an engine, each a host of its own: the messages of send queue q are CPU
+     * q mod nic_engines's (the Sunway node: two processors on one NIC) (0 cycles: none) */
     unsigned host_msg_cycles;
     /* the host's side of a message's arrival: a message whose data goes to a host (PUT_REPLY,
      * SHORT and MCAST; not a by_nic unicast, which a NIC takes) completes this many cycles

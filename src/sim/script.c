@@ -88,7 +88,10 @@ struct nf__script {
     size_t n_pend, cap_pend;
     uint32_t dropped;
     uint64_t retries, ring_writes;
-    uint64_t *host_free; /* per source endpoint: the cycle its host is free (msg_host_cycles) */
+    /* per source endpoint and CPU: the cycle the host is free (msg_host_cycles); with message
+     * engines a NIC has a CPU an engine, the processes of CPU c posting to engine c's queues
+     * (the Sunway node: two processors on one NIC), else one */
+    uint64_t *host_free;
     /* message engines (par.engines > 0) */
     uint32_t n_q;              /* send queues per endpoint: the highest posted, plus one */
     uint32_t *q_head, *q_tail; /* per (endpoint, queue): a FIFO of message ids, SC_NONE empty */
@@ -362,7 +365,9 @@ int nf__script_begin(nf__script *sc, const nf__script_params *par, const uint32_
         uint32_t top = 0;
         for (size_t i = 0; i < n; i++)
             if (sc->m[i].src >= top) top = sc->m[i].src + 1;
-        if (!(sc->host_free = nf__calloc((size_t)top + 1, sizeof *sc->host_free))) return NF_ENOMEM;
+        size_t cpus = par->engines ? par->engines : 1;
+        if (!(sc->host_free = nf__calloc((size_t)top * cpus + 1, sizeof *sc->host_free)))
+            return NF_ENOMEM;
     }
     sc->recv = nf__malloc((n + 1) * sizeof *sc->recv);
     sc->succ_off = nf__calloc(n + 2, sizeof *sc->succ_off);
@@ -655,9 +660,12 @@ int nf__script_release(nf__script *sc, uint64_t now, const nf__script_send **sen
         heap_ent e = heap_pop(sc);
         const nf_sim_msg *m = &sc->m[e.id];
         if (e.phase == PH_HOST) { /* the host takes it when free; the NIC after that */
-            uint64_t start = e.at > sc->host_free[m->src] ? e.at : sc->host_free[m->src];
+            uint64_t *hf = &sc->host_free[sc->par.engines ? (size_t)m->src * sc->par.engines +
+                                                                m->queue % sc->par.engines
+                                                          : m->src];
+            uint64_t start = e.at > *hf ? e.at : *hf;
             uint64_t ht = host_time(sc, e.id, 0);
-            sc->host_free[m->src] = start + ht;
+            *hf = start + ht;
             heap_ent next = {start + ht + overhead(&sc->par, m), e.id, PH_DATA};
             if (sc->par.engines) next = (heap_ent){start + ht, e.id, PH_NICQ};
             int rc = heap_push(sc, next);

@@ -157,6 +157,22 @@ for r in rows:
 vct = {(r["case"], r["ber"]): r for r in rows if r["mode"] == "vct"}
 assert vct[("all links", 1e-5)]["wasted_flits"] > 4 * vct[("4 bad links", 1e-5)]["wasted_flits"] > 0
 EOF
+# vs-taihulight: 1,024 processors, 4 links from processor 0 to the last on the prototype against
+# 8 on TaihuLight's 4-level tree; two rails against one port; a row per measure and both means
+expect 0 "$nf" exp vs-taihulight --quick --json
+python3 - "$tmp/out" <<'EOF' && ok || bad "vs-taihulight rows: diameter, bandwidth, ratios"
+import json, sys
+rows = json.load(open(sys.argv[1]))["rows"]
+assert len(rows) == 13, len(rows)
+d = [r for r in rows if r["measure"] == "diameter"][0]
+assert d["prototype"] == 4 and d["taihulight"] == 8 and d["ratio"] == 2, d
+for r in rows:
+    if r["measure"] == "p2p bandwidth":
+        assert 1.5 < r["ratio"] < 2, r
+    if "prototype" in r:
+        assert abs(r["ratio"] - (r["prototype"] / r["taihulight"] if r["unit"] == "GB/s" else r["taihulight"] / r["prototype"])) < 1e-6 * r["ratio"], r
+assert sum(1 for r in rows if r["measure"] == "geometric mean" and r["paper"] == 4) == 2
+EOF
 # queues: an incast of one-packet queue messages (4 a sender) into the last endpoint's ring,
 # whose host takes an entry every 40 cycles. Unreliable: the ring's entries are delivered, plus
 # one for each host period between the first data in (52: 40 of NIC work, then a sender on the

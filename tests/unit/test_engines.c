@@ -108,6 +108,36 @@ static void test_round_robin_by_hand(void **state) {
     rig_unmake(&r);
 }
 
+/* Two CPUs on one NIC (two engines): a host's 100 cycles a message are the CPU's. Four puts
+ * from endpoint 1 due at 0, two on queue 0 (CPU 0) and two on queue 1 (CPU 1): each CPU's
+ * first is released at 100, its second at 200; one engine (one CPU) releases them at 100, 200,
+ * 300 and 400. */
+static void test_two_cpus_by_hand(void **state) {
+    (void)state;
+    for (unsigned eng = 1; eng <= 2; eng++) {
+        nf_sim_config c = engines_config(eng);
+        c.host_msg_cycles = 100;
+        rig r = rig_make("torus:1,c=8", "minhop", "uniform", c);
+        uint32_t id[4];
+        for (uint32_t j = 0; j < 4; j++) {
+            nf_sim_msg m = {.src = 1,
+                            .dst = 2 + j,
+                            .bytes = 32,
+                            .kind = NF_SIM_PUT_REPLY,
+                            .queue = (uint16_t)(j / 2)};
+            assert_int_equal(nf_sim_post(r.s, &m, &id[j]), 0);
+        }
+        assert_int_equal(run(r.s).done, 4);
+        for (uint32_t j = 0; j < 4; j++) {
+            uint64_t want = eng == 2 ? 100 * (j % 2 + 1) : 100 * (j + 1);
+            if (times(r.s, id[j]).released != want)
+                fail_msg("%u engines, message %u: released %llu, want %llu", eng, j,
+                         (unsigned long long)times(r.s, id[j]).released, (unsigned long long)want);
+        }
+        rig_unmake(&r);
+    }
+}
+
 /* The in-flight limit: 40 puts from one endpoint, at most 3 in flight: never more than 3 at once,
  * and the fourth taken only once the first is complete; without the limit more are in flight. */
 static void test_inflight_limit(void **state) {
@@ -343,13 +373,10 @@ static void test_refusals(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_overtake_by_hand),
-        cmocka_unit_test(test_round_robin_by_hand),
-        cmocka_unit_test(test_inflight_limit),
-        cmocka_unit_test(test_random_invariants),
-        cmocka_unit_test(test_desdp),
-        cmocka_unit_test(test_fsw_by_hand),
-        cmocka_unit_test(test_source_route_by_hand),
+        cmocka_unit_test(test_overtake_by_hand),  cmocka_unit_test(test_round_robin_by_hand),
+        cmocka_unit_test(test_two_cpus_by_hand),  cmocka_unit_test(test_inflight_limit),
+        cmocka_unit_test(test_random_invariants), cmocka_unit_test(test_desdp),
+        cmocka_unit_test(test_fsw_by_hand),       cmocka_unit_test(test_source_route_by_hand),
         cmocka_unit_test(test_refusals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
