@@ -84,6 +84,13 @@ int exp_sunway_sim(const exp_opts *o, nf_fabric **f, nf_hops **h, nf_sim **s);
 /* The configuration exp_sunway_sim uses: the knobs above and the NIC's two message engines
  * sharing its two ports. */
 void exp_sunway_config(const exp_opts *o, nf_sim_config *c);
+/* The trees of groups g by the multicast engine named `engine`: rail 0's (m[0], the members'
+ * port 1), and on a dual-rail fabric (every CA member's port 2 cabled to a switch) rail 1's too
+ * (m[1], else NULL), installed in the ns simulators s[] by nf_sim_set_mcast_rails: the multicast
+ * chain on both rails, as the Sunway machine configures it. On failure prints why, frees what
+ * it made and returns an exit status. */
+int exp_mcast_rails(const nf_fabric *f, const nf_hops *h, const nf_groups *g, const char *engine,
+                    nf_sim *const *s, unsigned ns, nf_mcast *m[2]);
 
 /* The drivers. */
 int exp_tables(const exp_opts *o, json_t *rows);

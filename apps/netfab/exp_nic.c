@@ -4,14 +4,18 @@
  * bandwidth of a put over one rail, two rails with the packets of a message on a fixed rail,
  * and two rails with the port chosen per packet (least busy); then when the target learns of
  * the data: a put with a reply word incremented by the target NIC on completion, against a write
- * (acknowledged by the target NIC) followed by a short notification message. */
+ * (acknowledged by the target NIC) followed by a short notification message; and a broadcast
+ * to every endpoint over the multicast chain of rail 0 alone, or of both rails with each packet
+ * on the freer port. */
 #include "cmd.h"
 #include "exp.h"
 #include "netfab/gen.h"
 #include "netfab/hops.h"
+#include "netfab/mcast.h"
 #include "netfab/sim.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 
 /* Runs a script of one or two messages; the times of the first and the last. */
 static int one(nf_sim *s, const nf_sim_msg *a, const nf_sim_msg *b, nf_sim_msg_times *ta,
@@ -146,8 +150,70 @@ int exp_dual_rail(const exp_opts *o, json_t *rows) {
                                               "write + notification", "msg_bytes", (json_int_t)b,
                                               "latency", (json_int_t)(tn.done - tw.released)));
     }
+    /* a broadcast from endpoint 0 to every other endpoint: the multicast chain on rail 0 alone,
+     * or on both rails with each packet on the freer port */
+    uint32_t E = nf_sim_endpoints(s), goff[2] = {0, E};
+    nf_node *mem = rc ? NULL : malloc((size_t)E * sizeof *mem);
+    nf_mcast *m[2] = {NULL, NULL};
+    if (!rc && !mem) rc = nf_app_report(NF_ENOMEM, NULL);
+    for (uint32_t i = 0; mem && i < E; i++)
+        mem[i] = nf_sim_endpoint_ca(s, i);
+    nf_groups g = {.n = 1, .off = goff, .member = mem};
+    if (!rc) rc = exp_mcast_rails(f, h, &g, "fulb", &s, 1, m);
+    for (unsigned rails = 1; rails <= 2 && !rc; rails++) {
+        int e = nf_sim_set_mcast_rails(s, &g, m[0], rails == 2 ? m[1] : NULL);
+        if (e) rc = nf_app_report(e, NULL);
+        for (uint64_t b = 256; b <= (o->quick ? 65536u : 1u << 20) && !rc; b *= 4) {
+            exp_progress(0.99, "dual-rail: multicast, %u rails, %llu bytes", rails,
+                         (unsigned long long)b);
+            nf_sim_msg mc = {
+                .src = 0, .bytes = b, .kind = NF_SIM_MCAST, .rail = NF_SIM_RAIL_DYNAMIC};
+            nf_sim_msg_times t;
+            if ((rc = one(s, &mc, NULL, &t, NULL))) break;
+            uint64_t cyc = t.done - t.released;
+            json_array_append_new(
+                rows, json_pack("{s:s, s:I, s:s, s:I, s:f, s:I}", "measure", "multicast", "rails",
+                                (json_int_t)rails, "mode", rails == 2 ? "dynamic" : "rail 0",
+                                "msg_bytes", (json_int_t)b, "bandwidth", (double)b / (double)cyc,
+                                "cycles", (json_int_t)cyc));
+        }
+    }
+    nf_mcast_free(m[0]);
+    nf_mcast_free(m[1]);
+    free(mem);
     nf_sim_free(s);
     nf_hops_free(h);
     nf_fabric_free(f);
     return rc;
+}
+
+/* Whether every CA member of g has its port 2 cabled to a switch over an up link. */
+static bool second_rail(const nf_fabric *f, const nf_groups *g) {
+    for (uint32_t i = 0; i < g->off[g->n]; i++) {
+        nf_node x = g->member[i];
+        if (x < f->n_switches) continue;
+        if (x >= f->n_nodes || f->nports[x] < 2) return false;
+        nf_gport p = nf_port_index(f, x, 2);
+        if (f->peer[p] >= f->n_switches || f->link_state[f->port_link[p]] != NF_LINK_UP)
+            return false;
+    }
+    return true;
+}
+
+int exp_mcast_rails(const nf_fabric *f, const nf_hops *h, const nf_groups *g, const char *engine,
+                    nf_sim *const *s, unsigned ns, nf_mcast *m[2]) {
+    const nf_mcast_engine *e = nf_mcast_engine_find(engine);
+    nf_diag d = {{0}, 0, {0}};
+    m[0] = m[1] = NULL;
+    int rc = nf_mcast_route(f, h, g, e, &m[0], &d);
+    if (!rc && second_rail(f, g)) rc = nf_mcast_route_port(f, h, g, e, 2, &m[1], &d);
+    for (unsigned i = 0; i < ns && !rc; i++)
+        rc = nf_sim_set_mcast_rails(s[i], g, m[0], m[1]);
+    if (rc) {
+        nf_mcast_free(m[0]);
+        nf_mcast_free(m[1]);
+        m[0] = m[1] = NULL;
+        return nf_app_report(rc, &d);
+    }
+    return NF_EXIT_OK;
 }

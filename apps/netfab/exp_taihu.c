@@ -6,7 +6,7 @@
  *   (processor p on NIC p / 2, its messages on send queue p mod 2, so engine p mod 2: each CPU
  *   has its engine), two rails, the two engines sharing the two ports packet by packet, FSW,
  *   puts with a reply word, hardware collectives (the NICs' tree reduction, the result by
- *   multicast);
+ *   multicast, the multicast chain on both rails);
  * - TaihuLight: taihulight:sn=4,group=1 (4 supernodes of 256, joined at the top: 4 levels), one
  *   processor per node on a one-port NIC with one message engine, no FSW, no reply word (a write,
  *   acknowledged, then a short message to tell the target), collectives in software (binomial
@@ -16,9 +16,9 @@
  * prototype's 112 Gb/s port) and TaihuLight's flit 36 bytes (126 Gb/s, its 128 Gb/s injection
  * rate). Each measure twice: the network and NICs alone, and with the hosts of the multicast
  * experiments (exp_mcast_host: a host's time issuing and receiving a message, and its jitter; no
- * copy, both machines' RDMA being zero-copy; the same on both: assumed), each CPU its own host. A row per measure, the prototype's
- * figure, TaihuLight's and their ratio (how many times better the prototype is), and the
- * geometric mean of the ratios against the paper's 4. */
+ * copy, both machines' RDMA being zero-copy; the same on both: assumed), each CPU its own host. A
+ * row per measure, the prototype's figure, TaihuLight's and their ratio (how many times better the
+ * prototype is), and the geometric mean of the ratios against the paper's 4. */
 #include "cmd.h"
 #include "exp.h"
 #include "netfab/groups.h"
@@ -40,14 +40,16 @@ typedef struct machine {
     bool proto;
     nf_fabric *f;
     nf_hops *h;
-    nf_sim *s[2]; /* without and with the hosts' time */
-    nf_mcast *m;  /* the prototype's group of every NIC, for its hardware collectives */
+    nf_sim *s[2];   /* without and with the hosts' time */
+    nf_mcast *m[2]; /* the prototype's group of every NIC (each rail's trees), for its hardware
+                     * collectives */
 } machine;
 
 static void machine_close(machine *x) {
     for (int i = 0; i < 2; i++)
         nf_sim_free(x->s[i]);
-    nf_mcast_free(x->m);
+    nf_mcast_free(x->m[0]);
+    nf_mcast_free(x->m[1]);
     nf_hops_free(x->h);
     nf_fabric_free(x->f);
 }
@@ -78,9 +80,14 @@ static int machine_open(const exp_opts *o, bool proto, machine *x) {
         for (uint32_t i = 0; mem && i < n; i++)
             mem[i] = x->f->n_switches + i;
         nf_groups g = {.n = 1, .off = off, .member = mem};
-        if (!rc) rc = nf_mcast_route(x->f, x->h, &g, nf_mcast_engine_find("fulb"), &x->m, &d);
-        for (int i = 0; i < 2 && !rc; i++)
-            rc = nf_sim_set_mcast(x->s[i], &g, x->m);
+        if (!rc) { /* (prints its own error) */
+            int e = exp_mcast_rails(x->f, x->h, &g, "fulb", x->s, 2, x->m);
+            if (e) {
+                free(mem);
+                machine_close(x);
+                return e;
+            }
+        }
         free(mem);
     }
     if (rc) {

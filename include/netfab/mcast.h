@@ -50,6 +50,7 @@ typedef struct nf_mcast {
     double root_s;   /* time spent choosing roots */
     double tree_s;   /* time spent building trees */
     double refine_s; /* time spent in a refinement pass (fulb+) */
+    uint8_t ca_port; /* the port every CA member joins by: 1, or 2 (nf_mcast_route_port) */
 } nf_mcast;
 
 /* Routes every group of g in order with engine e; loads start at zero. Routing is sequential by
@@ -63,6 +64,14 @@ NF_API int nf_mcast_route_progress(const nf_fabric *f, const nf_hops *h, const n
                                    const nf_mcast_engine *e,
                                    void (*progress)(void *ud, double frac), void *ud,
                                    nf_mcast **out, nf_diag *diag);
+/* The same with every CA member joining by its port ca_port (1 or 2) instead of port 1: an
+ * InfiniBand port joins a group, and a dual-rail node's second rail is its port 2 (a switch
+ * member is still its port 0). The trees of the groups on that rail, with their own loads: on a
+ * dual-rail fabric whose rails are apart, port 1's and port 2's trees share no switch. A member
+ * without an up link at that port fails its group (status). NF_EINVAL for another port. */
+NF_API int nf_mcast_route_port(const nf_fabric *f, const nf_hops *h, const nf_groups *g,
+                               const nf_mcast_engine *e, unsigned ca_port, nf_mcast **out,
+                               nf_diag *diag);
 NF_API void nf_mcast_free(nf_mcast *m);
 
 typedef struct nf_mcast_stats {

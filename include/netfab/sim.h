@@ -466,7 +466,8 @@ typedef enum nf_sim_msg_kind {
 
 /* Which port of a dual-port NIC the packets take: fixed (the descriptor's), or per packet the
  * port with fewer flits queued (dynamic: one message's packets spread over both rails and
- * arrive out of order; completion counts them all in). A one-port NIC always uses its port. */
+ * arrive out of order; completion counts them all in). A one-port NIC always uses its port. A
+ * multicast goes on rail 0 unless its trees are on both rails (nf_sim_set_mcast_rails). */
 typedef enum nf_sim_rail_mode {
     NF_SIM_RAIL0 = 0,
     NF_SIM_RAIL1 = 1,
@@ -514,6 +515,16 @@ typedef struct nf_sim_msg {
  * corrupt one whose copies have left (cut-through) has every copy's tail marked bad, so each
  * is discarded where it is next held whole: every member takes one good copy. */
 NF_API int nf_sim_set_mcast(nf_sim *s, const nf_groups *g, const nf_mcast *m);
+/* The multicast chain on both rails of a dual-rail fabric: rail0's trees over the members' port
+ * 1 (nf_mcast_route), rail1's over their port 2 (nf_mcast_route_port), each rail's switches
+ * replicating its own copies. A multicast then sends each packet on the rail its message names
+ * (nf_sim_msg.rail: with NF_SIM_RAIL_DYNAMIC, per packet, as a unicast message's), and every
+ * member takes each packet once, from the rail it came on. The tables hold both rails' entries.
+ * rail1 NULL is nf_sim_set_mcast. NF_EINVAL as nf_sim_set_mcast, and for trees of a group that
+ * share a switch (the rails meet) or a group with a switch member (it would miss the other
+ * rail's packets). */
+NF_API int nf_sim_set_mcast_rails(nf_sim *s, const nf_groups *g, const nf_mcast *rail0,
+                                  const nf_mcast *rail1);
 /* With nf_sim_config.mcast_port_entries, the switches' multicast tables: each switch port holds
  * that many groups' entries (the Sunway router: 32), a group taking one at every switch port of
  * its tree (and port 0 at a switch member). nf_sim_set_mcast fits the groups in order; a group

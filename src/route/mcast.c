@@ -16,8 +16,9 @@
     X(minihop)                                                                                     \
     X(minihop_new)                                                                                 \
     X(minihop_new_high)                                                                            \
-    X(sssp) X(sssp_new) X(fulb_paper) X(fulb_paper_look) X(fulb_paper_global) X(fulb_paper_trials) \
-        X(fulb) X(fulb_plus)
+    X(sssp)                                                                                        \
+    X(sssp_new) X(fulb_paper) X(fulb_paper_look) X(fulb_paper_global) X(fulb_paper_trials) X(fulb) \
+        X(fulb_plus)
 
 static const nf_mcast_engine *const engines[] = {
 #define NF_X_ENGINE(id) &nf__mc_##id,
@@ -532,13 +533,13 @@ int32_t nf__mc_light_tree(const nf__mc_view *v, const nf_node *leaf, uint32_t n,
     return k;
 }
 
-nf_node nf__mc_member_switch(const nf_fabric *f, nf_node ca, nf_link *host_link) {
+nf_node nf__mc_member_switch(const nf_fabric *f, nf_node ca, unsigned port, nf_link *host_link) {
     if (ca < f->n_switches) { /* a switch itself, by its port 0 */
         *host_link = NF_NONE;
         return ca;
     }
-    if (ca >= f->n_nodes) return NF_NONE;
-    nf_gport g = nf_port_index(f, ca, 1);
+    if (ca >= f->n_nodes || port < 1 || port > f->nports[ca]) return NF_NONE;
+    nf_gport g = nf_port_index(f, ca, port);
     nf_node s = f->peer[g];
     if (s == NF_NONE || s >= f->n_switches || f->link_state[f->port_link[g]] != NF_LINK_UP)
         return NF_NONE;
@@ -565,19 +566,19 @@ int nf__mc_opensm_order(const nf_fabric *f, nf_node *order, uint32_t *rank) {
     return rc;
 }
 
-uint32_t nf__mc_group_leaves(const nf_fabric *f, const nf_groups *g, uint32_t k, nf_node *leaf,
-                             bool *all_cabled) {
-    return nf__mc_member_leaves(f, g->member + g->off[k], g->off[k + 1] - g->off[k], leaf,
+uint32_t nf__mc_group_leaves(const nf_fabric *f, const nf_groups *g, uint32_t k, unsigned port,
+                             nf_node *leaf, bool *all_cabled) {
+    return nf__mc_member_leaves(f, g->member + g->off[k], g->off[k + 1] - g->off[k], port, leaf,
                                 all_cabled);
 }
 
 uint32_t nf__mc_member_leaves(const nf_fabric *f, const nf_node *member, uint32_t count,
-                              nf_node *leaf, bool *all_cabled) {
+                              unsigned port, nf_node *leaf, bool *all_cabled) {
     uint32_t n = 0;
     bool all = true;
     for (uint32_t i = 0; i < count; i++) {
         nf_link hl;
-        nf_node s = nf__mc_member_switch(f, member[i], &hl);
+        nf_node s = nf__mc_member_switch(f, member[i], port, &hl);
         if (s == NF_NONE)
             all = false;
         else
@@ -649,11 +650,11 @@ static void tree_loads(const nf_fabric *f, uint32_t *efi, uint32_t *sw_load, nf_
  * switch distance and its host link, a switch member's distance alone (its port 0 is no link;
  * as the tables' analysis counts it, nf_mft). The trees are of shortest paths from the root. */
 static uint8_t height_with_sw(const nf_fabric *f, const nf_hops *h, nf_node root,
-                              const nf_node *members, uint32_t n) {
+                              const nf_node *members, uint32_t n, unsigned port) {
     unsigned top = 0;
     for (uint32_t i = 0; i < n; i++) {
         nf_link hl;
-        nf_node s = nf__mc_member_switch(f, members[i], &hl);
+        nf_node s = nf__mc_member_switch(f, members[i], port, &hl);
         if (s == NF_NONE) continue;
         unsigned d = nf_hops_sw(h, root, s) + (hl != NF_NONE);
         if (d > top) top = d;
@@ -691,9 +692,28 @@ int nf_mcast_route(const nf_fabric *f, const nf_hops *h, const nf_groups *g,
     return nf_mcast_route_progress(f, h, g, e, NULL, NULL, out, diag);
 }
 
+static int route_all(const nf_fabric *f, const nf_hops *h, const nf_groups *g,
+                     const nf_mcast_engine *e, unsigned port,
+                     void (*progress)(void *ud, double frac), void *ud, nf_mcast **out,
+                     nf_diag *diag);
+
 int nf_mcast_route_progress(const nf_fabric *f, const nf_hops *h, const nf_groups *g,
                             const nf_mcast_engine *e, void (*progress)(void *ud, double frac),
                             void *ud, nf_mcast **out, nf_diag *diag) {
+    return route_all(f, h, g, e, 1, progress, ud, out, diag);
+}
+
+int nf_mcast_route_port(const nf_fabric *f, const nf_hops *h, const nf_groups *g,
+                        const nf_mcast_engine *e, unsigned ca_port, nf_mcast **out, nf_diag *diag) {
+    *out = NULL;
+    if (ca_port < 1 || ca_port > 2) return NF_EINVAL;
+    return route_all(f, h, g, e, ca_port, NULL, NULL, out, diag);
+}
+
+static int route_all(const nf_fabric *f, const nf_hops *h, const nf_groups *g,
+                     const nf_mcast_engine *e, unsigned port,
+                     void (*progress)(void *ud, double frac), void *ud, nf_mcast **out,
+                     nf_diag *diag) {
     *out = NULL;
     if (h->n != f->n_switches || !e) return NF_EINVAL;
     uint32_t S = f->n_switches, G = g->n, max_members = 0;
@@ -710,6 +730,7 @@ int nf_mcast_route_progress(const nf_fabric *f, const nf_hops *h, const nf_group
     bool scratch = false;
     if (!m) return NF_ENOMEM;
     m->n_groups = G;
+    m->ca_port = (uint8_t)port;
     m->root = nf__malloc(((size_t)G + 1) * sizeof *m->root);
     m->height = nf__calloc((size_t)G + 1, sizeof *m->height);
     m->status = nf__calloc((size_t)G + 1, sizeof *m->status);
@@ -725,7 +746,8 @@ int nf_mcast_route_progress(const nf_fabric *f, const nf_hops *h, const nf_group
     scratch = true;
     if (e->init && (rc = e->init(&ctx, f, h))) goto fail;
 
-    nf__mc_view view = {.f = f, .h = h, .efi = m->efi, .sw_load = sw_load, .scr = &scr};
+    nf__mc_view view = {
+        .f = f, .h = h, .efi = m->efi, .sw_load = sw_load, .ca_port = port, .scr = &scr};
     for (nf_link l = 0; l < f->n_links; l++)
         view.has_global |= f->link_cls[l] == NF_LINK_GLOBAL;
 
@@ -735,11 +757,11 @@ int nf_mcast_route_progress(const nf_fabric *f, const nf_hops *h, const nf_group
         m->root[k] = NF_NONE;
         /* members' switches (distinct, ascending) and their host links */
         bool cabled;
-        uint32_t nl = nf__mc_group_leaves(f, g, k, leaf, &cabled), n_host = 0;
+        uint32_t nl = nf__mc_group_leaves(f, g, k, port, leaf, &cabled), n_host = 0;
         int status = cabled ? NF_OK : NF_EUNREACHABLE;
         for (uint32_t i = g->off[k]; i < g->off[k + 1] && cabled; i++) {
             nf_link hl = NF_NONE;
-            nf__mc_member_switch(f, g->member[i], &hl);
+            nf__mc_member_switch(f, g->member[i], port, &hl);
             if (hl != NF_NONE) links[S + n_host++] = hl; /* (a switch member has none) */
         }
         if (status == NF_OK && nl == 1 && e->single_empty &&
@@ -772,8 +794,8 @@ int nf_mcast_route_progress(const nf_fabric *f, const nf_hops *h, const nf_group
         bool installed = status == NF_OK && (m->tree_off[k] != tree_n || m->height[k] != 0);
         if ((rc = note_sw_members(m, f, g, k, installed, &swm_cap))) goto fail;
         if (m->sw_member_off && m->sw_member_off[k + 1] > m->sw_member_off[k])
-            m->height[k] =
-                height_with_sw(f, h, m->root[k], g->member + g->off[k], g->off[k + 1] - g->off[k]);
+            m->height[k] = height_with_sw(f, h, m->root[k], g->member + g->off[k],
+                                          g->off[k + 1] - g->off[k], port);
     }
     m->tree_off[G] = (uint32_t)tree_n;
     if (e->refine) {
@@ -882,7 +904,7 @@ int nf_mcast_live_add(nf_mcast_live *lv, const nf_node *members, uint32_t n, nf_
         lv->cap_members = n;
     }
     bool cabled;
-    uint32_t nl = nf__mc_member_leaves(f, members, n, lv->leaf, &cabled);
+    uint32_t nl = nf__mc_member_leaves(f, members, n, 1, lv->leaf, &cabled);
     if (!cabled) return NF_EUNREACHABLE;
     if (nl == 1 && lv->e->single_empty && one_member(members, n)) {
         out->links = nf__malloc(sizeof *out->links); /* an empty tree: height 0, no load */
@@ -902,7 +924,7 @@ int nf_mcast_live_add(nf_mcast_live *lv, const nf_node *members, uint32_t n, nf_
     nf_link *hl = lv->links + nt;
     for (uint32_t i = 0; i < n; i++) {
         nf_link l; /* every member is cabled (checked above); a switch member has no link */
-        if (nf__mc_member_switch(f, members[i], &l) == NF_NONE) return NF_EUNREACHABLE;
+        if (nf__mc_member_switch(f, members[i], 1, &l) == NF_NONE) return NF_EUNREACHABLE;
         if (l != NF_NONE) hl[nh++] = l;
     }
     qsort(hl, nh, sizeof *hl, cmp_node);
@@ -917,7 +939,7 @@ int nf_mcast_live_add(nf_mcast_live *lv, const nf_node *members, uint32_t n, nf_
     out->height = height;
     for (uint32_t i = 0; i < n; i++)
         if (members[i] < f->n_switches) { /* a switch member: no link beyond its switch */
-            out->height = height_with_sw(f, lv->h, root, members, n);
+            out->height = height_with_sw(f, lv->h, root, members, n, 1);
             break;
         }
     tree_loads(f, lv->efi, lv->sw_load, root, out->links, out->n_links, 1);

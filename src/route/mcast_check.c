@@ -35,7 +35,7 @@ uint32_t nf_mcast_lower_bound(const nf_fabric *f, const nf_hops *h, const nf_gro
             links++;
         }
     for (uint32_t k = 0; k < g->n; k++) {
-        uint32_t d = nf__mc_group_leaves(f, g, k, sw, NULL);
+        uint32_t d = nf__mc_group_leaves(f, g, k, 1, sw, NULL);
         if (d < 2) continue;
         for (uint32_t i = 0; i < d; i++)
             n_s[sw[i]]++;
@@ -232,6 +232,7 @@ static int replay(const nf_fabric *f, const nf_groups *g, const nf_mcast *m, uin
 int nf_mcast_verify(const nf_fabric *f, const nf_hops *h, const nf_groups *g, const nf_mcast *m,
                     nf_diag *diag) {
     uint32_t S = f->n_switches, N = f->n_nodes;
+    unsigned port = m->ca_port ? m->ca_port : 1;
     mft t = {0};
     replay_buf rb = {0};
     nf_node *sw = NULL;
@@ -289,7 +290,8 @@ int nf_mcast_verify(const nf_fabric *f, const nf_hops *h, const nf_groups *g, co
          * independent of the engines' search from the members) */
         uint32_t n = 0;
         for (uint32_t i = g->off[k]; i < g->off[k + 1]; i++)
-            sw[n++] = g->member[i] < S ? g->member[i] : f->peer[nf_port_index(f, g->member[i], 1)];
+            sw[n++] =
+                g->member[i] < S ? g->member[i] : f->peer[nf_port_index(f, g->member[i], port)];
         unsigned best = UINT32_MAX, at_root = 0;
         for (nf_node c = 0; c < S; c++) {
             unsigned mx = 0;

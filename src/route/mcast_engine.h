@@ -37,6 +37,7 @@ typedef struct nf__mc_view {
     const uint32_t *efi;     /* per link: groups routed over it so far */
     const uint32_t *sw_load; /* per switch: groups rooted there + tree links at its ports */
     bool has_global;         /* the fabric has Dragonfly global links */
+    unsigned ca_port;        /* the port CA members join by (nf_mcast.ca_port) */
     nf__mc_scratch *scr;
 } nf__mc_view;
 
@@ -65,9 +66,9 @@ struct nf_mcast_engine {
  * candidates and the radius in *radius; 0 when the leaves are not all connected. */
 uint32_t nf__mc_candidates(const nf__mc_view *v, const nf_node *leaf, uint32_t n, unsigned *radius);
 
-/* The switch member CA ca hangs off (the peer of its port 1 over an up link), or NF_NONE; its
- * host link in *host_link. */
-nf_node nf__mc_member_switch(const nf_fabric *f, nf_node ca, nf_link *host_link);
+/* The switch member CA ca hangs off (the peer of its port `port`, 1 or 2, over an up link), or
+ * NF_NONE; its host link in *host_link. A switch member is its own (no host link). */
+nf_node nf__mc_member_switch(const nf_fabric *f, nf_node ca, unsigned port, nf_link *host_link);
 
 /* The lightest minimal-height tree from root to the leaves: among shortest paths from the root,
  * each switch takes the parent link that minimises the sum of loads (v->efi) along its path, as
@@ -91,15 +92,15 @@ uint8_t nf__mc_max_rows(const nf_hops *h, const nf_node *leaf, uint32_t n, uint8
  * coordinates into buf (S bytes) instead, which costs less than reading the row from memory. */
 const uint8_t *nf__mc_row(const nf_hops *h, nf_node s, uint8_t *buf);
 
-/* The distinct switches the members of group k hang off, ascending, into leaf (room for the
- * group's size); returns their number. *all_cabled (optional) is false when some member has no
- * up link to a switch (that member is left out). */
-uint32_t nf__mc_group_leaves(const nf_fabric *f, const nf_groups *g, uint32_t k, nf_node *leaf,
-                             bool *all_cabled);
+/* The distinct switches the members of group k hang off by their port `port`, ascending, into
+ * leaf (room for the group's size); returns their number. *all_cabled (optional) is false when
+ * some member has no up link to a switch there (that member is left out). */
+uint32_t nf__mc_group_leaves(const nf_fabric *f, const nf_groups *g, uint32_t k, unsigned port,
+                             nf_node *leaf, bool *all_cabled);
 
 /* The same for any list of member CAs (any order, duplicates allowed). */
 uint32_t nf__mc_member_leaves(const nf_fabric *f, const nf_node *member, uint32_t count,
-                              nf_node *leaf, bool *all_cabled);
+                              unsigned port, nf_node *leaf, bool *all_cabled);
 
 /* A fresh value for scr->stamp marks: every switch counts as unmarked afterwards. */
 uint32_t nf__mc_new_stamp(const nf__mc_view *v);

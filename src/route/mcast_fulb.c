@@ -645,7 +645,7 @@ static int fulb_refine(void *ctx, const nf__mc_view *v, const nf_groups *g, nf_m
             for (uint32_t i = 0; i < tn && !uses_hot; i++)
                 uses_hot = !is_host(f, tl[i]) && efi[tl[i]] == M;
             if (!uses_hot) continue;
-            uint32_t nl = nf__mc_group_leaves(f, g, k, leaf, NULL);
+            uint32_t nl = nf__mc_group_leaves(f, g, k, v->ca_port, leaf, NULL);
             uint32_t hot_here = 0;
             for (uint32_t i = 0; i < tn; i++)
                 if (!is_host(f, tl[i])) hot_here += efi[tl[i]]-- == M;

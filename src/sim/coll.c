@@ -147,8 +147,13 @@ int nf_sim_post_hw_collective(nf_sim *s, nf_sim_hw_coll c, const uint32_t *ranks
     for (uint32_t r = 1; gather && r < n && !rc; r++)
         if ((r - 1) / fanin) rc = nf_sim_after(s, msg[r], msg[(r - 1) / fanin]);
     if (!rc && c != NF_SIM_HW_REDUCE) { /* the root's multicast, after its children */
-        nf_sim_msg m = {
-            .src = ranks[0], .bytes = len, .kind = NF_SIM_MCAST, .group = group, .by_nic = true};
+        nf_sim_msg m = {.src = ranks[0],
+                        .bytes = len,
+                        .kind = NF_SIM_MCAST,
+                        .group = group,
+                        .by_nic = true,
+                        .rail =
+                            NF_SIM_RAIL_DYNAMIC}; /* (either rail, when the trees are on both) */
         if (!(rc = nf_sim_post(s, &m, &id))) {
             if (!n_msg++) *first = id;
             for (uint32_t r = 1; gather && r <= fanin && r < n && !rc; r++)

@@ -398,6 +398,7 @@ typedef struct sim_mcast {
      * (nf_sim_config.mcast_port_entries): its messages go as unicast copies; NULL: none */
     uint8_t *refused;
     uint32_t n_refused;
+    bool rails; /* the trees of both rails (nf_sim_set_mcast_rails): packets go on either */
 } sim_mcast;
 
 /* Link errors (nf_sim_config.ber, switching; nf_sim_set_link_ber): on when some link has errors or

@@ -83,12 +83,19 @@ static int fit_tables(const nf_sim *s, uint32_t n, const uint32_t *off, const nf
     return NF_OK;
 }
 
-int nf_sim_set_mcast(nf_sim *s, const nf_groups *g, const nf_mcast *m) {
+/* The trees m[0..nm) of the groups g, one per rail (nm 1 or 2; rail r's CA members joining by
+ * port r + 1), into the switches' rows: a rail's switches are its alone. */
+static int set_mcast(nf_sim *s, const nf_groups *g, const nf_mcast *const *mt, unsigned nm) {
     const nf_fabric *f = s->f;
-    if (g->n != m->n_groups) return NF_EINVAL;
-    for (uint32_t i = 0; i < g->n; i++)
-        if (m->status[i] < 0) return NF_EINVAL;
-    size_t PSV = (size_t)s->topo.n_sw_ports * s->net.n_vcs, n_links = m->tree_off[g->n];
+    size_t n_links = 0;
+    for (unsigned r = 0; r < nm; r++) {
+        const nf_mcast *m = mt[r];
+        if (g->n != m->n_groups || (m->ca_port ? m->ca_port : 1) != r + 1) return NF_EINVAL;
+        for (uint32_t i = 0; i < g->n; i++)
+            if (m->status[i] < 0) return NF_EINVAL;
+        n_links += m->tree_off[g->n];
+    }
+    size_t PSV = (size_t)s->topo.n_sw_ports * s->net.n_vcs;
     unsigned W = 1u << s->net.mw_shift; /* words of a port bitset */
     uint32_t *off = nf__calloc((size_t)g->n + 1, sizeof *off);
     nf_node *sw = nf__malloc((2 * n_links + 1) * sizeof *sw);
@@ -100,43 +107,50 @@ int nf_sim_set_mcast(nf_sim *s, const nf_groups *g, const nf_mcast *m) {
     uint32_t n_ep = 0, n_sw = 0;
     uint64_t *left = s->mc.left ? s->mc.left : nf__calloc(PSV * W + 1, sizeof *left);
     uint32_t *copy = NULL, fan = 1;
-    if (!off || !sw || !mask || !goff || !gep || !soff || !smem || !left) goto oom;
+    /* with two rails, per switch 1 + the last group whose rail-0 tree holds it */
+    uint32_t *on0 = nm > 1 ? nf__calloc((size_t)f->n_switches + 1, sizeof *on0) : NULL;
+    if (!off || !sw || !mask || !goff || !gep || !soff || !smem || !left || (nm > 1 && !on0))
+        goto oom;
     size_t n = 0;
     for (uint32_t k = 0; k < g->n; k++) {
         off[k] = (uint32_t)n;
         size_t first = n;
         /* every tree link's switch ends, each with the port's bit; then sorted and merged */
-        for (uint32_t t = m->tree_off[k]; t < m->tree_off[k + 1]; t++) {
-            nf_link l = m->tree_link[t];
-            nf_node ends[2] = {f->link_a[l], f->link_z[l]};
-            unsigned ports[2] = {f->link_pa[l], f->link_pz[l]};
-            for (int e = 0; e < 2; e++) {
-                if (ends[e] >= f->n_switches) continue;
-                size_t j = n++;
-                while (j > first && sw[j - 1] > ends[e]) { /* insertion: trees are small */
-                    sw[j] = sw[j - 1];
-                    memcpy(mask + j * W, mask + (j - 1) * W, W * sizeof *mask);
-                    j--;
-                }
-                if (j > first && sw[j - 1] == ends[e]) { /* merge into the switch's row */
-                    sim_bit_set(mask + (j - 1) * W, ports[e] - 1);
-                    for (size_t q = j; q + 1 < n; q++) {
-                        sw[q] = sw[q + 1];
-                        memcpy(mask + q * W, mask + (q + 1) * W, W * sizeof *mask);
+        for (unsigned r = 0; r < nm; r++)
+            for (uint32_t t = mt[r]->tree_off[k]; t < mt[r]->tree_off[k + 1]; t++) {
+                nf_link l = mt[r]->tree_link[t];
+                nf_node ends[2] = {f->link_a[l], f->link_z[l]};
+                unsigned ports[2] = {f->link_pa[l], f->link_pz[l]};
+                for (int e = 0; e < 2; e++) {
+                    if (ends[e] >= f->n_switches) continue;
+                    if (on0 && r == 0) on0[ends[e]] = k + 1;
+                    if (on0 && r == 1 && on0[ends[e]] == k + 1) goto inval; /* the rails meet */
+                    size_t j = n++;
+                    while (j > first && sw[j - 1] > ends[e]) { /* insertion: trees are small */
+                        sw[j] = sw[j - 1];
+                        memcpy(mask + j * W, mask + (j - 1) * W, W * sizeof *mask);
+                        j--;
                     }
-                    n--;
-                } else {
-                    sw[j] = ends[e];
-                    memset(mask + j * W, 0, W * sizeof *mask);
-                    sim_bit_set(mask + j * W, ports[e] - 1);
+                    if (j > first && sw[j - 1] == ends[e]) { /* merge into the switch's row */
+                        sim_bit_set(mask + (j - 1) * W, ports[e] - 1);
+                        for (size_t q = j; q + 1 < n; q++) {
+                            sw[q] = sw[q + 1];
+                            memcpy(mask + q * W, mask + (q + 1) * W, W * sizeof *mask);
+                        }
+                        n--;
+                    } else {
+                        sw[j] = ends[e];
+                        memset(mask + j * W, 0, W * sizeof *mask);
+                        sim_bit_set(mask + j * W, ports[e] - 1);
+                    }
                 }
             }
-        }
         /* its endpoints, and its switches themselves (their port 0: the tree reaches them) */
         goff[k] = n_ep, soff[k] = n_sw;
         for (uint32_t i = g->off[k]; i < g->off[k + 1]; i++) {
             nf_node x = g->member[i];
             if (x < f->n_switches) {
+                if (nm > 1) goto inval; /* a switch member would miss the other rail's packets */
                 smem[n_sw++] = x;
                 continue;
             }
@@ -153,7 +167,7 @@ int nf_sim_set_mcast(nf_sim *s, const nf_groups *g, const nf_mcast *m) {
         for (uint32_t i = soff[k]; i < n_sw; i++) { /* the tree must reach it */
             uint32_t j = sim_lower_bound(sw, off[k], (uint32_t)n, smem[i]);
             if (j >= n || sw[j] != smem[i]) {
-                if (m->tree_off[k + 1] == m->tree_off[k] && g->off[k + 1] - g->off[k] == 1)
+                if (mt[0]->tree_off[k + 1] == mt[0]->tree_off[k] && g->off[k + 1] - g->off[k] == 1)
                     continue; /* one member, nothing installed (minihop's): nobody to reach */
                 goto inval;
             }
@@ -186,6 +200,8 @@ int nf_sim_set_mcast(nf_sim *s, const nf_groups *g, const nf_mcast *m) {
     nf__free(s->mc.ids);
     s->mc.left = left, s->mc.ids = copy, s->mc.fan = fan;
     s->mc.n_groups = g->n;
+    s->mc.rails = nm > 1;
+    nf__free(on0);
     nf__free(s->mc.refused);
     s->mc.refused = NULL, s->mc.n_refused = 0;
     if (s->cfg.mcast_port_entries) {
@@ -201,16 +217,26 @@ int nf_sim_set_mcast(nf_sim *s, const nf_groups *g, const nf_mcast *m) {
     return NF_OK;
 inval:
     nf__free(off), nf__free(sw), nf__free(mask), nf__free(goff), nf__free(gep);
-    nf__free(soff), nf__free(smem);
+    nf__free(soff), nf__free(smem), nf__free(on0);
     if (left != s->mc.left) nf__free(left);
     nf__free(copy);
     return NF_EINVAL;
 oom:
     nf__free(off), nf__free(sw), nf__free(mask), nf__free(goff), nf__free(gep);
-    nf__free(soff), nf__free(smem);
+    nf__free(soff), nf__free(smem), nf__free(on0);
     if (left != s->mc.left) nf__free(left);
     nf__free(copy);
     return NF_ENOMEM;
+}
+
+int nf_sim_set_mcast(nf_sim *s, const nf_groups *g, const nf_mcast *m) {
+    return set_mcast(s, g, &m, 1);
+}
+
+int nf_sim_set_mcast_rails(nf_sim *s, const nf_groups *g, const nf_mcast *rail0,
+                           const nf_mcast *rail1) {
+    const nf_mcast *mt[2] = {rail0, rail1};
+    return set_mcast(s, g, mt, rail1 ? 2 : 1);
 }
 
 /* The router's side comes in two builds, as the crossbar's (sim.c): the functions taking W (the

@@ -559,13 +559,16 @@ static void data_phase(nf__script *sc, uint32_t i, uint64_t released, uint32_t n
 
 /* The port engine g (engine e of endpoint `from`) sends message i's next packet on: the
  * descriptor's, or with a dynamic one the port with less queued (ties in turn), or without
- * shared ports its own; a multicast's is port 0. -1 when that port holds two packets already. */
+ * shared ports its own; a multicast's is port 0 unless its trees are on both rails (then as a
+ * unicast's). -1 when that port holds two packets already. */
 static int pick_port(nf__script *sc, sc_engine *g, unsigned e, uint32_t i) {
     const nf__script_params *p = &sc->par;
     const nf_sim_msg *m = &sc->m[i];
-    int64_t room = 2 * (int64_t)p->pkt_flits, b0 = p->port_backlog(p->ud, m->src, m->dst, 0);
-    if (m->kind == NF_SIM_MCAST) return b0 >= 0 && b0 < room ? 0 : -1;
-    int64_t b1 = p->port_backlog(p->ud, m->src, m->dst, 1);
+    bool mc = m->kind == NF_SIM_MCAST;
+    uint32_t to = mc ? m->src : m->dst; /* (a multicast: any rail of its source's) */
+    int64_t room = 2 * (int64_t)p->pkt_flits, b0 = p->port_backlog(p->ud, m->src, to, 0);
+    if (mc && !p->mcast_rails) return b0 >= 0 && b0 < room ? 0 : -1;
+    int64_t b1 = p->port_backlog(p->ud, m->src, to, 1);
     unsigned want = m->rail == NF_SIM_RAIL1 ? 1 : 0;
     if (!p->share_ports) want = e;
     if (p->share_ports && m->rail == NF_SIM_RAIL_DYNAMIC && b1 >= 0) {
@@ -698,15 +701,16 @@ int nf__script_release(nf__script *sc, uint64_t now, const nf__script_send **sen
         uint32_t group = UINT32_MAX;
         if (m->kind == NF_SIM_MCAST) /* every other member gets every packet */
             group = m->group, to = from;
-        int rc =
-            add_send(sc, &k,
-                     (nf__script_send){.from = from,
-                                       .to = to,
-                                       .rail = m->kind == NF_SIM_MCAST ? NF_SIM_RAIL0 : m->rail,
-                                       .npkts = npk,
-                                       .tag = e.id,
-                                       .group = group,
-                                       .srcroute = m->source_routed});
+        int rc = add_send(sc, &k,
+                          (nf__script_send){.from = from,
+                                            .to = to,
+                                            .rail = m->kind == NF_SIM_MCAST && !sc->par.mcast_rails
+                                                        ? NF_SIM_RAIL0
+                                                        : m->rail,
+                                            .npkts = npk,
+                                            .tag = e.id,
+                                            .group = group,
+                                            .srcroute = m->source_routed});
         if (rc) return rc;
     }
     /* the engines' cycle, in the order they became busy; the idle ones leave the list */

@@ -36,6 +36,7 @@ typedef struct nf__script_params {
     /* message engines (nf_sim_config's nic_*): engines 0 for none */
     unsigned engines, inflight, pkt_flits;
     bool share_ports;
+    bool mcast_rails; /* multicast trees on both rails (nf_sim_set_mcast_rails) */
     double engine_flits;
     /* flits queued at endpoint from's port `rail` (0, 1) for a packet to `to`, or -1 when that
      * port cannot carry it (a one-port NIC at either end): what the engines see of their ports

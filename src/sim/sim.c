@@ -1151,7 +1151,9 @@ static bool two_rails(const nf_sim *s, uint32_t e) {
 int nf_sim_post(nf_sim *s, const nf_sim_msg *m, uint32_t *id) {
     uint32_t E = s->topo.n_ep, recv = 0;
     if (m->kind == NF_SIM_MCAST) {
-        if (m->src >= E || nf__sim_group_receivers(s, m->group, m->src, &recv) || !recv)
+        if (m->src >= E || nf__sim_group_receivers(s, m->group, m->src, &recv) || !recv ||
+            (unsigned)m->rail > NF_SIM_RAIL_DYNAMIC ||
+            (m->rail == NF_SIM_RAIL1 && !two_rails(s, m->src)))
             return NF_EINVAL;
     } else if (m->src >= E || m->dst >= E || m->src == m->dst ||
                (unsigned)m->kind > NF_SIM_QUEUE_UNRELIABLE ||
@@ -1168,7 +1170,8 @@ int nf_sim_post(nf_sim *s, const nf_sim_msg *m, uint32_t *id) {
      * deliveries of a multicast's packets as a 32-bit count holds */
     uint64_t pk = m->bytes ? (m->bytes - 1) / payload(s) + 1 : 1;
     if (pk > (1u << 24) || (m->kind == NF_SIM_MCAST && pk * recv > UINT32_MAX)) return NF_EINVAL;
-    if (m->rail == NF_SIM_RAIL1 && (!two_rails(s, m->src) || !two_rails(s, m->dst)))
+    if (m->kind != NF_SIM_MCAST && m->rail == NF_SIM_RAIL1 &&
+        (!two_rails(s, m->src) || !two_rails(s, m->dst)))
         return NF_EINVAL;
     return nf__script_add(&s->scr.script, m, id);
 }

@@ -299,6 +299,7 @@ int nf_sim_run_script(nf_sim *s, uint64_t max_cycles, nf_sim_script_result *out)
                              .inflight = s->cfg.nic_inflight,
                              .pkt_flits = s->cfg.pkt_flits,
                              .share_ports = s->cfg.nic_share_ports,
+                             .mcast_rails = s->mc.rails,
                              .engine_flits = s->cfg.nic_engine_flits,
                              .port_backlog = nf__sim_port_backlog,
                              .ud = s};

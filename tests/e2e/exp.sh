@@ -53,6 +53,11 @@ json_num out cycles 16440 "$two"; json_num out bandwidth 63.7819951 "$two"
 json_num out cycles 32820 "$busy"; json_num out bandwidth 31.9492992 "$busy"
 json_num out latency 60 '"mode":"reply word","msg_bytes":256,'
 json_num out latency 116 '"mode":"write + notification","msg_bytes":256,'
+# a broadcast of 64 KiB to all 512 endpoints completes as a put to the farthest one does: on
+# rail 0's multicast chain 40 + 20 + 255 x 8 = 2100 cycles; on both rails' chains, each packet
+# on the freer port, 1080 (the dynamic put's 64 KiB above)
+json_num out cycles 2100 '"measure":"multicast","rails":1,"mode":"rail 0","msg_bytes":65536,'
+json_num out cycles 1080 '"measure":"multicast","rails":2,"mode":"dynamic","msg_bytes":65536,'
 # mcast-height: 4 ranks on one leaf (height 1) or on 4 leaves (height 2): the second pays two
 # more hops (router 3 + link 1 each: 8 cycles) at every size; 8 bytes in 52 cycles (40 of NIC
 # work, 1 + 3 to the leaf, the 8-flit packet to the three others at once: 8). The bare network:

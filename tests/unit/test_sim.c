@@ -1059,6 +1059,78 @@ static void test_mcast_table(void **state) {
     rig_unmake(&r);
 }
 
+/* The multicast chain on both rails: gft:leaves=4,nodes=2,spines=2,rails=2 (endpoints 0, 1 on
+ * leaf 0, 6, 7 on leaf 3), group {0, 1, 6, 7}, each rail's trees over its own ports (both verify,
+ * and share no switch). 64 KiB from endpoint 0 in 256 packets of 8 flits: on one rail the last
+ * packet reaches 7 as a unicast put's would, 40 + 20 + 255 x 8 = 2100; each packet on the freer
+ * rail, 128 on each, 40 + 20 + 127 x 8 = 1076 (test_script's dynamic put). Every member takes
+ * every packet once: 3 x 256 x 8 flits delivered, on whichever rails. Refused: rail-0 trees
+ * given as rail 1's, trees that meet at a switch, a switch member with two rails, port 3. */
+static void test_mcast_rails(void **state) {
+    (void)state;
+    nf_sim_config c = rig_defaults();
+    c.vcs = 4, c.pkt_flits = 8, c.seed = 1;
+    rig r = rig_make("gft:leaves=4,nodes=2,spines=2,sib=0,rails=2", "minhop", "uniform", c);
+    nf_node S = r.f->n_switches;
+    nf_node mem[4] = {S, S + 1, S + 6, S + 7};
+    uint32_t off[2] = {0, 4};
+    nf_groups g = {.n = 1, .off = off, .member = mem};
+    nf_diag d = {{0}, 0, {0}};
+    nf_mcast *m0 = route_groups(&r, &g, "fulb"), *m1;
+    assert_int_equal(nf_mcast_route_port(r.f, r.h, &g, nf_mcast_engine_find("fulb"), 2, &m1, &d),
+                     0);
+    assert_int_equal(nf_mcast_verify(r.f, r.h, &g, m1, &d), 0);
+    assert_int_equal(m0->ca_port, 1);
+    assert_int_equal(m1->ca_port, 2);
+    for (uint32_t i = m1->tree_off[0]; i < m1->tree_off[1]; i++) /* rail 1's links only */
+        assert_int_equal(r.f->link_plane[m1->tree_link[i]], 1);
+    static const struct {
+        bool rails;
+        nf_sim_rail_mode rail;
+        uint64_t done;
+    } want[] = {{false, NF_SIM_RAIL_DYNAMIC, 2100}, /* one rail's trees: rail 0 whatever */
+                {true, NF_SIM_RAIL0, 2100},
+                {true, NF_SIM_RAIL1, 2100},
+                {true, NF_SIM_RAIL_DYNAMIC, 1076}};
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        assert_int_equal(nf_sim_set_mcast_rails(r.s, &g, m0, want[i].rails ? m1 : NULL), 0);
+        nf_sim_script_clear(r.s);
+        uint32_t id;
+        nf_sim_msg mc = {
+            .src = 0, .bytes = 65536, .kind = NF_SIM_MCAST, .group = 0, .rail = want[i].rail};
+        assert_int_equal(nf_sim_post(r.s, &mc, &id), 0);
+        nf_sim_counts k1; /* (a run's, from its start) */
+        nf_sim_script_result res;
+        assert_int_equal(nf_sim_run_script(r.s, 1000000, &res), 0);
+        nf_sim_get_counts(r.s, &k1);
+        nf_sim_msg_times t;
+        nf_sim_msg_times_of(r.s, id, &t);
+        if (res.done != 1 || t.done != want[i].done || k1.delivered != 3 * 256 * 8)
+            fail_msg("case %zu: done %u at %llu, %llu flits delivered", i, res.done,
+                     (unsigned long long)t.done, (unsigned long long)k1.delivered);
+    }
+    nf_mcast meet = *m0; /* rail 0's trees as if over port 2: they meet rail 0's */
+    meet.ca_port = 2;
+    assert_int_equal(nf_sim_set_mcast_rails(r.s, &g, m0, m0), NF_EINVAL);
+    assert_int_equal(nf_sim_set_mcast_rails(r.s, &g, m0, &meet), NF_EINVAL);
+    assert_int_equal(nf_sim_set_mcast_rails(r.s, &g, m1, NULL), NF_EINVAL);
+    nf_node swm[5] = {0, S, S + 1, S + 6, S + 7}; /* leaf 0 of rail 0 a member */
+    uint32_t soff[2] = {0, 5};
+    nf_groups gs = {.n = 1, .off = soff, .member = swm};
+    nf_mcast *s0 = route_groups(&r, &gs, "fulb"), *s1;
+    assert_int_equal(nf_mcast_route_port(r.f, r.h, &gs, nf_mcast_engine_find("fulb"), 2, &s1, &d),
+                     0);
+    assert_int_equal(nf_sim_set_mcast_rails(r.s, &gs, s0, s1), NF_EINVAL);
+    assert_int_equal(nf_sim_set_mcast(r.s, &gs, s0), 0);
+    nf_mcast_free(s0);
+    nf_mcast_free(s1);
+    assert_int_equal(nf_mcast_route_port(r.f, r.h, &g, nf_mcast_engine_find("fulb"), 3, &s1, &d),
+                     NF_EINVAL);
+    nf_mcast_free(m0);
+    nf_mcast_free(m1);
+    rig_unmake(&r);
+}
+
 /* Hardware multicast. One switch, 8 endpoints (endpoint i on port i + 1), group {0, 1, 2, 3}:
  * from endpoint 0 a packet reaches the switch at 40 + 1 = 41 and may cross from 44; the router
  * sends it to ports 2, 3, 4 at once, a flit a cycle, so every member has its P-flit packet at
@@ -2346,6 +2418,7 @@ int main(void) {
         cmocka_unit_test(test_unroutable_hops),
         cmocka_unit_test(test_collectives_sw),
         cmocka_unit_test(test_mcast_hw),
+        cmocka_unit_test(test_mcast_rails),
         cmocka_unit_test(test_collectives_hw),
         cmocka_unit_test(test_mcast_table),
         cmocka_unit_test(test_host_overhead),
