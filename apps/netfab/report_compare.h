@@ -24,4 +24,7 @@ void report_cmp_efi_fit(FILE *h, json_t *rows);    /* latency against EFI, perio
 /* congestion pre-awareness (issue 19): the background's latency with it and without */
 void report_cmp_congestion(FILE *h, json_t *rows);
 
+/* the Sunway prototype against TaihuLight (issue 39): the geometric means against the paper's 4x */
+void report_cmp_taihulight(FILE *h, json_t *rows);
+
 #endif

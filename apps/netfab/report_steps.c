@@ -252,6 +252,8 @@ const report_step report_steps[] = {
      NULL},
     {"reductions", "S", "The NIC's reductions: every type and operator, the ordered sum", NULL,
      build_exp, NULL},
+    {"vs-taihulight", "S", "The prototype against TaihuLight at 1,024 processors: the 4x", NULL,
+     build_exp, report_cmp_taihulight},
 };
 
 int report_steps_select(const char *only, bool selected[REPORT_N_STEPS]) {
