@@ -128,7 +128,8 @@ static int mcast_row(const nf_fabric *f, const nf_hops *h, const exp_opts *o, un
         fprintf(stderr, "netfab exp: link-errors: the multicast did not complete\n");
         return NF_EXIT_FAIL;
     }
-    uint64_t pkts = (b + 255) / 256, clean = pkts * 8 * (n - 1);
+    uint64_t payload = (uint64_t)c.flit_bytes * c.pkt_flits, pkts = (b + payload - 1) / payload;
+    uint64_t clean = pkts * c.pkt_flits * (n - 1);
     json_t *x =
         json_pack("{s:s, s:s, s:f, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "case", "multicast", "mode",
                   mode_names[mode], "ber", ber, "members", (json_int_t)n, "msg_bytes",
