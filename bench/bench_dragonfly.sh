@@ -13,11 +13,11 @@ nf=$1 out=$2 quick=${3:-}
 mkdir -p "$out"
 topos="dragonfly:a=4,p=2,h=2"
 [ "$quick" = quick ] || topos="$topos dragonfly:a=8,p=4,h=4"
-routings="dfmin val ugal-l ugal-g par qadapt"
+routings="dfmin val ugal-l ugal-g par qadapt-nf"
 loads="0.01 0.02 0.03 0.04 0.05 $(awk 'BEGIN { for (l = 0.1; l < 1.0001; l += 0.05) printf "%.2f ", l }')"
 common="--vcs 4 --buf 32 --warmup 1000 --cycles 3000 --drain 3000 --json"
 field() { sed -n "s/^ *\"$1\": \([-0-9.e+a-z]*\),*$/\1/p"; }
-echo "| fabric | packet flits | traffic | $(echo $routings | sed 's/ / | /g') | qadapt at val's half |"
+echo "| fabric | packet flits | traffic | $(echo $routings | sed 's/ / | /g') | qadapt-nf at val's half |"
 echo "|---|---:|---|$(for r in $routings; do printf -- '---:|'; done)---:|"
 for topo in $topos; do
     tag=$(echo "$topo" | sed 's/dragonfly:a=\([0-9]*\),p=\([0-9]*\),h=\([0-9]*\)/a\1p\2h\3/')
@@ -44,9 +44,9 @@ for topo in $topos; do
                 row="$row $(printf '%.3f / %.1f' "$best" "$hl") |"
                 [ "$r" = val ] && valhalf=$half
             done
-            # the aim under the worst case: qadapt's latency below val's at half val's saturation
+            # the aim under the worst case: qadapt-nf's latency below val's at half val's saturation
             if [ "$traffic" = worstcase ]; then
-                ql=$("$nf" sim --topo "$topo" --routing qadapt --traffic "$traffic" --pkt "$pkt" \
+                ql=$("$nf" sim --topo "$topo" --routing qadapt-nf --traffic "$traffic" --pkt "$pkt" \
                     --load "$valhalf" $common | field lat_mean)
                 row="$row $(printf '%.1f' "$ql") |"
             else
@@ -79,7 +79,7 @@ ${plot%,}
 EOF
                 if [ "$traffic" = worstcase ]; then # UGAL-L's latency below saturation, linear
                     zoom="plot"
-                    for r in val ugal-l par ugal-g qadapt; do
+                    for r in val ugal-l par ugal-g qadapt-nf; do
                         zoom="$zoom '< grep ^$r, $csv' using 3:4 with linespoints title '$r',"
                     done
                     gnuplot <<EOF

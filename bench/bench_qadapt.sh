@@ -5,10 +5,10 @@
 #     4-flit packets, for the choices docs/qadapt.md weighs (every sweep climbs by 0.05 to its
 #     first saturated point; the most any point accepted);
 #  2. the learning curve: accepted load, latency and minimal share per 250-cycle window over a
-#     run from an empty network (worst case at 0.3 on the 72- and 1,056-node Dragonflies; qadapt,
-#     qadapt on its estimates alone (--q-local 0), dfmin and val), as CSV and, with gnuplot, a
+#     run from an empty network (worst case at 0.3 on the 72- and 1,056-node Dragonflies; qadapt-nf,
+#     qadapt-nf on its estimates alone (--q-local 0), dfmin and val), as CSV and, with gnuplot, a
 #     PNG in OUT;
-#  3. with `full`, the paper-scale point: dragonfly:a=18,p=9,h=9, worst case at 0.3, qadapt
+#  3. with `full`, the paper-scale point: dragonfly:a=18,p=9,h=9, worst case at 0.3, qadapt-nf
 #     (local weight 1, 0 and 2) beside par and ugal-g (about a minute each on 2 threads).
 # Usage: bench/bench_qadapt.sh NETFAB OUT [full]
 set -eu
@@ -29,7 +29,7 @@ sat() { # TOPO TRAFFIC PKT ROUTING-ARGS...
     done
     printf '%.3f' "$best"
 }
-echo "#### qadapt's knobs, \`$df\`: saturation throughput"
+echo "#### qadapt-nf's knobs, \`$df\`: saturation throughput"
 echo
 echo "| knobs | uniform, 1 flit | worst case, 1 flit | uniform, 4 flits | worst case, 4 flits |"
 echo "|---|---:|---:|---:|---:|"
@@ -38,7 +38,7 @@ knobs() { # LABEL ARGS...
     shift
     row="| $label |"
     for case in "uniform 1" "worstcase 1" "uniform 4" "worstcase 4"; do
-        row="$row $(sat "$df" "${case% *}" "${case#* }" --routing qadapt "$@") |"
+        row="$row $(sat "$df" "${case% *}" "${case#* }" --routing qadapt-nf "$@") |"
     done
     echo "$row"
 }
@@ -73,8 +73,8 @@ for topo in "$df" dragonfly:a=8,p=4,h=4; do
     tag=$(echo "$topo" | sed 's/dragonfly:a=\([0-9]*\),p=\([0-9]*\),h=\([0-9]*\)/a\1p\2h\3/')
     csv="$out/learning-$tag-worstcase.csv"
     echo "routing,cycle,offered,accepted,lat_mean,minimal_frac,packets" >"$csv"
-    for r in qadapt "qadapt --q-local 0" dfmin val; do
-        name=$(echo "$r" | sed 's/qadapt --q-local 0/qadapt-estimates/')
+    for r in qadapt-nf "qadapt-nf --q-local 0" dfmin val; do
+        name=$(echo "$r" | sed 's/qadapt-nf --q-local 0/qadapt-estimates/')
         "$nf" sim --topo "$topo" --routing $r --traffic worstcase --load 0.3 --vcs 4 --warmup 0 \
             --cycles 6000 --drain 2000 --timeline 250 --json | python3 "$rows" "$name" >>"$csv"
     done
@@ -89,11 +89,11 @@ set ylabel 'mean packet latency (cycles)'
 set logscale y
 set key top right
 set grid
-plot for [r in 'qadapt qadapt-estimates dfmin val'] '< grep ^'.r.', $csv' using 2:5 with lines title r
+plot for [r in 'qadapt-nf qadapt-estimates dfmin val'] '< grep ^'.r.', $csv' using 2:5 with lines title r
 unset logscale y
 set ylabel 'accepted (flits per endpoint per cycle)'
 set xlabel 'cycle'
-plot for [r in 'qadapt qadapt-estimates dfmin val'] '< grep ^'.r.', $csv' using 2:4 with lines title r
+plot for [r in 'qadapt-nf qadapt-estimates dfmin val'] '< grep ^'.r.', $csv' using 2:4 with lines title r
 unset multiplot
 EOF
     fi
@@ -105,7 +105,7 @@ if [ "$full" = full ]; then
     echo
     echo "| routing | accepted | latency | minimal share | saturated | wall s | table per router |"
     echo "|---|---:|---:|---:|---|---:|---:|"
-    for r in qadapt "qadapt --q-local 0" "qadapt --q-local 2" par ugal-g; do
+    for r in qadapt-nf "qadapt-nf --q-local 0" "qadapt-nf --q-local 2" par ugal-g; do
         j=$("$nf" sim --topo dragonfly:a=18,p=9,h=9 --routing $r --traffic worstcase --vcs 4 \
             --load 0.3 --warmup 1000 --cycles 2000 --drain 2000 --json)
         printf '| %s | %.3f | %.1f | %.3f | %s | %.0f | %s |\n' "$r" "$(echo "$j" | field accepted)" \

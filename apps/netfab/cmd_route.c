@@ -328,7 +328,7 @@ int nf_cmd_route(int argc, char **argv) {
                  "can be tabled chooses its ports by switch and destination alone, the input "
                  "port and hops choosing only the VC); a switch's own LID port 0, other switch "
                  "LIDs the first min-hop port (management traffic). Routings that choose per "
-                 "packet (val, ugal-*, par, qadapt) are refused"},
+                 "packet (val, ugal-*, par, qadapt, qadapt-nf) are refused"},
         {.name = "trace",
          .arg = "SRC",
          .kind = NF_OPT_STR,

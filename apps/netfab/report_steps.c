@@ -162,6 +162,8 @@ static void build_dragonfly(const report_step *st, const report_ctx *x, report_c
     arg(c, "%s", x->full ? "dragonfly:a=8,p=4,h=4" : "dragonfly:a=4,p=2,h=2");
     arg(c, "--routing");
     arg(c, "dfmin,val,ugal-l,ugal-g,par,qadapt");
+    arg(c, "--vcs"); /* qadapt's five, one a hop; the others the same for a fair comparison */
+    arg(c, "5");
     arg(c, "--traffic");
     arg(c, "%s", traffic);
     arg(c, "--loads");

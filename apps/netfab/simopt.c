@@ -259,9 +259,14 @@ size_t nf_app_sim_knob_opts(nf_app_sim_knobs *k, nf_opt *rows) {
                          .choices = router_models,
                          .given = &k->given,
                          .help = model_help};
-    for (size_t i = 0; i < n && i < NF_APP_MAX_SETTINGS && m + 2 < NF_APP_SIM_KNOBS; i++) {
+    for (size_t i = 0; i < n && i < NF_APP_MAX_SETTINGS; i++) {
         const nf_simset *s = &t[i];
         if (s->flags & NF_SIMSET_LIBRARY) continue;
+        if (m + 2 >= NF_APP_SIM_KNOBS) { /* the table has an option more than the count: a bug */
+            fprintf(stderr, "netfab: more simulator options than NF_APP_SIM_KNOBS (%d)\n",
+                    NF_APP_SIM_KNOBS);
+            abort();
+        }
         nf_opt o = {.name = s->name,
                     .arg = s->arg,
                     .dst = (char *)base_of(k, s) + s->offset,
@@ -296,7 +301,11 @@ size_t nf_app_sim_knob_opts(nf_app_sim_knobs *k, nf_opt *rows) {
                          .help = "print every setting of the simulator (the library's own "
                                  "too) with its value after the options, its default and "
                                  "range, and exit; with --json one object by key"};
-    assert(m == NF_APP_SIM_KNOBS && n <= NF_APP_MAX_SETTINGS); /* (a row more: a count more) */
+    if (m != NF_APP_SIM_KNOBS) { /* an option fewer than the count: a bug, said at once */
+        fprintf(stderr, "netfab: %zu simulator options, NF_APP_SIM_KNOBS says %d\n", m,
+                NF_APP_SIM_KNOBS);
+        abort();
+    }
     return m;
 }
 

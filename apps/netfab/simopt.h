@@ -37,7 +37,7 @@ void nf_app_sim_knobs_init(nf_app_sim_knobs *k, const char *cmd);
 /* The knob options as rows of the option layer (opts.h) writing into k, in rows (room for
  * NF_APP_SIM_KNOBS): one per setting of the table (netfab/simset.h) that is an option, with
  * --router-model, --settings FILE and --show-settings; returns their count. */
-enum { NF_APP_SIM_KNOBS = 48 };
+enum { NF_APP_SIM_KNOBS = 53 };
 size_t nf_app_sim_knob_opts(nf_app_sim_knobs *k, nf_opt *rows);
 
 /* After the options are read: --router-model booksim sets the settings of BookSim2's iq_router

@@ -42,6 +42,14 @@ typedef enum nf_sim_switching {
     NF_SIM_SWITCH_DYNAMIC = 2
 } nf_sim_switching;
 
+/* qadapt's table rows (nf_sim_config.q_row): a row per destination group and source endpoint's
+ * place at its router (the authors' destG_srcN), per destination group, per destination switch. */
+typedef enum nf_sim_q_row {
+    NF_SIM_Q_ROW_GROUP_HOST = 0,
+    NF_SIM_Q_ROW_GROUP = 1,
+    NF_SIM_Q_ROW_ROUTER = 2
+} nf_sim_q_row;
+
 /* The simulator's knobs; nf_sim_config_defaults gives each its default (in brackets). Every
  * value is taken as given, 0 included; only the fields marked "auto" have a 0 that stands for
  * a value worked out when the simulator is made. */
@@ -121,19 +129,29 @@ typedef struct nf_sim_config {
                             * one VC buffer, buf_flits) */
     bool proxy_restricted; /* val, ugal-*: intermediate groups only among those the source
                             * router's own global links reach (no) */
-    double q_alpha;        /* qadapt: learning rate, the share of an estimate's error corrected
-                            * at each return, above 0, at most 1 (0.2) */
-    double q_explore;      /* qadapt: the chance a router sends a packet by a random candidate
-                            * instead of its choice, 0 to 1 (0.001) */
-    double q_threshold;    /* qadapt: a source-group router sends a packet the long way only when
+    double q_alpha;        /* qadapt, qadapt-nf: learning rate, the share of an estimate's
+                            * error corrected at each return, above 0, at most 1 (0.2; qadapt:
+                            * when the news is better) */
+    double q_alpha2;       /* qadapt: the learning rate when the news is worse (0.04) */
+    double q_explore;      /* qadapt, qadapt-nf: the chance a router sends a packet by a random
+                            * candidate instead of its choice, 0 to 1 (0.001) */
+    double q_threshold1;   /* qadapt: at the source router, the port of least estimate only when
+                            * the minimal port's is higher by this share of itself (0.2) */
+    double q_threshold2;   /* qadapt: at the intermediate group's first router, a local port to a
+                            * router drawn for the packet only when the minimal port's estimate
+                            * is higher by this share of itself (0.35) */
+    nf_sim_q_row q_row;    /* qadapt: its table's rows (NF_SIM_Q_ROW_GROUP_HOST) */
+    bool q_src_global;     /* qadapt: the source router weighs its global ports only against the
+                            * minimal one, not its local ports too (no: the authors' rule) */
+    double q_threshold;    /* qadapt-nf: a source-group router sends a packet the long way only when
                             * that is expected sooner than the minimal way by more than this many
                             * cycles (0: auto, a local hop in an empty network, router_delay +
                             * lat_local) */
-    unsigned q_sample;     /* qadapt: the long ways a source-group router weighs against the
+    unsigned q_sample;     /* qadapt-nf: the long ways a source-group router weighs against the
                             * minimal one, drawn at random per packet; 0: all of them (1) */
-    double q_bias;         /* qadapt: the long way only when bias x its value + threshold is
+    double q_bias;         /* qadapt-nf: the long way only when bias x its value + threshold is
                             * below the minimal way's, 1 to 100 (1) */
-    double q_local;        /* qadapt: a candidate's value is its estimate plus this many cycles
+    double q_local;        /* qadapt-nf: a candidate's value is its estimate plus this many cycles
                             * per flit waiting at its port now (its output queue and the
                             * downstream slots whose credits are not back); 0: the estimate
                             * alone, 0 to 1000 (1) */

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Q-adaptive (sim.h, "qadapt"): Dragonfly routers that learn where to send a packet, after Kang,
+/* Q-adaptive as netfab first read it (sim.h, "qadapt-nf"; "qadapt" is the authors' own,
+ * qadapt.c): Dragonfly routers that learn where to send a packet, after Kang,
  * Wang and Lan's multi-agent reinforcement learning routing. Each router keeps a table of
  * estimated cycles to delivery per destination and output port, chooses by them (and by its own
  * ports' queues, --q-local), and corrects them from what the next router tells it back (the
@@ -221,7 +222,7 @@ static int q_init(void **out, const void *data, const nf_fabric *f, const uint8_
                   const nf_hops *h, const nf_sim_config *c, nf_diag *diag) {
     (void)data, (void)h;
     uint32_t ng;
-    int rc = nf__sim_dragonfly_groups(f, "qadapt", &ng, diag);
+    int rc = nf__sim_dragonfly_groups(f, "qadapt-nf", &ng, diag);
     if (rc) return rc;
     /* (q_alpha and the other settings are in range: nf_sim_new checked them) */
     q_ctx *d = nf__calloc(1, sizeof *d);
@@ -261,8 +262,9 @@ static int q_init(void **out, const void *data, const nf_fabric *f, const uint8_
     }
     d->nrows = d->ng + d->amax;
     if (d->nrows > 0xFFFF) {
-        rc = nf__fail(diag, NF_EINVAL, "qadapt: %u groups and %u routers a group: at most %u rows",
-                      d->ng, d->amax, 0xFFFF);
+        rc = nf__fail(diag, NF_EINVAL,
+                      "qadapt-nf: %u groups and %u routers a group: at most %u rows", d->ng,
+                      d->amax, 0xFFFF);
         goto fail;
     }
     for (nf_gport g = 0; g < P; g++) {
@@ -401,10 +403,10 @@ static unsigned q_inj_vc_hi(void *ctx) {
     return 0;
 }
 
-const nf_sim_routing nf__sim_qadapt = {
-    .name = "qadapt",
-    .summary = "Dragonfly Q-adaptive: routers learn each port's cycles to delivery from their "
-               "neighbours; 3 VC classes",
+const nf_sim_routing nf__sim_qadapt_nf = {
+    .name = "qadapt-nf",
+    .summary = "Dragonfly Q-adaptive as netfab first read it (before the authors' code): "
+               "every source-group router learns, 3 VC classes",
     .min_vcs = 3,
     .marks_nonmin = true,
     .bs_dragonfly = true,

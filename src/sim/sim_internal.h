@@ -99,7 +99,7 @@ struct nf_sim_routing {
      * upstream switch, for the port the packet left by, credit_delay plus the link's latency
      * later. Both run on the thread that owns the switch they are called for, in an order that
      * does not depend on the threads. reset() returns the learned state to where a run starts;
-     * memory() tells the learned state's bytes at the switch that keeps the most, and what a
+     * estimate() may return NAN: nothing is sent back for the packet at that switch. memory() tells the learned state's bytes at the switch that keeps the most, and what a
      * table with a row per destination switch would take instead (flat). */
     bool learns;
     float (*estimate)(void *ctx, nf_node sw, unsigned in_port, unsigned in_vc, unsigned hops,
@@ -178,5 +178,6 @@ extern const nf_sim_routing nf__sim_ugal_bs;
 extern const nf_sim_routing nf__sim_dfmin_bs;
 /* Q-adaptive, the learning Dragonfly routing (qroute.c). */
 extern const nf_sim_routing nf__sim_qadapt;
+extern const nf_sim_routing nf__sim_qadapt_nf;
 
 #endif

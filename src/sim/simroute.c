@@ -612,7 +612,7 @@ static const nf_sim_routing *const routings[] = {
     &r_minhop,       &r_updown,        &r_nca_bs,         &r_anca_bs,       &r_dor,
     &r_dor_plain,    &r_dor_bs,        &r_table2,         &r_ftable,        &nf__sim_dfmin,
     &nf__sim_dfval,  &nf__sim_ugal_l,  &nf__sim_ugal_g,   &nf__sim_ugal_lt, &nf__sim_par,
-    &nf__sim_qadapt, &nf__sim_ugal_bs, &nf__sim_dfmin_bs,
+    &nf__sim_qadapt, &nf__sim_qadapt_nf, &nf__sim_ugal_bs, &nf__sim_dfmin_bs,
 };
 
 const nf_sim_routing *nf_sim_routing_find(const char *name) {

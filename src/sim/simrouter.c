@@ -8,6 +8,7 @@
 
 #include "util/mem.h"
 
+#include <math.h>
 #include <string.h>
 
 /* The router's steps, inlined into each build of the crossbar (see crossbar_pass_w). */
@@ -95,10 +96,12 @@ static int learn_back(nf_sim *s, sim_worker *b, nf_node sw, nf_gport gi, sim_por
     s->pool.stamp[id] = here;
     if (!pi->to_sw) return NF_OK; /* from a NIC: no switch upstream */
     const sim_pkt *p = &s->pool.pkts[id];
-    nf__sim_pkt rp = {.dst_ca = p->dst_ca, .dst_sw = p->dst_sw, .salt = p->salt};
+    uint32_t rs = p->rs; /* (the routing's word, read only: a copy) */
+    nf__sim_pkt rp = {.dst_ca = p->dst_ca, .dst_sw = p->dst_sw, .salt = p->salt, .rs = &rs};
     uint32_t row = 0;
-    float value = s->routing->estimate(s->routing_ctx, sw, in_port, v, p->hops, &rp, &row) +
-                  (float)(here - up);
+    float value = s->routing->estimate(s->routing_ctx, sw, in_port, v, p->hops, &rp, &row);
+    if (isnan(value)) return NF_OK; /* nothing to tell */
+    value += (float)(here - up);
     sim_event e = {.port = pi->back, .row = (uint16_t)row};
     memcpy(&e.pkt, &value, sizeof value);
     sim_wheel_slot *w =

@@ -11,6 +11,8 @@
 
 static const char *const no_yes[] = {"no", "yes", NULL};
 static const char *const proxies[] = {"all", "restricted", NULL};
+static const char *const q_rows[] = {"group-host", "group", "router", NULL};
+static const char *const q_srcs[] = {"any", "global", NULL};
 static const char *const switchings[] = {"vct", "saf", "dynamic", NULL};
 static const char *const vc_allocs[] = {"combined", "separate", NULL};
 static const char *const inject_vcs[] = {"room", "random", "rr", "routing", NULL};
@@ -127,22 +129,39 @@ static const nf_simset table[] = {
      .help = "restricted draws the intermediate groups of val and ugal-* among those the source "
              "router's own global links reach"},
     {C("q-alpha", q_alpha), REAL(1e-6, 1), .def = 0.2, .arg = "A",
-     .help = "qadapt: learning rate, the share of an estimate's error corrected at each return"},
+     .help = "qadapt, qadapt-nf: learning rate, the share of an estimate's error corrected at "
+             "each return (qadapt: when the news is better; the authors' learning_rate)"},
+    {C("q-alpha2", q_alpha2), REAL(1e-6, 1), .def = 0.04, .arg = "A",
+     .help = "qadapt: the learning rate when the news is worse (the authors' learning_rate2)"},
     {C("q-explore", q_explore), REAL(0, 1), .def = 0.001, .arg = "P",
-     .help = "qadapt: the chance a router sends a packet by a random candidate rather than its "
-             "best"},
+     .help = "qadapt, qadapt-nf: the chance a deciding router sends a packet by a random port "
+             "rather than its choice (the authors' epsilon)"},
+    {C("q-threshold1", q_threshold1), REAL(0, 1), .def = 0.2, .arg = "R",
+     .help = "qadapt: the source router takes the port of least estimate only when the minimal "
+             "port's is higher by R of itself (the authors' q_threshold1)"},
+    {C("q-threshold2", q_threshold2), REAL(0, 1), .def = 0.35, .arg = "R",
+     .help = "qadapt: the intermediate group's first router takes a local port to a router drawn "
+             "for the packet only when the minimal port's estimate is higher by R of itself (the "
+             "authors' q_threshold2)"},
+    {C("q-row", q_row), CHOICE(q_rows), .def = 0,
+     .help = "qadapt: the table's rows: destination group x the source endpoint's place at its "
+             "router (the authors' destG_srcN), destination group (g), destination router (r)"},
+    {C("q-src", q_src_global), CHOICE(q_srcs), .def = 0,
+     .help = "qadapt: the ports the source router weighs against the minimal one: any switch "
+             "port (the authors'), or its global ports only (a local detour is routed minimally "
+             "from the next router on, through the same global link)"},
     {C("q-threshold", q_threshold), REAL(0, 1e9), .flags = NF_SIMSET_AUTO, .arg = "C",
-     .help = "qadapt: the long way only when expected sooner than the minimal one by more than C "
+     .help = "qadapt-nf: the long way only when expected sooner than the minimal one by more than C "
              "cycles",
      .def_text = "0: a local hop's, router delay + local latency"},
     {C("q-sample", q_sample), UINT(0, 255), .def = 1, .arg = "K",
-     .help = "qadapt: the long ways weighed against the minimal one, K drawn at random per "
+     .help = "qadapt-nf: the long ways weighed against the minimal one, K drawn at random per "
              "packet, 0 all"},
     {C("q-bias", q_bias), REAL(1, 100), .def = 1, .arg = "B",
-     .help = "qadapt: the long way only when B x its estimate + the threshold is below the "
+     .help = "qadapt-nf: the long way only when B x its estimate + the threshold is below the "
              "minimal way's"},
     {C("q-local", q_local), REAL(0, 1000), .def = 1, .arg = "W",
-     .help = "qadapt: add W cycles per flit waiting at a candidate's port now to its estimate; "
+     .help = "qadapt-nf: add W cycles per flit waiting at a candidate's port now to its estimate; "
              "0 the estimate alone"},
     /* traffic */
     {I("bursty", bursty), BOOL, .help = "on/off injection: bursts of packets at full rate"},

@@ -24,7 +24,7 @@ expect 2 "$nf" route --topo torus:4x4 --check
 has_line err "netfab route: --routing NAME is required"
 # an unknown name: the names there are, all of them (a routing or traffic added is added here)
 expect 2 "$nf" sim $df --routing nosuch --traffic uniform --load 0.1
-has_line err "netfab sim: unknown routing 'nosuch' (known: minhop, updown, nca-bs, anca-bs, dor, dor-plain, dor-bs, table2, ftable, dfmin, val, ugal-l, ugal-g, ugal-lt, par, qadapt, ugal-bs, dfmin-bs; or lft:FILE)"
+has_line err "netfab sim: unknown routing 'nosuch' (known: minhop, updown, nca-bs, anca-bs, dor, dor-plain, dor-bs, table2, ftable, dfmin, val, ugal-l, ugal-g, ugal-lt, par, qadapt, qadapt-nf, ugal-bs, dfmin-bs; or lft:FILE)"
 expect 2 "$nf" sim $df --routing dfmin --traffic nosuch --load 0.1
 has_line err "netfab sim: unknown traffic 'nosuch' (known: uniform, permutation, bitcomp, transpose, tornado, hotspot, worstcase, alltoall, allreduce, hotspot-set, bs-uniform, bs-randperm, bs-tornado, bs-neighbor, bs-bitcomp, bs-transpose, bs-bitrev, bs-shuffle)"
 expect 2 "$nf" sim $df --routing dfmin --traffic uniform --load 1.5;  has err "--load wants"
@@ -86,24 +86,34 @@ expect 0 "$nf" sim $df --routing ugal-g --traffic worstcase --vcs 3 --load 0.1 -
 json_val out saturated false
 expect 0 "$nf" route --topo dragonfly:a=4,p=2,h=2,arr=consecutive --routing par --check --vcs 4
 has out "no cycle (deadlock-free)"
-# Q-adaptive: deadlock-free by its VC classes on the small and the 1,056-node Dragonflies; its
-# knobs checked; its learned tables' size in the JSON (72 nodes: 9 + 4 rows x 5 ports x 4 bytes)
-expect 0 "$nf" route --topo dragonfly:a=4,p=2,h=2 --routing qadapt --check
+# Q-adaptive, the authors' (qadapt) and netfab's first reading (qadapt-nf): deadlock-free by
+# their VC classes on the small and the 1,056-node Dragonflies; their knobs checked; the learned
+# tables' size in the JSON (72 nodes, qadapt: 9 groups x 2 endpoints a router = 18 rows x 5
+# ports x 4 bytes; qadapt-nf: 9 + 4 rows)
+expect 0 "$nf" route --topo dragonfly:a=4,p=2,h=2 --routing qadapt --vcs 5 --check
 has out "no cycle (deadlock-free)"
-expect 0 "$nf" route --topo dragonfly:a=8,p=4,h=4 --routing qadapt --check --json
+expect 0 "$nf" route --topo dragonfly:a=8,p=4,h=4 --routing qadapt --vcs 5 --check --json
 json_val out deadlock_free true
-expect 2 "$nf" sim $df --routing qadapt --traffic uniform --load 0.1 --vcs 2; has err "needs at least 3 VCs"
-expect 2 "$nf" sim $df --routing qadapt --traffic uniform --load 0.1 --q-alpha 0; has err "--q-alpha wants"
-expect 2 "$nf" sim $df --routing qadapt --traffic uniform --load 0.1 --q-explore 2; has err "--q-explore wants"
-expect 2 "$nf" sim $df --routing qadapt --traffic uniform --load 0.1 --q-bias 0.5; has err "--q-bias wants"
-expect 2 "$nf" sim $df --routing qadapt --traffic uniform --load 0.1 --q-local -1; has err "--q-local wants"
-expect 2 "$nf" sim --topo fattree:k=4 --routing qadapt --traffic uniform --load 0.1; has err "qadapt routes Dragonflies"
+expect 0 "$nf" route --topo dragonfly:a=4,p=2,h=2 --routing qadapt-nf --check
+has out "no cycle (deadlock-free)"
+expect 2 "$nf" sim $df --routing qadapt --traffic uniform --load 0.1; has err "needs at least 5 VCs"
+expect 2 "$nf" sim $df --routing qadapt-nf --traffic uniform --load 0.1 --vcs 2; has err "needs at least 3 VCs"
+expect 2 "$nf" sim $df --routing qadapt --vcs 5 --traffic uniform --load 0.1 --q-alpha 0; has err "--q-alpha wants"
+expect 2 "$nf" sim $df --routing qadapt --vcs 5 --traffic uniform --load 0.1 --q-alpha2 2; has err "--q-alpha2 wants"
+expect 2 "$nf" sim $df --routing qadapt --vcs 5 --traffic uniform --load 0.1 --q-threshold1 -1; has err "--q-threshold1 wants"
+expect 2 "$nf" sim $df --routing qadapt --vcs 5 --traffic uniform --load 0.1 --q-row nosuch; has err "--q-row"
+expect 2 "$nf" sim $df --routing qadapt --vcs 5 --traffic uniform --load 0.1 --q-explore 2; has err "--q-explore wants"
+expect 2 "$nf" sim $df --routing qadapt-nf --traffic uniform --load 0.1 --q-bias 0.5; has err "--q-bias wants"
+expect 2 "$nf" sim $df --routing qadapt-nf --traffic uniform --load 0.1 --q-local -1; has err "--q-local wants"
+expect 2 "$nf" sim --topo fattree:k=4 --routing qadapt --vcs 5 --traffic uniform --load 0.1; has err "qadapt routes Dragonflies"
 # in an empty network its first choice is the minimal way (g0 r2 is g0's gateway to g4): 3
 # switch hops, 5 lines; a random choice there would be the exploration's, 1 in 1,000
-expect 0 "$nf" route $df --routing qadapt --trace "df g0 r0 n0" "df g4 r3 n1"
+expect 0 "$nf" route $df --routing qadapt --vcs 5 --trace "df g0 r0 n0" "df g4 r3 n1"
 has out '"df g0 r2"'; has out reached
 [ "$(grep -c -- "->" "$tmp/out")" = 5 ] && ok || bad "qadapt trace: $(grep -c -- "->" "$tmp/out") hops"
-expect 0 "$nf" sim $df --routing qadapt --traffic worstcase --load 0.2 --cycles 2000 --json
+expect 0 "$nf" sim $df --routing qadapt --vcs 5 --traffic worstcase --load 0.2 --cycles 2000 --json
+json_val out saturated false; json_num out state_bytes 360; json_num out state_bytes_flat 720
+expect 0 "$nf" sim $df --routing qadapt-nf --traffic worstcase --load 0.2 --cycles 2000 --json
 json_val out saturated false; json_num out state_bytes 260; json_num out state_bytes_flat 720
 # the checker
 expect 0 "$nf" route --topo torus:4x4,c=1 --routing dor --check;  has out "no cycle (deadlock-free)"
@@ -165,10 +175,13 @@ line "$tmp/out" 4 "# timeline at load 1.0000, windows of 100 cycles"
 line "$tmp/out" 5 "     cycle  length  offered accepted  lat_mean minimal   packets"
 line "$tmp/out" 6 "         0     100   1.0000   0.9500      5.00   1.000       760"
 line "$tmp/out" 9 "       300       5   1.0000   1.0000      5.00   1.000        40"
-# the README's run: the last window, after 6,000 cycles, is 32 long; its rates are over those
+# the README's run (qadapt's last window after 6,000 cycles is 22 long: 324 delivered / (72 x 22))
+expect 0 "$nf" sim --topo dragonfly:a=4,p=2,h=2 --routing qadapt --vcs 5 --traffic worstcase --load 0.2 --timeline 1000
+has_line out "      6000      22   0.2045   0.2045     16.51   0.444       324"
+# qadapt-nf's: the last window, after 6,000 cycles, is 32 long; its rates are over those
 # 32 (one-flit packets: 483 delivered / (72 x 32) = 0.2096 accepted), so it may show more
 # accepted than offered (0.1931: 445 made in it), packets made in the window before arriving
-expect 0 "$nf" sim --topo dragonfly:a=4,p=2,h=2 --routing qadapt --traffic worstcase --load 0.2 --timeline 1000
+expect 0 "$nf" sim --topo dragonfly:a=4,p=2,h=2 --routing qadapt-nf --traffic worstcase --load 0.2 --timeline 1000
 has_line out "      6000      32   0.1931   0.2096     20.27   0.296       483"
 # without the option, no timeline; bad windows refused
 expect 0 "$nf" sim $one --json

@@ -39,7 +39,12 @@ static const struct {
     F(nf_sim_config, NF_SIMSET_CONFIG, threshold),
     F(nf_sim_config, NF_SIMSET_CONFIG, proxy_restricted),
     F(nf_sim_config, NF_SIMSET_CONFIG, q_alpha),
+    F(nf_sim_config, NF_SIMSET_CONFIG, q_alpha2),
     F(nf_sim_config, NF_SIMSET_CONFIG, q_explore),
+    F(nf_sim_config, NF_SIMSET_CONFIG, q_threshold1),
+    F(nf_sim_config, NF_SIMSET_CONFIG, q_threshold2),
+    F(nf_sim_config, NF_SIMSET_CONFIG, q_row),
+    F(nf_sim_config, NF_SIMSET_CONFIG, q_src_global),
     F(nf_sim_config, NF_SIMSET_CONFIG, q_threshold),
     F(nf_sim_config, NF_SIMSET_CONFIG, q_sample),
     F(nf_sim_config, NF_SIMSET_CONFIG, q_bias),
@@ -117,7 +122,8 @@ static void test_fields(void **state) {
         {"cycles", "window"},          {"drain", "drain_max"},
         {"buf", "buf_flits"},          {"pkt", "pkt_flits"},
         {"msg", "msg_pkts"},           {"shared", "shared_flits"},
-        {"proxy", "proxy_restricted"}, {"preaware", "preaware_cycles"}};
+        {"proxy", "proxy_restricted"}, {"preaware", "preaware_cycles"},
+        {"q-src", "q_src_global"}};
     for (size_t i = 0; i < n; i++) {
         char name[64];
         snprintf(name, sizeof name, "%s", t[i].name);
