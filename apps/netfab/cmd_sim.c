@@ -426,7 +426,7 @@ int nf_cmd_sim(int argc, char **argv) {
             "                  [--bursty] [--seed S] [--threads N] [--links FILE]\n"
             "                  [--fail-links N|FILE [--fail-at CYCLE]]\n"
             "                  [--bias B] [--w-hop FLITS] [--threshold FLITS]\n"
-            "                  [--proxy all|restricted] [--exclude-unroutable]\n"
+            "                  [--proxy all|restricted|qvl|qvr|qvd|qvp|qvq] [--exclude-unroutable]\n"
             "                  [--ber RATE] [--switching vct|saf|dynamic] [--saf-errors N]\n"
             "                  [--saf-window C] [--timeline CYCLES] [--json]\n"
             "                  [--router-model netfab|booksim] [--nic-delay C]\n"

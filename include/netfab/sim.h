@@ -42,6 +42,25 @@ typedef enum nf_sim_switching {
     NF_SIM_SWITCH_DYNAMIC = 2
 } nf_sim_switching;
 
+/* Where val, ugal-* and par draw a packet's intermediate (proxy) group: among all groups but
+ * the source's and the destination's (all); among the distinct groups the source router's own
+ * global links reach, the destination's left out (restricted, netfab's first reading); and the
+ * restrictive proxies of Navaridas and Pascual, drawn over links, a draw of the source or the
+ * destination group sending the packet minimally: a global link of the source router (qvl), of
+ * the destination router (qvr), either by a coin (qvd), of the source router's slice of its
+ * global links for the source endpoint's place at it (private, qvp: links [k h / p,
+ * (k + 1) h / p) of its h, k its place of p; quasi-private, qvq: [k h / p, (k + 2) h / p) mod
+ * h, each link shared with the next place). Links that are down are left out; none left: all. */
+typedef enum nf_sim_proxy {
+    NF_SIM_PROXY_ALL = 0,
+    NF_SIM_PROXY_RESTRICTED = 1,
+    NF_SIM_PROXY_QVL = 2,
+    NF_SIM_PROXY_QVR = 3,
+    NF_SIM_PROXY_QVD = 4,
+    NF_SIM_PROXY_QVP = 5,
+    NF_SIM_PROXY_QVQ = 6
+} nf_sim_proxy;
+
 /* qadapt's table rows (nf_sim_config.q_row): a row per destination group and source endpoint's
  * place at its router (the authors' destG_srcN), per destination group, per destination switch. */
 typedef enum nf_sim_q_row {
@@ -127,8 +146,8 @@ typedef struct nf_sim_config {
     double threshold;      /* ugal-lt: MIN when cost_min <= bias * cost_val + threshold (bias 1
                             * unless given), flits (0: auto,
                             * one VC buffer, buf_flits) */
-    bool proxy_restricted; /* val, ugal-*: intermediate groups only among those the source
-                            * router's own global links reach (no) */
+    nf_sim_proxy proxy;    /* val, ugal-*, par: where the intermediate group is drawn
+                            * (NF_SIM_PROXY_ALL) */
     double q_alpha;        /* qadapt, qadapt-nf: learning rate, the share of an estimate's
                             * error corrected at each return, above 0, at most 1 (0.2; qadapt:
                             * when the news is better) */

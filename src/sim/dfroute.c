@@ -41,7 +41,9 @@ typedef struct df_ctx {
     double bias, w_hop; /* UGAL: take MIN when cost_min <= bias * cost_val */
     double threshold;   /* UGAL with a threshold: MIN when cost_min <= bias * cost_val +
                          * threshold (bias 1 unless given) */
-    bool restricted;    /* intermediate groups only among those the source router's links reach */
+    nf_sim_proxy proxy; /* where the intermediate group is drawn (nf_sim_proxy) */
+    uint8_t *slot;      /* per global port of a switch to an endpoint: its place among them */
+    uint8_t *nhost;     /* per switch: its endpoints */
     nf_node *gw;        /* ng * ng: the gateway of group x to group y (its first switch with a
                          * global link there), or NF_NONE */
     nf_node *gw_far;    /* ng * ng: the switch at the far end of that gateway's first link */
@@ -61,6 +63,8 @@ static void df_fini(void *ctx) {
     nf__free(d->grp);
     nf__free(d->rank);
     nf__free(d->in_global);
+    nf__free(d->slot);
+    nf__free(d->nhost);
     nf__free(d->off);
     nf__free(d->ports);
     nf__free(d->gw);
@@ -139,7 +143,7 @@ static int df_init_kind(void **out, const nf_fabric *f, const uint8_t *ls, const
                                    : 2.5;
     d->w_hop = c->w_hop;
     d->threshold = c->threshold > 0 ? c->threshold : kind == DF_UGAL_BS ? 30.0 : c->buf_flits;
-    d->restricted = c->proxy_restricted;
+    d->proxy = c->proxy;
     d->ng = ng;
     size_t S = f->n_switches, P = f->port_off[f->n_nodes];
     nf_node *gw = d->gw = nf__malloc((size_t)d->ng * d->ng * sizeof *gw);
@@ -148,8 +152,15 @@ static int df_init_kind(void **out, const nf_fabric *f, const uint8_t *ls, const
     d->grp = nf__malloc((S + 1) * sizeof *d->grp);
     d->rank = nf__malloc((S + 1) * sizeof *d->rank);
     d->in_global = nf__calloc(P + 1, 1);
+    d->slot = nf__calloc(P + 1, 1);
+    d->nhost = nf__calloc(S + 1, 1);
     rc = NF_ENOMEM;
-    if (!gw || !d->gw_far || !size || !d->grp || !d->rank || !d->in_global) goto done;
+    if (!gw || !d->gw_far || !size || !d->grp || !d->rank || !d->in_global || !d->slot || !d->nhost)
+        goto done;
+    for (nf_node s = 0; s < S; s++)
+        for (nf_gport g = f->port_off[s]; g < f->port_off[s + 1]; g++)
+            if (f->peer[g] != NF_NONE && f->peer[g] >= S && d->nhost[s] < UINT8_MAX)
+                d->slot[g] = d->nhost[s]++;
     if (kind == DF_UGAL_BS) { /* the endpoints' switches, to draw intermediates among */
         d->ep_sw = nf__malloc(((size_t)f->n_nodes - S + 1) * sizeof *d->ep_sw);
         if (!d->ep_sw) goto done;
@@ -319,8 +330,11 @@ static int ugal_lt_init(void **out, const void *data, const nf_fabric *f, const 
  * in the k-th group and for the global hop leaving it, so along every path the channel classes
  * run L0 G0 L1 G1 L2 (a minimal path L0 G0 L2): the dependency graph cannot close a cycle.
  *
- * The packet's word: bits 0-15 gi + 1 (0: minimal), RS_DECIDED once the source router chose,
- * NF__RS_NONMIN with an intermediate group. */
+ * The packet's word: bits 0-15 gi + 1 (0: minimal), bits 16-23 the source endpoint's place at
+ * its router + 1 (restrictive proxies), RS_DECIDED once the source router chose, NF__RS_NONMIN
+ * with an intermediate group. */
+#define RS_SLOT_SHIFT 16
+#define RS_SLOT_MASK 0xFFu
 #define RS_DECIDED 0x40000000u
 #define RS_TENTATIVE 0x20000000u /* PAR: minimal at the source router, to be looked at again */
 
@@ -353,16 +367,45 @@ bool nf_sim_ugal_takes_min(double q_min, unsigned h_min, double q_val, unsigned 
     return q_min + h_min * w_hop <= bias * (q_val + h_val * w_hop);
 }
 
-/* The intermediate group of a packet at its source router sw: uniform over the groups other
- * than gs and gd, drawn from its salt (the same on every thread and every run of a seed); with
- * restricted proxies, uniform over the groups sw's own global links reach (then the Valiant way
- * starts on a global link and spreads evenly over them), all of them when that leaves none. */
-static int32_t df_pick(const df_ctx *d, nf_node sw, uint32_t salt, int32_t gs, int32_t gd) {
+/* The group at the far end of one of switch r's global links that are up, drawn by x: any of
+ * them, or (slice) those of its h global ports (in port order) numbered [k h / p, (k + w) h / p)
+ * mod h, k = slot of p = its endpoints, at least one; -2 when none is up. */
+static int32_t df_link_group(const df_ctx *d, nf_node r, uint32_t x, bool slice, unsigned slot,
+                             unsigned w) {
+    const nf_fabric *f = d->f;
+    uint32_t ge[NF_SIM_MAX_RADIX]; /* r's global links' adjacency entries, in port order */
+    unsigned h = 0;
+    for (uint32_t e = f->sw_adj_off[r]; e < f->sw_adj_off[r + 1] && h < NF_SIM_MAX_RADIX; e++)
+        if (f->link_cls[f->sw_adj_link[e]] == NF_LINK_GLOBAL) ge[h++] = e;
+    unsigned lo = 0, n = h, p = d->nhost[r] ? d->nhost[r] : 1;
+    if (slice && h) {
+        lo = slot * h / p;
+        unsigned hi = (slot + w) * h / p;
+        n = hi > lo ? hi - lo : 1;
+        if (n > h) n = h;
+    }
+    int32_t cand[NF_SIM_MAX_RADIX];
+    unsigned m = 0;
+    for (unsigned i = 0; i < n; i++) {
+        uint32_t e = ge[(lo + i) % h];
+        if (d->ls[f->sw_adj_link[e]] == NF_LINK_UP) cand[m++] = d->grp[f->sw_adj[e]];
+    }
+    return m ? cand[(uint64_t)x * m >> 32] : -2;
+}
+
+/* The intermediate group of a packet at its source router sw (slot: its source endpoint's place
+ * there) for switch t, drawn from its salt (the same on every thread and every run of a seed);
+ * -1: the minimal way (a restrictive proxy drew the source or the destination group). All:
+ * uniform over the groups other than gs and gd. Restricted: uniform over the distinct groups
+ * sw's own global links reach but gd (the Valiant way starts on a global link and spreads evenly
+ * over them). qvl, qvr, qvd, qvp, qvq: nf_sim_proxy. Any of these with no link up: all. */
+static int32_t df_pick(const df_ctx *d, nf_node sw, unsigned slot, nf_node t, uint32_t salt,
+                       int32_t gs, int32_t gd) {
     uint32_t x = salt * 0x9E3779B1u;
     x ^= x >> 15;
     x *= 0x85EBCA77u;
     x ^= x >> 13;
-    if (d->restricted) {
+    if (d->proxy == NF_SIM_PROXY_RESTRICTED) {
         const nf_fabric *f = d->f;
         int32_t cand[NF_SIM_MAX_RADIX];
         unsigned n = 0;
@@ -377,6 +420,18 @@ static int32_t df_pick(const df_ctx *d, nf_node sw, uint32_t salt, int32_t gs, i
             if (!dup) cand[n++] = g;
         }
         if (n) return cand[(uint64_t)x * n >> 32];
+    } else if (d->proxy != NF_SIM_PROXY_ALL) {
+        nf_sim_proxy k = d->proxy;
+        if (k == NF_SIM_PROXY_QVD) { /* a coin, then a draw of its own */
+            k = x >> 31 ? NF_SIM_PROXY_QVR : NF_SIM_PROXY_QVL;
+            x = x * 0x85EBCA77u + 0x165667B1u;
+            x ^= x >> 16;
+        }
+        int32_t g = df_link_group(d, k == NF_SIM_PROXY_QVR ? t : sw, x,
+                                  k == NF_SIM_PROXY_QVP || k == NF_SIM_PROXY_QVQ, slot,
+                                  k == NF_SIM_PROXY_QVQ ? 2 : 1);
+        if (g == gs || g == gd) return -1;
+        if (g >= 0) return g;
     }
     int32_t k = (int32_t)((uint64_t)x * (d->ng - 2) >> 32);
     int32_t lo = gs < gd ? gs : gd, hi = gs < gd ? gd : gs;
@@ -441,7 +496,10 @@ static int32_t df_decide(const df_ctx *d, nf_node sw, unsigned hops, const nf__s
                          int32_t gc, int32_t gd) {
     if (d->ng < 3 || d->kind == DF_MIN || d->kind == DF_MIN_BS) return -1;
     /* PAR's second look draws another group than its first */
-    int32_t gi = df_pick(d, sw, hops ? p->salt ^ 0x5bd1e995u : p->salt, gc, gd);
+    unsigned slot = *p->rs >> RS_SLOT_SHIFT & RS_SLOT_MASK;
+    slot = slot ? slot - 1 : 0;
+    int32_t gi = df_pick(d, sw, slot, p->dst_sw, hops ? p->salt ^ 0x5bd1e995u : p->salt, gc, gd);
+    if (gi < 0) return -1; /* a restrictive proxy's draw of the source or destination group */
     nf_node a = df_arrival(d, sw, gi);
     if (a == NF_NONE) return -1; /* no way to that group */
     if (!p->view || d->kind == DF_VAL) return gi;
@@ -486,14 +544,18 @@ static unsigned dfa_route(void *ctx, nf_node sw, unsigned in_port, unsigned in_v
                             n, max);
         return n;
     }
+    if (hops == 0) /* its source endpoint's place, for the private proxies */
+        *p->rs = (*p->rs & ~(RS_SLOT_MASK << RS_SLOT_SHIFT)) |
+                 (uint32_t)(d->slot[nf_port_index(f, sw, in_port)] + 1u) << RS_SLOT_SHIFT;
     uint32_t rs = *p->rs;
     if (!(rs & RS_DECIDED) && (!(rs & RS_TENTATIVE) || hops > 0)) {
         int32_t gi = df_decide(d, sw, hops, p, gc, gd);
         if (par && gi < 0 && !(rs & RS_TENTATIVE) && df_first_port(d, sw, gd) &&
             (d->ports[d->off[df_rowix(d, sw, gd)]] & DF_VIA))
-            rs = RS_TENTATIVE; /* minimal for now: PAR looks again at the next router */
+            rs = (rs & (RS_SLOT_MASK << RS_SLOT_SHIFT)) | RS_TENTATIVE; /* PAR: again next */
         else
-            rs = RS_DECIDED | (gi >= 0 ? ((uint32_t)gi + 1) | NF__RS_NONMIN : 0);
+            rs = (rs & (RS_SLOT_MASK << RS_SLOT_SHIFT)) | RS_DECIDED |
+                 (gi >= 0 ? ((uint32_t)gi + 1) | NF__RS_NONMIN : 0);
         *p->rs = rs;
     }
     int32_t gi = (int32_t)(rs & 0xFFFF) - 1;

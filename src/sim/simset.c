@@ -10,7 +10,7 @@
 #include <string.h>
 
 static const char *const no_yes[] = {"no", "yes", NULL};
-static const char *const proxies[] = {"all", "restricted", NULL};
+static const char *const proxies[] = {"all", "restricted", "qvl", "qvr", "qvd", "qvp", "qvq", NULL};
 static const char *const q_rows[] = {"group-host", "group", "router", NULL};
 static const char *const q_srcs[] = {"any", "global", NULL};
 static const char *const switchings[] = {"vct", "saf", "dynamic", NULL};
@@ -125,9 +125,13 @@ static const nf_simset table[] = {
     {C("threshold", threshold), REAL(0, 1e9), .flags = NF_SIMSET_AUTO, .arg = "FLITS",
      .help = "ugal-lt: minimal when cost_min <= B * cost_val + threshold, B --bias or 1",
      .def_text = "0: one VC buffer"},
-    {C("proxy", proxy_restricted), CHOICE(proxies), .def = 0,
-     .help = "restricted draws the intermediate groups of val and ugal-* among those the source "
-             "router's own global links reach"},
+    {C("proxy", proxy), CHOICE(proxies), .def = 0,
+     .help = "val, ugal-*, par: the intermediate group among all others (all); among the groups "
+             "the source router's own global links reach, the destination's left out "
+             "(restricted); Navaridas and Pascual's restrictive proxies, over links, a draw of "
+             "the source or destination group going minimally: the source router's (qvl), the "
+             "destination router's (qvr), either (qvd), the source endpoint's private slice of "
+             "the source router's (qvp), a slice shared with the next endpoint (qvq)"},
     {C("q-alpha", q_alpha), REAL(1e-6, 1), .def = 0.2, .arg = "A",
      .help = "qadapt, qadapt-nf: learning rate, the share of an estimate's error corrected at "
              "each return (qadapt: when the news is better; the authors' learning_rate)"},

@@ -35,7 +35,7 @@ for c in $cmds; do
     # the option lines of its options sections: "  --name ARG", "  -x, --name ARG" or
     # "      --name ARG"
     sed -n '/^[a-z ]*options:$/,/^$/p' "$tmp/help" |
-        sed -n 's/^  \(-[a-zA-Z], \|    \)\{0,1\}--\([a-z][a-z-]*\)\( \([^ ]*\)\)\{0,1\}.*/\2 \4/p' >"$tmp/rows"
+        sed -n 's/^  \(-[a-zA-Z], \|    \)\{0,1\}--\([a-z][a-z0-9-]*\)\( \([^ ]*\)\)\{0,1\}.*/\2 \4/p' >"$tmp/rows"
     n=$(wc -l <"$tmp/rows")
     [ "$n" -ge 2 ] && ok || bad "netfab $c --help lists $n options"
     grep -q '^help $' "$tmp/rows" && ok || bad "netfab $c --help does not list --help"

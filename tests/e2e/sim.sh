@@ -81,7 +81,7 @@ expect 2 "$nf" sim $df --routing val --traffic uniform --load 0.1 --vcs 2;   has
 expect 2 "$nf" sim $df --routing par --traffic uniform --load 0.1 --vcs 3;   has err "needs at least 4 VCs"
 expect 2 "$nf" sim $df --routing ugal-l --traffic uniform --load 0.1 --vcs 3 --bias -1; has err "--bias wants"
 expect 2 "$nf" sim $df --routing ugal-l --traffic uniform --load 0.1 --vcs 3 --w-hop -1; has err "--w-hop wants"
-expect 2 "$nf" sim $df --routing val --traffic uniform --load 0.1 --vcs 3 --proxy some; has err "all or restricted"
+expect 2 "$nf" sim $df --routing val --traffic uniform --load 0.1 --vcs 3 --proxy some; has err "all, restricted, qvl, qvr, qvd, qvp or qvq"
 expect 0 "$nf" sim $df --routing ugal-g --traffic worstcase --vcs 3 --load 0.1 --cycles 1000 --bias 1 --w-hop 0 --proxy restricted --json
 json_val out saturated false
 expect 0 "$nf" route --topo dragonfly:a=4,p=2,h=2,arr=consecutive --routing par --check --vcs 4
@@ -228,7 +228,7 @@ json_range out lat_mean 4.99 5.1
 expect 0 "$nf" sim --show-settings --json
 json_num out vcs 4; json_num out router_delay 3; json_str out vc_alloc combined
 json_val out adaptive false; json_num out window 5000; json_num out seed 0
-has_line out '  "proxy_restricted": "all",'
+has_line out '  "proxy": "all",'
 expect 0 "$nf" sim --router-model booksim --router-delay 5 --vcs 2 --seed 18446744073709551615 \
     --show-settings --json
 json_num out router_delay 5; json_num out credit_delay 3; json_num out nic_delay 1
@@ -247,7 +247,7 @@ has out '^-  *flit_bytes  *32 '
 printf '{"vcs": 3, "router_delay": 4, "q_alpha": 0.5, "proxy": "restricted"}\n' >"$tmp/s.json"
 expect 0 "$nf" sim --settings "$tmp/s.json" --vcs 2 --router-model booksim --show-settings --json
 json_num out vcs 2; json_num out router_delay 4; json_num out q_alpha 0.5; json_num out nic_delay 1
-json_str out proxy_restricted restricted
+json_str out proxy restricted
 expect 0 "$nf" sim --vcs 2 --settings "$tmp/s.json" --show-settings --json
 json_num out vcs 3
 # a run from a file is the run from the same options

@@ -12,6 +12,7 @@
 
 #include "netfab/gen.h"
 #include "netfab/sim.h"
+#include "sim/sim_internal.h"
 #include "simrig.h"
 #include "testutil.h"
 
@@ -442,6 +443,212 @@ static double global_per_flit(rig *r, const nf_sim_result *res, uint64_t window)
     return (double)g / (res->accepted * (double)window * r->f->n_cas);
 }
 
+/* Each proxy rule's draws, through val's own route() at a source router s of the 342-node
+ * Dragonfly for its endpoint in place 1 and a switch t of another group: over 3,000 packets
+ * (salts) the intermediate group decided (the packet's word) is always one the rule allows,
+ * every one of them drawn about equally often (within 20% of its share), the minimal way when
+ * the draw is the source's or the destination's group: qvl s's three links, qvr t's, qvd both (half
+ * each), qvp the link of s's place 1, qvq those of places 1 and 2. */
+static void test_proxy_draws(void **state) {
+    (void)state;
+    nf_fabric *f;
+    nf_hops *h;
+    nf_diag d = {{0}, 0, {0}};
+    assert_int_equal(nf_topo_build("dragonfly:a=6,p=3,h=3", NULL, &f, &d), 0);
+    assert_int_equal(nf_hops_compute(f, 1, &h), 0);
+    const nf_sim_routing *val = nf_sim_routing_find("val");
+    nf_node s = 0, t = NF_NONE;
+    int32_t far_s[3], far_t[3];
+    unsigned ns = 0, nt = 0, host[3], nh = 0;
+    for (unsigned p = 1; p <= f->port_off[1] - f->port_off[0]; p++) {
+        nf_gport g = nf_port_index(f, s, p);
+        if (f->peer[g] == NF_NONE) continue;
+        if (f->peer[g] >= f->n_switches)
+            host[nh++] = p;
+        else if (f->link_cls[f->port_link[g]] == NF_LINK_GLOBAL)
+            far_s[ns++] = f->supernode[f->peer[g]];
+    }
+    for (nf_node x = 0; x < f->n_switches && t == NF_NONE; x++) /* a switch 2 groups over */
+        if (f->supernode[x] == 2) t = x;
+    for (unsigned p = 1; p <= f->port_off[t + 1] - f->port_off[t]; p++) {
+        nf_gport g = nf_port_index(f, t, p);
+        if (f->peer[g] != NF_NONE && f->peer[g] < f->n_switches &&
+            f->link_cls[f->port_link[g]] == NF_LINK_GLOBAL)
+            far_t[nt++] = f->supernode[f->peer[g]];
+    }
+    assert_true(ns == 3 && nt == 3 && nh == 3);
+    const struct {
+        nf_sim_proxy proxy;
+        int32_t allowed[6];
+        unsigned n;
+    } rules[] = {
+        {NF_SIM_PROXY_QVL, {far_s[0], far_s[1], far_s[2]}, 3},
+        {NF_SIM_PROXY_QVR, {far_t[0], far_t[1], far_t[2]}, 3},
+        {NF_SIM_PROXY_QVD, {far_s[0], far_s[1], far_s[2], far_t[0], far_t[1], far_t[2]}, 6},
+        {NF_SIM_PROXY_QVP, {far_s[1]}, 1},
+        {NF_SIM_PROXY_QVQ, {far_s[1], far_s[2]}, 2}};
+    const unsigned N = 3000;
+    for (size_t i = 0; i < sizeof rules / sizeof *rules; i++) {
+        nf_sim_config c = rig_defaults();
+        c.vcs = 3, c.proxy = rules[i].proxy;
+        void *ctx;
+        assert_int_equal(val->init(&ctx, NULL, f, f->link_state, h, &c, &d), 0);
+        unsigned count[6] = {0};
+        for (uint32_t salt = 0; salt < N; salt++) {
+            uint32_t rs = 0;
+            nf__sim_pkt p = {.dst_ca = NF_NONE, .dst_sw = t, .salt = salt, .rs = &rs};
+            nf_sim_cand cand[8];
+            assert_true(val->route(ctx, s, host[1], 0, 0, &p, cand, 8) > 0);
+            int32_t gi = (int32_t)(rs & 0xFFFF) - 1; /* -1: minimal */
+            bool ok = false;
+            for (unsigned j = 0; j < rules[i].n; j++)
+                if (rules[i].allowed[j] == gi ||
+                    ((rules[i].allowed[j] == 2 || rules[i].allowed[j] == f->supernode[s]) &&
+                     gi < 0)) {
+                    count[j] += 1;
+                    ok = true;
+                    break; /* (a group both s and t reach counts once, for the first) */
+                }
+            if (!ok) fail_msg("rule %zu, salt %u: group %d", i, salt, gi);
+        }
+        for (unsigned j = 0; j < rules[i].n; j++) {
+            bool dup = false; /* a group listed twice: its draws went to the first */
+            for (unsigned k = 0; k < j; k++)
+                dup |= rules[i].allowed[k] == rules[i].allowed[j];
+            double share = (double)N / rules[i].n;
+            for (unsigned k = j + 1; k < rules[i].n; k++)
+                share += rules[i].allowed[k] == rules[i].allowed[j] ? (double)N / rules[i].n : 0;
+            if (!dup && fabs(count[j] - share) > 0.2 * share)
+                fail_msg("rule %zu: group %d drawn %u times of %u, want about %.0f", i,
+                         rules[i].allowed[j], count[j], N, share);
+        }
+        val->fini(ctx);
+    }
+    nf_hops_free(h);
+    nf_fabric_free(f);
+}
+
+/* The ways of a 342-node Dragonfly (a=6, p=3, h=3: 19 groups) by hand, for the expected hops of
+ * Valiant with each proxy rule: the minimal way from switch x to switch t of another group is a
+ * local hop unless x has a global link there, the global hop, and a local hop unless it lands
+ * on t (the group's gateway: its first switch with a link there). */
+typedef struct df_hand {
+    const nf_fabric *f;
+    unsigned gl[400][3]; /* per switch: its global ports' far switches, in port order */
+    unsigned ng[400];
+} df_hand;
+
+static int df_link_to(const df_hand *m, nf_node x, int32_t g) {
+    for (unsigned i = 0; i < m->ng[x]; i++)
+        if (m->f->supernode[m->gl[x][i]] == g) return (int)i;
+    return -1;
+}
+
+static nf_node df_arrive(const df_hand *m, nf_node x, int32_t g) {
+    int i = df_link_to(m, x, g);
+    if (i >= 0) return m->gl[x][i];
+    for (nf_node y = 0; y < m->f->n_switches; y++)
+        if (m->f->supernode[y] == m->f->supernode[x] && (i = df_link_to(m, y, g)) >= 0)
+            return m->gl[y][i];
+    return NF_NONE;
+}
+
+static double df_min_len(const df_hand *m, nf_node x, nf_node t) {
+    int32_t g = m->f->supernode[t];
+    if (m->f->supernode[x] == g) return x == t ? 0 : 1;
+    return (df_link_to(m, x, g) >= 0 ? 0 : 1) + 1 + (df_arrive(m, x, g) == t ? 0 : 1);
+}
+
+/* The expected hops and minimal share of val under proxy rule k (0 all, 1 qvl, 2 qvr, 3 qvp,
+ * 4 qvq) over uniform traffic (every other endpoint alike). */
+static void df_expect(const df_hand *m, int k, double *hops, double *minimal) {
+    const nf_fabric *f = m->f;
+    double sh = 0, sm = 0, n = 0;
+    nf_node S = f->n_switches, ngr = 0;
+    for (nf_node x = 0; x < S; x++)
+        if ((nf_node)f->supernode[x] + 1 > ngr) ngr = (nf_node)f->supernode[x] + 1;
+    for (nf_node e = S; e < f->n_nodes; e++)
+        for (nf_node u = S; u < f->n_nodes; u++) {
+            if (u == e) continue;
+            nf_node s = f->peer[nf_port_index(f, e, 1)], t = f->peer[nf_port_index(f, u, 1)];
+            unsigned slot = 0; /* e's place among s's endpoints */
+            for (unsigned p = 1; f->peer[nf_port_index(f, s, p)] != e; p++)
+                slot += f->peer[nf_port_index(f, s, p)] >= S;
+            int32_t gs = f->supernode[s], gd = f->supernode[t];
+            n++;
+            if (gs == gd) {
+                sh += s == t ? 0 : 1, sm++;
+                continue;
+            }
+            int32_t cand[32];
+            unsigned nc = 0;
+            if (k == 0) {
+                for (int32_t g = 0; g < (int32_t)ngr; g++)
+                    if (g != gs && g != gd) cand[nc++] = g;
+            } else {
+                nf_node r = k == 2 ? t : s;
+                unsigned lo = 0, w = m->ng[r];
+                if (k >= 3) lo = slot, w = k == 3 ? 1 : 2; /* p = h = 3: a link a place */
+                for (unsigned i = 0; i < w; i++)
+                    cand[nc++] = f->supernode[m->gl[r][(lo + i) % m->ng[r]]];
+            }
+            for (unsigned i = 0; i < nc; i++) {
+                int32_t g = cand[i];
+                double len, mn = 0;
+                if (g == gs || g == gd) {
+                    len = df_min_len(m, s, t), mn = 1;
+                } else {
+                    nf_node a = df_arrive(m, s, g);
+                    len = (df_link_to(m, s, g) >= 0 ? 0 : 1) + 1 + df_min_len(m, a, t);
+                }
+                sh += len / nc, sm += mn / nc;
+            }
+        }
+    *hops = sh / n, *minimal = sm / n;
+}
+
+/* Valiant's proxies (nf_sim_proxy): the mean hops and minimal share each rule gives, against
+ * the enumeration above of every pair and every draw the rule allows; qvd halfway between qvl
+ * and qvr. The restrictive rules save Valiant's local hop in the source group (qvl, qvp, qvq)
+ * or in the destination group (qvr). */
+static void test_proxies(void **state) {
+    (void)state;
+    nf_sim_config c = rig_defaults();
+    c.vcs = 3, c.seed = 3;
+    rig r = rig_make("dragonfly:a=6,p=3,h=3", "val", "uniform", c); /* (its fabric, kept) */
+    df_hand m = {.f = r.f};
+    assert_true(r.f->n_switches <= 400);
+    for (nf_node x = 0; x < r.f->n_switches; x++)
+        for (unsigned p = 1; p <= r.f->port_off[x + 1] - r.f->port_off[x]; p++) {
+            nf_gport g = nf_port_index(r.f, x, p);
+            if (r.f->port_link[g] != NF_NONE && r.f->link_cls[r.f->port_link[g]] == NF_LINK_GLOBAL)
+                m.gl[x][m.ng[x]++] = r.f->peer[g];
+        }
+    rig keep = r;
+    const struct {
+        nf_sim_proxy proxy;
+        int k;
+    } rules[] = {{NF_SIM_PROXY_ALL, 0}, {NF_SIM_PROXY_QVL, 1}, {NF_SIM_PROXY_QVR, 2},
+                 {NF_SIM_PROXY_QVP, 3}, {NF_SIM_PROXY_QVQ, 4}, {NF_SIM_PROXY_QVD, -1}};
+    double want_h[5], want_m[5];
+    for (size_t i = 0; i < 6; i++) {
+        double wh, wm;
+        if (rules[i].k >= 0) df_expect(&m, rules[i].k, &want_h[rules[i].k], &want_m[rules[i].k]);
+        wh = rules[i].k >= 0 ? want_h[rules[i].k] : (want_h[1] + want_h[2]) / 2;
+        wm = rules[i].k >= 0 ? want_m[rules[i].k] : (want_m[1] + want_m[2]) / 2;
+        nf_sim_config ci = c;
+        ci.proxy = rules[i].proxy;
+        r = rig_make("dragonfly:a=6,p=3,h=3", "val", "uniform", ci);
+        nf_sim_result res = point(&r, 0.05, 6000);
+        if (fabs(res.hops_mean - wh) > 0.02 || fabs(res.minimal_frac - wm) > 0.01)
+            fail_msg("proxy %zu: %.4f hops, %.4f minimal; by hand %.4f, %.4f", i, res.hops_mean,
+                     res.minimal_frac, wh, wm);
+        rig_unmake(&r);
+    }
+    rig_unmake(&keep);
+    assert_true(want_h[0] - want_h[1] > 0.5 && want_h[0] - want_h[2] > 0.5);
+}
+
 /* Path shapes on the 72-node Dragonfly (9 groups of 4 switches, 2 endpoints each): a uniform
  * packet leaves its group with probability 64/71; minimal routing crosses one global channel
  * then, Valiant two (and reports none of its inter-group packets minimal: the same-group ones,
@@ -468,7 +675,7 @@ static void test_dragonfly_paths(void **state) {
     /* restricted proxies: the intermediate group is one the source router's own global links
      * reach, so the local hop in the source group that 5 in 7 unrestricted packets take goes */
     nf_sim_config cr = c;
-    cr.proxy_restricted = true;
+    cr.proxy = NF_SIM_PROXY_RESTRICTED;
     r = rig_make("dragonfly:a=4,p=2,h=2", "val", "uniform", cr);
     nf_sim_result rr = point(&r, 0.1, W);
     if (res.hops_mean - rr.hops_mean < 0.4)
@@ -1745,9 +1952,9 @@ static void test_config_defaults(void **state) {
         c.credit_delay != 2 || c.lat_host != 1 || c.lat_local != 1 || c.lat_global != 1 ||
         c.speedup != 1.0 || c.alloc_iters != 1 || c.w_hop != 1.0 || c.flit_bytes != 32 ||
         c.nic_msg_cycles != 40 || c.nic_short_cycles != 8 || c.shared_flits || c.out_buf ||
-        c.adaptive || c.bias != 0 || c.threshold != 0 || c.proxy_restricted || c.threads ||
-        c.seed || c.exclude_unroutable || c.host_msg_cycles || c.host_recv_cycles ||
-        c.host_copy_bytes || c.host_jitter_cycles)
+        c.adaptive || c.bias != 0 || c.threshold != 0 || c.proxy || c.threads || c.seed ||
+        c.exclude_unroutable || c.host_msg_cycles || c.host_recv_cycles || c.host_copy_bytes ||
+        c.host_jitter_cycles)
         fail_msg("defaults: vcs %u buf %u pkt %u rd %u cd %u speedup %g w_hop %g out_buf %u "
                  "threads %u",
                  c.vcs, c.buf_flits, c.pkt_flits, c.router_delay, c.credit_delay, c.speedup,
@@ -2402,6 +2609,8 @@ int main(void) {
         cmocka_unit_test(test_collective_patterns),
         cmocka_unit_test(test_ugal_rule),
         cmocka_unit_test(test_dragonfly_paths),
+        cmocka_unit_test(test_proxies),
+        cmocka_unit_test(test_proxy_draws),
         cmocka_unit_test(test_ugal_g_threads),
         cmocka_unit_test(test_patterns_run),
         cmocka_unit_test(test_table2),

@@ -37,7 +37,7 @@ static const struct {
     F(nf_sim_config, NF_SIMSET_CONFIG, bias),
     F(nf_sim_config, NF_SIMSET_CONFIG, w_hop),
     F(nf_sim_config, NF_SIMSET_CONFIG, threshold),
-    F(nf_sim_config, NF_SIMSET_CONFIG, proxy_restricted),
+    F(nf_sim_config, NF_SIMSET_CONFIG, proxy),
     F(nf_sim_config, NF_SIMSET_CONFIG, q_alpha),
     F(nf_sim_config, NF_SIMSET_CONFIG, q_alpha2),
     F(nf_sim_config, NF_SIMSET_CONFIG, q_explore),
@@ -122,7 +122,7 @@ static void test_fields(void **state) {
         {"cycles", "window"},          {"drain", "drain_max"},
         {"buf", "buf_flits"},          {"pkt", "pkt_flits"},
         {"msg", "msg_pkts"},           {"shared", "shared_flits"},
-        {"proxy", "proxy_restricted"}, {"preaware", "preaware_cycles"},
+        {"preaware", "preaware_cycles"},
         {"q-src", "q_src_global"}};
     for (size_t i = 0; i < n; i++) {
         char name[64];
@@ -201,8 +201,8 @@ static void test_check(void **state) {
         {"bias", -1, "bias -1: a number from 0 to 1e+12"},
         {"switching", 2, NULL},
         {"switching", 3, "switching 3: one of vct, saf, dynamic"},
-        {"proxy_restricted", 1, NULL},
-        {"proxy_restricted", 2, "proxy_restricted 2: one of all, restricted"},
+        {"proxy", 1, NULL},
+        {"proxy", 7, "proxy 7: one of all, restricted, qvl, qvr, qvd, qvp, qvq"},
         {"window", 0, "window 0: a whole number from 1 to 1000000000"},
         {"seed", 18446744073709551615.0, NULL},
     };
@@ -225,19 +225,19 @@ static void test_put_get(void **state) {
     nf_simset_defaults(NF_SIMSET_CONFIG, &c);
     assert_int_equal(c.vcs, 4);
     assert_int_equal(c.router_delay, 3);
-    assert_true(c.q_alpha == 0.2 && !c.proxy_restricted && c.switching == NF_SIM_VCT);
+    assert_true(c.q_alpha == 0.2 && !c.proxy && c.switching == NF_SIM_VCT);
     assert_int_equal(nf_simset_check_all(NF_SIMSET_CONFIG, &c, NULL), 0);
     const struct {
         const char *key;
         double v;
-    } k[] = {{"vcs", 7},      {"q_alpha", 0.5}, {"proxy_restricted", 1}, {"switching", 2},
+    } k[] = {{"vcs", 7},      {"q_alpha", 0.5}, {"proxy", 1}, {"switching", 2},
              {"adaptive", 1}, {"inject_vc", 3}, {"seed", 12345}};
     for (size_t i = 0; i < sizeof k / sizeof k[0]; i++) {
         const nf_simset *s = nf_simset_find(k[i].key);
         assert_int_equal(nf_simset_put(s, &c, k[i].v, NULL), 0);
         assert_true(nf_simset_get(s, &c) == k[i].v);
     }
-    assert_true(c.vcs == 7 && c.q_alpha == 0.5 && c.proxy_restricted && c.adaptive);
+    assert_true(c.vcs == 7 && c.q_alpha == 0.5 && c.proxy == NF_SIM_PROXY_RESTRICTED && c.adaptive);
     assert_true(c.switching == NF_SIM_SWITCH_DYNAMIC && c.inject_vc == NF_SIM_INJ_ROUTING);
     assert_true(c.seed == 12345);
     assert_int_equal(nf_simset_put(nf_simset_find("vcs"), &c, 99, NULL), NF_EINVAL);
