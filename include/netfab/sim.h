@@ -445,8 +445,10 @@ NF_API int nf_sim_check_deadlock_progress(const nf_fabric *f, const nf_hops *h,
 /* ---- traffic -------------------------------------------------------------------------------- */
 
 /* "uniform", "permutation", "bitcomp", "transpose", "tornado", "hotspot", "worstcase",
- * "alltoall", "allreduce", "hotspot-set" (every eighth endpoint, 7, 15, 23, ..., sends all its
- * packets to one endpoint, the others uniform). */
+ * "alltoall", "stencil3d", "fft3d" (the Q-adaptive authors' Stencil_3D and FFT3D_all2all on an
+ * (endpoints a switch) x (switches a group) x groups grid), "allreduce", "hotspot-set" (every
+ * eighth endpoint, 7, 15, 23, ..., sends all its packets to one endpoint, the others uniform),
+ * and BookSim2's bs-* patterns. */
 typedef struct nf_sim_traffic nf_sim_traffic;
 NF_API const nf_sim_traffic *nf_sim_traffic_find(const char *name);
 NF_API size_t nf_sim_traffic_count(void);

@@ -14,6 +14,7 @@
  * radix k, else one digit of radix E. */
 #include "sim/sim_internal.h"
 
+#include "util/diag.h"
 #include "util/mem.h"
 #include "util/rng.h"
 
@@ -31,6 +32,7 @@ typedef struct tctx {
     /* bs-*: endpoint -> BookSim2 node number and back, or NULL (the same); the radix of each
      * address digit, least significant first */
     uint32_t *to_bs, *from_bs;
+    uint32_t gx, gy, gz; /* stencil3d, fft3d: the grid, x fastest */
     unsigned n_dig;
     uint32_t radix[NF_FABRIC_TORUS_MAX_D];
 } tctx;
@@ -257,6 +259,79 @@ static uint32_t d_allreduce(void *ctx, uint32_t src, uint64_t (*rnd)(void *), vo
     return src ^ (1u << k);
 }
 
+/* ---- the Q-adaptive authors' patterns (their SST/Merlin trafficgen) ---------------------------
+ * On a grid of (endpoints a switch) x (switches a group) x groups, x fastest: endpoint e at
+ * (e mod X, e / X mod Y, e / (X Y)), a Dragonfly's endpoint order. stencil3d: each source sends
+ * to its 6 neighbours in turn (-x, +x, -y, +y, -z, +z, periodic); fft3d: to the endpoint of its
+ * (x, y) in every other z (group) in turn, an all-to-all among the groups. A neighbour that is
+ * the source itself (a dimension of 1 or 2) is passed over. */
+static int t_init_grid(void **out, const nf_fabric *f, uint32_t E, const nf_node *ep, uint64_t seed,
+                       nf_diag *diag) {
+    int rc = t_init(out, f, E, ep, seed, diag);
+    if (rc || !E) return rc;
+    tctx *t = *out;
+    nf_node sw0 = f->peer[nf_port_index(f, ep[0], 1)];
+    uint32_t x = 0, g0 = 0;
+    while (x < E && f->peer[nf_port_index(f, ep[x], 1)] == sw0)
+        x++;
+    while (g0 < E && t->group[g0] == t->group[0])
+        g0++;
+    t->gx = x, t->gy = g0 / x, t->gz = (uint32_t)(E / ((uint64_t)x * (g0 / x)));
+    if ((uint64_t)t->gx * t->gy * t->gz != E || g0 % x) {
+        t_fini(t);
+        *out = NULL;
+        return nf__fail(diag, NF_EINVAL,
+                        "the grid patterns need every switch with %u endpoints and every group "
+                        "with %u: %u endpoints are no such grid",
+                        x, g0, E);
+    }
+    return NF_OK;
+}
+
+static int t_init_fft(void **out, const nf_fabric *f, uint32_t E, const nf_node *ep, uint64_t seed,
+                      nf_diag *diag) {
+    int rc = t_init_grid(out, f, E, ep, seed, diag);
+    if (rc || !E || ((tctx *)*out)->gz > 1) return rc;
+    t_fini(*out);
+    *out = NULL;
+    return nf__fail(diag, NF_EINVAL, "fft3d sends among groups: the fabric has one group");
+}
+
+static uint32_t grid_at(const tctx *t, uint32_t x, uint32_t y, uint32_t z) {
+    return x + t->gx * (y + t->gy * z);
+}
+
+static uint32_t d_stencil(void *ctx, uint32_t src, uint64_t (*rnd)(void *), void *ud) {
+    (void)rnd, (void)ud;
+    tctx *t = ctx;
+    uint32_t x = src % t->gx, y = src / t->gx % t->gy, z = src / (t->gx * t->gy);
+    for (int tries = 0; tries < 6; tries++) {
+        uint32_t k = t->turn[src];
+        t->turn[src] = (k + 1) % 6;
+        uint32_t d;
+        switch (k) {
+        case 0: d = grid_at(t, (x + t->gx - 1) % t->gx, y, z); break;
+        case 1: d = grid_at(t, (x + 1) % t->gx, y, z); break;
+        case 2: d = grid_at(t, x, (y + t->gy - 1) % t->gy, z); break;
+        case 3: d = grid_at(t, x, (y + 1) % t->gy, z); break;
+        case 4: d = grid_at(t, x, y, (z + t->gz - 1) % t->gz); break;
+        default: d = grid_at(t, x, y, (z + 1) % t->gz);
+        }
+        if (d != src) return d;
+    }
+    return UINT32_MAX;
+}
+
+static uint32_t d_fft3d(void *ctx, uint32_t src, uint64_t (*rnd)(void *), void *ud) {
+    (void)rnd, (void)ud;
+    tctx *t = ctx;
+    if (t->gz < 2) return UINT32_MAX;
+    uint32_t xy = src % (t->gx * t->gy), z = src / (t->gx * t->gy);
+    uint32_t k = t->turn[src];
+    t->turn[src] = (k + 1) % (t->gz - 1);
+    return xy + t->gx * t->gy * ((z + 1 + k) % t->gz);
+}
+
 /* ---- BookSim2's patterns: on node numbers (bs_numbering), self-sends kept ---- */
 
 static uint32_t bs_num(const tctx *t, uint32_t e) { return t->to_bs ? t->to_bs[e] : e; }
@@ -353,6 +428,18 @@ static const nf_sim_traffic patterns[] = {
      .hot = t_hot},
     PATTERN("worstcase", d_worst, "Dragonfly: every node of group i to group i+1"),
     PATTERN("alltoall", d_alltoall, "each endpoint cycles through all the others"),
+    {.name = "stencil3d",
+     .summary = "the Q-adaptive authors' Stencil_3D: to the 6 neighbours in turn on an (endpoints "
+                "a switch) x (switches a group) x groups torus",
+     .init = t_init_grid,
+     .dest = d_stencil,
+     .fini = t_fini},
+    {.name = "fft3d",
+     .summary = "the Q-adaptive authors' FFT3D_all2all: to the endpoint of the same place and "
+                "switch in every other group in turn",
+     .init = t_init_fft,
+     .dest = d_fft3d,
+     .fini = t_fini},
     PATTERN("allreduce", d_allreduce, "recursive doubling: partners src^1, src^2, src^4, ..."),
     {.name = "hotspot-set",
      .summary = "every eighth endpoint sends all to one endpoint, the others uniform",

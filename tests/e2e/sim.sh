@@ -26,7 +26,7 @@ has_line err "netfab route: --routing NAME is required"
 expect 2 "$nf" sim $df --routing nosuch --traffic uniform --load 0.1
 has_line err "netfab sim: unknown routing 'nosuch' (known: minhop, updown, nca-bs, anca-bs, dor, dor-plain, dor-bs, table2, ftable, dfmin, val, ugal-l, ugal-g, ugal-lt, par, qadapt, qadapt-nf, ugal-bs, dfmin-bs; or lft:FILE)"
 expect 2 "$nf" sim $df --routing dfmin --traffic nosuch --load 0.1
-has_line err "netfab sim: unknown traffic 'nosuch' (known: uniform, permutation, bitcomp, transpose, tornado, hotspot, worstcase, alltoall, allreduce, hotspot-set, bs-uniform, bs-randperm, bs-tornado, bs-neighbor, bs-bitcomp, bs-transpose, bs-bitrev, bs-shuffle)"
+has_line err "netfab sim: unknown traffic 'nosuch' (known: uniform, permutation, bitcomp, transpose, tornado, hotspot, worstcase, alltoall, stencil3d, fft3d, allreduce, hotspot-set, bs-uniform, bs-randperm, bs-tornado, bs-neighbor, bs-bitcomp, bs-transpose, bs-bitrev, bs-shuffle)"
 expect 2 "$nf" sim $df --routing dfmin --traffic uniform --load 1.5;  has err "--load wants"
 expect 2 "$nf" sim $df --routing dfmin --traffic uniform --sweep 0.5:0.1:0.1
 has err "netfab sim: --sweep (range end) wants a number from 0.5 to 1, not '0.1'"

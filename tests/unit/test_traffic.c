@@ -16,6 +16,7 @@
 #include "sim/sim_internal.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 /* a fixed "random" source for dest(): the same word every call */
 static uint64_t fixed_word(void *ud) { return *(uint64_t *)ud; }
@@ -158,12 +159,53 @@ static void test_self_sends(void **state) {
     assert_true(acc[0] > 0.19);
 }
 
+/* The Q-adaptive authors' grid patterns on dragonfly:a=4,p=2,h=2, a grid of 2 (endpoints a
+ * switch) x 4 (switches a group) x 9 (groups): endpoint 0 at (0, 0, 0); stencil3d sends to -x 1,
+ * +x 1, -y (0, 3, 0) = 6, +y (0, 1, 0) = 2, -z (0, 0, 8) = 64, +z (0, 0, 1) = 8, then again;
+ * endpoint 13 = (1, 2, 1) to 12, 12, 11, 15, 5, 21. fft3d: endpoint 13 to 21, 29, ..., 69, then
+ * 5 (every other group at (1, 2)), and again. A fabric of one group (a torus) is refused by
+ * fft3d; on it stencil3d is 2-D. */
+static void test_grid(void **state) {
+    (void)state;
+    pat p = pat_make("dragonfly:a=4,p=2,h=2", "stencil3d");
+    const uint32_t want0[] = {1, 1, 6, 2, 64, 8, 1}, want13[] = {12, 12, 11, 15, 5, 21};
+    for (size_t i = 0; i < 7; i++)
+        assert_int_equal(dest(&p, 0), want0[i]);
+    for (size_t i = 0; i < 6; i++)
+        assert_int_equal(dest(&p, 13), want13[i]);
+    pat_unmake(&p);
+    p = pat_make("dragonfly:a=4,p=2,h=2", "fft3d");
+    for (uint32_t k = 0; k < 2 * 8; k++) {
+        uint32_t z = (1 + 1 + k % 8) % 9;
+        assert_int_equal(dest(&p, 13), 5 + 8 * z);
+    }
+    pat_unmake(&p);
+    rig r = rig_make("torus:4x4,c=2", "dor", "uniform", rig_defaults());
+    uint32_t E = nf_sim_endpoints(r.s);
+    nf_node *ep = malloc(E * sizeof *ep);
+    assert_non_null(ep);
+    for (uint32_t e = 0; e < E; e++)
+        ep[e] = nf_sim_endpoint_ca(r.s, e);
+    void *ctx = NULL;
+    nf_diag d = {{0}, 0, {0}};
+    assert_int_equal(nf_sim_traffic_find("fft3d")->init(&ctx, r.f, E, ep, 7, &d), NF_EINVAL);
+    assert_non_null(strstr(d.msg, "one group"));
+    const nf_sim_traffic *st = nf_sim_traffic_find("stencil3d");
+    assert_int_equal(st->init(&ctx, r.f, E, ep, 7, &d), 0); /* 2 x 16 x 1: no z neighbour */
+    uint64_t w = 0;
+    const uint32_t want[] = {1, 1, 30, 2, 1};
+    for (size_t i = 0; i < 5; i++)
+        assert_int_equal(st->dest(ctx, 0, fixed_word, &w), want[i]);
+    st->fini(ctx);
+    free(ep);
+    rig_unmake(&r);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_digits),
-        cmocka_unit_test(test_bits),
-        cmocka_unit_test(test_random),
-        cmocka_unit_test(test_self_sends),
+        cmocka_unit_test(test_digits), cmocka_unit_test(test_bits),
+        cmocka_unit_test(test_random), cmocka_unit_test(test_self_sends),
+        cmocka_unit_test(test_grid),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
