@@ -115,6 +115,10 @@ int exp_source_routing(const exp_opts *o, json_t *rows);
 int exp_reductions(const exp_opts *o, json_t *rows);
 /* the Sunway prototype against TaihuLight at 1,024 processors (exp_taihu.c) */
 int exp_vs_taihulight(const exp_opts *o, json_t *rows);
+/* the Dragonfly routings at their papers' scale and knobs: Q-adaptive, the restrictive proxies
+ * (exp_dragonfly.c) */
+int exp_q_adaptive(const exp_opts *o, json_t *rows);
+int exp_proxies(const exp_opts *o, json_t *rows);
 
 /* The progress bar of the running experiment (progress.h): it is done to fraction frac (0..1)
  * and runs what fmt says now. Drawn on stderr only when it is a terminal. */

@@ -27,4 +27,9 @@ void report_cmp_congestion(FILE *h, json_t *rows);
 /* the Sunway prototype against TaihuLight (issue 39): the geometric means against the paper's 4x */
 void report_cmp_taihulight(FILE *h, json_t *rows);
 
+/* the Dragonfly routings at their papers' scale (issue 40): each way's most accepted load under
+ * the worst case and uniform traffic on the largest fabric, against the papers' claims */
+void report_cmp_q_adaptive(FILE *h, json_t *rows);
+void report_cmp_proxies(FILE *h, json_t *rows);
+
 #endif

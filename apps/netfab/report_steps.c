@@ -256,6 +256,11 @@ const report_step report_steps[] = {
      build_exp, NULL},
     {"vs-taihulight", "S", "The prototype against TaihuLight at 1,024 processors: the 4x", NULL,
      build_exp, report_cmp_taihulight},
+    /* the papers the UGAL note cites, at their scale (issue 40) */
+    {"q-adaptive", "U", "Q-adaptive as its authors built it, at their scale and knobs", NULL,
+     build_exp, report_cmp_q_adaptive},
+    {"proxies", "U", "Restrictive proxy routing against Valiant", NULL, build_exp,
+     report_cmp_proxies},
 };
 
 int report_steps_select(const char *only, bool selected[REPORT_N_STEPS]) {

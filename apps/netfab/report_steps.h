@@ -33,7 +33,7 @@ struct report_step {
 };
 
 /* The steps, in the page's order (grouped by paper). */
-enum { REPORT_N_STEPS = 24 };
+enum { REPORT_N_STEPS = 26 };
 extern const report_step report_steps[REPORT_N_STEPS];
 
 /* Marks in selected[] the steps named in the comma list only (NULL: every step). NF_EXIT_OK, or

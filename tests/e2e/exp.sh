@@ -178,6 +178,35 @@ for r in rows:
         assert abs(r["ratio"] - (r["prototype"] / r["taihulight"] if r["unit"] == "GB/s" else r["taihulight"] / r["prototype"])) < 1e-6 * r["ratio"], r
 assert sum(1 for r in rows if r["measure"] == "geometric mean" and r["paper"] == 4) == 2
 EOF
+# q-adaptive, proxies (the 72-node Dragonfly at the Q-adaptive authors' knobs): a curve row per
+# (traffic, routing, load), 4 traffics x 5 loads; every routing carries a light load in full;
+# minimal routing holds the worst case at a group's one global channel, 1/(a p) = 0.125; qadapt's
+# table is 9 groups x 2 endpoints a router x 5 ports x 4 bytes; learning rows for qadapt, its
+# global-source variant and val. Among the proxies every restrictive rule saturates the worst
+# case above plain Valiant, the private one (qvp) highest.
+expect 0 "$nf" exp q-adaptive --quick --json
+python3 - "$tmp/out" <<'EOF' && ok || bad "q-adaptive rows"
+import json, sys
+rows = json.load(open(sys.argv[1]))["rows"]
+curve = [r for r in rows if r["kind"] == "curve"]
+assert len(curve) == 7 * 4 * 5, len(curve)
+for r in curve:
+    if r["load"] < 0.15 and not (r["routing"] == "dfmin" and r["traffic"] == "worstcase"):
+        assert abs(r["accepted"] - 0.1) < 0.01, r
+top = lambda t, w: max(r["accepted"] for r in curve if r["traffic"] == t and r["routing"] == w)
+assert 0.12 < top("worstcase", "dfmin") < 0.13
+assert all(r["state_bytes"] == 360 and r["state_bytes_flat"] == 720 for r in curve if r["routing"].startswith("qadapt"))
+assert {r["routing"] for r in rows if r["kind"] == "learning"} == {"val", "qadapt", "qadapt --q-src global"}
+EOF
+expect 0 "$nf" exp proxies --quick --json
+python3 - "$tmp/out" <<'EOF' && ok || bad "proxies rows"
+import json, sys
+rows = json.load(open(sys.argv[1]))["rows"]
+top = lambda t, w: max(r["accepted"] for r in rows if r["traffic"] == t and r["routing"] == w)
+ways = ["val " + p for p in ("restricted", "qvl", "qvr", "qvd", "qvp", "qvq")]
+assert all(top("worstcase", w) > top("worstcase", "val") for w in ways)
+assert max(ways, key=lambda w: top("worstcase", w)) == "val qvp"
+EOF
 # queues: an incast of one-packet queue messages (4 a sender) into the last endpoint's ring,
 # whose host takes an entry every 40 cycles. Unreliable: the ring's entries are delivered, plus
 # one for each host period between the first data in (52: 40 of NIC work, then a sender on the

@@ -14,7 +14,7 @@ check=${NF_PAGECHECK:-$(dirname "$nf")/nf_pagecheck}
 expect 0 "$nf" report --help;             has out "--quick"
 has_line out "  netfab report --quick --out report && chromium report/index.html"
 expect 0 "$nf" report --list
-[ "$(wc -l <"$tmp/out")" = 24 ] && ok || bad "24 steps listed: $(wc -l <"$tmp/out")"
+[ "$(wc -l <"$tmp/out")" = 26 ] && ok || bad "26 steps listed: $(wc -l <"$tmp/out")"
 has out "^mcast-height .*\[M\]"; has out "^tables .*\[S\]"; has out "^dragonfly-uniform .*\[U\]"
 expect 2 "$nf" report;                    has err "--out DIR is required"
 expect 2 "$nf" report --out "$tmp/x" --quick --full; has err "not both"
@@ -66,6 +66,10 @@ if [ -z "$only" ]; then
     grep -q "fat tree 0.7778, gft with sibling links (1 rail) 1.0000" "$page" && ok || bad "faults comparison"
     # the quick run's geometric means (exp vs-taihulight --quick), against the paper's 4x
     grep -q "the geometric mean of the ratios: 6.91x for the networks and NICs alone, 3.99x with the hosts' time; the paper: 4x." "$page" && ok || bad "vs-taihulight comparison"
+    # the quick runs' most accepted loads (exp q-adaptive --quick, exp proxies --quick): the
+    # seed's; the private proxies carry the most under the worst case
+    grep -q "72 nodes, worstcase, most accepted load: dfmin 0.125; val 0.333; ugal-g 0.303; par 0.365; qadapt 0.358; qadapt --q-src global 0.387." "$page" && ok || bad "q-adaptive comparison"
+    grep -q "72 nodes, worstcase, most accepted load: val 0.333; val qvl 0.417; val qvr 0.405; val qvp 0.487; val qvq 0.415." "$page" && ok || bad "proxies comparison"
 fi
 
 # the page in a browser: loads, every image there, nothing on the console
