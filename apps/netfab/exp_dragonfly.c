@@ -11,9 +11,9 @@
  * their patterns Uniform, Tornado (shift 1: worstcase), Stencil_3D and FFT3D_all2all
  * (RandomNeighbors draws every packet's target uniformly: uniform); minimal, Valiant, UGAL-L,
  * UGAL-G, PAR and Q-adaptive (qadapt, theirs; qadapt --q-src global, ours) over loads 0.1 to
- * 0.9, then the learning curve of qadapt from an empty network (worst case at 0.2, windows of
- * 500 cycles). Without --quick also the 2,550-node Dragonfly of their script (5 endpoints, 10
- * routers, 51 groups) under Uniform and Tornado.
+ * 0.9 (--quick: 0.1, 0.5, 0.9), then the learning curve of qadapt from an empty network (worst case
+ * at 0.2, windows of 500 cycles). Without --quick also the 2,550-node Dragonfly of their script (5
+ * endpoints, 10 routers, 51 groups) under Uniform and Tornado.
  *
  * proxies: Navaridas and Pascual's restrictive proxies (val --proxy qvl, qvr, qvd, qvp, qvq;
  * restricted, netfab's first reading; all, plain Valiant), and ugal-l beside them, on the same
@@ -61,10 +61,10 @@ static int df_curve(const exp_opts *o, const df_scale *sc, nf_fabric *f, nf_hops
     int rc =
         nf_sim_new(f, h, &c, nf_sim_routing_find(w->routing), nf_sim_traffic_find(traffic), &s, &d);
     if (rc) return nf_app_report(rc, &d);
-    nf_sim_phase ph = o->quick ? (nf_sim_phase){.warmup = 500, .window = 2000, .drain_max = 2000}
+    nf_sim_phase ph = o->quick ? (nf_sim_phase){.warmup = 500, .window = 1500, .drain_max = 1500}
                                : (nf_sim_phase){.warmup = 2000, .window = 4000, .drain_max = 4000};
-    double step = o->quick ? 0.2 : 0.1;
-    unsigned n = o->quick ? 5 : 9;
+    double step = o->quick ? 0.4 : 0.1;
+    unsigned n = o->quick ? 3 : 9;
     for (unsigned i = 0; i < n && rc == NF_EXIT_OK; i++) {
         double load = 0.1 + step * i;
         exp_progress(done + share * i / n, "%s: %s, %s, load %.1f", sc->name, traffic, w->label,
@@ -106,7 +106,7 @@ static int df_learning(const exp_opts *o, const df_scale *sc, nf_fabric *f, nf_h
     int rc = nf_sim_new(f, h, &c, nf_sim_routing_find(w->routing), nf_sim_traffic_find("worstcase"),
                         &s, &d);
     if (rc) return nf_app_report(rc, &d);
-    nf_sim_phase ph = {.warmup = 0, .window = o->quick ? 3000 : 6000, .drain_max = 4000};
+    nf_sim_phase ph = {.warmup = 0, .window = o->quick ? 2000 : 6000, .drain_max = 4000};
     nf_sim_injection inj = {.load = 0.2};
     nf_sim_result r;
     if ((rc = nf_sim_set_timeline(s, 500)) || (rc = nf_sim_run(s, &inj, &ph, NULL, NULL, &r))) {

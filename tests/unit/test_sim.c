@@ -639,7 +639,7 @@ static void test_proxies(void **state) {
         nf_sim_config ci = c;
         ci.proxy = rules[i].proxy;
         r = rig_make("dragonfly:a=6,p=3,h=3", "val", "uniform", ci);
-        nf_sim_result res = point(&r, 0.05, 6000);
+        nf_sim_result res = point(&r, 0.05, 3000);
         if (fabs(res.hops_mean - wh) > 0.02 || fabs(res.minimal_frac - wm) > 0.01)
             fail_msg("proxy %zu: %.4f hops, %.4f minimal; by hand %.4f, %.4f", i, res.hops_mean,
                      res.minimal_frac, wh, wm);
