@@ -120,6 +120,19 @@ int nf__sim_dragonfly_groups(const nf_fabric *f, const char *routing, uint32_t *
     return NF_OK;
 }
 
+unsigned nf__sim_host_slots(const nf_fabric *f, uint8_t *slot, uint8_t *nhost) {
+    unsigned most = 0;
+    for (nf_node s = 0; s < f->n_switches; s++) {
+        unsigned k = 0;
+        for (nf_gport g = f->port_off[s]; g < f->port_off[s + 1]; g++)
+            if (f->peer[g] != NF_NONE && f->peer[g] >= f->n_switches && k < UINT8_MAX)
+                slot[g] = (uint8_t)k++;
+        if (nhost) nhost[s] = (uint8_t)k;
+        if (k > most) most = k;
+    }
+    return most;
+}
+
 static int df_init_kind(void **out, const nf_fabric *f, const uint8_t *ls, const nf_hops *h,
                         const nf_sim_config *c, df_kind kind, nf_diag *diag) {
     (void)h;
@@ -157,10 +170,7 @@ static int df_init_kind(void **out, const nf_fabric *f, const uint8_t *ls, const
     rc = NF_ENOMEM;
     if (!gw || !d->gw_far || !size || !d->grp || !d->rank || !d->in_global || !d->slot || !d->nhost)
         goto done;
-    for (nf_node s = 0; s < S; s++)
-        for (nf_gport g = f->port_off[s]; g < f->port_off[s + 1]; g++)
-            if (f->peer[g] != NF_NONE && f->peer[g] >= S && d->nhost[s] < UINT8_MAX)
-                d->slot[g] = d->nhost[s]++;
+    (void)nf__sim_host_slots(f, d->slot, d->nhost);
     if (kind == DF_UGAL_BS) { /* the endpoints' switches, to draw intermediates among */
         d->ep_sw = nf__malloc(((size_t)f->n_nodes - S + 1) * sizeof *d->ep_sw);
         if (!d->ep_sw) goto done;

@@ -106,29 +106,29 @@ static bool qa_direct(const qa_ctx *d, nf_node x, int32_t g) {
     return false;
 }
 
-/* The edge of sw's adjacency a minimal way to switch t leaves by, the least estimate in row among
- * several (their one-link fabrics have one): in t's group the local link to t; else a direct
- * global link to t's group, else a local link to a switch with one. UINT32_MAX when the failed
- * links leave none. */
-static uint32_t qa_minimal(const qa_ctx *d, nf_node sw, nf_node t, const float *row) {
+/* Edge e of sw's adjacency (its link up) is on a minimal way to switch t: in t's group the local
+ * link to t; else a global link to t's group when sw has one that is up (direct), else a local
+ * link to a switch with one. */
+static bool qa_is_minimal(const qa_ctx *d, nf_node sw, nf_node t, uint32_t e, bool direct) {
     const nf_fabric *f = d->f;
     int32_t gd = d->grp[t];
+    nf_node w = f->sw_adj[e];
+    bool global = f->link_cls[f->sw_adj_link[e]] == NF_LINK_GLOBAL;
+    if (d->grp[sw] == gd) return w == t;
+    return direct ? global && d->grp[w] == gd : !global && qa_direct(d, w, gd);
+}
+
+/* The minimal edge of least estimate in row (the first when several tie; their one-link fabrics
+ * have one), or UINT32_MAX when the failed links leave none. */
+static uint32_t qa_minimal(const qa_ctx *d, nf_node sw, nf_node t, const float *row) {
+    const nf_fabric *f = d->f;
+    bool direct = d->grp[sw] != d->grp[t] && qa_direct(d, sw, d->grp[t]);
     uint32_t best = UINT32_MAX;
-    float bv = INFINITY;
-    for (int pass = 0; pass < 3 && best == UINT32_MAX; pass++) {
-        for (uint32_t e = f->sw_adj_off[sw]; e < f->sw_adj_off[sw + 1]; e++) {
-            nf_link l = f->sw_adj_link[e];
-            if (!qa_up(d, l)) continue;
-            nf_node w = f->sw_adj[e];
-            bool global = f->link_cls[l] == NF_LINK_GLOBAL;
-            bool take = pass == 0   ? d->grp[sw] == gd && w == t
-                        : pass == 1 ? d->grp[sw] != gd && global && d->grp[w] == gd
-                                    : d->grp[sw] != gd && !global && qa_direct(d, w, gd);
-            if (!take) continue;
-            float v = row ? row[d->col[nf_port_index(f, sw, f->sw_adj_port[e])]] : 0;
-            if (best == UINT32_MAX || v < bv) best = e, bv = v;
-        }
-        if (pass == 0 && d->grp[sw] == gd) break;
+    for (uint32_t e = f->sw_adj_off[sw]; e < f->sw_adj_off[sw + 1]; e++) {
+        if (!qa_up(d, f->sw_adj_link[e]) || !qa_is_minimal(d, sw, t, e, direct)) continue;
+        float v = row[d->col[nf_port_index(f, sw, f->sw_adj_port[e])]];
+        if (best == UINT32_MAX || v < row[d->col[nf_port_index(f, sw, f->sw_adj_port[best])]])
+            best = e;
     }
     return best;
 }
@@ -224,15 +224,10 @@ static int qa_init(void **out, const void *data, const nf_fabric *f, const uint8
             f->port_link[g] != NF_NONE && f->link_cls[f->port_link[g]] == NF_LINK_GLOBAL;
         d->col[g] = UINT16_MAX;
     }
-    uint32_t slots = 1;
+    unsigned slots = nf__sim_host_slots(f, d->slot, NULL);
+    if (!slots) slots = 1;
     uint64_t at = 0;
     for (nf_node s = 0; s < S; s++) {
-        uint32_t k = 0;
-        for (nf_gport g = f->port_off[s]; g < f->port_off[s + 1]; g++)
-            if (f->peer[g] != NF_NONE && f->peer[g] >= f->n_switches && k < QA_SLOT_MASK)
-                d->slot[g] = (uint8_t)k++;
-        if (k > slots) slots = k;
-        d->qoff[s] = at;
         for (uint32_t e = f->sw_adj_off[s]; e < f->sw_adj_off[s + 1]; e++) {
             nf_gport g = nf_port_index(f, s, f->sw_adj_port[e]);
             if (d->col[g] == UINT16_MAX) d->col[g] = (uint16_t)d->ncol[s]++;
@@ -289,10 +284,12 @@ static unsigned qa_route(void *ctx, nf_node sw, unsigned in_port, unsigned in_vc
     nf_gport gin = nf_port_index(f, sw, in_port);
     if (hops >= QA_CLASSES || !max) return 0; /* (never: a way has at most five hops) */
     bool decide = qa_decides(d, sw, d->in_global[gin], hops, p->dst_sw);
-    if (!p->rs) { /* the checker: every port a packet here may be given */
+    if (!p->rs) { /* the checker: every port a packet here may be given, every minimal one */
+        bool direct = d->grp[sw] != d->grp[p->dst_sw] && qa_direct(d, sw, d->grp[p->dst_sw]);
         unsigned n = 0;
         for (uint32_t e = f->sw_adj_off[sw]; e < f->sw_adj_off[sw + 1] && n < max; e++)
-            if (qa_up(d, f->sw_adj_link[e]) && (decide || e == qa_minimal(d, sw, p->dst_sw, NULL)))
+            if (qa_up(d, f->sw_adj_link[e]) &&
+                (decide || qa_is_minimal(d, sw, p->dst_sw, e, direct)))
                 out[n++] = qa_cand(d, f->sw_adj_port[e], hops);
         return n;
     }
@@ -320,10 +317,12 @@ static unsigned qa_route(void *ctx, nf_node sw, unsigned in_port, unsigned in_vc
                 pick = eb;
         } else { /* a local port to a router of the group drawn for the packet */
             uint32_t g = (uint32_t)d->grp[sw], n = d->gsize[g];
-            nf_node r =
-                n > 1 ? d->members[d->gfirst[g] + (uint32_t)((uint64_t)k * (n - 1) >> 32)] : sw;
-            if (r >= sw && n > 1) /* another than sw: skip it in the draw */
-                r = d->members[d->gfirst[g] + (uint32_t)((uint64_t)k * (n - 1) >> 32) + 1];
+            nf_node r = sw; /* (one of the others; members ascend, so sw is skipped by + 1) */
+            if (n > 1) {
+                const nf_node *mem = d->members + d->gfirst[g];
+                uint32_t j = (uint32_t)((uint64_t)k * (n - 1) >> 32);
+                r = mem[j] >= sw ? mem[j + 1] : mem[j];
+            }
             uint32_t ec = UINT32_MAX;
             for (uint32_t e = e0; e < e0 + ne && ec == UINT32_MAX; e++)
                 if (f->sw_adj[e] == r && f->link_cls[f->sw_adj_link[e]] != NF_LINK_GLOBAL &&

@@ -169,6 +169,10 @@ int nf__sim_routing_config(const nf_sim_routing *r, const nf_sim_config *cfg, nf
  * in diag, naming routing) when a switch has none or no link is global (dfroute.c). */
 int nf__sim_dragonfly_groups(const nf_fabric *f, const char *routing, uint32_t *groups,
                              nf_diag *diag);
+/* Each switch port cabled to an endpoint gets the endpoint's place among the switch's endpoints
+ * in port order (slot, one entry per global port, the others left as they are), and each switch
+ * its number of endpoints (nhost, optional), both at most 255; returns the most a switch has. */
+unsigned nf__sim_host_slots(const nf_fabric *f, uint8_t *slot, uint8_t *nhost);
 
 /* The Dragonfly routings (dfroute.c). */
 extern const nf_sim_routing nf__sim_dfmin, nf__sim_dfval, nf__sim_ugal_l, nf__sim_ugal_lt,

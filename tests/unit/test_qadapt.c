@@ -70,6 +70,14 @@ static nf_node switch_in(const nf_fabric *f, int32_t g, int32_t to, bool want, n
     return NF_NONE;
 }
 
+/* Switch x has a global link to group g. */
+static bool df_has_link(const nf_fabric *f, nf_node x, int32_t g) {
+    for (uint32_t e = f->sw_adj_off[x]; e < f->sw_adj_off[x + 1]; e++)
+        if (f->link_cls[f->sw_adj_link[e]] == NF_LINK_GLOBAL && f->supernode[f->sw_adj[e]] == g)
+            return true;
+    return false;
+}
+
 /* The first host port of switch s. */
 static unsigned host_port(const nf_fabric *f, nf_node s) {
     for (unsigned p = 1; p <= f->port_off[s + 1] - f->port_off[s]; p++) {
@@ -203,6 +211,44 @@ static void test_intermediate_rule(void **state) {
         assert_int_equal(cand[0].port, pmin);
         assert_int_equal(cand[0].vc_lo, 1);
     }
+    close_bench(&b);
+}
+
+/* The checker is given every minimal port, not only the one the table would pick: on a
+ * Dragonfly of 5 groups, with more than one global link between a pair of groups, a packet past
+ * its decisions (two hops, over a local link) may leave by any of the router's global links to
+ * the destination's group, or when it has none, by the local link to any router that has one;
+ * the checker's candidates are all of them, and some routers have several. */
+static void test_checker_minimal(void **state) {
+    (void)state;
+    nf_sim_config c = config();
+    bench b = open_bench("dragonfly:a=4,p=2,h=2,g=5", &c);
+    const nf_fabric *f = b.f;
+    unsigned several = 0;
+    for (nf_node sw = 0; sw < f->n_switches; sw++)
+        for (nf_node t = 0; t < f->n_switches; t++) {
+            if (f->supernode[t] == f->supernode[sw]) continue;
+            unsigned want = 0, lp = 0;
+            bool direct = false;
+            for (uint32_t e = f->sw_adj_off[sw]; e < f->sw_adj_off[sw + 1]; e++)
+                direct |= f->link_cls[f->sw_adj_link[e]] == NF_LINK_GLOBAL &&
+                          f->supernode[f->sw_adj[e]] == f->supernode[t];
+            for (uint32_t e = f->sw_adj_off[sw]; e < f->sw_adj_off[sw + 1]; e++) {
+                nf_node w = f->sw_adj[e];
+                bool global = f->link_cls[f->sw_adj_link[e]] == NF_LINK_GLOBAL;
+                if (!global) lp = f->sw_adj_port[e];
+                if (direct)
+                    want += global && f->supernode[w] == f->supernode[t];
+                else
+                    want += !global && df_has_link(f, w, f->supernode[t]);
+            }
+            nf_sim_cand cand[16];
+            nf__sim_pkt p = {.dst_ca = NF_NONE, .dst_sw = t};
+            unsigned n = nf__sim_qadapt.route(b.ctx, sw, lp, 2, 2, &p, cand, 16);
+            if (n != want) fail_msg("switch %u to %u: %u candidates, want %u", sw, t, n, want);
+            several += want > 1;
+        }
+    assert_true(several > 0);
     close_bench(&b);
 }
 
@@ -364,10 +410,10 @@ static void test_refusals(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_source_rule), cmocka_unit_test(test_intermediate_rule),
-        cmocka_unit_test(test_estimates),   cmocka_unit_test(test_deadlock_free),
-        cmocka_unit_test(test_memory),      cmocka_unit_test(test_threads_and_runs),
-        cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_source_rule),      cmocka_unit_test(test_intermediate_rule),
+        cmocka_unit_test(test_checker_minimal),  cmocka_unit_test(test_estimates),
+        cmocka_unit_test(test_deadlock_free),    cmocka_unit_test(test_memory),
+        cmocka_unit_test(test_threads_and_runs), cmocka_unit_test(test_refusals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
